@@ -1,0 +1,1 @@
+//! Session manager and building blocks.

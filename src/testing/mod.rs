@@ -1,0 +1,1 @@
+//! Real-ZooKeeper testing kit.
