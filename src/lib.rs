@@ -9,3 +9,11 @@ mod recipes;
 pub mod testing;
 
 pub use error::{Error, Result};
+pub use framework::{
+    is_retryable, validate_path, BoundedExponentialBackoff, ConnectionState, CreatedNode, ErrorPolicy,
+    ExponentialBackoff, Framework, FrameworkBuilder, NoRetryOnSessionExpiry, RetryForever, RetryNTimes, RetryOneTime,
+    RetryPolicy, RetryUntilElapsed, SessionStatus,
+};
+/// The underlying `zookeeper-client` crate, re-exported for its types (`Acl`, `Stat`,
+/// `CreateMode`, `Client`, ...).
+pub use zookeeper_client as zk;

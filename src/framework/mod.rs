@@ -1,1 +1,21 @@
-//! Session manager and building blocks.
+//! The framework: a session manager over one ZooKeeper session (connect, retry, connection
+//! states, re-creation after expiry) and the building blocks every recipe shares.
+
+mod builder;
+mod ops;
+pub(crate) mod paths;
+mod retry;
+mod session;
+mod state;
+
+pub use builder::FrameworkBuilder;
+pub use ops::CreatedNode;
+pub(crate) use ops::{ProtectedName, PROTECTED_PREFIX_LEN};
+pub use paths::validate_path;
+pub use retry::{
+    is_retryable, BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryForever, RetryNTimes,
+    RetryOneTime, RetryPolicy, RetryUntilElapsed,
+};
+pub use session::Framework;
+pub(crate) use session::lock;
+pub use state::{ConnectionState, ErrorPolicy, SessionStatus};

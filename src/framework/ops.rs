@@ -1,0 +1,404 @@
+//! Operations through the retry loop, and the building blocks every recipe uses: create with
+//! container parents, protected ephemeral-sequential create, guaranteed delete.
+
+use std::future::Future;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio::time::Instant;
+use zookeeper_client::{Acls, Client, CreateMode, CreateOptions, Error as ZkError, Stat};
+
+use super::paths::{self, validate_path};
+use super::retry::{is_retryable, RetryPolicy};
+use super::Framework;
+use crate::error::{Error, Result};
+
+/// A node created by the framework.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreatedNode {
+    /// The node's full path (relative to the namespace).
+    pub path: String,
+    /// The node's stat as the create returned it.
+    pub stat: Stat,
+}
+
+impl CreatedNode {
+    /// The node's name (last path segment).
+    pub fn name(&self) -> &str {
+        paths::node_name(&self.path)
+    }
+}
+
+/// The name of a protected node (Curator's `withProtection`): `_c_<uuid>-<name>`. After a
+/// connection loss during create, the node is found again by its unique prefix.
+#[derive(Debug, Clone)]
+pub(crate) struct ProtectedName {
+    parent: String,
+    prefix: String,
+    name: String,
+}
+
+/// The length of `_c_<uuid>-`.
+pub(crate) const PROTECTED_PREFIX_LEN: usize = 40;
+
+impl ProtectedName {
+    pub fn new(parent: &str, name: &str) -> Self {
+        Self { parent: parent.to_string(), prefix: format!("_c_{}-", uuid::Uuid::new_v4()), name: name.to_string() }
+    }
+
+    /// The path to create: `<parent>/_c_<uuid>-<name>`.
+    pub fn path(&self) -> String {
+        paths::join(&self.parent, &format!("{}{}", self.prefix, self.name))
+    }
+
+    pub fn parent(&self) -> &str {
+        &self.parent
+    }
+
+    /// Whether `child` (a child name of the parent) is ours.
+    pub fn matches(&self, child: &str) -> bool {
+        child.starts_with(&self.prefix)
+    }
+}
+
+impl Framework {
+    pub(crate) fn acls(&self) -> Acls<'_> {
+        Acls::new(&self.inner.cfg.default_acl)
+    }
+
+    pub(crate) fn create_options(&self, mode: CreateMode) -> CreateOptions<'_> {
+        mode.with_acls(self.acls())
+    }
+
+    /// Runs `op` with the current client until it succeeds, fails with a non-retryable error,
+    /// or the retry policy gives up. Before each attempt it waits (up to the connection
+    /// timeout) for a connection; after a session loss the next attempt uses the new session.
+    ///
+    /// # Errors
+    /// The operation's own non-retryable error as [`Error::ZooKeeper`];
+    /// [`Error::RetriesExhausted`] when the policy gives up; [`Error::Closed`].
+    ///
+    /// # Cancel safety
+    /// Cancelling abandons the current attempt; a request already sent may still be applied by
+    /// the server.
+    pub async fn retry<T, F, Fut>(&self, op: F) -> Result<T>
+    where
+        F: FnMut(Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, ZkError>>,
+    {
+        self.retry_with(&*self.inner.cfg.retry, op).await
+    }
+
+    /// [`retry`](Self::retry) with another policy than the framework's.
+    ///
+    /// # Errors
+    /// As [`retry`](Self::retry).
+    ///
+    /// # Cancel safety
+    /// As [`retry`](Self::retry).
+    pub async fn retry_with<T, F, Fut>(&self, policy: &dyn RetryPolicy, mut op: F) -> Result<T>
+    where
+        F: FnMut(Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, ZkError>>,
+    {
+        let start = Instant::now();
+        let mut retries = 0u32;
+        loop {
+            let outcome = match self.wait_connected(self.inner.cfg.connection_timeout).await {
+                Err(Error::Closed) => return Err(Error::Closed),
+                Err(_) => Err(ZkError::ConnectionLoss),
+                Ok(()) => op(self.client()?).await,
+            };
+            let error = match outcome {
+                Ok(value) => return Ok(value),
+                Err(e) if !is_retryable(&e) => return Err(e.into()),
+                Err(e) => e,
+            };
+            if self.is_closed() {
+                return Err(Error::Closed);
+            }
+            match policy.allow_retry(retries, start.elapsed(), &error) {
+                None => return Err(Error::RetriesExhausted { attempts: retries + 1, elapsed: start.elapsed(), last: error }),
+                Some(pause) => {
+                    tracing::debug!(%error, retries, ?pause, "retrying");
+                    tokio::select! {
+                        _ = tokio::time::sleep(pause) => {},
+                        _ = self.closed() => return Err(Error::Closed),
+                    }
+                    retries += 1;
+                },
+            }
+        }
+    }
+
+    /// Creates `path` with `data`, creating missing parents as containers, through the retry
+    /// loop. A sequential mode appends the sequence; the returned path is the created one.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`]; [`Error::ZooKeeper`] with `NodeExists`, `NoAuth`,
+    /// `NoChildrenForEphemerals`...; the errors of [`retry`](Self::retry). A retried
+    /// non-sequential create that finds the node already there reports `NodeExists`; use
+    /// [`create_protected`](Self::create_protected) for sequential nodes that must not be
+    /// duplicated by a retry.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: the node may have been created.
+    pub async fn create(&self, path: &str, data: &[u8], mode: CreateMode) -> Result<CreatedNode> {
+        validate_path(path)?;
+        self.retry(|client| async move { self.create_with_parents(&client, path, data, mode).await }).await
+    }
+
+    /// One create attempt, creating missing parents (as containers) when the parent is absent.
+    pub(crate) async fn create_with_parents(
+        &self,
+        client: &Client,
+        path: &str,
+        data: &[u8],
+        mode: CreateMode,
+    ) -> std::result::Result<CreatedNode, ZkError> {
+        let options = self.create_options(mode);
+        let created = match client.create(path, data, &options).await {
+            Err(ZkError::NoNode) => {
+                self.make_parents(client, paths::parent(path)).await?;
+                client.create(path, data, &options).await
+            },
+            other => other,
+        };
+        let (stat, sequence) = created?;
+        let path = if is_sequential(mode) { format!("{path}{sequence}") } else { path.to_string() };
+        Ok(CreatedNode { path, stat })
+    }
+
+    /// Creates `dir` and its ancestors as containers (`mkdir -p`); re-creates a namespace node
+    /// that vanished.
+    pub(crate) async fn make_parents(&self, client: &Client, dir: &str) -> std::result::Result<(), ZkError> {
+        if dir == "/" {
+            return self.ensure_namespace().await;
+        }
+        let options = self.create_options(CreateMode::Container);
+        match client.mkdir(dir, &options).await {
+            Err(ZkError::NoNode) if self.namespace().is_some() => {
+                self.ensure_namespace().await?;
+                client.mkdir(dir, &options).await
+            },
+            other => other,
+        }
+    }
+
+    async fn ensure_namespace(&self) -> std::result::Result<(), ZkError> {
+        let (Some(ns), Ok(session)) = (self.namespace(), self.session()) else { return Ok(()) };
+        session.raw.mkdir(ns, &self.create_options(CreateMode::Persistent)).await
+    }
+
+    /// Creates a protected node `<parent>/_c_<uuid>-<name>[seq]` in `mode` (Curator's
+    /// `withProtection`): if the create is interrupted by a connection loss, the parent is
+    /// listed and a node with our unique prefix is adopted — for an ephemeral mode only if its
+    /// `ephemeralOwner` is the current session; a node left by an older session is deleted and
+    /// a new one created.
+    ///
+    /// # Errors
+    /// As [`create`](Self::create).
+    ///
+    /// # Cancel safety
+    /// Not cancel safe by itself: a node may be left behind (recipes wrap it so that they are).
+    pub async fn create_protected(&self, parent: &str, name: &str, data: &[u8], mode: CreateMode) -> Result<CreatedNode> {
+        validate_path(parent)?;
+        if name.contains('/') {
+            return Err(Error::InvalidArgument(format!("node name {name:?} must not contain '/'")));
+        }
+        let protected = ProtectedName::new(parent, name);
+        self.create_protected_name(&protected, data, mode, false).await
+    }
+
+    /// Creates (or, when `maybe_created`, first looks for) the protected node `name`.
+    pub(crate) async fn create_protected_name(
+        &self,
+        name: &ProtectedName,
+        data: &[u8],
+        mode: CreateMode,
+        maybe_created: bool,
+    ) -> Result<CreatedNode> {
+        let attempted = std::sync::atomic::AtomicBool::new(maybe_created);
+        let path = name.path();
+        self.retry(|client| {
+            let path = &path;
+            let attempted = &attempted;
+            async move {
+                if attempted.swap(true, Ordering::SeqCst) {
+                    if let Some(found) = self.find_protected(&client, name, mode).await? {
+                        return Ok(found);
+                    }
+                }
+                self.create_with_parents(&client, path, data, mode).await
+            }
+        })
+        .await
+    }
+
+    /// Looks for our protected node after an interrupted create; adopts it if it belongs to
+    /// the current session, deletes it if it belongs to an older one.
+    pub(crate) async fn find_protected(
+        &self,
+        client: &Client,
+        name: &ProtectedName,
+        mode: CreateMode,
+    ) -> std::result::Result<Option<CreatedNode>, ZkError> {
+        let children = match client.list_children(name.parent()).await {
+            Err(ZkError::NoNode) => return Ok(None),
+            other => other?,
+        };
+        for child in children.into_iter().filter(|c| name.matches(c)) {
+            let path = paths::join(name.parent(), &child);
+            let Some(stat) = client.check_stat(&path).await? else { continue };
+            if !is_ephemeral(mode) || stat.ephemeral_owner == client.session_id().0 {
+                return Ok(Some(CreatedNode { path, stat }));
+            }
+            // A leftover of an older session: it will vanish with that session; do not wait.
+            match client.delete(&path, None).await {
+                Ok(()) | Err(ZkError::NoNode) => {},
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Deletes `path` (a missing node counts as deleted) through the retry loop; if that fails
+    /// with a retryable error, the delete continues in the background — retried until it
+    /// succeeds, the node's session is gone, or the framework closes — and the error is
+    /// returned. The node is never silently forgotten.
+    ///
+    /// # Errors
+    /// The error of the foreground attempt ([`Error::RetriesExhausted`], [`Error::ZooKeeper`]
+    /// for `NoAuth`/`NotEmpty`, which are not retried in the background either).
+    ///
+    /// # Cancel safety
+    /// Cancelling stops the foreground attempt without a background one; use
+    /// [`delete_in_background`](Self::delete_in_background) from `Drop`.
+    pub async fn delete_guaranteed(&self, path: &str) -> Result<()> {
+        validate_path(path)?;
+        let owner = self.status().session_id;
+        match self.delete_once_retried(path).await {
+            Err(e @ (Error::RetriesExhausted { .. } | Error::Timeout(_))) => {
+                self.delete_in_background(path.to_string(), Some(owner));
+                Err(e)
+            },
+            other => other,
+        }
+    }
+
+    async fn delete_once_retried(&self, path: &str) -> Result<()> {
+        self.retry(|client| async move {
+            match client.delete(path, None).await {
+                Err(ZkError::NoNode) => Ok(()),
+                other => other,
+            }
+        })
+        .await
+    }
+
+    /// Deletes `path` in the background, retrying with backoff until it is gone, the session
+    /// `ephemeral_owner` (if given) is no longer the current one (its ephemeral nodes are gone
+    /// with it), or the framework closes. Never blocks; usable outside a runtime (e.g. from
+    /// `Drop`).
+    pub fn delete_in_background(&self, path: String, ephemeral_owner: Option<i64>) {
+        let fw = self.clone();
+        fw.inner.pending_deletes.fetch_add(1, Ordering::SeqCst);
+        let runtime = self.inner.runtime.clone();
+        runtime.spawn(async move {
+            let mut pause = Duration::from_millis(20);
+            loop {
+                if fw.is_closed() || ephemeral_owner.is_some_and(|owner| owner != fw.status().session_id) {
+                    break;
+                }
+                match fw.delete_once_retried(&path).await {
+                    Ok(()) | Err(Error::Closed) => break,
+                    Err(e @ (Error::RetriesExhausted { .. } | Error::Timeout(_))) => {
+                        tracing::debug!(%path, error = %e, "background delete failed; retrying");
+                    },
+                    Err(e) => {
+                        tracing::warn!(%path, error = %e, "background delete gave up: not retryable");
+                        break;
+                    },
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(1));
+            }
+            fw.inner.pending_deletes.fetch_sub(1, Ordering::SeqCst);
+        });
+    }
+
+    /// How many background deletes are still running.
+    pub fn pending_background_deletes(&self) -> usize {
+        self.inner.pending_deletes.load(Ordering::SeqCst)
+    }
+
+    /// Reads a node's data, through the retry loop.
+    ///
+    /// # Errors
+    /// `NoNode` as [`Error::ZooKeeper`]; the errors of [`retry`](Self::retry).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn get_data(&self, path: &str) -> Result<(Vec<u8>, Stat)> {
+        validate_path(path)?;
+        self.retry(|client| client.get_data(path)).await
+    }
+
+    /// Writes a node's data (optionally only at `expected_version`), through the retry loop.
+    ///
+    /// # Errors
+    /// `NoNode`, `BadVersion` as [`Error::ZooKeeper`]; the errors of [`retry`](Self::retry).
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: the write may have been applied.
+    pub async fn set_data(&self, path: &str, data: &[u8], expected_version: Option<i32>) -> Result<Stat> {
+        validate_path(path)?;
+        self.retry(|client| client.set_data(path, data, expected_version)).await
+    }
+
+    /// The node's stat, or `None` if it does not exist, through the retry loop.
+    ///
+    /// # Errors
+    /// The errors of [`retry`](Self::retry).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn exists(&self, path: &str) -> Result<Option<Stat>> {
+        validate_path(path)?;
+        self.retry(|client| client.check_stat(path)).await
+    }
+
+    /// The names of a node's children (unsorted), through the retry loop.
+    ///
+    /// # Errors
+    /// `NoNode` as [`Error::ZooKeeper`]; the errors of [`retry`](Self::retry).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn children(&self, path: &str) -> Result<Vec<String>> {
+        validate_path(path)?;
+        self.retry(|client| async move { client.list_children(path).await }).await
+    }
+
+    /// Deletes a node (any version), through the retry loop. Unlike
+    /// [`delete_guaranteed`](Self::delete_guaranteed) a missing node is an error.
+    ///
+    /// # Errors
+    /// `NoNode`, `NotEmpty`, `NoAuth` as [`Error::ZooKeeper`]; the errors of
+    /// [`retry`](Self::retry).
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: the delete may have been applied.
+    pub async fn delete(&self, path: &str) -> Result<()> {
+        validate_path(path)?;
+        self.retry(|client| client.delete(path, None)).await
+    }
+}
+
+pub(crate) fn is_sequential(mode: CreateMode) -> bool {
+    matches!(mode, CreateMode::PersistentSequential | CreateMode::EphemeralSequential)
+}
+
+pub(crate) fn is_ephemeral(mode: CreateMode) -> bool {
+    matches!(mode, CreateMode::Ephemeral | CreateMode::EphemeralSequential)
+}

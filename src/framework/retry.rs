@@ -1,0 +1,284 @@
+//! Retry policies: how often and how long to wait before retrying a retryable failure.
+//!
+//! The formulas follow Apache Curator's policies so that a service moving from Curator keeps
+//! the same timing behaviour.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+use std::time::Duration;
+
+use zookeeper_client::Error as ZkError;
+
+/// Curator caps exponential retries at 29 so that `1 << (n + 1)` cannot overflow an `i32`.
+pub const MAX_EXPONENTIAL_RETRIES: u32 = 29;
+
+/// Decides whether a failed operation is tried again, and after how long.
+///
+/// The framework consults the policy only for *retryable* errors (see [`is_retryable`]); any
+/// other error is returned to the caller at once.
+pub trait RetryPolicy: Debug + Send + Sync {
+    /// Returns the pause before the next attempt, or `None` to give up.
+    ///
+    /// `retries` is the number of retries made so far (0 before the first retry) and `elapsed`
+    /// the time since the first attempt started.
+    fn allow_retry(&self, retries: u32, elapsed: Duration, error: &ZkError) -> Option<Duration>;
+}
+
+/// Whether an error may go away by itself, so that retrying the operation makes sense:
+/// connection loss, operation timeout, session moved and session expired.
+pub fn is_retryable(error: &ZkError) -> bool {
+    matches!(
+        error,
+        ZkError::ConnectionLoss | ZkError::Timeout | ZkError::SessionMoved | ZkError::SessionExpired
+    )
+}
+
+impl<P: RetryPolicy + ?Sized> RetryPolicy for Arc<P> {
+    fn allow_retry(&self, retries: u32, elapsed: Duration, error: &ZkError) -> Option<Duration> {
+        (**self).allow_retry(retries, elapsed, error)
+    }
+}
+
+impl<P: RetryPolicy + ?Sized> RetryPolicy for Box<P> {
+    fn allow_retry(&self, retries: u32, elapsed: Duration, error: &ZkError) -> Option<Duration> {
+        (**self).allow_retry(retries, elapsed, error)
+    }
+}
+
+/// Curator's `ExponentialBackoffRetry`: sleep `base × r` where `r` is a random integer in
+/// `[1, 2^(retries+1))`, optionally capped at `max_sleep`, for at most `max_retries` retries
+/// (itself capped at [`MAX_EXPONENTIAL_RETRIES`]).
+#[derive(Debug, Clone)]
+pub struct ExponentialBackoff {
+    base: Duration,
+    max_retries: u32,
+    max_sleep: Duration,
+}
+
+impl ExponentialBackoff {
+    /// Backoff starting at `base`, giving up after `max_retries` retries (capped at 29).
+    pub fn new(base: Duration, max_retries: u32) -> Self {
+        Self { base, max_retries: max_retries.min(MAX_EXPONENTIAL_RETRIES), max_sleep: Duration::MAX }
+    }
+
+    /// The sleep for retry number `retries` given a random draw `random` (any `u32`): the draw
+    /// is reduced to `[0, 2^(retries+1))` and a zero counts as one, as in Curator.
+    pub fn sleep_for(&self, retries: u32, random: u32) -> Duration {
+        let span = 1u64 << (retries.min(MAX_EXPONENTIAL_RETRIES) + 1);
+        let factor = (u64::from(random) % span).max(1);
+        let factor = u32::try_from(factor).unwrap_or(u32::MAX);
+        self.base.saturating_mul(factor).min(self.max_sleep)
+    }
+}
+
+impl RetryPolicy for ExponentialBackoff {
+    fn allow_retry(&self, retries: u32, _elapsed: Duration, _error: &ZkError) -> Option<Duration> {
+        (retries < self.max_retries).then(|| self.sleep_for(retries, fastrand::u32(..)))
+    }
+}
+
+/// Curator's `BoundedExponentialBackoffRetry`: [`ExponentialBackoff`] whose sleep never
+/// exceeds `max_sleep`.
+#[derive(Debug, Clone)]
+pub struct BoundedExponentialBackoff(ExponentialBackoff);
+
+impl BoundedExponentialBackoff {
+    /// Backoff from `base`, each sleep at most `max_sleep`, at most `max_retries` (≤ 29) retries.
+    pub fn new(base: Duration, max_sleep: Duration, max_retries: u32) -> Self {
+        let mut inner = ExponentialBackoff::new(base, max_retries);
+        inner.max_sleep = max_sleep;
+        Self(inner)
+    }
+
+    /// See [`ExponentialBackoff::sleep_for`]; the result is capped at `max_sleep`.
+    pub fn sleep_for(&self, retries: u32, random: u32) -> Duration {
+        self.0.sleep_for(retries, random)
+    }
+}
+
+impl RetryPolicy for BoundedExponentialBackoff {
+    fn allow_retry(&self, retries: u32, elapsed: Duration, error: &ZkError) -> Option<Duration> {
+        self.0.allow_retry(retries, elapsed, error)
+    }
+}
+
+/// Curator's `RetryNTimes`: up to `n` retries, `sleep` between them.
+#[derive(Debug, Clone)]
+pub struct RetryNTimes {
+    n: u32,
+    sleep: Duration,
+}
+
+impl RetryNTimes {
+    /// At most `n` retries with a fixed pause.
+    pub fn new(n: u32, sleep: Duration) -> Self {
+        Self { n, sleep }
+    }
+}
+
+impl RetryPolicy for RetryNTimes {
+    fn allow_retry(&self, retries: u32, _elapsed: Duration, _error: &ZkError) -> Option<Duration> {
+        (retries < self.n).then_some(self.sleep)
+    }
+}
+
+/// Curator's `RetryOneTime`: exactly one retry after `sleep`.
+#[derive(Debug, Clone)]
+pub struct RetryOneTime(RetryNTimes);
+
+impl RetryOneTime {
+    /// One retry after `sleep`.
+    pub fn new(sleep: Duration) -> Self {
+        Self(RetryNTimes::new(1, sleep))
+    }
+}
+
+impl RetryPolicy for RetryOneTime {
+    fn allow_retry(&self, retries: u32, elapsed: Duration, error: &ZkError) -> Option<Duration> {
+        self.0.allow_retry(retries, elapsed, error)
+    }
+}
+
+/// Curator's `RetryUntilElapsed`: retry with a fixed pause while less than `max_elapsed` has
+/// passed since the first attempt.
+#[derive(Debug, Clone)]
+pub struct RetryUntilElapsed {
+    max_elapsed: Duration,
+    sleep: Duration,
+}
+
+impl RetryUntilElapsed {
+    /// Retry every `sleep` until `max_elapsed` has passed.
+    pub fn new(max_elapsed: Duration, sleep: Duration) -> Self {
+        Self { max_elapsed, sleep }
+    }
+}
+
+impl RetryPolicy for RetryUntilElapsed {
+    fn allow_retry(&self, _retries: u32, elapsed: Duration, _error: &ZkError) -> Option<Duration> {
+        (elapsed < self.max_elapsed).then_some(self.sleep)
+    }
+}
+
+/// Curator's `RetryForever`: never gives up, fixed pause.
+#[derive(Debug, Clone)]
+pub struct RetryForever {
+    sleep: Duration,
+}
+
+impl RetryForever {
+    /// Retry every `sleep`, forever.
+    pub fn new(sleep: Duration) -> Self {
+        Self { sleep }
+    }
+}
+
+impl RetryPolicy for RetryForever {
+    fn allow_retry(&self, _retries: u32, _elapsed: Duration, _error: &ZkError) -> Option<Duration> {
+        Some(self.sleep)
+    }
+}
+
+/// Curator's `SessionFailedRetryPolicy`: delegates to `P` but never retries a session expiry,
+/// so that work bound to the old session fails instead of continuing on a new one.
+#[derive(Debug, Clone)]
+pub struct NoRetryOnSessionExpiry<P>(pub P);
+
+impl<P: RetryPolicy> RetryPolicy for NoRetryOnSessionExpiry<P> {
+    fn allow_retry(&self, retries: u32, elapsed: Duration, error: &ZkError) -> Option<Duration> {
+        if *error == ZkError::SessionExpired {
+            return None;
+        }
+        self.0.allow_retry(retries, elapsed, error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+    const LOSS: ZkError = ZkError::ConnectionLoss;
+
+    #[test]
+    fn retryable_errors_are_the_four_transient_ones() {
+        for e in [ZkError::ConnectionLoss, ZkError::Timeout, ZkError::SessionMoved, ZkError::SessionExpired] {
+            assert!(is_retryable(&e), "{e:?}");
+        }
+        for e in [ZkError::NoNode, ZkError::NodeExists, ZkError::NoAuth, ZkError::BadVersion, ZkError::NotEmpty] {
+            assert!(!is_retryable(&e), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn exponential_sleep_is_base_times_draw_in_range() {
+        let p = ExponentialBackoff::new(10 * MS, 10);
+        // retries = 0: factor in [1, 2); a zero draw counts as one.
+        assert_eq!(p.sleep_for(0, 0), 10 * MS);
+        assert_eq!(p.sleep_for(0, 1), 10 * MS);
+        assert_eq!(p.sleep_for(0, 2), 10 * MS); // 2 % 2 = 0 -> 1
+        // retries = 2: factor in [1, 8).
+        assert_eq!(p.sleep_for(2, 7), 70 * MS);
+        assert_eq!(p.sleep_for(2, 8), 10 * MS);
+        assert_eq!(p.sleep_for(2, 13), 50 * MS);
+        // every draw stays inside [base, base * (2^(n+1) - 1)]
+        for n in 0..12 {
+            for r in [0, 1, 2, 3, 1000, u32::MAX] {
+                let s = p.sleep_for(n, r);
+                assert!(s >= 10 * MS && s <= 10 * MS * ((1 << (n + 1)) - 1), "n={n} r={r} s={s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn exponential_gives_up_after_max_retries_capped_at_29() {
+        let p = ExponentialBackoff::new(MS, 3);
+        assert!(p.allow_retry(0, Duration::ZERO, &LOSS).is_some());
+        assert!(p.allow_retry(2, Duration::ZERO, &LOSS).is_some());
+        assert!(p.allow_retry(3, Duration::ZERO, &LOSS).is_none());
+        let capped = ExponentialBackoff::new(MS, 1000);
+        assert!(capped.allow_retry(28, Duration::ZERO, &LOSS).is_some());
+        assert!(capped.allow_retry(29, Duration::ZERO, &LOSS).is_none());
+        // no overflow at the cap
+        let _ = capped.sleep_for(40, u32::MAX);
+    }
+
+    #[test]
+    fn bounded_exponential_never_exceeds_max_sleep() {
+        let p = BoundedExponentialBackoff::new(10 * MS, 25 * MS, 29);
+        assert_eq!(p.sleep_for(5, 63), 25 * MS);
+        assert_eq!(p.sleep_for(0, 1), 10 * MS);
+        for n in 0..29 {
+            let s = p.allow_retry(n, Duration::ZERO, &LOSS).expect("retry");
+            assert!(s <= 25 * MS && s >= 10 * MS);
+        }
+        assert!(p.allow_retry(29, Duration::ZERO, &LOSS).is_none());
+    }
+
+    #[test]
+    fn n_times_one_time_until_elapsed_forever() {
+        let n = RetryNTimes::new(2, 5 * MS);
+        assert_eq!(n.allow_retry(0, Duration::ZERO, &LOSS), Some(5 * MS));
+        assert_eq!(n.allow_retry(1, Duration::ZERO, &LOSS), Some(5 * MS));
+        assert_eq!(n.allow_retry(2, Duration::ZERO, &LOSS), None);
+
+        let one = RetryOneTime::new(7 * MS);
+        assert_eq!(one.allow_retry(0, Duration::ZERO, &LOSS), Some(7 * MS));
+        assert_eq!(one.allow_retry(1, Duration::ZERO, &LOSS), None);
+
+        let until = RetryUntilElapsed::new(100 * MS, 3 * MS);
+        assert_eq!(until.allow_retry(50, 99 * MS, &LOSS), Some(3 * MS));
+        assert_eq!(until.allow_retry(0, 100 * MS, &LOSS), None);
+
+        let forever = RetryForever::new(MS);
+        assert_eq!(forever.allow_retry(u32::MAX, Duration::MAX, &LOSS), Some(MS));
+    }
+
+    #[test]
+    fn session_expiry_is_never_retried_by_the_wrapper() {
+        let p = NoRetryOnSessionExpiry(RetryForever::new(MS));
+        assert_eq!(p.allow_retry(0, Duration::ZERO, &ZkError::SessionExpired), None);
+        assert_eq!(p.allow_retry(0, Duration::ZERO, &LOSS), Some(MS));
+        assert_eq!(p.allow_retry(0, Duration::ZERO, &ZkError::SessionMoved), Some(MS));
+    }
+}

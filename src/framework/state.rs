@@ -1,0 +1,136 @@
+//! Connection states as Curator reports them, and the policy that tells recipes which of them
+//! invalidate what they hold.
+
+use std::fmt;
+
+/// The state of the framework's connection to the ensemble, as Curator names it.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConnectionState {
+    /// The first successful connection of this framework (reported once).
+    Connected,
+    /// The connection dropped; the session may still be alive on the server. Under the
+    /// standard [`ErrorPolicy`] a lock holder must stop trusting its lock now: the server may
+    /// expire the session before we hear from it again.
+    Suspended,
+    /// Connected again after [`Suspended`](Self::Suspended) or [`Lost`](Self::Lost) (after
+    /// `Lost` this is a *new* session: ephemeral nodes of the old one are gone).
+    Reconnected,
+    /// The session is gone: the server expired it, or the connection stayed suspended longer
+    /// than the negotiated session timeout (Curator's simulated expiry — by then the server may
+    /// have handed our locks to someone else). The framework builds a new session next.
+    Lost,
+    /// Connected to a read-only server (only when read-only mode was allowed).
+    ReadOnly,
+}
+
+impl ConnectionState {
+    /// Whether requests can be sent in this state.
+    pub fn is_connected(self) -> bool {
+        matches!(self, Self::Connected | Self::Reconnected | Self::ReadOnly)
+    }
+}
+
+impl fmt::Display for ConnectionState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self {
+            Self::Connected => "CONNECTED",
+            Self::Suspended => "SUSPENDED",
+            Self::Reconnected => "RECONNECTED",
+            Self::Lost => "LOST",
+            Self::ReadOnly => "READ_ONLY",
+        };
+        f.write_str(name)
+    }
+}
+
+/// Which connection states a recipe treats as the loss of what it holds (Curator's
+/// `ConnectionStateErrorPolicy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ErrorPolicy {
+    /// `SUSPENDED` and `LOST` are both errors (Curator's default). Safe: a holder stops
+    /// trusting its lock as soon as it cannot prove it still has its session.
+    #[default]
+    Standard,
+    /// Only `LOST` is an error. A holder keeps its lock through a suspension that ends in
+    /// `RECONNECTED` to the same session; it risks overlapping with a new holder for up to the
+    /// session timeout.
+    SessionOnly,
+}
+
+impl ErrorPolicy {
+    /// Whether `state` is an error state under this policy.
+    pub fn is_error_state(self, state: ConnectionState) -> bool {
+        match self {
+            Self::Standard => matches!(state, ConnectionState::Suspended | ConnectionState::Lost),
+            Self::SessionOnly => state == ConnectionState::Lost,
+        }
+    }
+}
+
+/// A snapshot of the framework's session: the current state plus counters that only grow, so
+/// that a recipe can tell whether a suspension or a session loss happened since an earlier
+/// snapshot even when it did not watch every transition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionStatus {
+    /// The current connection state.
+    pub state: ConnectionState,
+    /// The id of the current ZooKeeper session.
+    pub session_id: i64,
+    /// How many times the connection was suspended so far.
+    pub suspensions: u64,
+    /// How many sessions were lost so far.
+    pub losses: u64,
+    /// Whether the framework was closed.
+    pub closed: bool,
+}
+
+impl SessionStatus {
+    /// Whether, under `policy`, something that was valid at `earlier` can no longer be
+    /// trusted now: the framework closed, a session was lost, or (standard policy) the
+    /// connection is or was suspended in between.
+    pub fn invalidates(&self, earlier: &SessionStatus, policy: ErrorPolicy) -> bool {
+        if self.closed || self.losses != earlier.losses || self.session_id != earlier.session_id {
+            return true;
+        }
+        policy == ErrorPolicy::Standard
+            && (self.suspensions != earlier.suspensions || self.state == ConnectionState::Suspended)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(state: ConnectionState, suspensions: u64, losses: u64) -> SessionStatus {
+        SessionStatus { state, session_id: 7, suspensions, losses, closed: false }
+    }
+
+    #[test]
+    fn policies() {
+        use ConnectionState::*;
+        assert!(ErrorPolicy::Standard.is_error_state(Suspended));
+        assert!(ErrorPolicy::Standard.is_error_state(Lost));
+        assert!(!ErrorPolicy::Standard.is_error_state(Reconnected));
+        assert!(!ErrorPolicy::SessionOnly.is_error_state(Suspended));
+        assert!(ErrorPolicy::SessionOnly.is_error_state(Lost));
+    }
+
+    #[test]
+    fn invalidation_counts_what_happened_in_between() {
+        use ConnectionState::*;
+        let at = status(Connected, 0, 0);
+        assert!(!status(Connected, 0, 0).invalidates(&at, ErrorPolicy::Standard));
+        // a suspension that already ended still counts under the standard policy
+        assert!(status(Reconnected, 1, 0).invalidates(&at, ErrorPolicy::Standard));
+        assert!(!status(Reconnected, 1, 0).invalidates(&at, ErrorPolicy::SessionOnly));
+        assert!(status(Suspended, 1, 0).invalidates(&at, ErrorPolicy::Standard));
+        assert!(status(Reconnected, 1, 1).invalidates(&at, ErrorPolicy::SessionOnly));
+        let mut closed = at;
+        closed.closed = true;
+        assert!(closed.invalidates(&at, ErrorPolicy::SessionOnly));
+        let mut other_session = at;
+        other_session.session_id = 8;
+        assert!(other_session.invalidates(&at, ErrorPolicy::SessionOnly));
+    }
+}
