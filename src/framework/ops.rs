@@ -38,6 +38,13 @@ pub(crate) struct ProtectedName {
     name: String,
 }
 
+/// What a background delete removes.
+#[derive(Debug)]
+enum DeleteTarget {
+    Path(String),
+    Protected(ProtectedName),
+}
+
 /// The length of `_c_<uuid>-`.
 pub(crate) const PROTECTED_PREFIX_LEN: usize = 40;
 
@@ -301,6 +308,17 @@ impl Framework {
     /// with it), or the framework closes. Never blocks; usable outside a runtime (e.g. from
     /// `Drop`).
     pub fn delete_in_background(&self, path: String, ephemeral_owner: Option<i64>) {
+        self.spawn_delete(DeleteTarget::Path(path), ephemeral_owner);
+    }
+
+    /// Deletes, in the background, whatever node carries the protection prefix of `name`
+    /// (an abandoned create whose reply we never saw).
+    pub(crate) fn delete_protected_in_background(&self, name: ProtectedName) {
+        let owner = self.status().session_id;
+        self.spawn_delete(DeleteTarget::Protected(name), Some(owner));
+    }
+
+    fn spawn_delete(&self, target: DeleteTarget, ephemeral_owner: Option<i64>) {
         let fw = self.clone();
         fw.inner.pending_deletes.fetch_add(1, Ordering::SeqCst);
         let runtime = self.inner.runtime.clone();
@@ -310,13 +328,17 @@ impl Framework {
                 if fw.is_closed() || ephemeral_owner.is_some_and(|owner| owner != fw.status().session_id) {
                     break;
                 }
-                match fw.delete_once_retried(&path).await {
+                let outcome = match &target {
+                    DeleteTarget::Path(path) => fw.delete_once_retried(path).await,
+                    DeleteTarget::Protected(name) => fw.delete_protected_once(name).await,
+                };
+                match outcome {
                     Ok(()) | Err(Error::Closed) => break,
                     Err(e @ (Error::RetriesExhausted { .. } | Error::Timeout(_))) => {
-                        tracing::debug!(%path, error = %e, "background delete failed; retrying");
+                        tracing::debug!(?target, error = %e, "background delete failed; retrying");
                     },
                     Err(e) => {
-                        tracing::warn!(%path, error = %e, "background delete gave up: not retryable");
+                        tracing::warn!(?target, error = %e, "background delete gave up: not retryable");
                         break;
                     },
                 }
@@ -325,6 +347,17 @@ impl Framework {
             }
             fw.inner.pending_deletes.fetch_sub(1, Ordering::SeqCst);
         });
+    }
+
+    async fn delete_protected_once(&self, name: &ProtectedName) -> Result<()> {
+        let children = match self.children(name.parent()).await {
+            Err(Error::ZooKeeper(ZkError::NoNode)) => return Ok(()),
+            other => other?,
+        };
+        for child in children.iter().filter(|c| name.matches(c)) {
+            self.delete_once_retried(&paths::join(name.parent(), child)).await?;
+        }
+        Ok(())
     }
 
     /// How many background deletes are still running.

@@ -1,1 +1,3 @@
-//! Recipes.
+//! Recipes built on the framework.
+
+pub(crate) mod locks;

@@ -1,0 +1,270 @@
+//! The pure part of the lock engine: how contender nodes sort, and what a contender does
+//! given the sorted list. No I/O here; every rule is unit-tested without a server.
+//!
+//! The rules are Curator's (`LockInternals`, `StandardLockInternalsDriver`, the read-write
+//! lock's predicates), so that a Curator process and ours decide the same from the same list.
+
+/// The text a child sorts by: what follows the LAST occurrence of `lock_name`, or the whole
+/// name when it does not contain it (Curator's `standardFixForSorting`).
+pub(crate) fn sort_key<'a>(child: &'a str, lock_name: &str) -> &'a str {
+    match child.rfind(lock_name) {
+        Some(i) => &child[i + lock_name.len()..],
+        None => child,
+    }
+}
+
+/// Applies [`sort_key`] for each name in turn (the read-write lock strips `__READ__` then
+/// `__WRIT__`, as Curator's sorter does).
+pub(crate) fn sort_key_multi<'a>(child: &'a str, lock_names: &[&str]) -> &'a str {
+    lock_names.iter().fold(child, |key, name| sort_key(key, name))
+}
+
+/// Sorts children by their sort key; stable, so equal keys keep the server's order.
+pub(crate) fn sort_children(children: &mut [String], lock_names: &[&str]) {
+    children.sort_by(|a, b| sort_key_multi(a, lock_names).cmp(sort_key_multi(b, lock_names)));
+}
+
+/// What a contender does next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Decision {
+    /// We hold it.
+    Acquired,
+    /// Wait until `node` (a child name) is deleted or changes, then decide again — unless
+    /// `then_acquired`: the watched node was the head of the list and we are right behind it,
+    /// so its deletion alone means we hold (nodes created later sort after us).
+    Watch { node: String, then_acquired: bool },
+    /// Wait for any change of the children, then decide again (semaphore leases).
+    WatchChildren,
+    /// Our node is not in the list: it was deleted (by someone else, or with our session).
+    Missing,
+}
+
+/// The policy of one kind of contender queue.
+pub(crate) trait Driver: Send + Sync + std::fmt::Debug {
+    /// The names whose last occurrence starts a child's sort key.
+    fn lock_names(&self) -> &[&'static str];
+
+    /// Whether the children must be listed with a watch (for [`Decision::WatchChildren`]).
+    fn watches_children(&self) -> bool {
+        false
+    }
+
+    /// Decides from the sorted children and our own node's name.
+    fn decide(&self, sorted: &[String], ours: &str) -> Decision;
+}
+
+fn position(sorted: &[String], ours: &str) -> Option<usize> {
+    sorted.iter().position(|c| c == ours)
+}
+
+/// Holder when among the first `max_leases`; otherwise watch the node `max_leases` places
+/// ahead (Curator's `StandardLockInternalsDriver`). The mutex is `max_leases = 1`.
+#[derive(Debug, Clone)]
+pub(crate) struct Exclusive {
+    pub names: &'static [&'static str],
+    pub max_leases: usize,
+}
+
+impl Exclusive {
+    /// The InterProcessMutex driver (`lock-`, one holder).
+    pub const MUTEX: Exclusive = Exclusive { names: &["lock-"], max_leases: 1 };
+    /// The write side of the read-write lock: first among all readers and writers.
+    pub const WRITE: Exclusive = Exclusive { names: RW_NAMES, max_leases: 1 };
+}
+
+/// Sort names of the read-write lock.
+pub(crate) const READ_NAME: &str = "__READ__";
+/// Sort names of the read-write lock.
+pub(crate) const WRITE_NAME: &str = "__WRIT__";
+const RW_NAMES: &[&str] = &[READ_NAME, WRITE_NAME];
+
+impl Driver for Exclusive {
+    fn lock_names(&self) -> &[&'static str] {
+        self.names
+    }
+
+    fn decide(&self, sorted: &[String], ours: &str) -> Decision {
+        let Some(index) = position(sorted, ours) else { return Decision::Missing };
+        if index < self.max_leases {
+            return Decision::Acquired;
+        }
+        let watched = index - self.max_leases;
+        Decision::Watch { node: sorted[watched].clone(), then_acquired: watched == 0 && self.max_leases == 1 }
+    }
+}
+
+/// The read side of the read-write lock: holds when no writer sorts before it (Curator's
+/// `readLockPredicate`). Waits for the NEAREST preceding writer (Curator waits for the first
+/// one; either is correct, ours wakes readers one writer at a time instead of all at once
+/// when several writers queue ahead).
+#[derive(Debug, Clone)]
+pub(crate) struct Read;
+
+impl Driver for Read {
+    fn lock_names(&self) -> &[&'static str] {
+        RW_NAMES
+    }
+
+    fn decide(&self, sorted: &[String], ours: &str) -> Decision {
+        let Some(index) = position(sorted, ours) else { return Decision::Missing };
+        match sorted[..index].iter().rposition(|c| c.contains(WRITE_NAME)) {
+            None => Decision::Acquired,
+            // Only a writer at the head hands over to us directly, and only if nothing but
+            // readers stand between it and us.
+            Some(w) => Decision::Watch { node: sorted[w].clone(), then_acquired: w == 0 },
+        }
+    }
+}
+
+/// Semaphore leases: hold when there are at most `max_leases` lease nodes (ours included);
+/// otherwise wait for the children to change (Curator's `InterProcessSemaphoreV2`).
+#[derive(Debug, Clone)]
+pub(crate) struct LeaseCount {
+    pub max_leases: usize,
+}
+
+impl Driver for LeaseCount {
+    fn lock_names(&self) -> &[&'static str] {
+        &["lease-"]
+    }
+
+    fn watches_children(&self) -> bool {
+        true
+    }
+
+    fn decide(&self, sorted: &[String], ours: &str) -> Decision {
+        if position(sorted, ours).is_none() {
+            Decision::Missing
+        } else if sorted.len() <= self.max_leases {
+            Decision::Acquired
+        } else {
+            Decision::WatchChildren
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    const A: &str = "_c_aaaaaaaa-0000-0000-0000-000000000000-lock-0000000003";
+    const B: &str = "_c_bbbbbbbb-0000-0000-0000-000000000000-lock-0000000001";
+    const C: &str = "_c_cccccccc-0000-0000-0000-000000000000-lock-0000000002";
+
+    #[test]
+    fn sort_key_is_text_after_last_lock_name() {
+        assert_eq!(sort_key(A, "lock-"), "0000000003");
+        assert_eq!(sort_key("_c_x-lock-lock-0000000007", "lock-"), "0000000007");
+        assert_eq!(sort_key("foreign", "lock-"), "foreign");
+        assert_eq!(sort_key_multi("_c_x-__READ__0000000004", RW_NAMES), "0000000004");
+        assert_eq!(sort_key_multi("_c_x-__WRIT__0000000005", RW_NAMES), "0000000005");
+    }
+
+    #[test]
+    fn sorts_by_sequence_not_uuid() {
+        let mut v = names(&[A, B, C]);
+        sort_children(&mut v, &["lock-"]);
+        assert_eq!(v, names(&[B, C, A]));
+    }
+
+    #[test]
+    fn foreign_children_sort_by_whole_name_like_curator() {
+        // digits sort before letters: a foreign "zzz" sorts last, a foreign "000" first
+        let mut v = names(&["zzz", A, "000", B]);
+        sort_children(&mut v, &["lock-"]);
+        assert_eq!(v, names(&["000", B, A, "zzz"]));
+        // a foreign child at the head blocks the mutex, exactly as it blocks Curator
+        assert_eq!(
+            Exclusive::MUTEX.decide(&v, B),
+            Decision::Watch { node: "000".into(), then_acquired: true }
+        );
+        // a foreign child at the tail does not matter
+        let tail = names(&[B, "zzz"]);
+        assert_eq!(Exclusive::MUTEX.decide(&tail, B), Decision::Acquired);
+    }
+
+    #[test]
+    fn mutex_holder_and_waiters() {
+        let v = names(&[B, C, A]);
+        assert_eq!(Exclusive::MUTEX.decide(&v, B), Decision::Acquired);
+        assert_eq!(Exclusive::MUTEX.decide(&v, C), Decision::Watch { node: B.into(), then_acquired: true });
+        // the third waits for its immediate predecessor, which is not the head
+        assert_eq!(Exclusive::MUTEX.decide(&v, A), Decision::Watch { node: C.into(), then_acquired: false });
+        assert_eq!(Exclusive::MUTEX.decide(&v, "_c_gone-lock-0000000009"), Decision::Missing);
+        assert_eq!(Exclusive::MUTEX.decide(&[], B), Decision::Missing);
+    }
+
+    #[test]
+    fn max_leases_watch_the_node_max_places_ahead() {
+        let d = Exclusive { names: &["lock-"], max_leases: 2 };
+        let v = names(&["lock-1", "lock-2", "lock-3", "lock-4"]);
+        assert_eq!(d.decide(&v, "lock-1"), Decision::Acquired);
+        assert_eq!(d.decide(&v, "lock-2"), Decision::Acquired);
+        assert_eq!(d.decide(&v, "lock-3"), Decision::Watch { node: "lock-1".into(), then_acquired: false });
+        assert_eq!(d.decide(&v, "lock-4"), Decision::Watch { node: "lock-2".into(), then_acquired: false });
+    }
+
+    fn rw(v: &[&str]) -> Vec<String> {
+        let mut v = names(v);
+        sort_children(&mut v, RW_NAMES);
+        v
+    }
+
+    #[test]
+    fn readers_share_until_a_writer() {
+        let v = rw(&["_c_1-__READ__0000000001", "_c_2-__READ__0000000002", "_c_3-__WRIT__0000000003", "_c_4-__READ__0000000004"]);
+        assert_eq!(Read.decide(&v, "_c_1-__READ__0000000001"), Decision::Acquired);
+        assert_eq!(Read.decide(&v, "_c_2-__READ__0000000002"), Decision::Acquired);
+        assert_eq!(
+            Read.decide(&v, "_c_4-__READ__0000000004"),
+            Decision::Watch { node: "_c_3-__WRIT__0000000003".into(), then_acquired: false }
+        );
+        // the writer waits for its immediate predecessor, a reader
+        assert_eq!(
+            Exclusive::WRITE.decide(&v, "_c_3-__WRIT__0000000003"),
+            Decision::Watch { node: "_c_2-__READ__0000000002".into(), then_acquired: false }
+        );
+    }
+
+    #[test]
+    fn readers_wait_for_the_nearest_preceding_writer() {
+        let v = rw(&["_c_1-__WRIT__0000000001", "_c_2-__WRIT__0000000002", "_c_3-__READ__0000000003", "_c_4-__READ__0000000004"]);
+        let want = Decision::Watch { node: "_c_2-__WRIT__0000000002".into(), then_acquired: false };
+        assert_eq!(Read.decide(&v, "_c_3-__READ__0000000003"), want);
+        assert_eq!(Read.decide(&v, "_c_4-__READ__0000000004"), want);
+        // a writer at the head with only readers behind it hands over directly
+        let v = rw(&["_c_1-__WRIT__0000000001", "_c_3-__READ__0000000003", "_c_4-__READ__0000000004"]);
+        let want = Decision::Watch { node: "_c_1-__WRIT__0000000001".into(), then_acquired: true };
+        assert_eq!(Read.decide(&v, "_c_4-__READ__0000000004"), want);
+        assert_eq!(Exclusive::WRITE.decide(&v, "_c_1-__WRIT__0000000001"), Decision::Acquired);
+        assert_eq!(Read.decide(&v, "_c_9-__READ__0000000009"), Decision::Missing);
+    }
+
+    #[test]
+    fn downgraded_read_node_shares_the_writers_place() {
+        // write node 5 held; the same owner's read node is EPHEMERAL "..__READ__0000000005"
+        let v = rw(&["_c_9-__READ__0000000006", "_c_1-__WRIT__0000000005", "_c_1-__READ__0000000005"]);
+        assert_eq!(sort_key_multi(&v[2], RW_NAMES), "0000000006");
+        // after the writer releases, the downgraded reader holds; the later reader too
+        let after = rw(&["_c_9-__READ__0000000006", "_c_1-__READ__0000000005"]);
+        assert_eq!(Read.decide(&after, "_c_1-__READ__0000000005"), Decision::Acquired);
+        assert_eq!(Read.decide(&after, "_c_9-__READ__0000000006"), Decision::Acquired);
+    }
+
+    #[test]
+    fn lease_count() {
+        let d = LeaseCount { max_leases: 2 };
+        assert!(d.watches_children());
+        let two = names(&["_c_a-lease-0000000001", "_c_b-lease-0000000002"]);
+        assert_eq!(d.decide(&two, "_c_b-lease-0000000002"), Decision::Acquired);
+        let three = names(&["_c_a-lease-0000000001", "_c_b-lease-0000000002", "_c_c-lease-0000000003"]);
+        assert_eq!(d.decide(&three, "_c_c-lease-0000000003"), Decision::WatchChildren);
+        // counting, not ranking: even the first lease waits while there are too many
+        assert_eq!(d.decide(&three, "_c_a-lease-0000000001"), Decision::WatchChildren);
+        assert_eq!(d.decide(&two, "_c_z-lease-0000000009"), Decision::Missing);
+    }
+}

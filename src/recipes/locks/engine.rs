@@ -1,0 +1,249 @@
+//! The ONE lock engine: create our node (protected), list, sort, ask the driver, watch one
+//! node (or the children), wait, repeat. Every lock, the semaphore and the leader latch use it.
+//!
+//! Performance points:
+//! * The first create and the first listing go out together (one round trip): zookeeper-client
+//!   orders requests when the future is created, so the listing sees our node.
+//! * A waiter watches exactly one node; a release wakes one waiter.
+//! * When the node we watch was the head of our last listing and we were right behind it, its
+//!   deletion means we hold the lock: no second listing (O(1) per hand-off).
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+use zookeeper_client::{Client, CreateMode, Error as ZkError, EventType, OneshotWatcher, Stat};
+
+use super::driver::{sort_children, Decision, Driver};
+use crate::error::{Error, Result};
+use crate::framework::{paths, Framework, ProtectedName, SessionStatus};
+
+/// What to contend for.
+pub(crate) struct Request<'a> {
+    /// The parent of the contender nodes.
+    pub dir: &'a str,
+    /// The node name after the protection prefix (`lock-`, `__READ__`, `lease-`, `latch-`).
+    pub name: &'a str,
+    /// Our node's data.
+    pub data: &'a [u8],
+    /// Who holds and what to watch.
+    pub driver: &'a dyn Driver,
+    /// Give up at this instant (`None`: wait as long as it takes).
+    pub deadline: Option<Instant>,
+}
+
+/// Our node, once it holds.
+#[derive(Debug, Clone)]
+pub(crate) struct Acquired {
+    /// Full path of our node.
+    pub path: String,
+    /// Its stat at creation (`czxid` is the fencing token).
+    pub stat: Stat,
+    /// The framework's status when we started holding.
+    pub status: SessionStatus,
+}
+
+/// Deletes our node if the acquire is abandoned (cancelled, timed out, failed) before it is
+/// handed to a guard: by path when we know it, else by the protection prefix.
+struct Pending<'a> {
+    fw: &'a Framework,
+    name: &'a ProtectedName,
+    node: Option<(String, i64)>,
+    armed: bool,
+}
+
+impl Pending<'_> {
+    fn forget_node(&mut self) {
+        self.node = None;
+        self.armed = false;
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        match self.node.take() {
+            Some((path, owner)) => self.fw.delete_in_background(path, Some(owner)),
+            None => self.fw.delete_protected_in_background(self.name.clone()),
+        }
+    }
+}
+
+enum Wake {
+    Event(EventType),
+    Deadline,
+    SessionChanged,
+}
+
+/// Contends until we hold (`Some`), the deadline passes (`None`, our node deleted), or an
+/// error. Cancel safe: dropping the future at any await point leaves no node behind.
+pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<Acquired>> {
+    let name = ProtectedName::new(req.dir, req.name);
+    let mut pending = Pending { fw, name: &name, node: None, armed: false };
+    let started = Instant::now();
+    let mut recreations = 0u32;
+    let mut first = true;
+    'create: loop {
+        let (node, mut children) = create_node(fw, req, &name, &mut pending, std::mem::take(&mut first)).await?;
+        let our_name = paths::node_name(&node.path).to_string();
+        let owner = node.stat.ephemeral_owner;
+        loop {
+            let Some(mut sorted) = children.take() else {
+                // lost sync with the list: list again
+                let (list, _) = list_children(fw, req.dir, false).await?;
+                children = Some(list);
+                continue;
+            };
+            sort_children(&mut sorted, req.driver.lock_names());
+            let status = fw.status();
+            let decision =
+                if status.session_id != owner { Decision::Missing } else { req.driver.decide(&sorted, &our_name) };
+            let (watcher, then_acquired) = match decision {
+                Decision::Acquired => return Ok(Some(take(&mut pending, node, status))),
+                Decision::Missing => {
+                    if status.session_id != owner {
+                        // a node of an older session may linger until the server expires it
+                        let old = pending.node.take();
+                        if let Some((path, _)) = old {
+                            fw.delete_in_background(path, None);
+                        }
+                    }
+                    pending.forget_node();
+                    let lost = ZkError::NoNode;
+                    if fw.inner.cfg.retry.allow_retry(recreations, started.elapsed(), &lost).is_none() {
+                        return Err(Error::LockLost(format!("our node {} vanished while waiting", node.path)));
+                    }
+                    recreations += 1;
+                    tracing::debug!(path = %node.path, "our contender node vanished: creating it again");
+                    continue 'create;
+                },
+                Decision::Watch { node: watched, then_acquired } => {
+                    match watch_node(fw, &paths::join(req.dir, &watched)).await? {
+                        None if then_acquired => return Ok(Some(take(&mut pending, node, fw.status()))),
+                        None => continue,
+                        Some(w) => (w, then_acquired),
+                    }
+                },
+                Decision::WatchChildren => {
+                    let (list, watcher) = list_children(fw, req.dir, true).await?;
+                    let mut check = list.clone();
+                    sort_children(&mut check, req.driver.lock_names());
+                    if req.driver.decide(&check, &our_name) != Decision::WatchChildren {
+                        children = Some(list);
+                        continue;
+                    }
+                    match watcher {
+                        Some(w) => (w, false),
+                        None => continue,
+                    }
+                },
+            };
+            match wait(fw, watcher, req.deadline, owner).await {
+                Wake::Event(EventType::NodeDeleted) if then_acquired => {
+                    let status = fw.status();
+                    if status.session_id == owner {
+                        return Ok(Some(take(&mut pending, node, status)));
+                    }
+                },
+                Wake::Deadline => {
+                    let path = node.path.clone();
+                    pending.forget_node();
+                    if let Err(e) = fw.delete_guaranteed(&path).await {
+                        tracing::debug!(%path, error = %e, "delete after timeout continues in the background");
+                    }
+                    return Ok(None);
+                },
+                Wake::Event(_) | Wake::SessionChanged => {},
+            }
+            let (list, _) = list_children(fw, req.dir, false).await?;
+            children = Some(list);
+        }
+    }
+}
+
+fn take(pending: &mut Pending<'_>, node: crate::framework::CreatedNode, status: SessionStatus) -> Acquired {
+    pending.forget_node();
+    Acquired { path: node.path, stat: node.stat, status }
+}
+
+/// Creates our node; on the first attempt together with the listing (one round trip).
+async fn create_node(
+    fw: &Framework,
+    req: &Request<'_>,
+    name: &ProtectedName,
+    pending: &mut Pending<'_>,
+    pipelined: bool,
+) -> Result<(crate::framework::CreatedNode, Option<Vec<String>>)> {
+    const MODE: CreateMode = CreateMode::EphemeralSequential;
+    let mut maybe_created = false;
+    if pipelined && fw.wait_connected(Duration::ZERO).await.is_ok() {
+        let client: Client = fw.client()?;
+        let options = fw.create_options(MODE);
+        let path = name.path();
+        pending.armed = true;
+        let create = client.create(&path, req.data, &options);
+        let list = client.list_children(req.dir);
+        let (created, listed) = tokio::join!(create, list);
+        match created {
+            Ok((stat, sequence)) => {
+                let node = crate::framework::CreatedNode { path: format!("{path}{sequence}"), stat };
+                pending.node = Some((node.path.clone(), stat.ephemeral_owner));
+                return Ok((node, listed.ok()));
+            },
+            Err(ZkError::NoNode) => {},
+            Err(e) if crate::framework::is_retryable(&e) => maybe_created = true,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    pending.armed = true;
+    let node = fw.create_protected_name(name, req.data, MODE, maybe_created).await?;
+    pending.node = Some((node.path.clone(), node.stat.ephemeral_owner));
+    Ok((node, None))
+}
+
+async fn list_children(fw: &Framework, dir: &str, watch: bool) -> Result<(Vec<String>, Option<OneshotWatcher>)> {
+    fw.retry(|client| async move {
+        let listed = if watch {
+            client.list_and_watch_children(dir).await.map(|(l, w)| (l, Some(w)))
+        } else {
+            client.list_children(dir).await.map(|l| (l, None))
+        };
+        match listed {
+            Err(ZkError::NoNode) => Ok((Vec::new(), None)),
+            other => other,
+        }
+    })
+    .await
+}
+
+/// A data watch on `path` (Curator uses `getData` so that no watch is left on a missing
+/// node); `None` when the node is already gone.
+async fn watch_node(fw: &Framework, path: &str) -> Result<Option<OneshotWatcher>> {
+    fw.retry(|client| async move {
+        match client.get_and_watch_data(path).await {
+            Ok((_, _, watcher)) => Ok(Some(watcher)),
+            Err(ZkError::NoNode) => Ok(None),
+            Err(e) => Err(e),
+        }
+    })
+    .await
+}
+
+async fn wait(fw: &Framework, watcher: OneshotWatcher, deadline: Option<Instant>, owner: i64) -> Wake {
+    let mut status = fw.status_watch();
+    let session_changed = async move {
+        let _ = status.wait_for(|s| s.closed || s.session_id != owner).await;
+    };
+    let deadline = async move {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        event = watcher.changed() => Wake::Event(event.event_type),
+        _ = deadline => Wake::Deadline,
+        _ = session_changed => Wake::SessionChanged,
+    }
+}

@@ -1,0 +1,43 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use zk_recipes::testing::{four_letter_word, TestingCluster};
+
+/// The connect string of the one server this test binary shares (started on first use,
+/// stopped when the test process exits).
+pub async fn shared_server() -> String {
+    zk_recipes::testing::shared_server().await.expect("shared ZooKeeper server")
+}
+
+/// A name unique within this test process and across runs on one server.
+pub fn unique(prefix: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!("{prefix}-{}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst), fastrand_suffix())
+}
+
+fn fastrand_suffix() -> u64 {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64 % 1_000_000).unwrap_or(0)
+}
+
+/// A local port with nothing listening on it.
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+/// The index of the cluster server that holds a connection of `session_id` (via `cons`).
+pub async fn server_of_session(cluster: &TestingCluster, session_id: i64) -> Option<usize> {
+    let needle = format!("sid=0x{:x}", session_id);
+    for i in 0..cluster.len() {
+        let addr = cluster.server_connect_string(i);
+        if let Ok(out) = four_letter_word(&addr, "cons").await {
+            if out.contains(&needle) {
+                return Some(i);
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,264 @@
+//! The framework against real ZooKeeper: connection states, session re-creation, retry,
+//! namespaces, ACLs, protected create and guaranteed delete.
+
+mod common;
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use zk_recipes::testing::{expire_session, TestingCluster, TestingServer};
+use zk_recipes::zk::{Acl, Acls, CreateMode, Error as ZkError};
+use zk_recipes::{ConnectionState, Error, Framework, RetryNTimes};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+async fn next_state(states: &mut (impl futures_util::Stream<Item = ConnectionState> + Unpin)) -> ConnectionState {
+    tokio::time::timeout(WAIT, states.next()).await.expect("a state change in time").expect("stream open")
+}
+
+async fn quick(cs: &str) -> Framework {
+    Framework::builder()
+        .connect_string(cs)
+        .session_timeout(Duration::from_secs(4))
+        .connection_timeout(Duration::from_secs(5))
+        .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)))
+        .connect()
+        .await
+        .expect("connect")
+}
+
+#[tokio::test]
+async fn suspended_then_reconnected_on_server_restart() {
+    let mut server = TestingServer::start().await.unwrap();
+    let fw = quick(&server.connect_string()).await;
+    assert_eq!(fw.connection_state(), ConnectionState::Connected);
+    let id = fw.status().session_id;
+    let mut states = Box::pin(fw.connection_states());
+    server.stop().await.unwrap();
+    assert_eq!(next_state(&mut states).await, ConnectionState::Suspended);
+    server.restart().await.unwrap();
+    assert_eq!(next_state(&mut states).await, ConnectionState::Reconnected);
+    // same session survived
+    assert_eq!(fw.status().session_id, id);
+    assert_eq!(fw.status().losses, 0);
+    assert_eq!(fw.status().suspensions, 1);
+}
+
+#[tokio::test]
+async fn lost_by_simulated_expiry_when_the_server_stays_down() {
+    let mut server = TestingServer::start().await.unwrap();
+    let fw = quick(&server.connect_string()).await;
+    let timeout = fw.negotiated_session_timeout().unwrap();
+    let id = fw.status().session_id;
+    let mut states = Box::pin(fw.connection_states());
+    fw.create("/ephemeral", b"", CreateMode::Ephemeral).await.unwrap();
+    server.stop().await.unwrap();
+    let started = tokio::time::Instant::now();
+    assert_eq!(next_state(&mut states).await, ConnectionState::Suspended);
+    assert_eq!(next_state(&mut states).await, ConnectionState::Lost);
+    let waited = started.elapsed();
+    assert!(waited >= timeout.mul_f32(0.9), "LOST after {waited:?}, session timeout {timeout:?}");
+    server.restart().await.unwrap();
+    assert_eq!(next_state(&mut states).await, ConnectionState::Reconnected);
+    let status = fw.status();
+    assert_ne!(status.session_id, id, "a new session after a loss");
+    assert_eq!(status.losses, 1);
+    // the new session works, and the old session's ephemeral node is gone (the server
+    // expires it after its timeout at the latest)
+    fw.create("/after", b"x", CreateMode::Persistent).await.unwrap();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while fw.exists("/ephemeral").await.unwrap().is_some() {
+        assert!(tokio::time::Instant::now() < deadline, "old ephemeral node never went");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn lost_then_new_session_after_expire_session() {
+    let server = common::shared_server().await;
+    let fw = quick(&server).await;
+    let id = fw.status().session_id;
+    fw.create("/expire-me", b"", CreateMode::Ephemeral).await.unwrap_or_else(|_| panic!("create"));
+    let mut states = Box::pin(fw.connection_states());
+    expire_session(&fw).await.unwrap();
+    assert_eq!(next_state(&mut states).await, ConnectionState::Lost);
+    assert_eq!(next_state(&mut states).await, ConnectionState::Reconnected);
+    assert_ne!(fw.status().session_id, id);
+    assert_eq!(fw.exists("/expire-me").await.unwrap(), None, "ephemeral node of the expired session");
+    fw.delete_guaranteed("/expire-me").await.unwrap();
+}
+
+#[tokio::test]
+async fn killing_the_follower_we_are_connected_to_suspends_then_reconnects() {
+    let mut cluster = TestingCluster::start(3).await.unwrap();
+    let leader = cluster.leader().await.unwrap().expect("a leader");
+    // The client picks a random server: connect until we sit on a follower.
+    let (fw, follower) = loop {
+        let fw = Framework::builder()
+            .connect_string(cluster.connect_string())
+            .session_timeout(Duration::from_secs(4))
+            .connection_timeout(Duration::from_secs(8))
+            .connect()
+            .await
+            .unwrap();
+        let on = common::server_of_session(&cluster, fw.status().session_id).await.expect("our server");
+        if on != leader {
+            break (fw, on);
+        }
+        fw.close();
+    };
+    let mut states = Box::pin(fw.connection_states());
+    cluster.kill(follower);
+    assert_eq!(next_state(&mut states).await, ConnectionState::Suspended);
+    assert_eq!(next_state(&mut states).await, ConnectionState::Reconnected);
+    assert_eq!(fw.status().losses, 0, "the session survives a follower crash");
+    fw.create("/after-failover", b"", CreateMode::Ephemeral).await.unwrap();
+}
+
+#[tokio::test]
+async fn namespaces_isolate_paths() {
+    let server = common::shared_server().await;
+    let root = quick(&server).await;
+    let ns = common::unique("ns");
+    let a = Framework::builder().connect_string(&server).namespace(format!("{ns}/a")).connect().await.unwrap();
+    let b = Framework::builder().connect_string(&server).namespace(format!("/{ns}/b")).connect().await.unwrap();
+    a.create("/x/y", b"from a", CreateMode::Persistent).await.unwrap();
+    assert_eq!(a.get_data("/x/y").await.unwrap().0, b"from a");
+    assert!(matches!(b.get_data("/x/y").await, Err(Error::ZooKeeper(ZkError::NoNode))));
+    assert_eq!(root.get_data(&format!("/{ns}/a/x/y")).await.unwrap().0, b"from a");
+    assert_eq!(a.namespace(), Some(format!("/{ns}/a").as_str()));
+    // parents are containers: ephemeralOwner 0 and the container flag is not visible in Stat,
+    // but the parent exists and is not ephemeral
+    let parent = root.exists(&format!("/{ns}/a/x")).await.unwrap().expect("parent");
+    assert_eq!(parent.ephemeral_owner, 0);
+}
+
+#[tokio::test]
+async fn default_acl_and_digest_auth_apply_to_created_nodes() {
+    let server = common::shared_server().await;
+    let path = format!("/{}", common::unique("acl"));
+    let owner = Framework::builder()
+        .connect_string(&server)
+        .auth("digest", "alice:secret")
+        .default_acl(Acls::creator_all().to_vec())
+        .connect()
+        .await
+        .unwrap();
+    owner.create(&format!("{path}/node"), b"mine", CreateMode::Persistent).await.unwrap();
+    let (acl, _) = owner.client().unwrap().get_acl(&format!("{path}/node")).await.unwrap();
+    assert_eq!(acl.len(), 1);
+    assert_eq!(acl[0].scheme(), "digest");
+    assert!(acl[0].id().starts_with("alice:"), "{:?}", acl[0]);
+    let stranger = quick(&server).await;
+    assert_eq!(
+        stranger.get_data(&format!("{path}/node")).await.unwrap_err(),
+        Error::ZooKeeper(ZkError::NoAuth)
+    );
+    assert_eq!(
+        stranger.set_data(&format!("{path}/node"), b"theirs", None).await.unwrap_err(),
+        Error::ZooKeeper(ZkError::NoAuth)
+    );
+    // the container parent carries the creator-only ACL too, so the stranger cannot add a child
+    assert_eq!(
+        stranger.create(&format!("{path}/intruder"), b"", CreateMode::Persistent).await.unwrap_err(),
+        Error::ZooKeeper(ZkError::NoAuth)
+    );
+    assert_eq!(owner.get_data(&format!("{path}/node")).await.unwrap().0, b"mine");
+    let _: Vec<Acl> = acl;
+}
+
+#[tokio::test]
+async fn retry_gives_up_with_a_typed_error_and_background_delete_finishes_after_reconnect() {
+    let mut server = TestingServer::start().await.unwrap();
+    let fw = Framework::builder()
+        .connect_string(server.connect_string())
+        .session_timeout(Duration::from_secs(4))
+        .connection_timeout(Duration::from_millis(300))
+        .retry_policy(RetryNTimes::new(2, Duration::from_millis(20)))
+        .connect()
+        .await
+        .unwrap();
+    fw.create("/doomed", b"", CreateMode::Persistent).await.unwrap();
+    server.stop().await.unwrap();
+    match fw.get_data("/doomed").await {
+        Err(Error::RetriesExhausted { attempts: 3, last: ZkError::ConnectionLoss, .. }) => {},
+        other => panic!("expected RetriesExhausted after 3 attempts, got {other:?}"),
+    }
+    assert!(matches!(fw.delete_guaranteed("/doomed").await, Err(Error::RetriesExhausted { .. })));
+    assert_eq!(fw.pending_background_deletes(), 1, "the failed delete continues in the background");
+    server.restart().await.unwrap();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while fw.pending_background_deletes() > 0 {
+        assert!(tokio::time::Instant::now() < deadline, "background delete never finished");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(fw.exists("/doomed").await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn protected_create_names_and_modes() {
+    let server = common::shared_server().await;
+    let fw = quick(&server).await;
+    let parent = format!("/{}", common::unique("protected"));
+    let node = fw.create_protected(&parent, "lock-", b"data", CreateMode::EphemeralSequential).await.unwrap();
+    let name = node.name();
+    assert!(name.starts_with("_c_") && name.len() == 40 + "lock-".len() + 10, "{name}");
+    assert_eq!(&name[39..40], "-");
+    assert!(name[45..].chars().all(|c| c.is_ascii_digit()), "{name}");
+    assert_eq!(node.stat.ephemeral_owner, fw.status().session_id);
+    assert_eq!(fw.children(&parent).await.unwrap(), vec![name.to_string()]);
+}
+
+#[tokio::test]
+async fn bad_inputs_get_typed_errors() {
+    let server = common::shared_server().await;
+    let empty = Framework::builder().connect_string("  ").connect().await.unwrap_err();
+    assert!(matches!(empty, Error::InvalidArgument(_)), "{empty:?}");
+    let zero = Framework::builder().connect_string(&server).session_timeout(Duration::ZERO).connect().await;
+    assert!(matches!(zero, Err(Error::InvalidArgument(_))));
+    let zero = Framework::builder().connect_string(&server).connection_timeout(Duration::ZERO).connect().await;
+    assert!(matches!(zero, Err(Error::InvalidArgument(_))));
+    let ns = Framework::builder().connect_string(&server).namespace("a//b").connect().await;
+    assert!(matches!(ns, Err(Error::InvalidPath { .. })));
+    let acl = Framework::builder().connect_string(&server).default_acl(vec![]).connect().await;
+    assert!(matches!(acl, Err(Error::InvalidArgument(_))));
+    let nowhere = Framework::builder()
+        .connect_string(format!("127.0.0.1:{}", common::closed_port()))
+        .connection_timeout(Duration::from_millis(500))
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(matches!(nowhere, Error::ConnectTimeout { .. }), "{nowhere:?}");
+
+    let fw = quick(&server).await;
+    for bad in ["", "relative", "/trailing/", "/a//b", "/a/../b", "/nul\0byte"] {
+        assert!(matches!(fw.create(bad, b"", CreateMode::Persistent).await, Err(Error::InvalidPath { .. })), "{bad:?}");
+        assert!(matches!(fw.get_data(bad).await, Err(Error::InvalidPath { .. })), "{bad:?}");
+        assert!(matches!(fw.delete_guaranteed(bad).await, Err(Error::InvalidPath { .. })), "{bad:?}");
+    }
+    assert!(matches!(
+        fw.create_protected("/p", "a/b", b"", CreateMode::EphemeralSequential).await,
+        Err(Error::InvalidArgument(_))
+    ));
+}
+
+#[tokio::test]
+async fn close_ends_the_stream_and_later_operations_fail() {
+    let server = common::shared_server().await;
+    let fw = quick(&server).await;
+    let watcher = quick(&server).await;
+    let path = format!("/{}", common::unique("close"));
+    fw.create(&path, b"", CreateMode::Ephemeral).await.unwrap();
+    let mut states = Box::pin(fw.connection_states());
+    fw.close();
+    assert_eq!(tokio::time::timeout(WAIT, states.next()).await.unwrap(), None);
+    assert_eq!(fw.get_data(&path).await.unwrap_err(), Error::Closed);
+    assert!(fw.is_closed());
+    fw.close(); // idempotent
+    // the session is closed on the server: its ephemeral node goes at once
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while watcher.exists(&path).await.unwrap().is_some() {
+        assert!(tokio::time::Instant::now() < deadline);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
