@@ -4,6 +4,7 @@
 mod error;
 mod framework;
 mod recipes;
+pub use recipes::*;
 
 #[cfg(feature = "testing")]
 pub mod testing;

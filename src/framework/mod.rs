@@ -10,7 +10,7 @@ mod state;
 
 pub use builder::FrameworkBuilder;
 pub use ops::CreatedNode;
-pub(crate) use ops::{ProtectedName, PROTECTED_PREFIX_LEN};
+pub(crate) use ops::ProtectedName;
 pub use paths::validate_path;
 pub use retry::{
     is_retryable, BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryForever, RetryNTimes,

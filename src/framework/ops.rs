@@ -45,8 +45,6 @@ enum DeleteTarget {
     Protected(ProtectedName),
 }
 
-/// The length of `_c_<uuid>-`.
-pub(crate) const PROTECTED_PREFIX_LEN: usize = 40;
 
 impl ProtectedName {
     pub fn new(parent: &str, name: &str) -> Self {

@@ -44,11 +44,6 @@ pub(crate) trait Driver: Send + Sync + std::fmt::Debug {
     /// The names whose last occurrence starts a child's sort key.
     fn lock_names(&self) -> &[&'static str];
 
-    /// Whether the children must be listed with a watch (for [`Decision::WatchChildren`]).
-    fn watches_children(&self) -> bool {
-        false
-    }
-
     /// Decides from the sorted children and our own node's name.
     fn decide(&self, sorted: &[String], ours: &str) -> Decision;
 }
@@ -126,10 +121,6 @@ pub(crate) struct LeaseCount {
 impl Driver for LeaseCount {
     fn lock_names(&self) -> &[&'static str] {
         &["lease-"]
-    }
-
-    fn watches_children(&self) -> bool {
-        true
     }
 
     fn decide(&self, sorted: &[String], ours: &str) -> Decision {
@@ -258,7 +249,6 @@ mod tests {
     #[test]
     fn lease_count() {
         let d = LeaseCount { max_leases: 2 };
-        assert!(d.watches_children());
         let two = names(&["_c_a-lease-0000000001", "_c_b-lease-0000000002"]);
         assert_eq!(d.decide(&two, "_c_b-lease-0000000002"), Decision::Acquired);
         let three = names(&["_c_a-lease-0000000001", "_c_b-lease-0000000002", "_c_c-lease-0000000003"]);

@@ -162,6 +162,22 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
     }
 }
 
+/// Creates one protected node (any mode) cancel-safely: if the future is dropped, whatever
+/// was created is deleted in the background.
+pub(crate) async fn create_owned(
+    fw: &Framework,
+    dir: &str,
+    name: &str,
+    data: &[u8],
+    mode: CreateMode,
+) -> Result<crate::framework::CreatedNode> {
+    let protected = ProtectedName::new(dir, name);
+    let mut pending = Pending { fw, name: &protected, node: None, armed: true };
+    let node = fw.create_protected_name(&protected, data, mode, false).await?;
+    pending.forget_node();
+    Ok(node)
+}
+
 fn take(pending: &mut Pending<'_>, node: crate::framework::CreatedNode, status: SessionStatus) -> Acquired {
     pending.forget_node();
     Acquired { path: node.path, stat: node.stat, status }

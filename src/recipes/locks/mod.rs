@@ -2,3 +2,19 @@
 
 pub(crate) mod driver;
 pub(crate) mod engine;
+mod held;
+mod lease;
+mod multilock;
+mod mutex;
+mod owner;
+mod reentrant;
+mod rwlock;
+mod semaphore;
+
+pub use held::{HeldNode, LossReason};
+pub use lease::Lease;
+pub use multilock::{InterProcessMultiLock, Lockable, MultiLockGuard};
+pub use mutex::InterProcessMutex;
+pub use reentrant::LockGuard;
+pub use rwlock::InterProcessReadWriteLock;
+pub use semaphore::{return_all, InterProcessSemaphoreMutex, InterProcessSemaphoreV2};

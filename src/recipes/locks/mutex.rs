@@ -1,0 +1,199 @@
+//! `InterProcessMutex`: a fair, re-entrant distributed mutex.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::driver::{sort_children, Driver, Exclusive};
+use super::engine::{self, Request};
+use super::held::{HeldNode, REVOKE_MESSAGE};
+use super::owner::Owners;
+use super::reentrant::{acquire_reentrant, held_by_current, Entry, LockGuard};
+use crate::error::{Error, Result};
+use crate::framework::{paths, Framework};
+
+/// A fair, re-entrant, distributed mutex: Curator's `InterProcessMutex`.
+///
+/// Contenders queue as ephemeral-sequential nodes `<path>/_c_<uuid>-lock-<seq>`; the lowest
+/// holds; each waiter watches only its predecessor. A Curator process using
+/// `InterProcessMutex` on the same path excludes and is excluded by this one.
+///
+/// # Re-entrancy
+/// Re-entrant per tokio task (the async analogue of Curator's thread; outside a task, per
+/// thread): a task that holds the mutex and acquires it again gets another guard on the same
+/// node at once. Another task — even in the same process, even with a clone of this handle —
+/// waits. The node is deleted when the last guard is released or dropped. Guards may be
+/// released from any task.
+///
+/// # Curator compatibility
+/// Node layout, sort order and data (the framework's default data, empty when revocable) as
+/// Curator 5.x; revocation uses Curator's `__REVOKE__` protocol.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::InterProcessMutex;
+/// let mutex = InterProcessMutex::new(&fw, "/locks/orders")?;
+/// let guard = mutex.acquire().await?;
+/// let token = guard.fencing_token(); // pass to the store you write to
+/// tokio::select! {
+///     _ = guard.lost() => { /* stop: someone else may hold it now */ }
+///     _ = async { /* critical section using `token` */ } => {}
+/// }
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct InterProcessMutex {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    fw: Framework,
+    path: String,
+    data: Option<Vec<u8>>,
+    revocable: bool,
+    owners: Arc<Owners<Entry>>,
+}
+
+impl InterProcessMutex {
+    /// A mutex at `path`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`] for an invalid path.
+    pub fn new(fw: &Framework, path: &str) -> Result<Self> {
+        paths::validate_recipe_path(path)?;
+        Ok(Self {
+            shared: Arc::new(Shared {
+                fw: fw.clone(),
+                path: path.to_string(),
+                data: None,
+                revocable: false,
+                owners: Default::default(),
+            }),
+        })
+    }
+
+    /// Uses `data` as our node's data instead of the framework's default data (LeaderSelector
+    /// stores the participant id here).
+    pub fn with_data(mut self, data: impl Into<Vec<u8>>) -> Self {
+        self.shared_mut().data = Some(data.into());
+        self
+    }
+
+    /// Opts in to revocation: holders watch their node from the start, writes empty node data
+    /// (as Curator's revocable mutex), and [`HeldNode::revoked`] resolves when
+    /// [`InterProcessMutex::request_revoke`] is called on the holder's node.
+    pub fn revocable(mut self) -> Self {
+        let shared = self.shared_mut();
+        shared.revocable = true;
+        shared.data = Some(Vec::new());
+        self
+    }
+
+    fn shared_mut(&mut self) -> &mut Shared {
+        if Arc::get_mut(&mut self.shared).is_none() {
+            let s = &self.shared;
+            self.shared = Arc::new(Shared {
+                fw: s.fw.clone(),
+                path: s.path.clone(),
+                data: s.data.clone(),
+                revocable: s.revocable,
+                owners: Default::default(),
+            });
+        }
+        Arc::get_mut(&mut self.shared).expect("unique after re-creation")
+    }
+
+    /// The lock path.
+    pub fn path(&self) -> &str {
+        &self.shared.path
+    }
+
+    /// Waits until the mutex is held.
+    ///
+    /// # Errors
+    /// [`Error::LockLost`] when re-entering a hold that was lost; the framework's errors
+    /// ([`Error::Closed`], [`Error::RetriesExhausted`], `NoAuth`...).
+    ///
+    /// # Cancel safety
+    /// Cancel safe: dropping the future at any point leaves no node behind (an abandoned node
+    /// is deleted in the background, found by its protected prefix if its create never
+    /// answered).
+    pub async fn acquire(&self) -> Result<LockGuard> {
+        self.acquire_until(None).await?.ok_or(Error::Timeout(Duration::MAX))
+    }
+
+    /// Acquires only if that needs no waiting: `Ok(None)` when someone else holds it.
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn try_acquire(&self) -> Result<Option<LockGuard>> {
+        self.acquire_until(Some(Instant::now())).await
+    }
+
+    /// Waits at most `timeout`: `Ok(None)` when it passed (our node is deleted).
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
+        self.acquire_until(Some(Instant::now() + timeout)).await
+    }
+
+    pub(crate) async fn acquire_until(&self, deadline: Option<Instant>) -> Result<Option<LockGuard>> {
+        let s = &self.shared;
+        acquire_reentrant(&s.owners, || async move {
+            let data = s.data.as_deref().unwrap_or(s.fw.default_data());
+            let request = Request { dir: &s.path, name: "lock-", data, driver: &Exclusive::MUTEX, deadline };
+            let acquired = engine::acquire(&s.fw, &request).await?;
+            Ok(acquired.map(|a| HeldNode::new(&s.fw, a, s.revocable)))
+        })
+        .await
+    }
+
+    /// Whether the current task holds this mutex (through this handle or a clone of it).
+    pub fn is_held_by_current_task(&self) -> bool {
+        held_by_current(&self.shared.owners).is_some()
+    }
+
+    /// The contenders' node names in queue order (the first holds).
+    ///
+    /// # Errors
+    /// The framework's errors.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn participants(&self) -> Result<Vec<String>> {
+        participants(&self.shared.fw, &self.shared.path, &Exclusive::MUTEX).await
+    }
+
+    /// Asks the holder of `node_path` to release (Curator's `Revoker.attemptRevoke`): sets
+    /// the node's data to `__REVOKE__`. The holder must have opted in to revocation.
+    ///
+    /// # Errors
+    /// `NoNode` when the node is gone; the framework's errors.
+    ///
+    /// # Cancel safety
+    /// Cancel safe (the request may or may not have been written).
+    pub async fn request_revoke(fw: &Framework, node_path: &str) -> Result<()> {
+        fw.set_data(node_path, REVOKE_MESSAGE, None).await.map(|_| ())
+    }
+}
+
+/// The children of `dir`, sorted as `driver` sorts them (missing dir: none).
+pub(crate) async fn participants(fw: &Framework, dir: &str, driver: &dyn Driver) -> Result<Vec<String>> {
+    let mut children = match fw.children(dir).await {
+        Err(Error::ZooKeeper(zookeeper_client::Error::NoNode)) => Vec::new(),
+        other => other?,
+    };
+    sort_children(&mut children, driver.lock_names());
+    Ok(children)
+}

@@ -1,0 +1,160 @@
+//! `InterProcessReadWriteLock`: shared readers, exclusive writers, on one path.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+use zookeeper_client::CreateMode;
+
+use super::driver::{sort_key_multi, Driver, Exclusive, Read, READ_NAME, WRITE_NAME};
+use super::engine::{self, Acquired, Request};
+use super::held::HeldNode;
+use super::mutex::participants;
+use super::owner::Owners;
+use super::reentrant::{acquire_reentrant, held_by_current, Entry, LockGuard};
+use crate::error::{Error, Result};
+use crate::framework::{paths, Framework};
+
+/// A read-write lock across processes: Curator's `InterProcessReadWriteLock`.
+///
+/// Readers share; a writer excludes readers and writers. Fair: a reader queued behind a
+/// writer waits for it. Both sides are re-entrant per task, like [`InterProcessMutex`](crate::InterProcessMutex).
+///
+/// * **Downgrade**: a task holding the write lock may take the read lock (it is granted at
+///   once, with Curator's layout: a plain ephemeral `__READ__` node carrying the write node's
+///   sequence) and then release the write lock.
+/// * **Upgrade** (holding only the read lock, asking for the write lock) returns
+///   [`Error::Unsupported`] at once. Curator waits forever there: the writer would wait for
+///   its own reader.
+/// * A reader behind writers watches the nearest writer ahead of it, so a writer's release
+///   wakes only the readers right behind it.
+///
+/// # Curator compatibility
+/// Nodes `<path>/_c_<uuid>-__READ__<seq>` and `<path>/_c_<uuid>-__WRIT__<seq>`, sorted by
+/// sequence; a Curator process and this one exclude each other.
+#[derive(Debug, Clone)]
+pub struct InterProcessReadWriteLock {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    fw: Framework,
+    path: String,
+    readers: Arc<Owners<Entry>>,
+    writers: Arc<Owners<Entry>>,
+}
+
+impl InterProcessReadWriteLock {
+    /// A read-write lock at `path`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`].
+    pub fn new(fw: &Framework, path: &str) -> Result<Self> {
+        paths::validate_recipe_path(path)?;
+        Ok(Self {
+            shared: Arc::new(Shared {
+                fw: fw.clone(),
+                path: path.to_string(),
+                readers: Default::default(),
+                writers: Default::default(),
+            }),
+        })
+    }
+
+    /// The lock path.
+    pub fn path(&self) -> &str {
+        &self.shared.path
+    }
+
+    /// Waits for the read lock.
+    ///
+    /// # Errors
+    /// The framework's errors; [`Error::LockLost`] when re-entering a lost hold.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: no node is left behind.
+    pub async fn read(&self) -> Result<LockGuard> {
+        self.read_until(None).await?.ok_or(Error::Timeout(Duration::MAX))
+    }
+
+    /// Waits at most `timeout` for the read lock (`Ok(None)` when it passed).
+    ///
+    /// # Errors
+    /// As [`read`](Self::read).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn read_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
+        self.read_until(Some(Instant::now() + timeout)).await
+    }
+
+    /// Waits for the write lock.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] when the current task holds only the read lock (upgrade); the
+    /// framework's errors.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn write(&self) -> Result<LockGuard> {
+        self.write_until(None).await?.ok_or(Error::Timeout(Duration::MAX))
+    }
+
+    /// Waits at most `timeout` for the write lock (`Ok(None)` when it passed).
+    ///
+    /// # Errors
+    /// As [`write`](Self::write).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn write_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
+        self.write_until(Some(Instant::now() + timeout)).await
+    }
+
+    pub(crate) async fn read_until(&self, deadline: Option<Instant>) -> Result<Option<LockGuard>> {
+        let s = &self.shared;
+        acquire_reentrant(&s.readers, || async move {
+            if let Some(write) = held_by_current(&s.writers) {
+                return self.downgrade(write.node()).await.map(Some);
+            }
+            self.contend(READ_NAME, &Read, deadline).await
+        })
+        .await
+    }
+
+    pub(crate) async fn write_until(&self, deadline: Option<Instant>) -> Result<Option<LockGuard>> {
+        let s = &self.shared;
+        if held_by_current(&s.writers).is_none() && held_by_current(&s.readers).is_some() {
+            return Err(Error::Unsupported("upgrading a read lock to a write lock (it would deadlock)"));
+        }
+        acquire_reentrant(&s.writers, || self.contend(WRITE_NAME, &Exclusive::WRITE, deadline)).await
+    }
+
+    async fn contend(&self, name: &str, driver: &dyn Driver, deadline: Option<Instant>) -> Result<Option<HeldNode>> {
+        let s = &self.shared;
+        let request = Request { dir: &s.path, name, data: s.fw.default_data(), driver, deadline };
+        Ok(engine::acquire(&s.fw, &request).await?.map(|a| HeldNode::new(&s.fw, a, false)))
+    }
+
+    /// The read node of a write holder: a plain ephemeral, protected node named after the
+    /// write node's sequence, so that it keeps the writer's place in the queue.
+    async fn downgrade(&self, write: &HeldNode) -> Result<HeldNode> {
+        let s = &self.shared;
+        let sequence = sort_key_multi(paths::node_name(write.path()), &[READ_NAME, WRITE_NAME]);
+        let name = format!("{READ_NAME}{sequence}");
+        let node = engine::create_owned(&s.fw, &s.path, &name, s.fw.default_data(), CreateMode::Ephemeral).await?;
+        Ok(HeldNode::new(&s.fw, Acquired { path: node.path, stat: node.stat, status: s.fw.status() }, false))
+    }
+
+    /// All contender node names in queue order.
+    ///
+    /// # Errors
+    /// The framework's errors.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn participants(&self) -> Result<Vec<String>> {
+        participants(&self.shared.fw, &self.shared.path, &Read).await
+    }
+}
