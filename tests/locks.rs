@@ -1,0 +1,581 @@
+//! Lock recipes against a real ZooKeeper server: contract tests shared by every exclusive lock
+//! kind, then what is specific to each.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use zk_recipes::testing::{expire_session, TestingServer};
+use zk_recipes::{
+    Error, Framework, HeldNode, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
+    InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, Lockable, LossReason, RetryNTimes,
+};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+async fn framework(cs: &str) -> Framework {
+    Framework::builder()
+        .connect_string(cs)
+        .session_timeout(Duration::from_secs(4))
+        .connection_timeout(Duration::from_secs(5))
+        .retry_policy(RetryNTimes::new(10, Duration::from_millis(50)))
+        .connect()
+        .await
+        .expect("connect")
+}
+
+/// The exclusive lock kinds every contract test runs against.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Mutex,
+    Write,
+    SemaphoreMutex,
+}
+
+const KINDS: [Kind; 3] = [Kind::Mutex, Kind::Write, Kind::SemaphoreMutex];
+
+enum Hold {
+    Guard(LockGuard),
+    Lease(Lease),
+}
+
+impl std::ops::Deref for Hold {
+    type Target = HeldNode;
+    fn deref(&self) -> &HeldNode {
+        match self {
+            Hold::Guard(g) => g,
+            Hold::Lease(l) => l,
+        }
+    }
+}
+
+impl Hold {
+    async fn release(self) -> zk_recipes::Result<()> {
+        match self {
+            Hold::Guard(g) => g.release().await,
+            Hold::Lease(l) => l.release().await,
+        }
+    }
+}
+
+#[derive(Clone)]
+enum Lock {
+    Mutex(InterProcessMutex),
+    Write(InterProcessReadWriteLock),
+    SemaphoreMutex(InterProcessSemaphoreMutex),
+}
+
+impl Lock {
+    fn new(kind: Kind, fw: &Framework, path: &str) -> Lock {
+        match kind {
+            Kind::Mutex => Lock::Mutex(InterProcessMutex::new(fw, path).unwrap()),
+            Kind::Write => Lock::Write(InterProcessReadWriteLock::new(fw, path).unwrap()),
+            Kind::SemaphoreMutex => Lock::SemaphoreMutex(InterProcessSemaphoreMutex::new(fw, path).unwrap()),
+        }
+    }
+
+    async fn acquire(&self) -> Hold {
+        self.acquire_timeout(WAIT).await.expect("acquired in time")
+    }
+
+    async fn acquire_timeout(&self, t: Duration) -> Option<Hold> {
+        match self {
+            Lock::Mutex(m) => m.acquire_timeout(t).await.unwrap().map(Hold::Guard),
+            Lock::Write(l) => l.write_timeout(t).await.unwrap().map(Hold::Guard),
+            Lock::SemaphoreMutex(m) => m.acquire_timeout(t).await.unwrap().map(Hold::Lease),
+        }
+    }
+}
+
+/// Every node under `path`, recursively (what a lock leaves behind).
+async fn leftovers(fw: &Framework, path: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![path.to_string()];
+    while let Some(dir) = stack.pop() {
+        let children = match fw.children(&dir).await {
+            Err(Error::ZooKeeper(zk_recipes::zk::Error::NoNode)) => continue,
+            other => other.unwrap(),
+        };
+        for c in children {
+            let child = format!("{dir}/{c}");
+            let stat = fw.exists(&child).await.unwrap();
+            if stat.is_some_and(|s| s.ephemeral_owner != 0) {
+                found.push(child.clone());
+            }
+            stack.push(child);
+        }
+    }
+    found
+}
+
+async fn settle(fws: &[&Framework]) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while fws.iter().any(|f| f.pending_background_deletes() > 0) {
+        assert!(tokio::time::Instant::now() < deadline, "background deletes never finished");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_mutual_exclusion_under_16_sessions() {
+    let cs = common::shared_server().await;
+    for kind in KINDS {
+        let path = format!("/{}", common::unique("exclusion"));
+        let inside = Arc::new(AtomicUsize::new(0));
+        let overlaps = Arc::new(AtomicUsize::new(0));
+        let total = Arc::new(AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..16 {
+            let (cs, path, inside, overlaps, total) =
+                (cs.clone(), path.clone(), inside.clone(), overlaps.clone(), total.clone());
+            tasks.push(tokio::spawn(async move {
+                let fw = framework(&cs).await;
+                let lock = Lock::new(kind, &fw, &path);
+                for _ in 0..4 {
+                    let hold = lock.acquire().await;
+                    if inside.fetch_add(1, Ordering::SeqCst) != 0 {
+                        overlaps.fetch_add(1, Ordering::SeqCst);
+                    }
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    total.fetch_add(1, Ordering::SeqCst);
+                    hold.release().await.unwrap();
+                }
+                fw.close();
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+        assert_eq!(overlaps.load(Ordering::SeqCst), 0, "{kind:?}: two holders at once");
+        assert_eq!(total.load(Ordering::SeqCst), 64, "{kind:?}");
+        let fw = framework(&cs).await;
+        assert_eq!(leftovers(&fw, &path).await, Vec::<String>::new(), "{kind:?}");
+    }
+}
+
+#[tokio::test]
+async fn contract_fifo_fairness() {
+    let cs = common::shared_server().await;
+    for kind in KINDS {
+        let path = format!("/{}", common::unique("fifo"));
+        let holder_fw = framework(&cs).await;
+        let first = Lock::new(kind, &holder_fw, &path).acquire().await;
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut waiters = Vec::new();
+        let queue_dir = match kind {
+            Kind::SemaphoreMutex => format!("{path}/locks"),
+            _ => path.clone(),
+        };
+        for i in 0..4 {
+            let fw = framework(&cs).await;
+            let lock = Lock::new(kind, &fw, &path);
+            let order = order.clone();
+            waiters.push(tokio::spawn(async move {
+                let hold = lock.acquire().await;
+                order.lock().unwrap().push(i);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                hold.release().await.unwrap();
+                fw.close();
+            }));
+            // wait until waiter i has queued its node before starting the next
+            let deadline = tokio::time::Instant::now() + WAIT;
+            while holder_fw.children(&queue_dir).await.map(|c| c.len()).unwrap_or(0) < i + 2 {
+                assert!(tokio::time::Instant::now() < deadline);
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        first.release().await.unwrap();
+        for w in waiters {
+            w.await.unwrap();
+        }
+        assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3], "{kind:?}");
+    }
+}
+
+#[tokio::test]
+async fn contract_timeouts_and_try() {
+    let cs = common::shared_server().await;
+    let a = framework(&cs).await;
+    let b = framework(&cs).await;
+    for kind in KINDS {
+        let path = format!("/{}", common::unique("timeout"));
+        let held = Lock::new(kind, &a, &path).acquire().await;
+        let other = Lock::new(kind, &b, &path);
+        let started = tokio::time::Instant::now();
+        assert!(other.acquire_timeout(Duration::from_millis(300)).await.is_none(), "{kind:?}");
+        assert!(started.elapsed() >= Duration::from_millis(300));
+        assert!(other.acquire_timeout(Duration::ZERO).await.is_none(), "{kind:?}");
+        settle(&[&b]).await;
+        let left = leftovers(&a, &path).await;
+        assert_eq!(left, vec![held.path().to_string()], "{kind:?}: only the holder's node");
+        held.release().await.unwrap();
+        let now = other.acquire_timeout(Duration::from_millis(2000)).await.expect("free now");
+        now.release().await.unwrap();
+        assert!(leftovers(&a, &path).await.is_empty());
+    }
+    let m = InterProcessMutex::new(&a, &format!("/{}", common::unique("try"))).unwrap();
+    let g = m.try_acquire().await.unwrap().expect("free");
+    let m2 = InterProcessMutex::new(&b, m.path()).unwrap();
+    assert!(m2.try_acquire().await.unwrap().is_none());
+    g.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn contract_no_orphans_after_100_cancelled_acquisitions() {
+    let cs = common::shared_server().await;
+    let a = framework(&cs).await;
+    let b = framework(&cs).await;
+    for kind in KINDS {
+        let path = format!("/{}", common::unique("cancel"));
+        let lock_b = Lock::new(kind, &b, &path);
+        let mut held = Some(Lock::new(kind, &a, &path).acquire().await);
+        let mut granted = 0;
+        for i in 0..100u64 {
+            // vary where the acquire is cancelled: before the create returns (0 µs), while
+            // waiting, and around the moment the holder releases (odd rounds release during
+            // the wait, so some acquires are granted just before being dropped)
+            let delay = Duration::from_micros((i * 397) % 6000);
+            if i % 2 == 1 {
+                if let Some(h) = held.take() {
+                    let releasing = tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_micros(1500)).await;
+                        h.release().await
+                    });
+                    let outcome = tokio::time::timeout(delay, lock_b.acquire_timeout(WAIT)).await;
+                    if let Ok(Some(hold)) = outcome {
+                        granted += 1;
+                        drop(hold); // released in the background
+                    }
+                    releasing.await.unwrap().unwrap();
+                }
+            } else {
+                let _ = tokio::time::timeout(delay, lock_b.acquire_timeout(WAIT)).await;
+            }
+            if held.is_none() {
+                settle(&[&b]).await;
+                held = Some(Lock::new(kind, &a, &path).acquire().await);
+            }
+        }
+        held.take().unwrap().release().await.unwrap();
+        settle(&[&a, &b]).await;
+        assert_eq!(leftovers(&a, &path).await, Vec::<String>::new(), "{kind:?}: orphans (granted {granted})");
+    }
+}
+
+#[tokio::test]
+async fn contract_fencing_tokens_increase_across_holders_and_parent_reaping() {
+    let cs = common::shared_server().await;
+    let a = framework(&cs).await;
+    let b = framework(&cs).await;
+    for kind in KINDS {
+        let path = format!("/{}", common::unique("fencing"));
+        let mut last = i64::MIN;
+        for i in 0..6 {
+            let fw = if i % 2 == 0 { &a } else { &b };
+            let hold = Lock::new(kind, fw, &path).acquire().await;
+            assert!(hold.fencing_token() > last, "{kind:?}: token {} after {last}", hold.fencing_token());
+            last = hold.fencing_token();
+            hold.release().await.unwrap();
+        }
+        // the container parent is reaped once empty; sequences restart, tokens do not
+        let queue_dir = match kind {
+            Kind::SemaphoreMutex => format!("{path}/leases"),
+            _ => path.clone(),
+        };
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while a.exists(&queue_dir).await.unwrap().is_some() {
+            assert!(tokio::time::Instant::now() < deadline, "container {queue_dir} never reaped");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let hold = Lock::new(kind, &a, &path).acquire().await;
+        assert!(hold.path().ends_with("0000000000"), "{kind:?}: sequence restarted: {}", hold.path());
+        assert!(hold.fencing_token() > last, "{kind:?}: token after reaping");
+        hold.release().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn contract_lost_on_expire_session() {
+    let cs = common::shared_server().await;
+    for kind in KINDS {
+        let fw = framework(&cs).await;
+        let path = format!("/{}", common::unique("expire"));
+        let hold = Lock::new(kind, &fw, &path).acquire().await;
+        assert!(!hold.is_lost());
+        expire_session(&fw).await.unwrap();
+        let reason = tokio::time::timeout(WAIT, hold.lost()).await.expect("lost() fired");
+        assert_eq!(reason, LossReason::SessionLost, "{kind:?}");
+        assert!(hold.is_lost());
+        // someone else can take it now, and the old holder's release reports the loss
+        let other = framework(&cs).await;
+        let taken = Lock::new(kind, &other, &path).acquire_timeout(WAIT).await.expect("free after expiry");
+        assert!(matches!(hold.release().await, Err(Error::LockLost(_))), "{kind:?}");
+        taken.release().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn lost_on_server_stop_and_on_node_deletion() {
+    let mut server = TestingServer::start().await.unwrap();
+    let cs = server.connect_string();
+    let fw = framework(&cs).await;
+    let m = InterProcessMutex::new(&fw, "/stop").unwrap();
+    let guard = m.acquire().await.unwrap();
+    server.stop().await.unwrap();
+    let reason = tokio::time::timeout(WAIT, guard.lost()).await.expect("lost() fired");
+    assert_eq!(reason, LossReason::Suspended);
+    server.restart().await.unwrap();
+    fw.wait_connected(WAIT).await.unwrap();
+    assert!(guard.is_lost(), "a suspension is never forgotten under the standard policy");
+    drop(guard);
+
+    // deleted by someone else
+    let g = m.acquire().await.unwrap();
+    let watching = tokio::spawn({
+        let fw = fw.clone();
+        async move {
+            let m = InterProcessMutex::new(&fw, "/stop").unwrap();
+            let _ = m; // a second handle does not matter
+        }
+    });
+    watching.await.unwrap();
+    let lost = g.lost();
+    tokio::pin!(lost);
+    assert!(tokio::time::timeout(Duration::from_millis(200), &mut lost).await.is_err(), "not lost yet");
+    let admin = framework(&cs).await;
+    admin.delete(g.path()).await.unwrap();
+    assert_eq!(tokio::time::timeout(WAIT, lost).await.unwrap(), LossReason::NodeDeleted);
+}
+
+#[tokio::test]
+async fn mutex_is_reentrant_per_task_only() {
+    let cs = common::shared_server().await;
+    let fw = framework(&cs).await;
+    let m = InterProcessMutex::new(&fw, &format!("/{}", common::unique("reentrant"))).unwrap();
+    let g1 = m.acquire().await.unwrap();
+    let g2 = m.acquire().await.unwrap();
+    assert_eq!(g1.path(), g2.path(), "one node for both holds");
+    assert_eq!(g2.hold_count(), 2);
+    assert!(m.is_held_by_current_task());
+    // another task of the same process waits
+    let other = m.clone();
+    let blocked = tokio::spawn(async move { other.try_acquire().await.unwrap().is_none() }).await.unwrap();
+    assert!(blocked, "another task must not re-enter");
+    g1.release().await.unwrap();
+    assert_eq!(m.participants().await.unwrap().len(), 1, "still held once");
+    let other = m.clone();
+    let waiter = tokio::spawn(async move { other.acquire_timeout(WAIT).await.unwrap().map(|g| g.fencing_token()) });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!waiter.is_finished());
+    // released from another task: owned guards may move
+    tokio::spawn(async move { g2.release().await.unwrap() }).await.unwrap();
+    assert!(waiter.await.unwrap().is_some());
+    // the semaphore mutex is not re-entrant
+    let sm = InterProcessSemaphoreMutex::new(&fw, &format!("/{}", common::unique("semmutex"))).unwrap();
+    let held = sm.acquire().await.unwrap();
+    assert!(sm.acquire_timeout(Duration::from_millis(200)).await.unwrap().is_none());
+    held.release().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semaphore_never_exceeds_max_leases_under_16_contenders() {
+    let cs = common::shared_server().await;
+    let path = format!("/{}", common::unique("semaphore"));
+    let inside = Arc::new(AtomicUsize::new(0));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let (cs, path, inside, peak) = (cs.clone(), path.clone(), inside.clone(), peak.clone());
+        tasks.push(tokio::spawn(async move {
+            let fw = framework(&cs).await;
+            let sem = InterProcessSemaphoreV2::new(&fw, &path, 3).unwrap();
+            for _ in 0..3 {
+                let n = if i % 4 == 0 { 2 } else { 1 };
+                let leases = sem.acquire_many(n).await.unwrap();
+                let now = inside.fetch_add(n, Ordering::SeqCst) + n;
+                peak.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                inside.fetch_sub(n, Ordering::SeqCst);
+                zk_recipes::return_all(leases).await.unwrap();
+            }
+            fw.close();
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let peak = peak.load(Ordering::SeqCst);
+    assert!(peak <= 3, "more than 3 leases held at once: {peak}");
+    assert!(peak >= 2, "the semaphore never let several in: {peak}");
+    let fw = framework(&cs).await;
+    assert!(leftovers(&fw, &path).await.is_empty());
+}
+
+#[tokio::test]
+async fn semaphore_leases_and_timeouts() {
+    let cs = common::shared_server().await;
+    let a = framework(&cs).await;
+    let b = framework(&cs).await;
+    let path = format!("/{}", common::unique("leases"));
+    let sa = InterProcessSemaphoreV2::new(&a, &path, 2).unwrap();
+    let sb = InterProcessSemaphoreV2::new(&b, &path, 2).unwrap();
+    let two = sa.acquire_many(2).await.unwrap();
+    assert_eq!(two.len(), 2);
+    assert!(sb.acquire_timeout(Duration::from_millis(200)).await.unwrap().is_none());
+    assert_eq!(sb.participants().await.unwrap().len(), 2, "the timed-out lease is gone");
+    let mut two = two;
+    two.pop().unwrap().release().await.unwrap();
+    let one = sb.acquire_timeout(WAIT).await.unwrap().expect("a lease is free");
+    zk_recipes::return_all(two).await.unwrap();
+    one.release().await.unwrap();
+    settle(&[&a, &b]).await;
+    assert!(leftovers(&a, &path).await.is_empty());
+}
+
+#[tokio::test]
+async fn rwlock_sharing_exclusion_downgrade_and_upgrade_error() {
+    let cs = common::shared_server().await;
+    let a = framework(&cs).await;
+    let b = framework(&cs).await;
+    let path = format!("/{}", common::unique("rwlock"));
+    let la = InterProcessReadWriteLock::new(&a, &path).unwrap();
+    let lb = InterProcessReadWriteLock::new(&b, &path).unwrap();
+    // readers share
+    let ra = la.read().await.unwrap();
+    let rb = lb.read_timeout(Duration::from_secs(2)).await.unwrap().expect("readers share");
+    // a writer waits for readers
+    assert!(lb.write_timeout(Duration::from_millis(200)).await.is_err_and(|e| matches!(e, Error::Unsupported(_))));
+    drop(rb);
+    settle(&[&b]).await;
+    let lb2 = InterProcessReadWriteLock::new(&b, &path).unwrap();
+    let writer = tokio::spawn(async move { lb2.write_timeout(WAIT).await.unwrap().map(|g| g.fencing_token()) });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!writer.is_finished(), "the writer waits for the reader");
+    // upgrade is refused at once
+    let started = tokio::time::Instant::now();
+    assert!(matches!(la.write().await, Err(Error::Unsupported(_))));
+    assert!(started.elapsed() < Duration::from_secs(1));
+    ra.release().await.unwrap();
+    assert!(writer.await.unwrap().is_some());
+    // a writer excludes readers
+    let w = la.write().await.unwrap();
+    assert!(lb.read_timeout(Duration::from_millis(200)).await.unwrap().is_none());
+    // downgrade: the writer takes the read lock at once, then drops the write lock
+    let r = la.read_timeout(Duration::from_millis(500)).await.unwrap().expect("downgrade is immediate");
+    let seq = |p: &str| p[p.len() - 10..].to_string();
+    assert_eq!(seq(r.path()), seq(w.path()), "the read node keeps the writer's place");
+    assert!(r.path().contains("__READ__"));
+    assert_eq!(r.session_id(), a.status().session_id);
+    w.release().await.unwrap();
+    // now readers share with the downgraded reader, writers wait
+    let rb = lb.read_timeout(Duration::from_secs(2)).await.unwrap().expect("shares with the downgraded reader");
+    let lc = InterProcessReadWriteLock::new(&framework(&cs).await, &path).unwrap();
+    assert!(lc.write_timeout(Duration::from_millis(200)).await.unwrap().is_none());
+    r.release().await.unwrap();
+    rb.release().await.unwrap();
+    settle(&[&a, &b]).await;
+    assert!(leftovers(&a, &path).await.is_empty());
+}
+
+#[tokio::test]
+async fn readers_behind_writers_wake_in_turn() {
+    let cs = common::shared_server().await;
+    let a = framework(&cs).await;
+    let path = format!("/{}", common::unique("rwqueue"));
+    let w1 = InterProcessReadWriteLock::new(&a, &path).unwrap().write().await.unwrap();
+    // writer 2 queues, then readers 3 and 4 queue behind it
+    let b = framework(&cs).await;
+    let lb = InterProcessReadWriteLock::new(&b, &path).unwrap();
+    let w2 = tokio::spawn(async move { lb.write_timeout(WAIT).await.unwrap() });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let mut readers = Vec::new();
+    for _ in 0..2 {
+        let fw = framework(&cs).await;
+        let l = InterProcessReadWriteLock::new(&fw, &path).unwrap();
+        readers.push(tokio::spawn(async move { l.read_timeout(WAIT).await.unwrap().map(|g| (g, fw)) }));
+    }
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    w1.release().await.unwrap();
+    let w2 = w2.await.unwrap().expect("writer 2 next");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert!(readers.iter().all(|r| !r.is_finished()), "readers still wait for writer 2");
+    w2.release().await.unwrap();
+    for r in readers {
+        let (g, _fw) = r.await.unwrap().expect("reader granted after writer 2");
+        g.release().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn multilock_is_all_or_nothing() {
+    let cs = common::shared_server().await;
+    let a = framework(&cs).await;
+    let b = framework(&cs).await;
+    let base = format!("/{}", common::unique("multi"));
+    let (p1, p2, p3) = (format!("{base}/one"), format!("{base}/two"), format!("{base}/three"));
+    let blocker = InterProcessMutex::new(&b, &p2).unwrap().acquire().await.unwrap();
+    let multi = InterProcessMultiLock::new([
+        Lockable::Mutex(InterProcessMutex::new(&a, &p3).unwrap()),
+        Lockable::Mutex(InterProcessMutex::new(&a, &p1).unwrap()),
+        Lockable::Write(InterProcessReadWriteLock::new(&a, &p2).unwrap()),
+    ])
+    .unwrap();
+    let started = tokio::time::Instant::now();
+    assert!(multi.acquire_timeout(Duration::from_millis(400)).await.unwrap().is_none());
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(1500), "one deadline for the whole set: {took:?}");
+    settle(&[&a]).await;
+    // nothing of the set is held after the rollback
+    assert!(leftovers(&a, &p1).await.is_empty());
+    assert!(leftovers(&a, &p3).await.is_empty());
+    assert_eq!(leftovers(&a, &p2).await, vec![blocker.path().to_string()]);
+    blocker.release().await.unwrap();
+    let all = multi.acquire_timeout(WAIT).await.unwrap().expect("all free");
+    assert_eq!(all.nodes().count(), 3);
+    assert!(!all.is_lost());
+    let paths: Vec<String> = all.nodes().map(|n| n.path().to_string()).collect();
+    assert!(paths[0].starts_with(&p1) && paths[1].starts_with(&p3) && paths[2].starts_with(&p2), "{paths:?}");
+    all.release().await.unwrap();
+    let from_paths = InterProcessMultiLock::from_paths(&a, [&p1, &p2]).unwrap();
+    from_paths.acquire().await.unwrap().release().await.unwrap();
+}
+
+#[tokio::test]
+async fn revocation_is_requested_through_the_node_data() {
+    let cs = common::shared_server().await;
+    let a = framework(&cs).await;
+    let b = framework(&cs).await;
+    let path = format!("/{}", common::unique("revoke"));
+    let guard = InterProcessMutex::new(&a, &path).unwrap().revocable().acquire().await.unwrap();
+    assert!(!guard.revocation_requested());
+    let holder = InterProcessMutex::new(&b, &path).unwrap().participants().await.unwrap();
+    InterProcessMutex::request_revoke(&b, &format!("{path}/{}", holder[0])).await.unwrap();
+    tokio::time::timeout(WAIT, guard.revoked()).await.expect("revocation seen");
+    assert!(guard.revocation_requested());
+    guard.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn bad_input_gets_typed_errors() {
+    let cs = common::shared_server().await;
+    let fw = framework(&cs).await;
+    for bad in ["", "relative", "/", "/a/", "/a//b", "/nul\0"] {
+        assert!(matches!(InterProcessMutex::new(&fw, bad), Err(Error::InvalidPath { .. })), "{bad:?}");
+        assert!(matches!(InterProcessReadWriteLock::new(&fw, bad), Err(Error::InvalidPath { .. })));
+        assert!(matches!(InterProcessSemaphoreV2::new(&fw, bad, 1), Err(Error::InvalidPath { .. })));
+    }
+    assert!(matches!(InterProcessSemaphoreV2::new(&fw, "/s", 0), Err(Error::InvalidArgument(_))));
+    let sem = InterProcessSemaphoreV2::new(&fw, &format!("/{}", common::unique("bad")), 2).unwrap();
+    assert!(matches!(sem.acquire_many(0).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(sem.acquire_many(3).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(InterProcessMultiLock::new(Vec::new()), Err(Error::InvalidArgument(_))));
+    assert!(matches!(InterProcessMultiLock::from_paths(&fw, Vec::<String>::new()), Err(Error::InvalidArgument(_))));
+    // a closed framework
+    let closed = framework(&cs).await;
+    let m = InterProcessMutex::new(&closed, "/closed").unwrap();
+    closed.close();
+    assert_eq!(m.acquire().await.unwrap_err(), Error::Closed);
+}
