@@ -1,8 +1,14 @@
 //! Recipes built on the framework.
 
+mod atomic;
 pub(crate) mod locks;
+mod wait;
 
 pub use locks::{
     return_all, HeldNode, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
     InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, Lockable, LossReason, MultiLockGuard,
+};
+pub use atomic::{
+    AtomicNumber, AtomicOptions, AtomicStats, AtomicValue, DistributedAtomicInteger, DistributedAtomicLong,
+    DistributedAtomicNumber, DistributedAtomicValue, PromotedToLock,
 };

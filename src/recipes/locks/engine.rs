@@ -16,6 +16,7 @@ use zookeeper_client::{Client, CreateMode, Error as ZkError, EventType, OneshotW
 use super::driver::{sort_children, Decision, Driver};
 use crate::error::{Error, Result};
 use crate::framework::{paths, Framework, ProtectedName, SessionStatus};
+use crate::recipes::wait::{wait, Wake};
 
 /// What to contend for.
 pub(crate) struct Request<'a> {
@@ -70,11 +71,6 @@ impl Drop for Pending<'_> {
     }
 }
 
-enum Wake {
-    Event(EventType),
-    Deadline,
-    SessionChanged,
-}
 
 /// Contends until we hold (`Some`), the deadline passes (`None`, our node deleted), or an
 /// error. Cancel safe: dropping the future at any await point leaves no node behind.
@@ -244,22 +240,4 @@ async fn watch_node(fw: &Framework, path: &str) -> Result<Option<OneshotWatcher>
         }
     })
     .await
-}
-
-async fn wait(fw: &Framework, watcher: OneshotWatcher, deadline: Option<Instant>, owner: i64) -> Wake {
-    let mut status = fw.status_watch();
-    let session_changed = async move {
-        let _ = status.wait_for(|s| s.closed || s.session_id != owner).await;
-    };
-    let deadline = async move {
-        match deadline {
-            Some(at) => tokio::time::sleep_until(at).await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        event = watcher.changed() => Wake::Event(event.event_type),
-        _ = deadline => Wake::Deadline,
-        _ = session_changed => Wake::SessionChanged,
-    }
 }

@@ -1,0 +1,402 @@
+//! `DistributedAtomicValue`: the byte-level engine under the atomic counters.
+//!
+//! Each operation reads the node (or uses the value and version its own last write left),
+//! computes the new bytes, and writes them with a version check. Contention on the version
+//! is retried at once, with no sleep: it is not a failure of the connection.
+//!
+//! # Exactly once across a lost reply
+//! A versioned write whose reply is lost (connection loss) may or may not have been applied,
+//! and retrying blindly would count it twice. So each write is a `multi` that also creates a
+//! small persistent marker node `<path>/_txn_<instance>-<n>` (and deletes this instance's
+//! previous marker, so at most one is left per instance). After a lost reply the marker tells
+//! whether the write happened — also after a session expiry, which is why it is persistent.
+//! Curator reads only the counter node's data, so the markers are invisible to it. Closing
+//! the value (or dropping every clone) deletes the last marker.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+use zookeeper_client::{CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult};
+
+use crate::error::{Error, Result};
+use crate::framework::{lock, paths, Framework};
+use crate::recipes::locks::InterProcessMutex;
+
+/// How an atomic operation went (Curator's `AtomicValue` + `AtomicStats`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AtomicValue<T> {
+    /// Whether the value was changed (false: a compare failed, or the tries ran out).
+    pub succeeded: bool,
+    /// The value before the operation.
+    pub pre_value: T,
+    /// The value after it (equal to `pre_value` when it did not succeed).
+    pub post_value: T,
+    /// How many tries it took, and how long.
+    pub stats: AtomicStats,
+}
+
+impl<T> AtomicValue<T> {
+    pub(crate) fn map<U>(self, mut f: impl FnMut(T) -> U) -> AtomicValue<U> {
+        AtomicValue {
+            succeeded: self.succeeded,
+            pre_value: f(self.pre_value),
+            post_value: f(self.post_value),
+            stats: self.stats,
+        }
+    }
+}
+
+/// Tries and times of an atomic operation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AtomicStats {
+    /// Optimistic (lock-free, versioned) attempts.
+    pub optimistic_tries: u32,
+    /// Attempts made while holding the promotion lock.
+    pub promoted_tries: u32,
+    /// Time spent in optimistic attempts.
+    pub optimistic_time: Duration,
+    /// Time spent holding or waiting for the promotion lock.
+    pub promoted_time: Duration,
+}
+
+/// Promotion to a lock (Curator's `PromotedToLock`): when the optimistic tries run out, take an
+/// [`InterProcessMutex`] at `lock_path` (waiting at most `timeout`) and try again under it.
+#[derive(Debug, Clone)]
+pub struct PromotedToLock {
+    /// The lock's path.
+    pub lock_path: String,
+    /// How long to wait for the lock.
+    pub timeout: Duration,
+    /// How many attempts to make under the lock.
+    pub tries: u32,
+}
+
+/// Options of an atomic value.
+#[derive(Debug, Clone)]
+pub struct AtomicOptions {
+    /// Optimistic attempts before giving up or promoting (default 10,000; contention is
+    /// retried without sleeping).
+    pub optimistic_tries: u32,
+    /// Optional promotion to a lock.
+    pub promoted: Option<PromotedToLock>,
+}
+
+impl Default for AtomicOptions {
+    fn default() -> Self {
+        Self { optimistic_tries: 10_000, promoted: None }
+    }
+}
+
+/// A byte value stored in one node, changed atomically: Curator's `DistributedAtomicValue`.
+///
+/// # Curator compatibility
+/// One persistent node holding the raw bytes; a missing node or empty data reads as empty.
+#[derive(Debug, Clone)]
+pub struct DistributedAtomicValue {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    fw: Framework,
+    path: String,
+    options: AtomicOptions,
+    instance: String,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// The value and version our last successful write left (a guess; the version check
+    /// catches it when stale).
+    cached: Option<(Vec<u8>, i32)>,
+    /// Our latest marker node, deleted by our next write.
+    marker: Option<String>,
+    next: u64,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(marker) = lock(&self.state).marker.take() {
+            self.fw.delete_in_background(marker, None);
+        }
+    }
+}
+
+/// The outcome of one write attempt.
+enum Attempt {
+    Written(i32),
+    Contended,
+}
+
+impl DistributedAtomicValue {
+    /// A value at `path`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`]; [`Error::InvalidArgument`] for zero optimistic tries or an
+    /// invalid promotion lock path.
+    pub fn new(fw: &Framework, path: &str, options: AtomicOptions) -> Result<Self> {
+        paths::validate_recipe_path(path)?;
+        if options.optimistic_tries == 0 {
+            return Err(Error::InvalidArgument("optimistic tries must be at least 1".into()));
+        }
+        if let Some(p) = &options.promoted {
+            paths::validate_recipe_path(&p.lock_path)?;
+            if p.tries == 0 {
+                return Err(Error::InvalidArgument("promoted tries must be at least 1".into()));
+            }
+        }
+        let instance = uuid::Uuid::new_v4().simple().to_string();
+        Ok(Self {
+            inner: Arc::new(Inner {
+                fw: fw.clone(),
+                path: path.to_string(),
+                options,
+                instance,
+                state: Mutex::default(),
+            }),
+        })
+    }
+
+    /// The node's path.
+    pub fn path(&self) -> &str {
+        &self.inner.path
+    }
+
+    /// The current bytes (empty when the node is missing).
+    ///
+    /// # Errors
+    /// The framework's errors.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn get(&self) -> Result<Vec<u8>> {
+        Ok(self.read().await?.0)
+    }
+
+    async fn read(&self) -> Result<(Vec<u8>, Option<i32>)> {
+        match self.inner.fw.get_data(&self.inner.path).await {
+            Ok((data, stat)) => Ok((data, Some(stat.version))),
+            Err(Error::ZooKeeper(ZkError::NoNode)) => Ok((Vec::new(), None)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sets `new` whatever the current value (Curator's `forceSet`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for empty bytes; the framework's errors.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: the write may have been applied.
+    pub async fn force_set(&self, new: &[u8]) -> Result<()> {
+        check_value(new)?;
+        let result = self.apply(|_| Some(new.to_vec())).await?;
+        match result.succeeded {
+            true => Ok(()),
+            false => Err(Error::Timeout(Duration::ZERO)),
+        }
+    }
+
+    /// Sets `new` if the current bytes equal `expected` (a missing node equals empty bytes).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for empty `new`; the framework's errors.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe.
+    pub async fn compare_and_set(&self, expected: &[u8], new: &[u8]) -> Result<AtomicValue<Vec<u8>>> {
+        check_value(new)?;
+        self.apply(|current| (current == expected).then(|| new.to_vec())).await
+    }
+
+    /// Sets `new` unconditionally through the optimistic loop, reporting the value it replaced
+    /// (Curator's `trySet`).
+    ///
+    /// # Errors
+    /// As [`compare_and_set`](Self::compare_and_set).
+    ///
+    /// # Cancel safety
+    /// Not cancel safe.
+    pub async fn try_set(&self, new: &[u8]) -> Result<AtomicValue<Vec<u8>>> {
+        check_value(new)?;
+        self.apply(|_| Some(new.to_vec())).await
+    }
+
+    /// Creates the node with `value` if it does not exist; `false` when it already did.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for empty bytes; the framework's errors.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe.
+    pub async fn initialize(&self, value: &[u8]) -> Result<bool> {
+        check_value(value)?;
+        match self.inner.fw.create(&self.inner.path, value, CreateMode::Persistent).await {
+            Ok(_) => Ok(true),
+            Err(Error::ZooKeeper(ZkError::NodeExists)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Deletes this instance's last marker node now (also done when the last clone drops).
+    ///
+    /// # Errors
+    /// The delete's error (it then continues in the background).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn close(&self) -> Result<()> {
+        let marker = lock(&self.inner.state).marker.take();
+        match marker {
+            Some(m) => self.inner.fw.delete_guaranteed(&m).await,
+            None => Ok(()),
+        }
+    }
+
+    /// The optimistic loop, then the promoted one. `compute` maps the current bytes to the new
+    /// ones, or `None` to stop without writing.
+    pub(crate) async fn apply<F>(&self, mut compute: F) -> Result<AtomicValue<Vec<u8>>>
+    where
+        F: FnMut(&[u8]) -> Option<Vec<u8>>,
+    {
+        let mut stats = AtomicStats::default();
+        let started = Instant::now();
+        let outcome = self.attempts(&mut compute, self.inner.options.optimistic_tries, &mut stats.optimistic_tries).await;
+        stats.optimistic_time = started.elapsed();
+        let mut outcome = outcome?;
+        if !outcome.succeeded && outcome.computed {
+            if let Some(promoted) = &self.inner.options.promoted {
+                let started = Instant::now();
+                let mutex = InterProcessMutex::new(&self.inner.fw, &promoted.lock_path)?;
+                if let Some(guard) = mutex.acquire_timeout(promoted.timeout).await? {
+                    let under_lock = self.attempts(&mut compute, promoted.tries, &mut stats.promoted_tries).await;
+                    let released = guard.release().await;
+                    outcome = under_lock?;
+                    released?;
+                }
+                stats.promoted_time = started.elapsed();
+            }
+        }
+        Ok(AtomicValue { succeeded: outcome.succeeded, pre_value: outcome.pre, post_value: outcome.post, stats })
+    }
+
+    async fn attempts<F>(&self, compute: &mut F, tries: u32, counter: &mut u32) -> Result<Outcome>
+    where
+        F: FnMut(&[u8]) -> Option<Vec<u8>>,
+    {
+        let mut current = lock(&self.inner.state).cached.clone().map(|(v, ver)| (v, Some(ver)));
+        let mut last = Vec::new();
+        while *counter < tries {
+            let (value, version) = match current.take() {
+                Some(c) => c,
+                None => self.read().await?,
+            };
+            let Some(new) = compute(&value) else {
+                return Ok(Outcome { succeeded: false, computed: false, pre: value.clone(), post: value });
+            };
+            *counter += 1;
+            match self.write(&new, version).await? {
+                Attempt::Written(version) => {
+                    lock(&self.inner.state).cached = Some((new.clone(), version));
+                    return Ok(Outcome { succeeded: true, computed: true, pre: value, post: new });
+                },
+                Attempt::Contended => {
+                    lock(&self.inner.state).cached = None;
+                    last = value;
+                },
+            }
+        }
+        Ok(Outcome { succeeded: false, computed: true, pre: last.clone(), post: last })
+    }
+
+    /// One versioned write (creating the node first when missing), exactly once across lost
+    /// replies.
+    async fn write(&self, new: &[u8], version: Option<i32>) -> Result<Attempt> {
+        let fw = &self.inner.fw;
+        let Some(version) = version else {
+            // Create the node empty (idempotent: empty reads as the initial value), then write
+            // with a version check like any other write.
+            match fw.create(&self.inner.path, &[], CreateMode::Persistent).await {
+                Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => return Ok(Attempt::Contended),
+                Err(e) => return Err(e),
+            }
+        };
+        let (marker, previous) = {
+            let mut state = lock(&self.inner.state);
+            state.next += 1;
+            let marker = paths::join(&self.inner.path, &format!("_txn_{}-{}", self.inner.instance, state.next));
+            (marker, state.marker.clone())
+        };
+        let options = fw.create_options(CreateMode::Persistent);
+        let attempted = AtomicBool::new(false);
+        let written = fw
+            .retry(|client| {
+                let (marker, previous, options, attempted) = (&marker, &previous, &options, &attempted);
+                async move {
+                    // After a lost reply, the marker tells whether that write happened.
+                    if attempted.swap(true, Ordering::SeqCst) && client.check_stat(marker).await?.is_some() {
+                        return Ok(Written::Yes(None));
+                    }
+                    let mut multi = client.new_multi_writer();
+                    multi.add_set_data(&self.inner.path, new, Some(version))?;
+                    multi.add_create(marker, &[], options)?;
+                    if let Some(prev) = previous {
+                        multi.add_delete(prev, None)?;
+                    }
+                    match multi.commit().await {
+                        Ok(results) => Ok(Written::Yes(results.into_iter().find_map(|r| match r {
+                            MultiWriteResult::SetData { stat } => Some(stat.version),
+                            _ => None,
+                        }))),
+                        Err(MultiWriteError::RequestFailed { source }) => Err(source),
+                        Err(MultiWriteError::OperationFailed { index: 0, source: ZkError::BadVersion | ZkError::NoNode }) => {
+                            Ok(Written::Contended)
+                        },
+                        Err(MultiWriteError::OperationFailed { index: 2, source: ZkError::NoNode }) => {
+                            Ok(Written::PreviousMarkerGone)
+                        },
+                        Err(MultiWriteError::OperationFailed { source, .. }) => Ok(Written::Refused(source)),
+                    }
+                }
+            })
+            .await?;
+        let mut state = lock(&self.inner.state);
+        match written {
+            Written::Yes(new_version) => {
+                state.marker = Some(marker);
+                Ok(Attempt::Written(new_version.unwrap_or(version + 1)))
+            },
+            Written::Contended => Ok(Attempt::Contended),
+            Written::PreviousMarkerGone => {
+                // removed by someone else: forget it and try again
+                state.marker = None;
+                Ok(Attempt::Contended)
+            },
+            Written::Refused(e) => Err(e.into()),
+        }
+    }
+}
+
+enum Written {
+    Yes(Option<i32>),
+    Contended,
+    PreviousMarkerGone,
+    Refused(ZkError),
+}
+
+struct Outcome {
+    succeeded: bool,
+    computed: bool,
+    pre: Vec<u8>,
+    post: Vec<u8>,
+}
+
+fn check_value(value: &[u8]) -> Result<()> {
+    if value.is_empty() {
+        return Err(Error::InvalidArgument("an atomic value cannot be set to empty bytes".into()));
+    }
+    Ok(())
+}
