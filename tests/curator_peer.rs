@@ -198,10 +198,10 @@ fn mode(owner: i64) -> &'static str {
     }
 }
 
-/// Whether the server's container manager removes `path` (empty) within 3 s: true for an empty
-/// container (reaped once it has had children), false for a persistent node.
+/// Whether the server's container manager removes `path` (empty) within 1 s (ten check
+/// intervals): true for an empty container that has had children, false for a persistent node.
 async fn reaped(zk: &zookeeper_client::Client, path: &str) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(3);
+    let deadline = Instant::now() + Duration::from_secs(1);
     while Instant::now() < deadline {
         match zk.check_stat(path).await.expect("stat") {
             None => return true,
