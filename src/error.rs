@@ -97,6 +97,20 @@ pub enum Error {
         install_hint: &'static str,
     },
 
+    /// The testing kit's Curator peer needs Java and Debian's Curator jars, and some are missing.
+    #[error("Curator peer unavailable ({searched}); install with: {install_hint}")]
+    CuratorNotInstalled {
+        /// What was looked for, and where.
+        searched: String,
+        /// The command that installs what is missing.
+        install_hint: &'static str,
+    },
+
+    /// The testing kit's Curator peer (a Java process) failed: it answered a command with an
+    /// exception (`"<command>: <ExceptionClass>: <message>"`), could not be compiled, or died.
+    #[error("Curator peer: {0}")]
+    Peer(String),
+
     /// A local process or file operation of the testing kit or CLI failed.
     #[error("I/O error: {0}")]
     Io(String),

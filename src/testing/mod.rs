@@ -1,1 +1,2 @@
 //! Real-ZooKeeper testing kit.
+pub mod curator;

@@ -1,0 +1,665 @@
+// A long-running Apache Curator participant that Rust tests drive over stdin/stdout.
+//
+// Part of zk-recipes' testing kit (see src/testing/curator.rs, which compiles and starts this
+// file). Protocol, one request per line on stdin, one answer per line on stdout:
+//
+//   <rid> <command> <arg>...        ->   <rid> OK <payload>
+//                                   or   <rid> ERR <ExceptionClass> <message>
+//
+// Arguments are separated by spaces and never contain whitespace. Times are milliseconds; a
+// negative timeout waits forever. Commands run on executor threads, so a blocking acquire does
+// not block the command loop: the Rust side may have many requests outstanding and matches the
+// answers by <rid>.
+//
+// Thread affinity: Curator's InterProcessMutex and the read-write lock belong to the thread that
+// acquired them, so every (client, holder) pair gets one dedicated thread for mutex.* and rw.*
+// commands (a holder id is the analogue of a Java thread: acquiring twice through one holder
+// is re-entrant). All other commands run on a shared pool.
+//
+// The process exits when stdin reaches end of file (so a killed test never leaves a JVM
+// behind) or on "quit". Nothing but answers is written to stdout: System.out is redirected to
+// stderr, and slf4j-nop on the class path silences Curator's and ZooKeeper's logging.
+
+import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.lang.reflect.InvocationTargetException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Deque;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.atomic.AtomicValue;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicInteger;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
+import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.shared.SharedCount;
+import org.apache.curator.framework.recipes.shared.VersionedValue;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.retry.RetryNTimes;
+
+public final class CuratorPeer {
+    /** The real stdout; only answers go there. */
+    private static PrintStream out;
+
+    private static final Map<String, CuratorFramework> CLIENTS = new ConcurrentHashMap<>();
+    /** Recipe objects by holder key (cid + '\0' + hid). */
+    private static final Map<String, Object> HOLDERS = new ConcurrentHashMap<>();
+    /** Dedicated single threads for thread-bound locks, by holder key. */
+    private static final Map<String, ExecutorService> HOLDER_THREADS = new ConcurrentHashMap<>();
+
+    private static final AtomicInteger THREAD_SEQ = new AtomicInteger();
+    private static final ExecutorService POOL = Executors.newCachedThreadPool(daemon("peer-pool"));
+
+    private CuratorPeer() {}
+
+    // ----------------------------------------------------------------------------------------
+    // Holder state
+
+    private static final class MutexHolder {
+        final String path;
+        final InterProcessMutex mutex;
+        int holds;
+
+        MutexHolder(CuratorFramework client, String path) {
+            this.path = path;
+            this.mutex = new InterProcessMutex(client, path);
+        }
+    }
+
+    private static final class RwHolder {
+        final String path;
+        final InterProcessReadWriteLock lock;
+        /** Acquired locks, most recent first; an entry per successful acquire. */
+        final Deque<InterProcessMutex> held = new ArrayDeque<>();
+
+        RwHolder(CuratorFramework client, String path) {
+            this.path = path;
+            this.lock = new InterProcessReadWriteLock(client, path);
+        }
+    }
+
+    private static final class SemHolder {
+        final String path;
+        final int maxLeases;
+        final InterProcessSemaphoreV2 semaphore;
+        final List<Lease> leases = new ArrayList<>();
+
+        SemHolder(CuratorFramework client, String path, int maxLeases) {
+            this.path = path;
+            this.maxLeases = maxLeases;
+            this.semaphore = new InterProcessSemaphoreV2(client, path, maxLeases);
+        }
+    }
+
+    private static final class SemMutexHolder {
+        final String path;
+        final InterProcessSemaphoreMutex mutex;
+
+        SemMutexHolder(CuratorFramework client, String path) {
+            this.path = path;
+            this.mutex = new InterProcessSemaphoreMutex(client, path);
+        }
+    }
+
+    private static final class DoubleBarrierHolder {
+        final String path;
+        final DistributedDoubleBarrier barrier;
+
+        DoubleBarrierHolder(CuratorFramework client, String path, int memberQty) {
+            this.path = path;
+            this.barrier = new DistributedDoubleBarrier(client, path, memberQty);
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Main loop
+
+    public static void main(String[] args) throws Exception {
+        out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        System.setOut(System.err);
+
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            line = line.strip();
+            if (line.isEmpty()) {
+                continue;
+            }
+            String[] words = line.split("\\s+");
+            final String rid = words[0];
+            if (words.length < 2) {
+                err(rid, new IllegalArgumentException("missing command after request id"));
+                continue;
+            }
+            final String cmd = words[1];
+            final String[] a = new String[words.length - 2];
+            System.arraycopy(words, 2, a, 0, a.length);
+            if (cmd.equals("quit")) {
+                respond(rid, "OK bye");
+                shutdown(2000);
+                return;
+            }
+            executorFor(cmd, a).execute(() -> run(rid, cmd, a));
+        }
+        shutdown(1000);
+    }
+
+    private static ExecutorService executorFor(String cmd, String[] a) {
+        boolean threadBound = cmd.startsWith("mutex.") || cmd.startsWith("rw.");
+        if (!threadBound || a.length < 2) {
+            return POOL;
+        }
+        return HOLDER_THREADS.computeIfAbsent(key(a[0], a[1]),
+                k -> Executors.newSingleThreadExecutor(daemon("peer-holder")));
+    }
+
+    private static void run(String rid, String cmd, String[] a) {
+        try {
+            respond(rid, "OK " + dispatch(cmd, a));
+        } catch (Throwable t) {
+            err(rid, t);
+        }
+    }
+
+    private static String dispatch(String cmd, String[] a) throws Exception {
+        switch (cmd) {
+            case "ping":
+                return "pong";
+            case "connect":
+                need(a, 2, "connect <cid> <connectString> [sessionTimeoutMs]");
+                return connect(a[0], a[1], a.length > 2 ? Integer.parseInt(a[2]) : 10000);
+            case "close":
+                need(a, 1, "close <cid>");
+                return closeClient(a[0]);
+            case "session":
+                need(a, 1, "session <cid>");
+                return Long.toString(client(a[0]).getZookeeperClient().getZooKeeper().getSessionId());
+
+            case "mutex.acquire":
+                need(a, 4, "mutex.acquire <cid> <hid> <path> <timeoutMs>");
+                return mutexAcquire(a[0], a[1], a[2], Long.parseLong(a[3]));
+            case "mutex.release":
+                need(a, 2, "mutex.release <cid> <hid>");
+                return mutexRelease(a[0], a[1]);
+
+            case "rw.read.acquire":
+                need(a, 4, "rw.read.acquire <cid> <hid> <path> <timeoutMs>");
+                return rwAcquire(a[0], a[1], a[2], Long.parseLong(a[3]), false);
+            case "rw.write.acquire":
+                need(a, 4, "rw.write.acquire <cid> <hid> <path> <timeoutMs>");
+                return rwAcquire(a[0], a[1], a[2], Long.parseLong(a[3]), true);
+            case "rw.release":
+                need(a, 2, "rw.release <cid> <hid> [read|write]");
+                return rwRelease(a[0], a[1], a.length > 2 ? a[2] : null);
+
+            case "sem.acquire":
+                need(a, 6, "sem.acquire <cid> <hid> <path> <maxLeases> <count> <timeoutMs>");
+                return semAcquire(a[0], a[1], a[2], Integer.parseInt(a[3]), Integer.parseInt(a[4]),
+                        Long.parseLong(a[5]));
+            case "sem.release":
+                need(a, 2, "sem.release <cid> <hid>");
+                return semRelease(a[0], a[1]);
+
+            case "semmutex.acquire":
+                need(a, 4, "semmutex.acquire <cid> <hid> <path> <timeoutMs>");
+                return semMutexAcquire(a[0], a[1], a[2], Long.parseLong(a[3]));
+            case "semmutex.release":
+                need(a, 2, "semmutex.release <cid> <hid>");
+                return semMutexRelease(a[0], a[1]);
+
+            case "sharedcount.get":
+                need(a, 2, "sharedcount.get <cid> <path>");
+                return sharedCount(a[0], a[1], 0, false);
+            case "sharedcount.add":
+                need(a, 3, "sharedcount.add <cid> <path> <delta>");
+                return sharedCount(a[0], a[1], Integer.parseInt(a[2]), true);
+
+            case "atomiclong.get":
+                need(a, 2, "atomiclong.get <cid> <path>");
+                return format(atomicLong(a[0], a[1]).get());
+            case "atomiclong.add":
+                need(a, 3, "atomiclong.add <cid> <path> <delta>");
+                return format(atomicLong(a[0], a[1]).add(Long.parseLong(a[2])));
+            case "atomicint.get":
+                need(a, 2, "atomicint.get <cid> <path>");
+                return format(atomicInt(a[0], a[1]).get());
+            case "atomicint.add":
+                need(a, 3, "atomicint.add <cid> <path> <delta>");
+                return format(atomicInt(a[0], a[1]).add(Integer.parseInt(a[2])));
+
+            case "latch.start":
+                need(a, 4, "latch.start <cid> <hid> <path> <participantId>");
+                return latchStart(a[0], a[1], a[2], a[3]);
+            case "latch.has":
+                need(a, 2, "latch.has <cid> <hid>");
+                return Boolean.toString(holder(a[0], a[1], LeaderLatch.class).hasLeadership());
+            case "latch.await": {
+                need(a, 3, "latch.await <cid> <hid> <timeoutMs>");
+                LeaderLatch latch = holder(a[0], a[1], LeaderLatch.class);
+                long ms = Long.parseLong(a[2]);
+                if (ms < 0) {
+                    latch.await();
+                    return "true";
+                }
+                return Boolean.toString(latch.await(ms, TimeUnit.MILLISECONDS));
+            }
+            case "latch.leader":
+                need(a, 2, "latch.leader <cid> <hid>");
+                return holder(a[0], a[1], LeaderLatch.class).getLeader().getId();
+            case "latch.ourpath":
+                need(a, 2, "latch.ourpath <cid> <hid>");
+                return String.valueOf(holder(a[0], a[1], LeaderLatch.class).getOurPath());
+            case "latch.close": {
+                need(a, 2, "latch.close <cid> <hid>");
+                LeaderLatch latch = holder(a[0], a[1], LeaderLatch.class);
+                HOLDERS.remove(key(a[0], a[1]), latch);
+                latch.close();
+                return "closed";
+            }
+
+            case "dbarrier.enter":
+                need(a, 5, "dbarrier.enter <cid> <hid> <path> <memberQty> <timeoutMs>");
+                return doubleBarrierEnter(a[0], a[1], a[2], Integer.parseInt(a[3]), Long.parseLong(a[4]));
+            case "dbarrier.leave":
+                need(a, 3, "dbarrier.leave <cid> <hid> <timeoutMs>");
+                return doubleBarrierLeave(a[0], a[1], Long.parseLong(a[2]));
+
+            case "barrier.set":
+                need(a, 2, "barrier.set <cid> <path>");
+                new DistributedBarrier(client(a[0]), a[1]).setBarrier();
+                return "set";
+            case "barrier.remove":
+                need(a, 2, "barrier.remove <cid> <path>");
+                new DistributedBarrier(client(a[0]), a[1]).removeBarrier();
+                return "removed";
+            case "barrier.wait": {
+                need(a, 3, "barrier.wait <cid> <path> <timeoutMs>");
+                DistributedBarrier barrier = new DistributedBarrier(client(a[0]), a[1]);
+                long ms = Long.parseLong(a[2]);
+                if (ms < 0) {
+                    barrier.waitOnBarrier();
+                    return "true";
+                }
+                return Boolean.toString(barrier.waitOnBarrier(ms, TimeUnit.MILLISECONDS));
+            }
+
+            default:
+                throw new IllegalArgumentException("unknown command " + cmd);
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Clients
+
+    private static String connect(String cid, String connectString, int sessionTimeoutMs) throws Exception {
+        if (CLIENTS.containsKey(cid)) {
+            throw new IllegalStateException("client " + cid + " is already connected");
+        }
+        CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString(connectString)
+                .sessionTimeoutMs(sessionTimeoutMs)
+                .connectionTimeoutMs(Math.min(sessionTimeoutMs, 15000))
+                .retryPolicy(new ExponentialBackoffRetry(100, 3))
+                .build();
+        client.start();
+        if (!client.blockUntilConnected(Math.max(sessionTimeoutMs, 1000), TimeUnit.MILLISECONDS)) {
+            client.close();
+            throw new IllegalStateException("could not connect to " + connectString);
+        }
+        if (CLIENTS.putIfAbsent(cid, client) != null) {
+            client.close();
+            throw new IllegalStateException("client " + cid + " is already connected");
+        }
+        return Long.toString(client.getZookeeperClient().getZooKeeper().getSessionId());
+    }
+
+    private static String closeClient(String cid) {
+        CuratorFramework client = CLIENTS.remove(cid);
+        if (client == null) {
+            throw new IllegalStateException("no client " + cid);
+        }
+        String prefix = cid + '\0';
+        for (Iterator<Map.Entry<String, Object>> it = HOLDERS.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, Object> e = it.next();
+            if (e.getKey().startsWith(prefix)) {
+                it.remove();
+                if (e.getValue() instanceof LeaderLatch) {
+                    try {
+                        ((LeaderLatch) e.getValue()).close();
+                    } catch (Exception ignored) {
+                        // the session close below removes its node anyway
+                    }
+                }
+            }
+        }
+        for (Iterator<Map.Entry<String, ExecutorService>> it = HOLDER_THREADS.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, ExecutorService> e = it.next();
+            if (e.getKey().startsWith(prefix)) {
+                it.remove();
+                e.getValue().shutdownNow();
+            }
+        }
+        client.close();
+        return "closed";
+    }
+
+    private static CuratorFramework client(String cid) {
+        CuratorFramework client = CLIENTS.get(cid);
+        if (client == null) {
+            throw new IllegalStateException("no client " + cid);
+        }
+        return client;
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Locks
+
+    private static String mutexAcquire(String cid, String hid, String path, long ms) throws Exception {
+        CuratorFramework client = client(cid);
+        String k = key(cid, hid);
+        MutexHolder h = (MutexHolder) HOLDERS.computeIfAbsent(k, x -> new MutexHolder(client, path));
+        checkPath(h.path, path, hid);
+        boolean ok;
+        try {
+            ok = acquire(h.mutex, ms);
+        } finally {
+            if (h.holds == 0) {
+                HOLDERS.remove(k, h);
+            }
+        }
+        if (ok) {
+            h.holds++;
+            HOLDERS.put(k, h);
+        }
+        return Boolean.toString(ok);
+    }
+
+    private static String mutexRelease(String cid, String hid) throws Exception {
+        String k = key(cid, hid);
+        MutexHolder h = holder(cid, hid, MutexHolder.class);
+        h.mutex.release();
+        h.holds--;
+        if (h.holds <= 0) {
+            HOLDERS.remove(k, h);
+        }
+        return Integer.toString(Math.max(h.holds, 0));
+    }
+
+    private static String rwAcquire(String cid, String hid, String path, long ms, boolean write) throws Exception {
+        CuratorFramework client = client(cid);
+        String k = key(cid, hid);
+        RwHolder h = (RwHolder) HOLDERS.computeIfAbsent(k, x -> new RwHolder(client, path));
+        checkPath(h.path, path, hid);
+        InterProcessMutex lock = write ? h.lock.writeLock() : h.lock.readLock();
+        boolean ok;
+        try {
+            ok = acquire(lock, ms);
+        } finally {
+            if (h.held.isEmpty()) {
+                HOLDERS.remove(k, h);
+            }
+        }
+        if (ok) {
+            h.held.push(lock);
+            HOLDERS.put(k, h);
+        }
+        return Boolean.toString(ok);
+    }
+
+    private static String rwRelease(String cid, String hid, String kind) throws Exception {
+        String k = key(cid, hid);
+        RwHolder h = holder(cid, hid, RwHolder.class);
+        InterProcessMutex lock;
+        if (kind == null) {
+            lock = h.held.peek();
+        } else if (kind.equals("read") || kind.equals("write")) {
+            InterProcessMutex wanted = kind.equals("read") ? h.lock.readLock() : h.lock.writeLock();
+            lock = h.held.contains(wanted) ? wanted : null;
+        } else {
+            throw new IllegalArgumentException("kind must be read or write, not " + kind);
+        }
+        if (lock == null) {
+            throw new IllegalMonitorStateException("holder " + hid + " holds no such lock");
+        }
+        lock.release();
+        h.held.removeFirstOccurrence(lock);
+        if (h.held.isEmpty()) {
+            HOLDERS.remove(k, h);
+        }
+        return Integer.toString(h.held.size());
+    }
+
+    private static boolean acquire(InterProcessMutex lock, long ms) throws Exception {
+        if (ms < 0) {
+            lock.acquire();
+            return true;
+        }
+        return lock.acquire(ms, TimeUnit.MILLISECONDS);
+    }
+
+    private static String semAcquire(String cid, String hid, String path, int maxLeases, int count, long ms)
+            throws Exception {
+        CuratorFramework client = client(cid);
+        SemHolder h = (SemHolder) HOLDERS.computeIfAbsent(key(cid, hid), x -> new SemHolder(client, path, maxLeases));
+        checkPath(h.path, path, hid);
+        if (h.maxLeases != maxLeases) {
+            throw new IllegalArgumentException("holder " + hid + " uses maxLeases " + h.maxLeases);
+        }
+        Collection<Lease> got = ms < 0 ? h.semaphore.acquire(count) : h.semaphore.acquire(count, ms, TimeUnit.MILLISECONDS);
+        if (got == null) {
+            return "false";
+        }
+        synchronized (h) {
+            h.leases.addAll(got);
+        }
+        return Integer.toString(got.size());
+    }
+
+    private static String semRelease(String cid, String hid) {
+        SemHolder h = holder(cid, hid, SemHolder.class);
+        List<Lease> leases;
+        synchronized (h) {
+            leases = new ArrayList<>(h.leases);
+            h.leases.clear();
+        }
+        h.semaphore.returnAll(leases);
+        return Integer.toString(leases.size());
+    }
+
+    private static String semMutexAcquire(String cid, String hid, String path, long ms) throws Exception {
+        CuratorFramework client = client(cid);
+        SemMutexHolder h = (SemMutexHolder) HOLDERS.computeIfAbsent(key(cid, hid), x -> new SemMutexHolder(client, path));
+        checkPath(h.path, path, hid);
+        if (ms < 0) {
+            h.mutex.acquire();
+            return "true";
+        }
+        return Boolean.toString(h.mutex.acquire(ms, TimeUnit.MILLISECONDS));
+    }
+
+    private static String semMutexRelease(String cid, String hid) throws Exception {
+        holder(cid, hid, SemMutexHolder.class).mutex.release();
+        return "released";
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Counters
+
+    private static String sharedCount(String cid, String path, int delta, boolean add) throws Exception {
+        SharedCount count = new SharedCount(client(cid), path, 0);
+        count.start();
+        try {
+            if (!add) {
+                return Integer.toString(count.getCount());
+            }
+            while (true) {
+                VersionedValue<Integer> current = count.getVersionedValue();
+                int next = current.getValue() + delta;
+                if (count.trySetCount(current, next)) {
+                    return Integer.toString(next);
+                }
+            }
+        } finally {
+            count.close();
+        }
+    }
+
+    private static DistributedAtomicLong atomicLong(String cid, String path) {
+        return new DistributedAtomicLong(client(cid), path, new RetryNTimes(1000, 1));
+    }
+
+    private static DistributedAtomicInteger atomicInt(String cid, String path) {
+        return new DistributedAtomicInteger(client(cid), path, new RetryNTimes(1000, 1));
+    }
+
+    private static String format(AtomicValue<? extends Number> v) {
+        return v.succeeded() + " " + v.preValue() + " " + v.postValue();
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Leader latch, barriers
+
+    private static String latchStart(String cid, String hid, String path, String participantId) throws Exception {
+        LeaderLatch latch = new LeaderLatch(client(cid), path, participantId);
+        if (HOLDERS.putIfAbsent(key(cid, hid), latch) != null) {
+            throw new IllegalStateException("holder " + hid + " is in use");
+        }
+        try {
+            latch.start();
+        } catch (Exception e) {
+            HOLDERS.remove(key(cid, hid), latch);
+            throw e;
+        }
+        return "started";
+    }
+
+    private static String doubleBarrierEnter(String cid, String hid, String path, int memberQty, long ms)
+            throws Exception {
+        CuratorFramework client = client(cid);
+        DoubleBarrierHolder h = (DoubleBarrierHolder) HOLDERS.computeIfAbsent(key(cid, hid),
+                x -> new DoubleBarrierHolder(client, path, memberQty));
+        checkPath(h.path, path, hid);
+        if (ms < 0) {
+            h.barrier.enter();
+            return "true";
+        }
+        return Boolean.toString(h.barrier.enter(ms, TimeUnit.MILLISECONDS));
+    }
+
+    private static String doubleBarrierLeave(String cid, String hid, long ms) throws Exception {
+        DoubleBarrierHolder h = holder(cid, hid, DoubleBarrierHolder.class);
+        boolean left;
+        if (ms < 0) {
+            h.barrier.leave();
+            left = true;
+        } else {
+            left = h.barrier.leave(ms, TimeUnit.MILLISECONDS);
+        }
+        if (left) {
+            HOLDERS.remove(key(cid, hid), h);
+        }
+        return Boolean.toString(left);
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Helpers
+
+    private static String key(String cid, String hid) {
+        return cid + '\0' + hid;
+    }
+
+    private static <T> T holder(String cid, String hid, Class<T> type) {
+        client(cid);
+        Object h = HOLDERS.get(key(cid, hid));
+        if (h == null) {
+            throw new IllegalStateException("holder " + hid + " of client " + cid + " holds nothing");
+        }
+        if (!type.isInstance(h)) {
+            throw new IllegalStateException("holder " + hid + " is a " + h.getClass().getSimpleName()
+                    + ", not a " + type.getSimpleName());
+        }
+        return type.cast(h);
+    }
+
+    private static void checkPath(String held, String wanted, String hid) {
+        if (!held.equals(wanted)) {
+            throw new IllegalStateException("holder " + hid + " is in use on " + held);
+        }
+    }
+
+    private static void need(String[] a, int n, String usage) {
+        if (a.length < n) {
+            throw new IllegalArgumentException("usage: " + usage);
+        }
+    }
+
+    private static void respond(String rid, String text) {
+        synchronized (CuratorPeer.class) {
+            out.print(rid + " " + text.replace('\r', ' ').replace('\n', ' ') + "\n");
+            out.flush();
+        }
+    }
+
+    private static void err(String rid, Throwable t) {
+        while ((t instanceof ExecutionException || t instanceof CompletionException
+                || t instanceof InvocationTargetException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        String msg = t.getMessage() == null ? "" : t.getMessage();
+        respond(rid, "ERR " + t.getClass().getSimpleName() + " " + msg);
+    }
+
+    private static ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name + "-" + THREAD_SEQ.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    /** Closes every client (ending their sessions) within maxMs, then halts the JVM. */
+    private static void shutdown(long maxMs) {
+        Thread closer = new Thread(() -> {
+            for (CuratorFramework client : CLIENTS.values()) {
+                try {
+                    client.close();
+                } catch (Throwable ignored) {
+                    // best effort: the process is going away
+                }
+            }
+        }, "peer-shutdown");
+        closer.setDaemon(true);
+        closer.start();
+        try {
+            closer.join(maxMs);
+        } catch (InterruptedException ignored) {
+            Thread.currentThread().interrupt();
+        }
+        out.flush();
+        Runtime.getRuntime().halt(0);
+    }
+}
