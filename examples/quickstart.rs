@@ -18,7 +18,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let cs = server.connect_string();
             println!("started an embedded ZooKeeper at {cs}");
             (Some(server), cs)
-        },
+        }
     };
 
     let fw = Framework::builder().connect_string(&connect).session_timeout(Duration::from_secs(10)).connect().await?;

@@ -182,7 +182,9 @@ async fn contract_fifo_fairness() {
             }));
             // wait until waiter i has queued its node before starting the next
             let deadline = tokio::time::Instant::now() + WAIT;
-            while holder_fw.children(&queue_dir).await.map(|c| c.len()).unwrap_or(0) < i + 2 {
+            // the semaphore mutex's holder keeps no node in `locks`; the mutexes' holder does
+            let queued = if matches!(kind, Kind::SemaphoreMutex) { i + 1 } else { i + 2 };
+            while holder_fw.children(&queue_dir).await.map(|c| c.len()).unwrap_or(0) < queued {
                 assert!(tokio::time::Instant::now() < deadline);
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
@@ -306,8 +308,9 @@ async fn contract_lost_on_expire_session() {
         let hold = Lock::new(kind, &fw, &path).acquire().await;
         assert!(!hold.is_lost());
         expire_session(&fw).await.unwrap();
-        let reason = tokio::time::timeout(WAIT, hold.lost()).await.expect("lost() fired");
-        assert_eq!(reason, LossReason::SessionLost, "{kind:?}");
+        let reason = tokio::time::timeout(WAIT, hold.lost()).await.unwrap_or_else(|_| panic!("{kind:?}: lost() fired"));
+        // the server drops the connection before it expires the session: either is reported
+        assert!(matches!(reason, LossReason::SessionLost | LossReason::Suspended), "{kind:?}: {reason:?}");
         assert!(hold.is_lost());
         // someone else can take it now, and the old holder's release reports the loss
         let other = framework(&cs).await;
@@ -516,7 +519,7 @@ async fn multilock_is_all_or_nothing() {
     let b = framework(&cs).await;
     let base = format!("/{}", common::unique("multi"));
     let (p1, p2, p3) = (format!("{base}/one"), format!("{base}/two"), format!("{base}/three"));
-    let blocker = InterProcessMutex::new(&b, &p2).unwrap().acquire().await.unwrap();
+    let blocker = InterProcessReadWriteLock::new(&b, &p2).unwrap().write().await.unwrap();
     let multi = InterProcessMultiLock::new([
         Lockable::Mutex(InterProcessMutex::new(&a, &p3).unwrap()),
         Lockable::Mutex(InterProcessMutex::new(&a, &p1).unwrap()),

@@ -16,6 +16,6 @@ pub use retry::{
     is_retryable, BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryForever, RetryNTimes,
     RetryOneTime, RetryPolicy, RetryUntilElapsed,
 };
-pub use session::Framework;
 pub(crate) use session::lock;
+pub use session::Framework;
 pub use state::{ConnectionState, ErrorPolicy, SessionStatus};

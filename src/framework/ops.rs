@@ -45,7 +45,6 @@ enum DeleteTarget {
     Protected(ProtectedName),
 }
 
-
 impl ProtectedName {
     pub fn new(parent: &str, name: &str) -> Self {
         Self { parent: parent.to_string(), prefix: format!("_c_{}-", uuid::Uuid::new_v4()), name: name.to_string() }
@@ -123,7 +122,13 @@ impl Framework {
                 return Err(Error::Closed);
             }
             match policy.allow_retry(retries, start.elapsed(), &error) {
-                None => return Err(Error::RetriesExhausted { attempts: retries + 1, elapsed: start.elapsed(), last: error }),
+                None => {
+                    return Err(Error::RetriesExhausted {
+                        attempts: retries + 1,
+                        elapsed: start.elapsed(),
+                        last: error,
+                    })
+                }
                 Some(pause) => {
                     tracing::debug!(%error, retries, ?pause, "retrying");
                     tokio::select! {
@@ -131,7 +136,7 @@ impl Framework {
                         _ = self.closed() => return Err(Error::Closed),
                     }
                     retries += 1;
-                },
+                }
             }
         }
     }
@@ -166,7 +171,7 @@ impl Framework {
             Err(ZkError::NoNode) => {
                 self.make_parents(client, paths::parent(path)).await?;
                 client.create(path, data, &options).await
-            },
+            }
             other => other,
         };
         let (stat, sequence) = created?;
@@ -185,7 +190,7 @@ impl Framework {
             Err(ZkError::NoNode) if self.namespace().is_some() => {
                 self.ensure_namespace().await?;
                 client.mkdir(dir, &options).await
-            },
+            }
             other => other,
         }
     }
@@ -206,7 +211,13 @@ impl Framework {
     ///
     /// # Cancel safety
     /// Not cancel safe by itself: a node may be left behind (recipes wrap it so that they are).
-    pub async fn create_protected(&self, parent: &str, name: &str, data: &[u8], mode: CreateMode) -> Result<CreatedNode> {
+    pub async fn create_protected(
+        &self,
+        parent: &str,
+        name: &str,
+        data: &[u8],
+        mode: CreateMode,
+    ) -> Result<CreatedNode> {
         validate_path(parent)?;
         if name.contains('/') {
             return Err(Error::InvalidArgument(format!("node name {name:?} must not contain '/'")));
@@ -260,7 +271,7 @@ impl Framework {
             }
             // A leftover of an older session: it will vanish with that session; do not wait.
             match client.delete(&path, None).await {
-                Ok(()) | Err(ZkError::NoNode) => {},
+                Ok(()) | Err(ZkError::NoNode) => {}
                 Err(e) => return Err(e),
             }
         }
@@ -286,7 +297,7 @@ impl Framework {
             Err(e @ (Error::RetriesExhausted { .. } | Error::Timeout(_))) => {
                 self.delete_in_background(path.to_string(), Some(owner));
                 Err(e)
-            },
+            }
             other => other,
         }
     }
@@ -334,11 +345,11 @@ impl Framework {
                     Ok(()) | Err(Error::Closed) => break,
                     Err(e @ (Error::RetriesExhausted { .. } | Error::Timeout(_))) => {
                         tracing::debug!(?target, error = %e, "background delete failed; retrying");
-                    },
+                    }
                     Err(e) => {
                         tracing::warn!(?target, error = %e, "background delete gave up: not retryable");
                         break;
-                    },
+                    }
                 }
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_secs(1));

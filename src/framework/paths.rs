@@ -24,14 +24,17 @@ pub fn validate_path(path: &str) -> Result<()> {
     if path.chars().any(|c| c == '\0') {
         return bad("path must not contain NUL");
     }
-    if path.chars().any(|c| c.is_control() || ('\u{e000}'..='\u{f8ff}').contains(&c) || ('\u{fff0}'..='\u{ffff}').contains(&c)) {
+    if path
+        .chars()
+        .any(|c| c.is_control() || ('\u{e000}'..='\u{f8ff}').contains(&c) || ('\u{fff0}'..='\u{ffff}').contains(&c))
+    {
         return bad("path must not contain control or reserved characters");
     }
     for segment in path[1..].split('/') {
         match segment {
             "" => return bad("path must not contain empty segments ('//')"),
             "." | ".." => return bad("path must not contain '.' or '..' segments"),
-            _ => {},
+            _ => {}
         }
     }
     Ok(())

@@ -27,10 +27,7 @@ pub trait RetryPolicy: Debug + Send + Sync {
 /// Whether an error may go away by itself, so that retrying the operation makes sense:
 /// connection loss, operation timeout, session moved and session expired.
 pub fn is_retryable(error: &ZkError) -> bool {
-    matches!(
-        error,
-        ZkError::ConnectionLoss | ZkError::Timeout | ZkError::SessionMoved | ZkError::SessionExpired
-    )
+    matches!(error, ZkError::ConnectionLoss | ZkError::Timeout | ZkError::SessionMoved | ZkError::SessionExpired)
 }
 
 impl<P: RetryPolicy + ?Sized> RetryPolicy for Arc<P> {
@@ -217,7 +214,7 @@ mod tests {
         assert_eq!(p.sleep_for(0, 0), 10 * MS);
         assert_eq!(p.sleep_for(0, 1), 10 * MS);
         assert_eq!(p.sleep_for(0, 2), 10 * MS); // 2 % 2 = 0 -> 1
-        // retries = 2: factor in [1, 8).
+                                                // retries = 2: factor in [1, 8).
         assert_eq!(p.sleep_for(2, 7), 70 * MS);
         assert_eq!(p.sleep_for(2, 8), 10 * MS);
         assert_eq!(p.sleep_for(2, 13), 50 * MS);

@@ -266,19 +266,19 @@ pub(crate) async fn open_session(cfg: &Config) -> Result<Session> {
                 connect_string: cfg.connect_string.clone(),
                 timeout: cfg.connection_timeout,
             })
-        },
+        }
         Ok(Err(zookeeper_client::Error::BadArguments(reason))) => {
             return Err(Error::InvalidArgument(format!("connect string {:?}: {reason}", cfg.connect_string)))
-        },
+        }
         Ok(Err(e)) => return Err(e.into()),
         Ok(Ok(client)) => client,
     };
     let rooted = match &cfg.namespace {
         None => raw.clone(),
-        Some(ns) => raw.clone().chroot(ns.clone()).map_err(|_| Error::InvalidPath {
-            path: ns.clone(),
-            reason: "namespace is not a valid chroot",
-        })?,
+        Some(ns) => raw
+            .clone()
+            .chroot(ns.clone())
+            .map_err(|_| Error::InvalidPath { path: ns.clone(), reason: "namespace is not a valid chroot" })?,
     };
     Ok(Session { raw, rooted })
 }
@@ -300,15 +300,15 @@ async fn supervise(inner: Weak<Inner>, mut watcher: zookeeper_client::StateWatch
             Some(SessionState::Disconnected) => {
                 suspended_since.get_or_insert_with(Instant::now);
                 this.set_state(ConnectionState::Suspended, None);
-            },
+            }
             Some(SessionState::SyncConnected) => {
                 suspended_since = None;
                 this.set_state(ConnectionState::Reconnected, None);
-            },
+            }
             Some(SessionState::ConnectedReadOnly) => {
                 suspended_since = None;
                 this.set_state(ConnectionState::ReadOnly, None);
-            },
+            }
             Some(SessionState::Closed) if this.status.borrow().closed => return,
             // Expired, auth failure, closed under us, or suspended past the session timeout.
             _ => {
@@ -321,7 +321,7 @@ async fn supervise(inner: Weak<Inner>, mut watcher: zookeeper_client::StateWatch
                 let Some(session) = reconnect(&inner).await else { return };
                 watcher = session.raw.state_watcher();
                 timeout = session.raw.session_timeout();
-            },
+            }
         }
     }
 }
@@ -347,12 +347,12 @@ async fn reconnect(inner: &Weak<Inner>) -> Option<Session> {
                 drop(slot);
                 this.set_state(ConnectionState::Reconnected, Some(session.raw.session_id().0));
                 return Some(session);
-            },
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "could not re-create the session; retrying");
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_secs(2));
-            },
+            }
         }
     }
 }

@@ -4,11 +4,11 @@ mod atomic;
 pub(crate) mod locks;
 mod wait;
 
-pub use locks::{
-    return_all, HeldNode, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
-    InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, Lockable, LossReason, MultiLockGuard,
-};
 pub use atomic::{
     AtomicNumber, AtomicOptions, AtomicStats, AtomicValue, DistributedAtomicInteger, DistributedAtomicLong,
     DistributedAtomicNumber, DistributedAtomicValue, PromotedToLock,
+};
+pub use locks::{
+    return_all, HeldNode, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
+    InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, Lockable, LossReason, MultiLockGuard,
 };

@@ -163,9 +163,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Shared {
     /// Routes one stdout line of the peer to the request it answers.
     fn route(&self, line: &str) {
-        let parsed = line
-            .split_once(' ')
-            .and_then(|(id, rest)| Some((id.parse::<u64>().ok()?, rest)));
+        let parsed = line.split_once(' ').and_then(|(id, rest)| Some((id.parse::<u64>().ok()?, rest)));
         let Some((id, rest)) = parsed else {
             self.note_stderr(format!("(unexpected stdout line) {line}"));
             return;
@@ -198,10 +196,7 @@ impl Shared {
         let reason = if tail.is_empty() {
             reason
         } else {
-            format!(
-                "{reason}; last stderr lines of the JVM:\n{}",
-                tail.join("\n")
-            )
+            format!("{reason}; last stderr lines of the JVM:\n{}", tail.join("\n"))
         };
         let pending: Vec<(String, Reply)> = {
             let mut state = lock(&self.state);
@@ -276,10 +271,7 @@ impl CuratorPeer {
             Ok(Err(e)) => return Err(e),
             Err(_) => return Err(Error::Timeout(START_TIMEOUT)),
         }
-        peer.timings = StartTimings {
-            compile,
-            jvm: spawned.elapsed(),
-        };
+        peer.timings = StartTimings { compile, jvm: spawned.elapsed() };
         tracing::debug!(timings = ?peer.timings, pid = ?peer.pid, "Curator peer started");
         Ok(peer)
     }
@@ -294,10 +286,7 @@ impl CuratorPeer {
     ///
     /// As [`CuratorPeer::start`]; a failed start is retried by the next call.
     pub async fn shared() -> Result<Arc<CuratorPeer>> {
-        SHARED_PEER
-            .get_or_try_init(|| async { CuratorPeer::start().await.map(Arc::new) })
-            .await
-            .cloned()
+        SHARED_PEER.get_or_try_init(|| async { CuratorPeer::start().await.map(Arc::new) }).await.cloned()
     }
 
     /// Spawns the IO thread that owns the JVM.
@@ -308,24 +297,17 @@ impl CuratorPeer {
         let (exited_tx, exited_rx) = watch::channel(false);
         let (ready_tx, ready_rx) = oneshot::channel();
         let thread_shared = shared.clone();
-        let io_thread = std::thread::Builder::new()
-            .name("curator-peer-io".into())
-            .spawn(move || {
-                let runtime = match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(rt) => rt,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(Error::Io(format!(
-                            "cannot build the peer's runtime: {e}"
-                        ))));
-                        return;
-                    }
-                };
-                runtime.block_on(run_io(command, lines_rx, kill_rx, thread_shared, ready_tx));
-                let _ = exited_tx.send(true);
-            })?;
+        let io_thread = std::thread::Builder::new().name("curator-peer-io".into()).spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(rt) => rt,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(Error::Io(format!("cannot build the peer's runtime: {e}"))));
+                    return;
+                }
+            };
+            runtime.block_on(run_io(command, lines_rx, kill_rx, thread_shared, ready_tx));
+            let _ = exited_tx.send(true);
+        })?;
         let mut peer = CuratorPeer {
             lines: lines_tx,
             shared,
@@ -334,15 +316,11 @@ impl CuratorPeer {
             io_thread: Some(io_thread),
             exited: exited_rx,
             pid: None,
-            timings: StartTimings {
-                compile: None,
-                jvm: Duration::ZERO,
-            },
+            timings: StartTimings { compile: None, jvm: Duration::ZERO },
         };
         // On error `peer` is dropped here, which joins the IO thread.
-        peer.pid = ready_rx
-            .await
-            .map_err(|_| Error::Peer("the peer's IO thread ended before starting java".into()))??;
+        peer.pid =
+            ready_rx.await.map_err(|_| Error::Peer("the peer's IO thread ended before starting java".into()))??;
         Ok(peer)
     }
 
@@ -370,9 +348,7 @@ impl CuratorPeer {
     /// JVM (e.g. a lock may still be acquired there), its answer is discarded.
     pub async fn call(&self, cmd: &str) -> Result<String> {
         if cmd.trim().is_empty() || cmd.contains(['\n', '\r']) {
-            return Err(Error::InvalidArgument(format!(
-                "peer command {cmd:?} must be one non-empty line"
-            )));
+            return Err(Error::InvalidArgument(format!("peer command {cmd:?} must be one non-empty line")));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
@@ -383,15 +359,11 @@ impl CuratorPeer {
             }
             state.pending.insert(id, (cmd.to_string(), tx));
         }
-        let _guard = PendingGuard {
-            shared: &self.shared,
-            id,
-        };
+        let _guard = PendingGuard { shared: &self.shared, id };
         if self.lines.send(format!("{id} {cmd}\n")).is_err() {
             return Err(Error::Peer(format!("{cmd}: the peer's IO thread is gone")));
         }
-        rx.await
-            .unwrap_or_else(|_| Err(Error::Peer(format!("{cmd}: the peer is gone"))))
+        rx.await.unwrap_or_else(|_| Err(Error::Peer(format!("{cmd}: the peer is gone"))))
     }
 
     /// Asks the JVM to close its clients and exit, and waits (at most 5 s) until it did; then
@@ -402,8 +374,7 @@ impl CuratorPeer {
     /// [`Error::Peer`] when the peer was already gone.
     pub async fn shutdown(mut self) -> Result<()> {
         let answer = self.call("quit").await;
-        let _ =
-            tokio::time::timeout(Duration::from_secs(5), self.exited.wait_for(|gone| *gone)).await;
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.exited.wait_for(|gone| *gone)).await;
         answer.map(drop)
     }
 
@@ -423,11 +394,7 @@ impl CuratorPeer {
     ///
     /// [`Error::Peer`] when `cid` is taken or no connection is made within the session timeout.
     pub async fn connect(&self, cid: &str, connect_string: &str) -> Result<i64> {
-        parse_num(
-            &self
-                .call(&words(&["connect", cid, connect_string])?)
-                .await?,
-        )
+        parse_num(&self.call(&words(&["connect", cid, connect_string])?).await?)
     }
 
     /// `connect` with an explicit session timeout. Returns the session id.
@@ -442,11 +409,7 @@ impl CuratorPeer {
         session_timeout: Duration,
     ) -> Result<i64> {
         let ms = millis(session_timeout).to_string();
-        parse_num(
-            &self
-                .call(&words(&["connect", cid, connect_string, &ms])?)
-                .await?,
-        )
+        parse_num(&self.call(&words(&["connect", cid, connect_string, &ms])?).await?)
     }
 
     /// `close`: closes client `cid` (its session ends, its ephemeral nodes go) and forgets its
@@ -475,19 +438,9 @@ impl CuratorPeer {
     /// # Errors
     ///
     /// [`Error::Peer`] when Curator throws or `hid` is in use for something else.
-    pub async fn mutex_acquire(
-        &self,
-        cid: &str,
-        hid: &str,
-        path: &str,
-        timeout: Duration,
-    ) -> Result<bool> {
+    pub async fn mutex_acquire(&self, cid: &str, hid: &str, path: &str, timeout: Duration) -> Result<bool> {
         let ms = millis(timeout).to_string();
-        parse_bool(
-            &self
-                .call(&words(&["mutex.acquire", cid, hid, path, &ms])?)
-                .await?,
-        )
+        parse_bool(&self.call(&words(&["mutex.acquire", cid, hid, path, &ms])?).await?)
     }
 
     /// `mutex.release`: releases one hold of holder `hid`; returns the holds left.
@@ -504,19 +457,9 @@ impl CuratorPeer {
     /// # Errors
     ///
     /// As [`CuratorPeer::mutex_acquire`].
-    pub async fn rw_read_acquire(
-        &self,
-        cid: &str,
-        hid: &str,
-        path: &str,
-        timeout: Duration,
-    ) -> Result<bool> {
+    pub async fn rw_read_acquire(&self, cid: &str, hid: &str, path: &str, timeout: Duration) -> Result<bool> {
         let ms = millis(timeout).to_string();
-        parse_bool(
-            &self
-                .call(&words(&["rw.read.acquire", cid, hid, path, &ms])?)
-                .await?,
-        )
+        parse_bool(&self.call(&words(&["rw.read.acquire", cid, hid, path, &ms])?).await?)
     }
 
     /// `rw.write.acquire`: the write lock of an `InterProcessReadWriteLock` on `path`.
@@ -524,19 +467,9 @@ impl CuratorPeer {
     /// # Errors
     ///
     /// As [`CuratorPeer::mutex_acquire`].
-    pub async fn rw_write_acquire(
-        &self,
-        cid: &str,
-        hid: &str,
-        path: &str,
-        timeout: Duration,
-    ) -> Result<bool> {
+    pub async fn rw_write_acquire(&self, cid: &str, hid: &str, path: &str, timeout: Duration) -> Result<bool> {
         let ms = millis(timeout).to_string();
-        parse_bool(
-            &self
-                .call(&words(&["rw.write.acquire", cid, hid, path, &ms])?)
-                .await?,
-        )
+        parse_bool(&self.call(&words(&["rw.write.acquire", cid, hid, path, &ms])?).await?)
     }
 
     /// `rw.release`: releases the lock that holder `hid` acquired last; returns the number of
@@ -575,14 +508,8 @@ impl CuratorPeer {
         count: u32,
         timeout: Duration,
     ) -> Result<bool> {
-        let (max, n, ms) = (
-            max_leases.to_string(),
-            count.to_string(),
-            millis(timeout).to_string(),
-        );
-        let answer = self
-            .call(&words(&["sem.acquire", cid, hid, path, &max, &n, &ms])?)
-            .await?;
+        let (max, n, ms) = (max_leases.to_string(), count.to_string(), millis(timeout).to_string());
+        let answer = self.call(&words(&["sem.acquire", cid, hid, path, &max, &n, &ms])?).await?;
         if answer == "false" {
             Ok(false)
         } else {
@@ -604,19 +531,9 @@ impl CuratorPeer {
     /// # Errors
     ///
     /// As [`CuratorPeer::mutex_acquire`].
-    pub async fn semmutex_acquire(
-        &self,
-        cid: &str,
-        hid: &str,
-        path: &str,
-        timeout: Duration,
-    ) -> Result<bool> {
+    pub async fn semmutex_acquire(&self, cid: &str, hid: &str, path: &str, timeout: Duration) -> Result<bool> {
         let ms = millis(timeout).to_string();
-        parse_bool(
-            &self
-                .call(&words(&["semmutex.acquire", cid, hid, path, &ms])?)
-                .await?,
-        )
+        parse_bool(&self.call(&words(&["semmutex.acquire", cid, hid, path, &ms])?).await?)
     }
 
     /// `semmutex.release`.
@@ -625,9 +542,7 @@ impl CuratorPeer {
     ///
     /// [`Error::Peer`] when `hid` does not hold it.
     pub async fn semmutex_release(&self, cid: &str, hid: &str) -> Result<()> {
-        self.call(&words(&["semmutex.release", cid, hid])?)
-            .await
-            .map(drop)
+        self.call(&words(&["semmutex.release", cid, hid])?).await.map(drop)
     }
 
     /// `sharedcount.get`: the value of a `SharedCount` on `path` (seeded with 0 if missing).
@@ -646,11 +561,7 @@ impl CuratorPeer {
     /// [`Error::Peer`] when Curator throws.
     pub async fn shared_count_add(&self, cid: &str, path: &str, delta: i32) -> Result<i32> {
         let delta = delta.to_string();
-        parse_num(
-            &self
-                .call(&words(&["sharedcount.add", cid, path, &delta])?)
-                .await?,
-        )
+        parse_num(&self.call(&words(&["sharedcount.add", cid, path, &delta])?).await?)
     }
 
     /// `atomiclong.get`: a `DistributedAtomicLong` read.
@@ -667,18 +578,9 @@ impl CuratorPeer {
     /// # Errors
     ///
     /// [`Error::Peer`] when Curator throws.
-    pub async fn atomic_long_add(
-        &self,
-        cid: &str,
-        path: &str,
-        delta: i64,
-    ) -> Result<AtomicResult<i64>> {
+    pub async fn atomic_long_add(&self, cid: &str, path: &str, delta: i64) -> Result<AtomicResult<i64>> {
         let delta = delta.to_string();
-        parse_atomic(
-            &self
-                .call(&words(&["atomiclong.add", cid, path, &delta])?)
-                .await?,
-        )
+        parse_atomic(&self.call(&words(&["atomiclong.add", cid, path, &delta])?).await?)
     }
 
     /// `atomicint.get`: a `DistributedAtomicInteger` read.
@@ -695,18 +597,9 @@ impl CuratorPeer {
     /// # Errors
     ///
     /// [`Error::Peer`] when Curator throws.
-    pub async fn atomic_int_add(
-        &self,
-        cid: &str,
-        path: &str,
-        delta: i32,
-    ) -> Result<AtomicResult<i32>> {
+    pub async fn atomic_int_add(&self, cid: &str, path: &str, delta: i32) -> Result<AtomicResult<i32>> {
         let delta = delta.to_string();
-        parse_atomic(
-            &self
-                .call(&words(&["atomicint.add", cid, path, &delta])?)
-                .await?,
-        )
+        parse_atomic(&self.call(&words(&["atomicint.add", cid, path, &delta])?).await?)
     }
 
     /// `latch.start`: starts a `LeaderLatch` on `path` with `participant_id`, kept by `hid`.
@@ -714,16 +607,8 @@ impl CuratorPeer {
     /// # Errors
     ///
     /// [`Error::Peer`] when `hid` is in use or Curator throws.
-    pub async fn latch_start(
-        &self,
-        cid: &str,
-        hid: &str,
-        path: &str,
-        participant_id: &str,
-    ) -> Result<()> {
-        self.call(&words(&["latch.start", cid, hid, path, participant_id])?)
-            .await
-            .map(drop)
+    pub async fn latch_start(&self, cid: &str, hid: &str, path: &str, participant_id: &str) -> Result<()> {
+        self.call(&words(&["latch.start", cid, hid, path, participant_id])?).await.map(drop)
     }
 
     /// `latch.has`: whether the latch of `hid` has leadership now.
@@ -769,9 +654,7 @@ impl CuratorPeer {
     ///
     /// [`Error::Peer`] when `hid` has no latch or Curator throws.
     pub async fn latch_close(&self, cid: &str, hid: &str) -> Result<()> {
-        self.call(&words(&["latch.close", cid, hid])?)
-            .await
-            .map(drop)
+        self.call(&words(&["latch.close", cid, hid])?).await.map(drop)
     }
 
     /// `dbarrier.enter`: enters a `DistributedDoubleBarrier` on `path` for `member_qty`
@@ -789,11 +672,7 @@ impl CuratorPeer {
         timeout: Duration,
     ) -> Result<bool> {
         let (n, ms) = (member_qty.to_string(), millis(timeout).to_string());
-        parse_bool(
-            &self
-                .call(&words(&["dbarrier.enter", cid, hid, path, &n, &ms])?)
-                .await?,
-        )
+        parse_bool(&self.call(&words(&["dbarrier.enter", cid, hid, path, &n, &ms])?).await?)
     }
 
     /// `dbarrier.leave`: leaves the double barrier entered by `hid`; `Ok(false)` on timeout.
@@ -803,11 +682,7 @@ impl CuratorPeer {
     /// [`Error::Peer`] when `hid` did not enter one or Curator throws.
     pub async fn dbarrier_leave(&self, cid: &str, hid: &str, timeout: Duration) -> Result<bool> {
         let ms = millis(timeout).to_string();
-        parse_bool(
-            &self
-                .call(&words(&["dbarrier.leave", cid, hid, &ms])?)
-                .await?,
-        )
+        parse_bool(&self.call(&words(&["dbarrier.leave", cid, hid, &ms])?).await?)
     }
 
     /// `barrier.set`: `DistributedBarrier::setBarrier` on `path`.
@@ -816,9 +691,7 @@ impl CuratorPeer {
     ///
     /// [`Error::Peer`] when Curator throws.
     pub async fn barrier_set(&self, cid: &str, path: &str) -> Result<()> {
-        self.call(&words(&["barrier.set", cid, path])?)
-            .await
-            .map(drop)
+        self.call(&words(&["barrier.set", cid, path])?).await.map(drop)
     }
 
     /// `barrier.remove`: `DistributedBarrier::removeBarrier` on `path`.
@@ -827,9 +700,7 @@ impl CuratorPeer {
     ///
     /// [`Error::Peer`] when Curator throws.
     pub async fn barrier_remove(&self, cid: &str, path: &str) -> Result<()> {
-        self.call(&words(&["barrier.remove", cid, path])?)
-            .await
-            .map(drop)
+        self.call(&words(&["barrier.remove", cid, path])?).await.map(drop)
     }
 
     /// `barrier.wait`: waits up to `timeout` until the barrier on `path` is removed.
@@ -839,11 +710,7 @@ impl CuratorPeer {
     /// [`Error::Peer`] when Curator throws.
     pub async fn barrier_wait(&self, cid: &str, path: &str, timeout: Duration) -> Result<bool> {
         let ms = millis(timeout).to_string();
-        parse_bool(
-            &self
-                .call(&words(&["barrier.wait", cid, path, &ms])?)
-                .await?,
-        )
+        parse_bool(&self.call(&words(&["barrier.wait", cid, path, &ms])?).await?)
     }
 }
 
@@ -874,8 +741,7 @@ async fn run_io(
             return;
         }
     };
-    let (Some(mut stdin), Some(stdout), Some(stderr)) =
-        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    let (Some(mut stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
         let _ = child.start_kill();
         let _ = child.wait().await;
@@ -921,10 +787,7 @@ async fn run_io(
     drop(stdin);
     if !killed {
         // It is exiting by itself (quit, crash): give it a moment before killing.
-        if tokio::time::timeout(Duration::from_secs(3), child.wait())
-            .await
-            .is_err()
-        {
+        if tokio::time::timeout(Duration::from_secs(3), child.wait()).await.is_err() {
             let _ = child.start_kill();
         }
     } else {
@@ -941,10 +804,7 @@ async fn run_io(
 
 /// Joins command words, refusing words that would break the line protocol.
 fn words(parts: &[&str]) -> Result<String> {
-    if let Some(bad) = parts
-        .iter()
-        .find(|w| w.is_empty() || w.chars().any(char::is_whitespace))
-    {
+    if let Some(bad) = parts.iter().find(|w| w.is_empty() || w.chars().any(char::is_whitespace)) {
         return Err(Error::InvalidArgument(format!(
             "peer command argument {bad:?} must be non-empty and free of whitespace"
         )));
@@ -960,29 +820,21 @@ fn parse_bool(s: &str) -> Result<bool> {
     match s {
         "true" => Ok(true),
         "false" => Ok(false),
-        other => Err(Error::Peer(format!(
-            "expected true or false, got {other:?}"
-        ))),
+        other => Err(Error::Peer(format!("expected true or false, got {other:?}"))),
     }
 }
 
 fn parse_num<T: std::str::FromStr>(s: &str) -> Result<T> {
-    s.trim()
-        .parse()
-        .map_err(|_| Error::Peer(format!("expected a number, got {s:?}")))
+    s.trim().parse().map_err(|_| Error::Peer(format!("expected a number, got {s:?}")))
 }
 
 fn parse_atomic<T: std::str::FromStr>(s: &str) -> Result<AtomicResult<T>> {
     let mut it = s.split(' ');
     match (it.next(), it.next(), it.next(), it.next()) {
-        (Some(ok), Some(pre), Some(post), None) => Ok(AtomicResult {
-            succeeded: parse_bool(ok)?,
-            pre_value: parse_num(pre)?,
-            post_value: parse_num(post)?,
-        }),
-        _ => Err(Error::Peer(format!(
-            "expected `<succeeded> <pre> <post>`, got {s:?}"
-        ))),
+        (Some(ok), Some(pre), Some(post), None) => {
+            Ok(AtomicResult { succeeded: parse_bool(ok)?, pre_value: parse_num(pre)?, post_value: parse_num(post)? })
+        }
+        _ => Err(Error::Peer(format!("expected `<succeeded> <pre> <post>`, got {s:?}"))),
     }
 }
 
@@ -999,23 +851,12 @@ fn find_program(name: &str) -> Option<PathBuf> {
 
 /// The class path of the required jars, or which are missing.
 fn jar_classpath() -> Result<String> {
-    let dir = std::env::var_os(JAR_DIR_ENV)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_JAR_DIR));
+    let dir = std::env::var_os(JAR_DIR_ENV).map(PathBuf::from).unwrap_or_else(|| PathBuf::from(DEFAULT_JAR_DIR));
     let jars: Vec<PathBuf> = REQUIRED_JARS.iter().map(|jar| dir.join(jar)).collect();
-    let missing: Vec<&str> = REQUIRED_JARS
-        .iter()
-        .zip(&jars)
-        .filter(|(_, p)| !p.is_file())
-        .map(|(n, _)| *n)
-        .collect();
+    let missing: Vec<&str> = REQUIRED_JARS.iter().zip(&jars).filter(|(_, p)| !p.is_file()).map(|(n, _)| *n).collect();
     if !missing.is_empty() {
         return Err(Error::CuratorNotInstalled {
-            searched: format!(
-                "{} in {} (set {JAR_DIR_ENV} to look elsewhere)",
-                missing.join(", "),
-                dir.display()
-            ),
+            searched: format!("{} in {} (set {JAR_DIR_ENV} to look elsewhere)", missing.join(", "), dir.display()),
             install_hint: JRE_HINT,
         });
     }
@@ -1025,9 +866,7 @@ fn jar_classpath() -> Result<String> {
 
 /// FNV-1a, stable across Rust versions (unlike `DefaultHasher`).
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// Returns the directory holding `CuratorPeer.class`, compiling it first if it is not cached.
@@ -1038,19 +877,12 @@ async fn compiled_classes(classpath: &str) -> Result<(PathBuf, Option<Duration>)
         return Ok((dir, None));
     }
     let javac = find_program("javac").ok_or_else(|| Error::CuratorNotInstalled {
-        searched: "`javac` in $JAVA_HOME/bin and $PATH (a JDK is needed to compile the peer)"
-            .into(),
+        searched: "`javac` in $JAVA_HOME/bin and $PATH (a JDK is needed to compile the peer)".into(),
         install_hint: JDK_HINT,
     })?;
     let started = Instant::now();
-    let work = std::env::temp_dir().join(format!(
-        "{name}.tmp-{}-{:08x}",
-        std::process::id(),
-        fastrand::u32(..)
-    ));
-    let result = compile_into(&javac, classpath, &work)
-        .await
-        .and_then(|()| publish(&work, &dir));
+    let work = std::env::temp_dir().join(format!("{name}.tmp-{}-{:08x}", std::process::id(), fastrand::u32(..)));
+    let result = compile_into(&javac, classpath, &work).await.and_then(|()| publish(&work, &dir));
     if work.exists() {
         let _ = std::fs::remove_dir_all(&work);
     }
@@ -1093,19 +925,10 @@ fn publish(work: &Path, dir: &Path) -> Result<()> {
                 tracing::debug!(error = %e, dir = %dir.display(), "replacing incomplete peer class dir");
                 let _ = std::fs::remove_dir_all(dir);
             }
-            Err(e) => {
-                return Err(Error::Io(format!(
-                    "cannot move {} to {}: {e}",
-                    work.display(),
-                    dir.display()
-                )))
-            }
+            Err(e) => return Err(Error::Io(format!("cannot move {} to {}: {e}", work.display(), dir.display()))),
         }
     }
-    Err(Error::Io(format!(
-        "cannot publish the compiled peer to {}",
-        dir.display()
-    )))
+    Err(Error::Io(format!("cannot publish the compiled peer to {}", dir.display())))
 }
 
 #[cfg(test)]
@@ -1115,10 +938,7 @@ mod tests {
     #[test]
     fn words_refuse_whitespace_and_empty() {
         assert_eq!(words(&["a", "b"]).as_deref(), Ok("a b"));
-        assert!(matches!(
-            words(&["a", "b c"]),
-            Err(Error::InvalidArgument(_))
-        ));
+        assert!(matches!(words(&["a", "b c"]), Err(Error::InvalidArgument(_))));
         assert!(matches!(words(&["a", ""]), Err(Error::InvalidArgument(_))));
         assert!(matches!(words(&["a\n"]), Err(Error::InvalidArgument(_))));
     }
@@ -1139,9 +959,7 @@ mod tests {
         assert_eq!(rx1.try_recv().ok(), Some(Ok("pong".into())));
         assert_eq!(
             rx2.try_recv().ok(),
-            Some(Err(Error::Peer(
-                "mutex.release a h: IllegalStateException: holder h holds nothing".into()
-            )))
+            Some(Err(Error::Peer("mutex.release a h: IllegalStateException: holder h holds nothing".into())))
         );
     }
 
@@ -1149,11 +967,7 @@ mod tests {
     fn parses_atomic_results() {
         assert_eq!(
             parse_atomic::<i64>("true -1 4").ok(),
-            Some(AtomicResult {
-                succeeded: true,
-                pre_value: -1,
-                post_value: 4
-            })
+            Some(AtomicResult { succeeded: true, pre_value: -1, post_value: 4 })
         );
         assert!(parse_atomic::<i64>("true 1").is_err());
     }
@@ -1167,15 +981,9 @@ mod tests {
         std::env::remove_var(JAR_DIR_ENV);
         let _ = std::fs::remove_dir_all(&empty);
         match result {
-            Err(Error::CuratorNotInstalled {
-                searched,
-                install_hint,
-            }) => {
+            Err(Error::CuratorNotInstalled { searched, install_hint }) => {
                 assert!(searched.contains("curator-recipes.jar"), "{searched}");
-                assert_eq!(
-                    install_hint,
-                    "apt-get install -y default-jre-headless libcurator-recipes-java"
-                );
+                assert_eq!(install_hint, "apt-get install -y default-jre-headless libcurator-recipes-java");
             }
             other => panic!("expected CuratorNotInstalled, got {other:?}"),
         }

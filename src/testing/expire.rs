@@ -2,37 +2,89 @@
 
 use std::time::Duration;
 
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
 use crate::error::{Error, Result};
 use crate::Framework;
 
-/// Makes the server expire `framework`'s current session now, the way Curator's
-/// `KillSession` does: a second client connects with the same session id and password and
-/// then closes, which ends the session on the server. Returns once the framework has noticed
-/// the loss (its state went `LOST`); it then builds a new session by itself.
+/// ZooKeeper's `closeSession` op code.
+const CLOSE_SESSION: i32 = -11;
+
+/// Makes the server expire `framework`'s current session now, the way Curator's old
+/// `KillSession` did: a second client connects with the same session id and password and
+/// closes the session. Returns once the framework has noticed the loss (its state went
+/// `LOST`); it then builds a new session by itself.
+///
+/// # Notable behaviors
+/// A plain "connect, then close" races the framework, which reconnects at once when the
+/// server hands its session to the impostor, and often takes it back before the close is
+/// sent. So the impostor talks to the server through a one-shot relay that sends the
+/// `closeSession` request right behind the impostor's connect request, in the same write: the
+/// server closes the session before anyone else can reopen it.
 ///
 /// # Errors
-/// [`Error::Closed`] for a closed framework, [`Error::ZooKeeper`] if the second connection
-/// fails, [`Error::Timeout`] if the framework did not notice within 30 s.
+/// [`Error::Closed`] for a closed framework, [`Error::Io`] when the server cannot be reached,
+/// [`Error::Timeout`] if the framework did not notice within 30 s.
 ///
 /// # Cancel safety
-/// Cancelling after the second client connected still expires the session.
+/// Cancelling after the relay sent its requests still expires the session.
 pub async fn expire_session(framework: &Framework) -> Result<()> {
     let before = framework.status();
     let session = framework.session_info()?;
     let timeout = framework.negotiated_session_timeout()?;
-    let impostor = zookeeper_client::Client::connector()
-        .with_session(session)
-        .with_session_timeout(timeout)
-        .connect(framework.connect_string())
-        .await?;
-    drop(impostor);
-    let limit = Duration::from_secs(30);
+    let server = first_server(framework.connect_string())
+        .ok_or_else(|| Error::InvalidArgument(format!("no server in {:?}", framework.connect_string())))?;
     let mut rx = framework.status_watch();
-    let noticed = rx.wait_for(|s| s.closed || s.losses > before.losses);
-    match tokio::time::timeout(limit, noticed).await {
-        Err(_) => Err(Error::Timeout(limit)),
-        Ok(Err(_)) => Err(Error::Closed),
-        Ok(Ok(s)) if s.closed => Err(Error::Closed),
-        Ok(Ok(_)) => Ok(()),
+    let limit = Duration::from_secs(30);
+    let deadline = tokio::time::Instant::now() + limit;
+    // The server finishes the impostor's connect before it reads the close, so a reconnect of
+    // the framework can still slip in between (rarely): then try again.
+    loop {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let relay_addr = listener.local_addr()?.to_string();
+        let relay = tokio::spawn(relay_once(listener, server.clone()));
+        let impostor = zookeeper_client::Client::connector()
+            .with_session(session.clone())
+            .with_session_timeout(timeout)
+            .with_fail_eagerly()
+            .connect(&relay_addr);
+        // The impostor may or may not see its session before the close: either is fine.
+        drop(tokio::time::timeout(Duration::from_secs(5), impostor).await);
+        relay.abort();
+        let noticed = rx.wait_for(|s| s.closed || s.losses > before.losses);
+        match tokio::time::timeout(Duration::from_secs(2), noticed).await {
+            Ok(Ok(s)) if s.closed => return Err(Error::Closed),
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(_)) => return Err(Error::Closed),
+            Err(_) if tokio::time::Instant::now() >= deadline => return Err(Error::Timeout(limit)),
+            Err(_) => tracing::debug!("session survived the impostor; expiring it again"),
+        }
     }
+}
+
+fn first_server(connect_string: &str) -> Option<String> {
+    let hosts = connect_string.split('/').next()?;
+    let first = hosts.split(',').next()?.trim();
+    let first = first.strip_prefix("tcp://").unwrap_or(first);
+    (!first.is_empty()).then(|| first.to_string())
+}
+
+/// Accepts one client, forwards its first frame (the connect request) followed by a
+/// `closeSession` request, then relays both ways until either side closes.
+async fn relay_once(listener: TcpListener, server: String) -> std::io::Result<()> {
+    let (mut client, _) = listener.accept().await?;
+    let mut upstream = TcpStream::connect(&server).await?;
+    let len = client.read_i32().await?;
+    let mut frame = vec![0u8; usize::try_from(len).unwrap_or(0)];
+    client.read_exact(&mut frame).await?;
+    let mut out = Vec::with_capacity(frame.len() + 16);
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&frame);
+    out.extend_from_slice(&8i32.to_be_bytes());
+    out.extend_from_slice(&1i32.to_be_bytes()); // xid
+    out.extend_from_slice(&CLOSE_SESSION.to_be_bytes());
+    upstream.write_all(&out).await?;
+    tokio::io::copy_bidirectional(&mut client, &mut upstream).await?;
+    Ok(())
 }

@@ -1,2 +1,31 @@
-//! Real-ZooKeeper testing kit.
+//! The testing kit (feature `testing`): real ZooKeeper servers for tests, as Curator's
+//! `TestingServer` / `TestingCluster` / `KillSession`, but as real processes managed from Rust.
+//!
+//! * [`TestingServer`]: a standalone server from the local installation (Debian's `zookeeper`
+//!   package or `ZOOKEEPER_HOME`), on a free loopback port, in its own temp dir.
+//! * [`TestingCluster`]: a real ensemble; kill, stop, pause, restart single servers; find the
+//!   leader.
+//! * [`expire_session`]: make the server expire a framework's session now.
+//! * [`shared_server`]: one server per test binary for tests that do not break it.
+//! * [`curator::CuratorPeer`]: a Java process running Apache Curator, for interop tests.
+//!
+//! Every process the kit starts is killed when its handle drops, and by the kernel if the
+//! test process dies.
+
+mod cluster;
 pub mod curator;
+mod expire;
+mod four_letter;
+mod install;
+mod node;
+mod process;
+mod server;
+mod shared;
+
+pub use cluster::TestingCluster;
+pub use expire::expire_session;
+pub use four_letter::{four_letter_word, server_mode};
+pub use install::{Install, INSTALL_HINT};
+pub use process::running_servers;
+pub use server::{TestingServer, TestingServerBuilder};
+pub use shared::shared_server;

@@ -126,7 +126,7 @@ impl<T: AtomicNumber> DistributedAtomicNumber<T> {
                 Err(e) => {
                     corrupt = Some(e);
                     None
-                },
+                }
             })
             .await?;
         if let Some(e) = corrupt {
@@ -138,7 +138,7 @@ impl<T: AtomicNumber> DistributedAtomicNumber<T> {
             Err(e) => {
                 decoded = Err(e);
                 T::ZERO
-            },
+            }
         });
         decoded.map(|()| value)
     }

@@ -264,7 +264,8 @@ impl DistributedAtomicValue {
     {
         let mut stats = AtomicStats::default();
         let started = Instant::now();
-        let outcome = self.attempts(&mut compute, self.inner.options.optimistic_tries, &mut stats.optimistic_tries).await;
+        let outcome =
+            self.attempts(&mut compute, self.inner.options.optimistic_tries, &mut stats.optimistic_tries).await;
         stats.optimistic_time = started.elapsed();
         let mut outcome = outcome?;
         if !outcome.succeeded && outcome.computed {
@@ -302,11 +303,11 @@ impl DistributedAtomicValue {
                 Attempt::Written(version) => {
                     lock(&self.inner.state).cached = Some((new.clone(), version));
                     return Ok(Outcome { succeeded: true, computed: true, pre: value, post: new });
-                },
+                }
                 Attempt::Contended => {
                     lock(&self.inner.state).cached = None;
                     last = value;
-                },
+                }
             }
         }
         Ok(Outcome { succeeded: false, computed: true, pre: last.clone(), post: last })
@@ -352,12 +353,13 @@ impl DistributedAtomicValue {
                             _ => None,
                         }))),
                         Err(MultiWriteError::RequestFailed { source }) => Err(source),
-                        Err(MultiWriteError::OperationFailed { index: 0, source: ZkError::BadVersion | ZkError::NoNode }) => {
-                            Ok(Written::Contended)
-                        },
+                        Err(MultiWriteError::OperationFailed {
+                            index: 0,
+                            source: ZkError::BadVersion | ZkError::NoNode,
+                        }) => Ok(Written::Contended),
                         Err(MultiWriteError::OperationFailed { index: 2, source: ZkError::NoNode }) => {
                             Ok(Written::PreviousMarkerGone)
-                        },
+                        }
                         Err(MultiWriteError::OperationFailed { source, .. }) => Ok(Written::Refused(source)),
                     }
                 }
@@ -368,13 +370,13 @@ impl DistributedAtomicValue {
             Written::Yes(new_version) => {
                 state.marker = Some(marker);
                 Ok(Attempt::Written(new_version.unwrap_or(version + 1)))
-            },
+            }
             Written::Contended => Ok(Attempt::Contended),
             Written::PreviousMarkerGone => {
                 // removed by someone else: forget it and try again
                 state.marker = None;
                 Ok(Attempt::Contended)
-            },
+            }
             Written::Refused(e) => Err(e.into()),
         }
     }

@@ -169,10 +169,7 @@ mod tests {
         sort_children(&mut v, &["lock-"]);
         assert_eq!(v, names(&["000", B, A, "zzz"]));
         // a foreign child at the head blocks the mutex, exactly as it blocks Curator
-        assert_eq!(
-            Exclusive::MUTEX.decide(&v, B),
-            Decision::Watch { node: "000".into(), then_acquired: true }
-        );
+        assert_eq!(Exclusive::MUTEX.decide(&v, B), Decision::Watch { node: "000".into(), then_acquired: true });
         // a foreign child at the tail does not matter
         let tail = names(&[B, "zzz"]);
         assert_eq!(Exclusive::MUTEX.decide(&tail, B), Decision::Acquired);
@@ -207,7 +204,12 @@ mod tests {
 
     #[test]
     fn readers_share_until_a_writer() {
-        let v = rw(&["_c_1-__READ__0000000001", "_c_2-__READ__0000000002", "_c_3-__WRIT__0000000003", "_c_4-__READ__0000000004"]);
+        let v = rw(&[
+            "_c_1-__READ__0000000001",
+            "_c_2-__READ__0000000002",
+            "_c_3-__WRIT__0000000003",
+            "_c_4-__READ__0000000004",
+        ]);
         assert_eq!(Read.decide(&v, "_c_1-__READ__0000000001"), Decision::Acquired);
         assert_eq!(Read.decide(&v, "_c_2-__READ__0000000002"), Decision::Acquired);
         assert_eq!(
@@ -223,7 +225,12 @@ mod tests {
 
     #[test]
     fn readers_wait_for_the_nearest_preceding_writer() {
-        let v = rw(&["_c_1-__WRIT__0000000001", "_c_2-__WRIT__0000000002", "_c_3-__READ__0000000003", "_c_4-__READ__0000000004"]);
+        let v = rw(&[
+            "_c_1-__WRIT__0000000001",
+            "_c_2-__WRIT__0000000002",
+            "_c_3-__READ__0000000003",
+            "_c_4-__READ__0000000004",
+        ]);
         let want = Decision::Watch { node: "_c_2-__WRIT__0000000002".into(), then_acquired: false };
         assert_eq!(Read.decide(&v, "_c_3-__READ__0000000003"), want);
         assert_eq!(Read.decide(&v, "_c_4-__READ__0000000004"), want);

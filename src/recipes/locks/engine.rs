@@ -71,7 +71,6 @@ impl Drop for Pending<'_> {
     }
 }
 
-
 /// Contends until we hold (`Some`), the deadline passes (`None`, our node deleted), or an
 /// error. Cancel safe: dropping the future at any await point leaves no node behind.
 pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<Acquired>> {
@@ -113,14 +112,14 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
                     recreations += 1;
                     tracing::debug!(path = %node.path, "our contender node vanished: creating it again");
                     continue 'create;
-                },
+                }
                 Decision::Watch { node: watched, then_acquired } => {
                     match watch_node(fw, &paths::join(req.dir, &watched)).await? {
                         None if then_acquired => return Ok(Some(take(&mut pending, node, fw.status()))),
                         None => continue,
                         Some(w) => (w, then_acquired),
                     }
-                },
+                }
                 Decision::WatchChildren => {
                     let (list, watcher) = list_children(fw, req.dir, true).await?;
                     let mut check = list.clone();
@@ -133,7 +132,7 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
                         Some(w) => (w, false),
                         None => continue,
                     }
-                },
+                }
             };
             match wait(fw, watcher, req.deadline, owner).await {
                 Wake::Event(EventType::NodeDeleted) if then_acquired => {
@@ -141,7 +140,7 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
                     if status.session_id == owner {
                         return Ok(Some(take(&mut pending, node, status)));
                     }
-                },
+                }
                 Wake::Deadline => {
                     let path = node.path.clone();
                     pending.forget_node();
@@ -149,8 +148,8 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
                         tracing::debug!(%path, error = %e, "delete after timeout continues in the background");
                     }
                     return Ok(None);
-                },
-                Wake::Event(_) | Wake::SessionChanged => {},
+                }
+                Wake::Event(_) | Wake::SessionChanged => {}
             }
             let (list, _) = list_children(fw, req.dir, false).await?;
             children = Some(list);
@@ -202,8 +201,8 @@ async fn create_node(
                 let node = crate::framework::CreatedNode { path: format!("{path}{sequence}"), stat };
                 pending.node = Some((node.path.clone(), stat.ephemeral_owner));
                 return Ok((node, listed.ok()));
-            },
-            Err(ZkError::NoNode) => {},
+            }
+            Err(ZkError::NoNode) => {}
             Err(e) if crate::framework::is_retryable(&e) => maybe_created = true,
             Err(e) => return Err(e.into()),
         }

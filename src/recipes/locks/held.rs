@@ -207,12 +207,12 @@ impl Monitor {
                         _ = status.changed() => {},
                         _ = self.tx.closed() => return,
                     }
-                },
+                }
                 Err(ZkError::NoNode) => {
                     let reason = self.session_loss().unwrap_or(LossReason::NodeDeleted);
                     self.tx.send_modify(|w| w.lost = Some(reason));
                     return;
-                },
+                }
                 Err(_) => {
                     // connection trouble: the status tells us when it matters
                     tokio::select! {
@@ -222,7 +222,7 @@ impl Monitor {
                         },
                         _ = self.tx.closed() => return,
                     }
-                },
+                }
             }
         }
     }

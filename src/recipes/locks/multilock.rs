@@ -157,7 +157,7 @@ impl InterProcessMultiLock {
                 outcome => {
                     rollback(held).await;
                     return outcome.map(|_| None);
-                },
+                }
             }
         }
         Ok(Some(MultiLockGuard { held }))

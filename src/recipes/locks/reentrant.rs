@@ -68,7 +68,7 @@ impl LockGuard {
                 let result = entry.node.release().await;
                 entry.released.store(true, Ordering::SeqCst);
                 result
-            },
+            }
         }
     }
 

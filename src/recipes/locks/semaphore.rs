@@ -125,12 +125,12 @@ impl InterProcessSemaphoreV2 {
                     return_all(leases).await.ok();
                     release_quietly(lock).await;
                     return Ok(None);
-                },
+                }
                 Err(e) => {
                     return_all(leases).await.ok();
                     release_quietly(lock).await;
                     return Err(e);
-                },
+                }
             }
         }
         release_quietly(lock).await;
