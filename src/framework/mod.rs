@@ -14,7 +14,7 @@ pub(crate) use ops::ProtectedName;
 pub use paths::validate_path;
 pub use retry::{
     is_retryable, BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryForever, RetryNTimes,
-    RetryOneTime, RetryPolicy, RetryUntilElapsed,
+    RetryOneTime, RetryPolicy, RetryUntilElapsed, MAX_EXPONENTIAL_RETRIES,
 };
 pub(crate) use session::lock;
 pub use session::Framework;
