@@ -182,6 +182,24 @@ async fn missing_installation_and_bad_settings_are_typed_errors() {
 }
 
 #[tokio::test]
+async fn a_taken_port_fails_fast_with_the_log_tail() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").port();
+    let err = TestingServer::builder()
+        .port(port)
+        .start()
+        .await
+        .unwrap_err();
+    match err {
+        Error::TestServerFailed { reason, log_tail } => {
+            assert!(reason.contains("exited"), "{reason}");
+            assert!(log_tail.contains("Address already in use"), "{log_tail}");
+        }
+        other => panic!("expected TestServerFailed, got {other:?}"),
+    }
+}
+
+#[tokio::test]
 async fn cluster_fails_over_and_a_restarted_leader_rejoins_as_follower() {
     let started = Instant::now();
     let cluster = TestingCluster::start(3).await.expect("start cluster");
