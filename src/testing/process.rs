@@ -28,7 +28,9 @@ const EXIT_POLL: Duration = Duration::from_millis(20);
 /// Pids of the server JVMs of this process that have been spawned and not yet reaped.
 static LIVE: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
 
-type SpawnJob = (Command, oneshot::Sender<io::Result<Child>>);
+/// A command to spawn, and where to send the process. The process travels as a `ZkProcess`, so
+/// that it is killed if the caller stopped waiting for it (its future was dropped).
+type SpawnJob = (Command, oneshot::Sender<io::Result<ZkProcess>>);
 
 /// The channel to the spawner thread, started on first use.
 static SPAWNER: Mutex<Option<mpsc::Sender<SpawnJob>>> = Mutex::new(None);
@@ -81,16 +83,19 @@ impl ZkProcess {
                 .send((command, reply))
                 .map_err(|_| Error::Io("the process spawner thread is gone".into()))?;
         }
-        let child = answer
+        answer
             .await
-            .map_err(|_| Error::Io("the process spawner thread is gone".into()))??;
-        let pid = child.id();
-        Ok(ZkProcess {
+            .map_err(|_| Error::Io("the process spawner thread is gone".into()))?
+            .map_err(Error::from)
+    }
+
+    fn new(child: Child) -> ZkProcess {
+        ZkProcess {
+            pid: child.id(),
             child,
-            pid,
             paused: false,
             exit: None,
-        })
+        }
     }
 
     /// The operating-system process id.
@@ -206,19 +211,12 @@ fn start_spawner() -> Result<mpsc::Sender<SpawnJob>> {
         .name("zk-testing-spawner".into())
         .spawn(move || {
             for (mut command, reply) in jobs {
-                let spawned = command.spawn();
-                if let Ok(child) = &spawned {
+                let spawned = command.spawn().map(|child| {
                     lock(&LIVE).insert(child.id());
-                }
-                if let Err(Ok(child)) = reply.send(spawned) {
-                    // The caller gave up waiting (its future was dropped): do not leak the JVM.
-                    drop(ZkProcess {
-                        pid: child.id(),
-                        child,
-                        paused: false,
-                        exit: None,
-                    });
-                }
+                    ZkProcess::new(child)
+                });
+                // If the caller is gone, the process is dropped here, which kills it.
+                let _ = reply.send(spawned);
             }
         })?;
     Ok(sender)

@@ -8,9 +8,7 @@ use tokio::time::Instant;
 use super::config::{ServerConfig, Settings};
 use super::instance::Instance;
 use super::ports::free_ports;
-#[cfg(doc)]
-use crate::Error;
-use crate::Result;
+use crate::{Error, Result};
 
 /// How many times a start is retried with fresh ports when a port was taken meanwhile.
 pub(crate) const PORT_ATTEMPTS: usize = 3;
@@ -31,7 +29,7 @@ pub(crate) const PORT_ATTEMPTS: usize = 3;
 /// use zk_recipes::testing::TestingServer;
 ///
 /// let server = TestingServer::start().await?;
-/// let client = zookeeper_client::Client::connect(server.connect_string()).await.unwrap();
+/// let client = zookeeper_client::Client::connect(server.connect_string()).await?;
 /// server.restart().await?; // the client reconnects; its session survives a short outage
 /// # drop(client);
 /// # Ok(())
@@ -122,7 +120,9 @@ impl TestingServerBuilder {
             attempt += 1;
             let port = match self.port {
                 Some(port) => port,
-                None => free_ports(1)?[0],
+                None => free_ports(1)?
+                    .pop()
+                    .ok_or_else(|| Error::Io("no free port".into()))?,
             };
             let config = ServerConfig {
                 data_dir: PathBuf::new(),
