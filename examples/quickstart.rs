@@ -15,7 +15,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(hosts) => (None, hosts),
         Err(_) => {
             let server = TestingServer::start().await?;
-            let cs = server.connect_string();
+            let cs = server.connect_string().to_string();
             println!("started an embedded ZooKeeper at {cs}");
             (Some(server), cs)
         }

@@ -1,31 +1,120 @@
 #!/usr/bin/env bash
-# Installs what the tests, examples and benchmarks need on a fresh Debian 12 machine of this
-# kind, idempotently: ZooKeeper (the package, not the system service), a JDK (the Curator peer
-# is compiled by the tests), Curator 5.4's jars. Prints what it does.
+# Installs what zk-recipes' tests need on Debian 12 (or a similar apt-based system):
+#   - zookeeper                  the server jars (/usr/share/java/zookeeper.jar); NOT zookeeperd,
+#                                which would run a system service on port 2181
+#   - default-jdk-headless       java to run them, javac for the Curator peer the tests compile
+#   - libcurator-framework-java  Curator 5.4 jars, for interop tests against Curator's recipes
+#   - libcurator-recipes-java
+#
+# Idempotent: runs `apt-get update` and `apt-get install` only for packages that are missing,
+# and prints what it did. Run as root, or as a user with sudo.
+# Exits non-zero with a message when something cannot be installed.
 set -euo pipefail
 
-need=()
-dpkg -s zookeeper >/dev/null 2>&1 || need+=(zookeeper)
-dpkg -s libcurator-recipes-java >/dev/null 2>&1 || need+=(libcurator-recipes-java)
-dpkg -s libcurator-framework-java >/dev/null 2>&1 || need+=(libcurator-framework-java)
-command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
-command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
+PACKAGES=(zookeeper default-jdk-headless libcurator-framework-java libcurator-recipes-java)
+# The files the testing kit and the interop tests use, per package above.
+REQUIRED_FILES=(
+    /usr/share/java/zookeeper.jar
+    /usr/share/java/curator-framework.jar
+    /usr/share/java/curator-recipes.jar
+)
+SYSTEM_ZOO_CFG=/etc/zookeeper/conf/zoo.cfg
 
-if [ "${#need[@]}" -gt 0 ]; then
-  echo "setup: installing ${need[*]}"
-  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -q >/dev/null || { echo "setup: apt-get update failed" >&2; exit 1; }
-  $SUDO apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null \
-    || { echo "setup: apt-get install ${need[*]} failed" >&2; exit 1; }
+say() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+if [[ $(id -u) -eq 0 ]]; then
+    SUDO=()
+elif command -v sudo >/dev/null 2>&1; then
+    SUDO=(sudo)
 else
-  echo "setup: zookeeper, java, javac and Curator's jars are present"
+    die "run as root (or install sudo): apt-get needs root"
 fi
 
-# The package must not leave a system ZooKeeper running on 2181 (tests start their own).
-if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet zookeeper 2>/dev/null; then
-  echo "setup: stopping the system zookeeper service"
-  systemctl stop zookeeper || true
+command -v apt-get >/dev/null 2>&1 || die "apt-get not found: this script supports Debian/Ubuntu only"
+
+installed() {
+    [[ $(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || true) == installed ]]
+}
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+    if installed "$pkg"; then
+        say "$pkg: already installed"
+    else
+        missing+=("$pkg")
+    fi
+done
+
+if ((${#missing[@]} > 0)); then
+    say "installing: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    "${SUDO[@]}" apt-get update -q || die "apt-get update failed"
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+        "${missing[@]}" || die "apt-get install ${missing[*]} failed"
+    say "installed: ${missing[*]}"
+else
+    say "nothing to install"
 fi
-test -f /usr/share/java/zookeeper.jar || { echo "setup: /usr/share/java/zookeeper.jar missing" >&2; exit 1; }
-test -f /usr/share/java/curator-recipes.jar || { echo "setup: Curator's jars missing" >&2; exit 1; }
+
+# No ZooKeeper system service must serve port 2181: tests start their own servers on free
+# ports, and a system server would only hide a wrong connect string. `zookeeperd` (if some
+# other step installed it) starts one; stop and disable it.
+stop_system_service() {
+    local stopped=0
+    if command -v systemctl >/dev/null 2>&1 && [[ -d /run/systemd/system ]]; then
+        if systemctl is-active --quiet zookeeper 2>/dev/null; then
+            "${SUDO[@]}" systemctl stop zookeeper && stopped=1
+        fi
+        if systemctl is-enabled --quiet zookeeper 2>/dev/null; then
+            "${SUDO[@]}" systemctl disable zookeeper >/dev/null 2>&1 || true
+            say "disabled the zookeeper system service"
+        fi
+    elif [[ -x /etc/init.d/zookeeper ]]; then
+        if "${SUDO[@]}" /etc/init.d/zookeeper status >/dev/null 2>&1; then
+            "${SUDO[@]}" /etc/init.d/zookeeper stop >/dev/null 2>&1 && stopped=1
+        fi
+    fi
+    if ((stopped)); then
+        say "stopped the zookeeper system service"
+    fi
+}
+
+if installed zookeeperd; then
+    say "zookeeperd is installed; making sure its service is stopped (tests do not use it)"
+    stop_system_service
+fi
+
+# A server still running from the system configuration (started by hand or by a service
+# manager this script does not know) is stopped too. Only processes whose command line names
+# the system zoo.cfg match; test servers use their own temp dirs.
+mapfile -t system_pids < <(pgrep -f "QuorumPeerMain ${SYSTEM_ZOO_CFG}\$" || true)
+if ((${#system_pids[@]} > 0)); then
+    say "stopping a ZooKeeper server run from ${SYSTEM_ZOO_CFG} (pid ${system_pids[*]})"
+    "${SUDO[@]}" kill "${system_pids[@]}" 2>/dev/null || true
+    for _ in $(seq 1 50); do
+        pgrep -f "QuorumPeerMain ${SYSTEM_ZOO_CFG}\$" >/dev/null || break
+        sleep 0.1
+    done
+    if pgrep -f "QuorumPeerMain ${SYSTEM_ZOO_CFG}\$" >/dev/null; then
+        die "could not stop the ZooKeeper server run from ${SYSTEM_ZOO_CFG}"
+    fi
+fi
+
+if command -v ss >/dev/null 2>&1 && ss -Hltn 'sport = :2181' 2>/dev/null | grep -q .; then
+    say "warning: something still listens on port 2181 (not started by this script's packages)"
+fi
+
+# Check the result.
+for f in "${REQUIRED_FILES[@]}"; do
+    [[ -f $f ]] || die "$f is missing after installation"
+done
+java_bin=""
+if [[ -n ${JAVA_HOME:-} && -x ${JAVA_HOME}/bin/java ]]; then
+    java_bin="${JAVA_HOME}/bin/java"
+elif command -v java >/dev/null 2>&1; then
+    java_bin=$(command -v java)
+fi
+[[ -n $java_bin ]] || die "no java found after installing default-jdk-headless"
+java_version=$("$java_bin" -version 2>&1 | head -n 1)
+say "ok: ${java_bin} (${java_version}); ZooKeeper and Curator jars in /usr/share/java"

@@ -114,6 +114,17 @@ pub enum Error {
     /// A local process or file operation of the testing kit or CLI failed.
     #[error("I/O error: {0}")]
     Io(String),
+
+    /// A ZooKeeper server process of the testing kit did not come up, or exited while it was
+    /// expected to serve. `log_tail` holds the last lines the JVM wrote, which usually say why
+    /// (a port already in use, a corrupt data directory, a Java version mismatch, ...).
+    #[error("test ZooKeeper server failed: {reason}; last log lines:\n{log_tail}")]
+    TestServerFailed {
+        /// What went wrong, as seen from the kit (exited with a status, not serving in time).
+        reason: String,
+        /// The end of the server's log file.
+        log_tail: String,
+    },
 }
 
 impl From<std::io::Error> for Error {

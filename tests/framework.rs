@@ -29,12 +29,12 @@ async fn quick(cs: &str) -> Framework {
 
 #[tokio::test]
 async fn suspended_then_reconnected_on_server_restart() {
-    let mut server = TestingServer::start().await.unwrap();
-    let fw = quick(&server.connect_string()).await;
+    let server = TestingServer::start().await.unwrap();
+    let fw = quick(server.connect_string()).await;
     assert_eq!(fw.connection_state(), ConnectionState::Connected);
     let id = fw.status().session_id;
     let mut states = Box::pin(fw.connection_states());
-    server.stop().await.unwrap();
+    server.stop().await;
     assert_eq!(next_state(&mut states).await, ConnectionState::Suspended);
     server.restart().await.unwrap();
     assert_eq!(next_state(&mut states).await, ConnectionState::Reconnected);
@@ -46,13 +46,13 @@ async fn suspended_then_reconnected_on_server_restart() {
 
 #[tokio::test]
 async fn lost_by_simulated_expiry_when_the_server_stays_down() {
-    let mut server = TestingServer::start().await.unwrap();
-    let fw = quick(&server.connect_string()).await;
+    let server = TestingServer::start().await.unwrap();
+    let fw = quick(server.connect_string()).await;
     let timeout = fw.negotiated_session_timeout().unwrap();
     let id = fw.status().session_id;
     let mut states = Box::pin(fw.connection_states());
     fw.create("/ephemeral", b"", CreateMode::Ephemeral).await.unwrap();
-    server.stop().await.unwrap();
+    server.stop().await;
     let started = tokio::time::Instant::now();
     assert_eq!(next_state(&mut states).await, ConnectionState::Suspended);
     assert_eq!(next_state(&mut states).await, ConnectionState::Lost);
@@ -99,7 +99,7 @@ async fn lost_then_new_session_after_expire_session() {
 
 #[tokio::test]
 async fn killing_the_follower_we_are_connected_to_suspends_then_reconnects() {
-    let mut cluster = TestingCluster::start(3).await.unwrap();
+    let cluster = TestingCluster::start(3).await.unwrap();
     let leader = cluster.leader().await.unwrap().expect("a leader");
     // The client picks a random server: connect until we sit on a follower.
     let (fw, follower) = loop {
@@ -117,7 +117,7 @@ async fn killing_the_follower_we_are_connected_to_suspends_then_reconnects() {
         fw.close();
     };
     let mut states = Box::pin(fw.connection_states());
-    cluster.kill(follower);
+    cluster.kill(follower).unwrap();
     assert_eq!(next_state(&mut states).await, ConnectionState::Suspended);
     assert_eq!(next_state(&mut states).await, ConnectionState::Reconnected);
     assert_eq!(fw.status().losses, 0, "the session survives a follower crash");
@@ -175,9 +175,9 @@ async fn default_acl_and_digest_auth_apply_to_created_nodes() {
 
 #[tokio::test]
 async fn retry_gives_up_with_a_typed_error_and_background_delete_finishes_after_reconnect() {
-    let mut server = TestingServer::start().await.unwrap();
+    let server = TestingServer::start().await.unwrap();
     let fw = Framework::builder()
-        .connect_string(server.connect_string())
+        .connect_string(server.connect_string().to_string())
         .session_timeout(Duration::from_secs(4))
         .connection_timeout(Duration::from_millis(300))
         .retry_policy(RetryNTimes::new(2, Duration::from_millis(20)))
@@ -185,7 +185,7 @@ async fn retry_gives_up_with_a_typed_error_and_background_delete_finishes_after_
         .await
         .unwrap();
     fw.create("/doomed", b"", CreateMode::Persistent).await.unwrap();
-    server.stop().await.unwrap();
+    server.stop().await;
     match fw.get_data("/doomed").await {
         Err(Error::RetriesExhausted { attempts: 3, last: ZkError::ConnectionLoss, .. }) => {}
         other => panic!("expected RetriesExhausted after 3 attempts, got {other:?}"),

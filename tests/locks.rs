@@ -322,12 +322,12 @@ async fn contract_lost_on_expire_session() {
 
 #[tokio::test]
 async fn lost_on_server_stop_and_on_node_deletion() {
-    let mut server = TestingServer::start().await.unwrap();
-    let cs = server.connect_string();
+    let server = TestingServer::start().await.unwrap();
+    let cs = server.connect_string().to_string();
     let fw = framework(&cs).await;
     let m = InterProcessMutex::new(&fw, "/stop").unwrap();
     let guard = m.acquire().await.unwrap();
-    server.stop().await.unwrap();
+    server.stop().await;
     let reason = tokio::time::timeout(WAIT, guard.lost()).await.expect("lost() fired");
     assert_eq!(reason, LossReason::Suspended);
     server.restart().await.unwrap();

@@ -1,155 +1,395 @@
-//! `TestingCluster`: a real ZooKeeper ensemble on loopback ports.
+//! [`TestingCluster`]: a ZooKeeper ensemble on loopback ports.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
-use futures_util::future::join_all;
+use futures_util::future::{join_all, try_join_all};
+use tokio::time::Instant;
 
-use super::four_letter::server_mode;
-use super::install::Install;
-use super::node::{free_port, Node, Peer};
-use crate::error::{Error, Result};
+use super::config::{Peer, ServerConfig, Settings};
+use super::four_letter::{server_mode, ServerMode};
+use super::instance::Instance;
+use super::ports::free_ports;
+use super::server::PORT_ATTEMPTS;
+use crate::{Error, Result};
 
-const START_TIMEOUT: Duration = Duration::from_secs(60);
-const MEMBER_MODES: &[&str] = &["leader", "follower"];
+/// How long a `srvr` probe of [`TestingCluster::leader`] may take.
+const MODE_PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+/// How often [`TestingCluster::wait_for_leader`] asks.
+const LEADER_POLL: Duration = Duration::from_millis(50);
+/// The largest ensemble the kit starts.
+const MAX_SERVERS: usize = 32;
 
-/// A ZooKeeper ensemble of real server processes on 127.0.0.1 (Curator's `TestingCluster`):
-/// each server with its own client, quorum and election ports and its own temporary data
-/// directory, started in parallel. Servers can be killed, stopped, paused and restarted one
-/// by one; dropping the cluster kills them all.
+/// A ZooKeeper ensemble for tests, in the spirit of Curator's `TestingCluster`.
+///
+/// `n` real ZooKeeper JVMs on 127.0.0.1, each with its own client, quorum and election port,
+/// its own temp dir and `myid`. Servers are addressed by index `0..n` (server `i` has
+/// `myid` `i + 1`). Any of them can be stopped, killed, restarted or paused to test failover.
+///
+/// The default timing suits a small, busy machine while keeping failover fast: `tickTime`
+/// 200 ms, `initLimit` 20 ticks, `syncLimit` 10 ticks, and election notifications re-sent at
+/// least every second.
+///
+/// Dropping the cluster kills every server (`SIGKILL`), waits for them and removes their
+/// temp dirs.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo() -> zk_recipes::Result<()> {
+/// use std::time::Duration;
+/// use zk_recipes::testing::TestingCluster;
+///
+/// let cluster = TestingCluster::start(3).await?;
+/// let leader = cluster.wait_for_leader(Duration::from_secs(10)).await?;
+/// cluster.kill(leader)?;
+/// let new_leader = cluster.wait_for_leader(Duration::from_secs(10)).await?;
+/// assert_ne!(leader, new_leader);
+/// cluster.restart(leader).await?; // rejoins as a follower
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct TestingCluster {
-    nodes: Vec<Node>,
+    servers: Vec<Instance>,
+    connect_string: String,
+    start_timeout: Duration,
+}
+
+/// Configures and starts a [`TestingCluster`]; made by [`TestingCluster::builder`].
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `start` is awaited"]
+pub struct TestingClusterBuilder {
+    settings: Settings,
+    servers: usize,
+}
+
+impl Default for TestingClusterBuilder {
+    fn default() -> Self {
+        TestingClusterBuilder { settings: Settings::default(), servers: 3 }
+    }
+}
+
+impl TestingClusterBuilder {
+    /// The number of servers (default 3).
+    pub fn servers(mut self, n: usize) -> Self {
+        self.servers = n;
+        self
+    }
+
+    /// ZooKeeper's `tickTime` (default 200 ms). See
+    /// [`TestingServerBuilder::tick_time`](super::TestingServerBuilder::tick_time).
+    pub fn tick_time(mut self, tick: Duration) -> Self {
+        self.settings.timing.tick_time = tick;
+        self
+    }
+
+    /// `initLimit`, in ticks: how long a follower may take to connect and sync to a new leader
+    /// (default 20).
+    pub fn init_limit(mut self, ticks: u32) -> Self {
+        self.settings.timing.init_limit = ticks;
+        self
+    }
+
+    /// `syncLimit`, in ticks: how far a follower may fall behind the leader before it is dropped
+    /// (default 10).
+    pub fn sync_limit(mut self, ticks: u32) -> Self {
+        self.settings.timing.sync_limit = ticks;
+        self
+    }
+
+    /// The smallest session timeout the servers grant (`minSessionTimeout`).
+    pub fn min_session_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.timing.min_session_timeout = Some(timeout);
+        self
+    }
+
+    /// The largest session timeout the servers grant (`maxSessionTimeout`).
+    pub fn max_session_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.timing.max_session_timeout = Some(timeout);
+        self
+    }
+
+    /// How long [`start`](Self::start) and [`TestingCluster::restart`] wait (default 30 s).
+    pub fn start_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.start_timeout = timeout;
+        self
+    }
+
+    /// Run the release-tarball installation in `home` instead of discovering one.
+    pub fn zookeeper_home(mut self, home: impl Into<PathBuf>) -> Self {
+        self.settings.zookeeper_home = Some(home.into());
+        self
+    }
+
+    /// Adds a `key=value` line to every server's `zoo.cfg`.
+    pub fn config(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.settings.extra.push((key.into(), value.into()));
+        self
+    }
+
+    /// Starts all servers in parallel and waits until each reports `Mode: leader` or
+    /// `Mode: follower`.
+    ///
+    /// # Errors
+    /// - [`Error::InvalidArgument`] for zero servers (or more than 32), or bad settings.
+    /// - [`Error::ZooKeeperNotInstalled`] if no installation or `java` is found.
+    /// - [`Error::TestServerFailed`], with the end of that server's log, if a server exits or
+    ///   does not join a quorum within the start timeout (a start that failed because a port
+    ///   was taken meanwhile is retried on other ports first).
+    /// - [`Error::Io`] if temp dirs or configuration cannot be written.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: dropping the future kills every JVM started so far.
+    pub async fn start(self) -> Result<TestingCluster> {
+        let n = self.servers;
+        if n == 0 || n > MAX_SERVERS {
+            return Err(Error::InvalidArgument(format!("a cluster needs 1 to {MAX_SERVERS} servers, not {n}")));
+        }
+        let install = self.settings.prepare()?;
+        let deadline = Instant::now() + self.settings.start_timeout;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let ports = free_ports(3 * n)?;
+            let peers: Vec<Peer> = (0..n)
+                .map(|i| Peer { id: myid(i), quorum_port: ports[n + i], election_port: ports[2 * n + i] })
+                .collect();
+            let servers = (0..n)
+                .map(|i| {
+                    let config = ServerConfig {
+                        data_dir: PathBuf::new(),
+                        client_port: ports[i],
+                        timing: self.settings.timing.clone(),
+                        peers: peers.clone(),
+                        extra: self.settings.extra.clone(),
+                    };
+                    let label = format!("server {i} (myid {})", myid(i));
+                    Instance::new(label, install.clone(), config, Some(myid(i)))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let cluster = TestingCluster {
+                connect_string: servers.iter().map(|s| s.connect_string()).collect::<Vec<_>>().join(","),
+                servers,
+                start_timeout: self.settings.start_timeout,
+            };
+            for spawned in join_all(cluster.servers.iter().map(Instance::spawn)).await {
+                spawned?;
+            }
+            let waits = cluster.servers.iter().map(|s| s.wait_until(deadline, ServerMode::is_quorum_member));
+            // The first failure ends the wait; the others are dropped with `cluster`.
+            let Err(error) = try_join_all(waits).await else {
+                return Ok(cluster);
+            };
+            let clash = cluster.servers.iter().any(Instance::port_clash);
+            if !clash || attempt >= PORT_ATTEMPTS {
+                return Err(error);
+            }
+            tracing::debug!("a port was taken meanwhile; retrying the cluster on other ports");
+        }
+    }
+}
+
+fn myid(index: usize) -> u32 {
+    u32::try_from(index + 1).unwrap_or(u32::MAX)
 }
 
 impl TestingCluster {
-    /// Starts `n` servers (tick 200 ms) and waits until every one is leader or follower.
+    /// Starts `n` servers with the default settings and waits until all have joined the quorum.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for `n == 0`; as
-    /// [`TestingServer::start`](super::TestingServer::start).
+    /// As [`TestingClusterBuilder::start`].
+    ///
+    /// # Cancel safety
+    /// Cancel safe: dropping the future kills every JVM started so far.
     pub async fn start(n: usize) -> Result<TestingCluster> {
-        if n == 0 {
-            return Err(Error::InvalidArgument("a cluster needs at least one server".into()));
-        }
-        let install = Install::find()?;
-        let mut peers = Vec::with_capacity(n);
-        for i in 0..n {
-            peers.push(Peer {
-                id: i as u32 + 1,
-                client_port: free_port()?,
-                quorum_port: free_port()?,
-                election_port: free_port()?,
-            });
-        }
-        let mut nodes = peers
-            .iter()
-            .map(|p| Node::new(&install, p.client_port, Duration::from_millis(200), p.id, &peers))
-            .collect::<Result<Vec<_>>>()?;
-        for node in &mut nodes {
-            node.launch()?;
-        }
-        let ready = join_all(nodes.iter_mut().map(|n| n.wait_mode(MEMBER_MODES, START_TIMEOUT))).await;
-        for r in ready {
-            r?;
-        }
-        Ok(TestingCluster { nodes })
+        Self::builder().servers(n).start().await
     }
 
-    /// How many servers the ensemble has.
+    /// A builder for a cluster with chosen settings.
+    pub fn builder() -> TestingClusterBuilder {
+        TestingClusterBuilder::default()
+    }
+
+    fn server(&self, i: usize) -> Result<&Instance> {
+        self.servers
+            .get(i)
+            .ok_or_else(|| Error::InvalidArgument(format!("no server {i} in a cluster of {}", self.servers.len())))
+    }
+
+    /// The connect string naming every server: `"127.0.0.1:P1,127.0.0.1:P2,..."`.
+    pub fn connect_string(&self) -> &str {
+        &self.connect_string
+    }
+
+    /// The connect string of server `i` alone.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if there is no server `i`.
+    pub fn server_connect_string(&self, i: usize) -> Result<&str> {
+        Ok(self.server(i)?.connect_string())
+    }
+
+    /// The number of servers (running or not).
     pub fn len(&self) -> usize {
-        self.nodes.len()
+        self.servers.len()
     }
 
-    /// Never true (a cluster has at least one server).
+    /// Always `false`: a cluster has at least one server.
     pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
+        self.servers.is_empty()
     }
 
-    /// Every server's `127.0.0.1:<port>`, comma-separated.
-    pub fn connect_string(&self) -> String {
-        self.nodes.iter().map(Node::address).collect::<Vec<_>>().join(",")
+    /// Whether server `i`'s JVM is alive (paused counts as alive); `false` if there is no
+    /// server `i`.
+    pub fn is_running(&self, i: usize) -> bool {
+        self.servers.get(i).is_some_and(Instance::is_running)
     }
 
-    /// Server `i`'s `127.0.0.1:<port>`.
-    ///
-    /// # Panics
-    /// When `i >= len()`.
-    pub fn server_connect_string(&self, i: usize) -> String {
-        self.nodes[i].address()
-    }
-
-    /// Server `i`'s process id, while it runs.
+    /// The process id of server `i`, `None` if it is not running or does not exist.
     pub fn pid(&self, i: usize) -> Option<u32> {
-        self.nodes.get(i).and_then(Node::pid)
+        self.servers.get(i).and_then(Instance::pid)
     }
 
-    /// Kills server `i` at once (SIGKILL).
-    pub fn kill(&mut self, i: usize) {
-        if let Some(n) = self.nodes.get_mut(i) {
-            n.kill();
-        }
-    }
-
-    /// Stops server `i` gracefully.
-    pub async fn stop(&mut self, i: usize) {
-        if let Some(n) = self.nodes.get_mut(i) {
-            n.stop().await;
-        }
-    }
-
-    /// Freezes server `i` (SIGSTOP).
-    pub fn pause(&self, i: usize) {
-        if let Some(n) = self.nodes.get(i) {
-            n.pause();
-        }
-    }
-
-    /// Thaws server `i` (SIGCONT).
-    pub fn resume(&self, i: usize) {
-        if let Some(n) = self.nodes.get(i) {
-            n.resume();
-        }
-    }
-
-    /// Starts server `i` again (same ports, same data) and waits until it has joined the
-    /// ensemble as leader or follower.
+    /// Kills server `i` with `SIGKILL` and waits until the process is gone. Does nothing if it
+    /// is not running.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a bad index; [`Error::Io`] when it does not rejoin.
-    pub async fn restart(&mut self, i: usize) -> Result<()> {
-        let node = self.nodes.get_mut(i).ok_or_else(|| Error::InvalidArgument(format!("no server {i}")))?;
-        node.kill();
-        node.launch()?;
-        node.wait_mode(MEMBER_MODES, START_TIMEOUT).await.map(|_| ())
+    /// [`Error::InvalidArgument`] if there is no server `i`.
+    pub fn kill(&self, i: usize) -> Result<()> {
+        self.server(i)?.kill();
+        Ok(())
     }
 
-    /// The index of the current leader (asking each running server with `srvr`), if any.
+    /// Stops server `i` gracefully (`SIGTERM`, then `SIGKILL` after a few seconds). Does nothing
+    /// if it is not running.
     ///
     /// # Errors
-    /// None today (unreachable servers count as not leading).
+    /// [`Error::InvalidArgument`] if there is no server `i`.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: if the future is dropped, the process is killed.
+    pub async fn stop(&self, i: usize) -> Result<()> {
+        self.server(i)?.stop().await;
+        Ok(())
+    }
+
+    /// Stops server `i` if it runs, starts it again with the same ports and data, and waits
+    /// until it has rejoined the quorum (leader or follower).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if there is no server `i`; [`Error::TestServerFailed`] if it
+    /// does not rejoin within the start timeout (for example without a quorum of other
+    /// servers running).
+    ///
+    /// # Cancel safety
+    /// Cancel safe: dropping the future leaves server `i` either stopped or started.
+    pub async fn restart(&self, i: usize) -> Result<()> {
+        let server = self.server(i)?;
+        server.stop().await;
+        server.spawn().await?;
+        let deadline = Instant::now() + self.start_timeout;
+        server.wait_until(deadline, ServerMode::is_quorum_member).await?;
+        Ok(())
+    }
+
+    /// Freezes server `i` with `SIGSTOP` (connections stay open, nothing is answered).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if there is no server `i` or it is not running.
+    pub fn pause(&self, i: usize) -> Result<()> {
+        self.server(i)?.pause()
+    }
+
+    /// Lets paused server `i` run again with `SIGCONT`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if there is no server `i` or it is not running.
+    pub fn resume(&self, i: usize) -> Result<()> {
+        self.server(i)?.resume()
+    }
+
+    /// The mode server `i` reports (`srvr`), `None` if it is not serving: not running, paused,
+    /// electing or unreachable.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if there is no server `i`.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn mode(&self, i: usize) -> Result<Option<ServerMode>> {
+        Ok(probe(self.server(i)?).await)
+    }
+
+    /// The modes of all servers, as [`mode`](Self::mode) reports them, asked in parallel.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn modes(&self) -> Vec<Option<ServerMode>> {
+        join_all(self.servers.iter().map(probe)).await
+    }
+
+    /// The index of the server that reports `Mode: leader`, asking every running, unpaused
+    /// server with `srvr` in parallel; `None` if none does (for example during an election).
+    /// During a leader change two servers may briefly both say so; the lower index is returned.
+    ///
+    /// # Errors
+    /// None at present: servers that cannot be asked count as not leading. The `Result` leaves
+    /// room for backends where asking can fail as a whole.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
     pub async fn leader(&self) -> Result<Option<usize>> {
-        for (i, node) in self.nodes.iter().enumerate() {
-            if server_mode(&node.address()).await.as_deref() == Some("leader") {
-                return Ok(Some(i));
-            }
-        }
-        Ok(None)
+        let modes = self.modes().await;
+        Ok(modes.iter().position(|m| *m == Some(ServerMode::Leader)))
     }
 
-    /// Waits until some server leads and a quorum serves.
+    /// Waits until some server reports `Mode: leader` and returns its index.
     ///
     /// # Errors
-    /// [`Error::Timeout`].
+    /// [`Error::Timeout`] if there is no leader within `timeout`.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
     pub async fn wait_for_leader(&self, timeout: Duration) -> Result<usize> {
-        let deadline = tokio::time::Instant::now() + timeout;
+        let deadline = Instant::now() + timeout;
         loop {
-            if let Some(i) = self.leader().await? {
-                return Ok(i);
+            if let Some(leader) = self.leader().await? {
+                return Ok(leader);
             }
-            if tokio::time::Instant::now() >= deadline {
+            if Instant::now() >= deadline {
                 return Err(Error::Timeout(timeout));
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            tokio::time::sleep(LEADER_POLL).await;
+        }
+    }
+
+    /// The last `lines` lines of server `i`'s log file.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if there is no server `i`.
+    pub fn log_tail(&self, i: usize, lines: usize) -> Result<String> {
+        Ok(self.server(i)?.log_tail(lines))
+    }
+}
+
+/// The mode of a running, unpaused server; `None` otherwise.
+async fn probe(server: &Instance) -> Option<ServerMode> {
+    if !server.is_running() || server.is_paused() {
+        return None;
+    }
+    server_mode(server.connect_string(), MODE_PROBE_TIMEOUT).await.ok().flatten()
+}
+
+impl Drop for TestingCluster {
+    fn drop(&mut self) {
+        for server in &self.servers {
+            server.kill();
         }
     }
 }
+
+// A cluster can be shared between tasks and kept in a `static`.
+const _: () = {
+    fn check<T: Send + Sync + 'static>() {}
+    let _ = check::<TestingCluster>;
+};

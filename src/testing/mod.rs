@@ -10,22 +10,27 @@
 //! * [`curator::CuratorPeer`]: a Java process running Apache Curator, for interop tests.
 //!
 //! Every process the kit starts is killed when its handle drops, and by the kernel if the
-//! test process dies.
+//! test process dies (the JVMs are spawned from one long-lived thread with a parent-death
+//! signal).
 
 mod cluster;
+mod config;
 pub mod curator;
 mod expire;
 mod four_letter;
 mod install;
-mod node;
+mod instance;
+mod ports;
 mod process;
 mod server;
 mod shared;
 
-pub use cluster::TestingCluster;
+pub use cluster::{TestingCluster, TestingClusterBuilder};
 pub use expire::expire_session;
-pub use four_letter::{four_letter_word, server_mode};
-pub use install::{Install, INSTALL_HINT};
-pub use process::running_servers;
+pub use four_letter::{
+    four_letter_word, four_letter_word_with_timeout, server_mode, ServerMode, FOUR_LETTER_WORD_TIMEOUT,
+};
+pub use install::{Installation, INSTALL_HINT};
+pub use process::{running_server_pids, running_servers};
 pub use server::{TestingServer, TestingServerBuilder};
 pub use shared::shared_server;

@@ -15,5 +15,5 @@ use crate::error::Result;
 pub async fn shared_server() -> Result<String> {
     static SHARED: OnceCell<TestingServer> = OnceCell::const_new();
     let server = SHARED.get_or_try_init(TestingServer::start).await?;
-    Ok(server.connect_string())
+    Ok(server.connect_string().to_string())
 }

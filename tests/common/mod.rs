@@ -32,8 +32,8 @@ pub fn closed_port() -> u16 {
 pub async fn server_of_session(cluster: &TestingCluster, session_id: i64) -> Option<usize> {
     let needle = format!("sid=0x{:x}", session_id);
     for i in 0..cluster.len() {
-        let addr = cluster.server_connect_string(i);
-        if let Ok(out) = four_letter_word(&addr, "cons").await {
+        let Ok(addr) = cluster.server_connect_string(i) else { continue };
+        if let Ok(out) = four_letter_word(addr, "cons").await {
             if out.contains(&needle) {
                 return Some(i);
             }

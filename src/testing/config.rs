@@ -1,0 +1,244 @@
+//! Writing a test server's configuration directory: `zoo.cfg`, `myid` and logging files.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::install::Installation;
+use crate::{Error, Result};
+
+/// Log configuration for ZooKeeper releases that log through log4j 1.2 (Debian's package, and
+/// Apache releases before 3.8): warnings and errors to the console, which the kit sends to the
+/// server's log file.
+const LOG4J_PROPERTIES: &str = "\
+log4j.rootLogger=WARN, CONSOLE
+log4j.appender.CONSOLE=org.apache.log4j.ConsoleAppender
+log4j.appender.CONSOLE.layout=org.apache.log4j.PatternLayout
+log4j.appender.CONSOLE.layout.ConversionPattern=%d{ISO8601} %-5p [%t:%C{1}@%L] - %m%n
+";
+
+/// The same for Apache releases from 3.8 on, which log through logback.
+const LOGBACK_XML: &str = r#"<configuration>
+  <appender name="CONSOLE" class="ch.qos.logback.core.ConsoleAppender">
+    <encoder><pattern>%d{ISO8601} %-5p [%t:%C{1}@%L] - %m%n</pattern></encoder>
+  </appender>
+  <root level="WARN"><appender-ref ref="CONSOLE"/></root>
+</configuration>
+"#;
+
+/// One member of an ensemble, as written on a `server.N=` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Peer {
+    /// The server's `myid` (1-based).
+    pub id: u32,
+    /// Port followers connect to the leader on.
+    pub quorum_port: u16,
+    /// Port of leader election.
+    pub election_port: u16,
+}
+
+/// Timing and session settings shared by every server of a test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Timing {
+    pub tick_time: Duration,
+    pub init_limit: u32,
+    pub sync_limit: u32,
+    pub min_session_timeout: Option<Duration>,
+    pub max_session_timeout: Option<Duration>,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            tick_time: Duration::from_millis(200),
+            init_limit: 20,
+            sync_limit: 10,
+            min_session_timeout: None,
+            max_session_timeout: None,
+        }
+    }
+}
+
+impl Timing {
+    /// Checks the ranges ZooKeeper accepts.
+    pub fn validate(&self) -> Result<()> {
+        let ms = |d: Duration| d.as_millis();
+        if ms(self.tick_time) == 0 || ms(self.tick_time) > i32::MAX as u128 {
+            return Err(Error::InvalidArgument(format!(
+                "tick time must be between 1 ms and {} ms, got {:?}",
+                i32::MAX,
+                self.tick_time
+            )));
+        }
+        if self.init_limit == 0 || self.sync_limit == 0 {
+            return Err(Error::InvalidArgument("initLimit and syncLimit must be at least 1 tick".into()));
+        }
+        if let (Some(min), Some(max)) = (self.min_session_timeout, self.max_session_timeout) {
+            if min > max {
+                return Err(Error::InvalidArgument(format!(
+                    "min session timeout {min:?} exceeds max session timeout {max:?}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What both builders collect: timing, start deadline, installation and extra `zoo.cfg` lines.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub timing: Timing,
+    pub start_timeout: Duration,
+    pub zookeeper_home: Option<PathBuf>,
+    pub extra: Vec<(String, String)>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            timing: Timing::default(),
+            start_timeout: Duration::from_secs(30),
+            zookeeper_home: None,
+            extra: Vec::new(),
+        }
+    }
+}
+
+impl Settings {
+    /// Validates the settings and finds the installation to run.
+    pub fn prepare(&self) -> Result<Installation> {
+        self.timing.validate()?;
+        if self.start_timeout.is_zero() {
+            return Err(Error::InvalidArgument("start timeout must not be zero".into()));
+        }
+        for (key, value) in &self.extra {
+            let bad = |s: &str| s.is_empty() || s.contains(['\n', '\r']);
+            if bad(key) || key.contains('=') || value.contains(['\n', '\r']) {
+                return Err(Error::InvalidArgument(format!("invalid zoo.cfg setting {key:?}={value:?}")));
+            }
+        }
+        match &self.zookeeper_home {
+            Some(home) => Installation::from_zookeeper_home(home),
+            None => Installation::discover(),
+        }
+    }
+}
+
+/// Everything one server's `zoo.cfg` says.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerConfig {
+    pub data_dir: PathBuf,
+    pub client_port: u16,
+    pub timing: Timing,
+    /// The ensemble; empty for a standalone server.
+    pub peers: Vec<Peer>,
+    /// Extra `key=value` lines, written last.
+    pub extra: Vec<(String, String)>,
+}
+
+impl ServerConfig {
+    /// The text of `zoo.cfg`.
+    pub fn render(&self) -> String {
+        let t = &self.timing;
+        let mut out = String::new();
+        let mut line = |key: &str, value: &dyn std::fmt::Display| {
+            let _ = writeln!(out, "{key}={value}");
+        };
+        line("tickTime", &t.tick_time.as_millis());
+        line("initLimit", &t.init_limit);
+        line("syncLimit", &t.sync_limit);
+        line("dataDir", &self.data_dir.display());
+        line("clientPort", &self.client_port);
+        line("clientPortAddress", &"127.0.0.1");
+        if let Some(min) = t.min_session_timeout {
+            line("minSessionTimeout", &min.as_millis());
+        }
+        if let Some(max) = t.max_session_timeout {
+            line("maxSessionTimeout", &max.as_millis());
+        }
+        line("admin.enableServer", &false);
+        line("4lw.commands.whitelist", &"*");
+        // Test data is thrown away: skip the fsync on every write.
+        line("forceSync", &"no");
+        if !self.peers.is_empty() {
+            // A one-server ensemble still runs as a quorum (Mode: leader), like a bigger one.
+            line("standaloneEnabled", &false);
+            line("quorumListenOnAllIPs", &false);
+            line("reconfigEnabled", &false);
+            for p in &self.peers {
+                line(&format!("server.{}", p.id), &format!("127.0.0.1:{}:{}", p.quorum_port, p.election_port));
+            }
+        }
+        for (key, value) in &self.extra {
+            line(key, value);
+        }
+        out
+    }
+
+    /// Writes `zoo.cfg` (and the logging configuration) into `conf_dir`, and `myid` into the data
+    /// directory when `my_id` is given. Creates both directories. Returns the path of `zoo.cfg`.
+    pub fn write(&self, conf_dir: &Path, my_id: Option<u32>) -> Result<PathBuf> {
+        std::fs::create_dir_all(conf_dir)?;
+        std::fs::create_dir_all(&self.data_dir)?;
+        let cfg = conf_dir.join("zoo.cfg");
+        std::fs::write(&cfg, self.render())?;
+        std::fs::write(conf_dir.join("log4j.properties"), LOG4J_PROPERTIES)?;
+        std::fs::write(conf_dir.join("logback.xml"), LOGBACK_XML)?;
+        if let Some(id) = my_id {
+            std::fs::write(self.data_dir.join("myid"), format!("{id}\n"))?;
+        }
+        Ok(cfg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(peers: Vec<Peer>) -> ServerConfig {
+        ServerConfig {
+            data_dir: PathBuf::from("/tmp/x/data"),
+            client_port: 2181,
+            timing: Timing::default(),
+            peers,
+            extra: vec![("localSessionsEnabled".into(), "false".into())],
+        }
+    }
+
+    #[test]
+    fn standalone_has_no_server_lines() {
+        let text = config(vec![]).render();
+        assert!(text.contains("tickTime=200\n"));
+        assert!(text.contains("clientPort=2181\n"));
+        assert!(text.contains("clientPortAddress=127.0.0.1\n"));
+        assert!(text.contains("4lw.commands.whitelist=*\n"));
+        assert!(text.ends_with("localSessionsEnabled=false\n"));
+        assert!(!text.contains("server."));
+    }
+
+    #[test]
+    fn ensemble_lists_every_peer_on_loopback() {
+        let peers = vec![
+            Peer { id: 1, quorum_port: 3001, election_port: 4001 },
+            Peer { id: 2, quorum_port: 3002, election_port: 4002 },
+        ];
+        let text = config(peers).render();
+        assert!(text.contains("server.1=127.0.0.1:3001:4001\n"));
+        assert!(text.contains("server.2=127.0.0.1:3002:4002\n"));
+        assert!(text.contains("standaloneEnabled=false\n"));
+    }
+
+    #[test]
+    fn timing_is_validated() {
+        let mut t = Timing::default();
+        assert_eq!(t.validate(), Ok(()));
+        t.tick_time = Duration::ZERO;
+        assert!(matches!(t.validate(), Err(Error::InvalidArgument(_))));
+        let t = Timing {
+            min_session_timeout: Some(Duration::from_secs(5)),
+            max_session_timeout: Some(Duration::from_secs(1)),
+            ..Timing::default()
+        };
+        assert!(matches!(t.validate(), Err(Error::InvalidArgument(_))));
+    }
+}
