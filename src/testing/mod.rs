@@ -7,6 +7,7 @@
 //!   leader.
 //! * [`expire_session`]: make the server expire a framework's session now.
 //! * [`shared_server`]: one server per test binary for tests that do not break it.
+//! * [`TcpProxy`]: cut, blackhole, delay a client's link, or drop its replies.
 //! * [`curator::CuratorPeer`]: a Java process running Apache Curator, for interop tests.
 //!
 //! Every process the kit starts is killed when its handle drops, and by the kernel if the
@@ -22,6 +23,7 @@ mod install;
 mod instance;
 mod ports;
 mod process;
+mod proxy;
 mod server;
 mod shared;
 
@@ -32,5 +34,6 @@ pub use four_letter::{
 };
 pub use install::{Installation, INSTALL_HINT};
 pub use process::{running_server_pids, running_servers};
+pub use proxy::{ProxyMode, TcpProxy};
 pub use server::{TestingServer, TestingServerBuilder};
 pub use shared::shared_server;

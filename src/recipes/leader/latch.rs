@@ -1,0 +1,293 @@
+//! `LeaderLatch`: one leader among the participants of a path, until it closes or loses its
+//! session.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_core::Stream;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::participant::{participants, Participant};
+use crate::error::{Error, Result};
+use crate::framework::{lock, paths, Framework};
+use crate::recipes::locks::driver::Exclusive;
+use crate::recipes::locks::engine::{self, Request};
+use crate::recipes::locks::{HeldNode, LossReason};
+
+const LATCH_NAME: &str = "latch-";
+const DRIVER: Exclusive = Exclusive { names: &[LATCH_NAME], max_leases: 1 };
+
+/// The leadership state of a latch.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Leadership {
+    /// Whether this participant leads now.
+    pub is_leader: bool,
+    /// While leading: the leadership token, our latch node's `czxid`. It strictly increases
+    /// from one leadership to the next on this path: use it as a fencing epoch.
+    pub token: Option<i64>,
+    /// While leading: our latch node.
+    pub node: Option<String>,
+}
+
+/// How [`LeaderLatch::close_with`] treats observers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseMode {
+    /// Observers of [`LeaderLatch::leadership_changes`] are told leadership ended.
+    NotifyLeader,
+    /// Observers are not told (Curator's `SILENT`); `has_leadership()` is false all the same.
+    Silent,
+}
+
+/// Leader election by latch: Curator's `LeaderLatch`.
+///
+/// Each started latch creates an ephemeral-sequential node `<path>/_c_<uuid>-latch-<seq>`
+/// holding its id; the lowest node leads, the others each watch their predecessor (the lock
+/// engine does the waiting). Leadership is dropped when the connection is suspended (standard
+/// error policy), when the session is lost, or when our node is deleted; the latch then
+/// re-queues (a new node, as Curator's `reset`) once connected again. Our node's
+/// `ephemeralOwner` is checked against the current session before leadership is claimed.
+///
+/// # Curator compatibility
+/// Same node names, data and ordering as Curator 5.x: a Curator `LeaderLatch` and this one on
+/// one path elect exactly one leader.
+#[derive(Debug, Clone)]
+pub struct LeaderLatch {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    fw: Framework,
+    path: String,
+    id: String,
+    state: watch::Sender<Leadership>,
+    leader: AtomicBool,
+    silent: AtomicBool,
+    task: Mutex<Option<JoinHandle<()>>>,
+    started: AtomicBool,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(task) = lock(&self.task).take() {
+            task.abort();
+        }
+    }
+}
+
+impl LeaderLatch {
+    /// A latch at `path` for the participant `id`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`].
+    pub fn new(fw: &Framework, path: &str, id: &str) -> Result<Self> {
+        paths::validate_recipe_path(path)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                fw: fw.clone(),
+                path: path.to_string(),
+                id: id.to_string(),
+                state: watch::Sender::new(Leadership::default()),
+                leader: AtomicBool::new(false),
+                silent: AtomicBool::new(false),
+                task: Mutex::new(None),
+                started: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// Joins the election (in the background).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when started before, [`Error::Closed`] for a closed framework.
+    pub fn start(&self) -> Result<()> {
+        if self.inner.fw.is_closed() {
+            return Err(Error::Closed);
+        }
+        if self.inner.started.swap(true, Ordering::SeqCst) {
+            return Err(Error::InvalidArgument("the latch was started already".into()));
+        }
+        let task = self.inner.fw.inner.runtime.spawn(run(Arc::downgrade(&self.inner)));
+        *lock(&self.inner.task) = Some(task);
+        Ok(())
+    }
+
+    /// The participant id.
+    pub fn id(&self) -> &str {
+        &self.inner.id
+    }
+
+    /// The latch path.
+    pub fn path(&self) -> &str {
+        &self.inner.path
+    }
+
+    /// Whether this participant leads now.
+    pub fn has_leadership(&self) -> bool {
+        self.inner.leader.load(Ordering::SeqCst)
+    }
+
+    /// The current leadership state (with the token while leading).
+    pub fn leadership(&self) -> Leadership {
+        self.inner.state.borrow().clone()
+    }
+
+    /// Every leadership change from now on (the latest state when several happen quickly;
+    /// compare tokens to tell two leaderships apart). Ends when the latch is dropped.
+    pub fn leadership_changes(&self) -> impl Stream<Item = Leadership> + Send + 'static {
+        let mut rx = self.inner.state.subscribe();
+        async_stream::stream! {
+            while rx.changed().await.is_ok() {
+                let state = rx.borrow_and_update().clone();
+                yield state;
+            }
+        }
+    }
+
+    /// Waits until this participant leads.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] when the latch or framework closes first.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn await_leadership(&self) -> Result<()> {
+        let mut rx = self.inner.state.subscribe();
+        let closed = self.inner.fw.closed();
+        tokio::select! {
+            r = rx.wait_for(|s| s.is_leader) => r.map(|_| ()).map_err(|_| Error::Closed),
+            _ = closed => Err(Error::Closed),
+        }
+    }
+
+    /// Waits at most `timeout` for leadership; `Ok(false)` when it passed.
+    ///
+    /// # Errors
+    /// As [`await_leadership`](Self::await_leadership).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn await_leadership_timeout(&self, timeout: Duration) -> Result<bool> {
+        match tokio::time::timeout(timeout, self.await_leadership()).await {
+            Ok(r) => r.map(|()| true),
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// Leaves the election, telling observers; see [`close_with`](Self::close_with).
+    ///
+    /// # Errors
+    /// As [`close_with`](Self::close_with).
+    ///
+    /// # Cancel safety
+    /// Cancel safe: the node is deleted in the background if cancelled.
+    pub async fn close(&self) -> Result<()> {
+        self.close_with(CloseMode::NotifyLeader).await
+    }
+
+    /// Leaves the election: leadership ends, our node is deleted.
+    ///
+    /// # Errors
+    /// The delete's error (it then continues in the background).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn close_with(&self, mode: CloseMode) -> Result<()> {
+        self.inner.silent.store(mode == CloseMode::Silent, Ordering::SeqCst);
+        let task = lock(&self.inner.task).take();
+        if let Some(task) = task {
+            task.abort();
+            let _ = task.await; // the task's node guard releases in the background on abort
+        }
+        let node = self.inner.state.borrow().node.clone();
+        set_leadership(&self.inner, None);
+        if let Some(node) = node {
+            self.inner.fw.delete_guaranteed(&node).await?;
+        }
+        Ok(())
+    }
+
+    /// All participants in queue order (the first leads).
+    ///
+    /// # Errors
+    /// The framework's errors.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn participants(&self) -> Result<Vec<Participant>> {
+        participants(&self.inner.fw, &self.inner.path, LATCH_NAME).await
+    }
+
+    /// The current leader, if any.
+    ///
+    /// # Errors
+    /// The framework's errors.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn leader(&self) -> Result<Option<Participant>> {
+        Ok(self.participants().await?.into_iter().next())
+    }
+}
+
+fn set_leadership(inner: &Inner, node: Option<&HeldNode>) {
+    let state = match node {
+        Some(n) => Leadership { is_leader: true, token: Some(n.fencing_token()), node: Some(n.path().to_string()) },
+        None => Leadership::default(),
+    };
+    inner.leader.store(state.is_leader, Ordering::SeqCst);
+    if state.is_leader || !inner.silent.load(Ordering::SeqCst) {
+        inner.state.send_if_modified(|s| {
+            let changed = *s != state;
+            *s = state;
+            changed
+        });
+    } else {
+        // silent: the state changes, observers are not woken
+        inner.state.send_if_modified(|s| {
+            *s = Leadership::default();
+            false
+        });
+    }
+}
+
+/// Contends, leads until the hold is lost, re-queues; until the latch goes away.
+async fn run(inner: std::sync::Weak<Inner>) {
+    let mut pause = Duration::from_millis(50);
+    loop {
+        let Some(this) = inner.upgrade() else { return };
+        let fw = this.fw.clone();
+        let (path, id) = (this.path.clone(), this.id.clone());
+        drop(this);
+        let request = Request { dir: &path, name: LATCH_NAME, data: id.as_bytes(), driver: &DRIVER, deadline: None };
+        let node = match engine::acquire(&fw, &request).await {
+            Ok(Some(acquired)) => HeldNode::new(&fw, acquired, true),
+            Ok(None) => continue,
+            Err(Error::Closed) => return,
+            Err(e) => {
+                tracing::warn!(%path, error = %e, "leader latch: could not queue; retrying");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(2));
+                continue;
+            }
+        };
+        pause = Duration::from_millis(50);
+        let Some(this) = inner.upgrade() else { return };
+        set_leadership(&this, Some(&node));
+        drop(this);
+        let reason = node.lost().await;
+        if let Some(this) = inner.upgrade() {
+            set_leadership(&this, None);
+        }
+        tracing::info!(%path, %reason, "leader latch: leadership lost; queueing again");
+        let _ = node.release().await;
+        if reason == LossReason::Closed {
+            return;
+        }
+        if fw.wait_connected(Duration::from_secs(3600)).await.is_err() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! Leader election: latch and selector.
+
+mod latch;
+mod participant;
+mod selector;
+
+pub use latch::{CloseMode, LeaderLatch, Leadership};
+pub use participant::Participant;
+pub use selector::{LeaderContext, LeaderSelector, LeadershipEnd};

@@ -1,0 +1,232 @@
+//! `LeaderSelector`: run an async task while holding leadership; cancel it when leadership
+//! is lost.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{watch, Notify};
+use tokio::task::JoinHandle;
+
+use super::participant::{participants, Participant};
+use crate::error::{Error, Result};
+use crate::framework::{lock, Framework};
+use crate::recipes::locks::{InterProcessMutex, LossReason};
+
+/// What the leadership task gets: the leadership token and the moment it started.
+#[derive(Debug, Clone)]
+pub struct LeaderContext {
+    /// The leadership token: the lock node's `czxid` (a fencing epoch).
+    pub token: i64,
+    /// Our lock node.
+    pub node: String,
+    /// The participant id.
+    pub id: String,
+}
+
+/// How a leadership ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeadershipEnd {
+    /// The task returned: leadership is given up (Curator's `takeLeadership` returning).
+    Finished,
+    /// Leadership was lost; the task was cancelled (dropped at its next await point).
+    Lost(LossReason),
+    /// [`LeaderSelector::interrupt_leadership`] or `close` cancelled the task.
+    Interrupted,
+}
+
+type Task = Arc<dyn Fn(LeaderContext) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+/// Leader election that runs a task while leading: Curator's `LeaderSelector`.
+///
+/// Built on an [`InterProcessMutex`] at `path` whose node holds the participant id. When the
+/// mutex is acquired, the task runs; when the task returns, leadership is released. If the
+/// hold is lost (suspended under the standard policy, session lost, node deleted) or
+/// [`interrupt_leadership`](Self::interrupt_leadership) is called, the task is *cancelled*
+/// (its future dropped) — so it cannot go on acting as leader. With
+/// [`auto_requeue`](Self::auto_requeue) the selector queues again after each leadership.
+///
+/// # Curator compatibility
+/// Same nodes as Curator's `LeaderSelector` (`<path>/_c_<uuid>-lock-<seq>`, id as data).
+pub struct LeaderSelector {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for LeaderSelector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeaderSelector").field("path", &self.inner.mutex.path()).field("id", &self.inner.id).finish()
+    }
+}
+
+struct Inner {
+    fw: Framework,
+    mutex: InterProcessMutex,
+    id: String,
+    task: Task,
+    auto_requeue: AtomicBool,
+    requeue: Notify,
+    interrupt: Notify,
+    leading: watch::Sender<Option<i64>>,
+    ends: watch::Sender<Option<LeadershipEnd>>,
+    runner: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Drop for LeaderSelector {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl LeaderSelector {
+    /// A selector at `path` for participant `id`, running `task` while leading.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`].
+    pub fn new<F, Fut>(fw: &Framework, path: &str, id: &str, task: F) -> Result<Self>
+    where
+        F: Fn(LeaderContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let mutex = InterProcessMutex::new(fw, path)?.with_data(id.as_bytes().to_vec());
+        let task: Task = Arc::new(move |ctx| Box::pin(task(ctx)));
+        Ok(Self {
+            inner: Arc::new(Inner {
+                fw: fw.clone(),
+                mutex,
+                id: id.to_string(),
+                task,
+                auto_requeue: AtomicBool::new(false),
+                requeue: Notify::new(),
+                interrupt: Notify::new(),
+                leading: watch::Sender::new(None),
+                ends: watch::Sender::new(None),
+                runner: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// Queue again automatically after every leadership (Curator's `autoRequeue`).
+    pub fn auto_requeue(self) -> Self {
+        self.inner.auto_requeue.store(true, Ordering::SeqCst);
+        self
+    }
+
+    /// Starts contending in the background.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when started before; [`Error::Closed`].
+    pub fn start(&self) -> Result<()> {
+        if self.inner.fw.is_closed() {
+            return Err(Error::Closed);
+        }
+        let mut runner = lock(&self.inner.runner);
+        if runner.is_some() {
+            return Err(Error::InvalidArgument("the selector was started already".into()));
+        }
+        *runner = Some(self.inner.fw.inner.runtime.spawn(run(Arc::downgrade(&self.inner))));
+        Ok(())
+    }
+
+    /// Queues once more (when not auto-requeueing and the last leadership ended).
+    pub fn requeue(&self) {
+        self.inner.requeue.notify_one();
+    }
+
+    /// Cancels the running leadership task, if any (leadership is released).
+    pub fn interrupt_leadership(&self) {
+        self.inner.interrupt.notify_waiters();
+    }
+
+    /// Whether this participant leads now.
+    pub fn has_leadership(&self) -> bool {
+        self.inner.leading.borrow().is_some()
+    }
+
+    /// The token of the current leadership, while leading.
+    pub fn leadership_token(&self) -> Option<i64> {
+        *self.inner.leading.borrow()
+    }
+
+    /// How the last leadership ended, as a receiver that sees every later end too.
+    pub fn leadership_ends(&self) -> watch::Receiver<Option<LeadershipEnd>> {
+        self.inner.ends.subscribe()
+    }
+
+    /// The participant id.
+    pub fn id(&self) -> &str {
+        &self.inner.id
+    }
+
+    /// All participants in queue order (the first leads).
+    ///
+    /// # Errors
+    /// The framework's errors.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn participants(&self) -> Result<Vec<Participant>> {
+        participants(&self.inner.fw, self.inner.mutex.path(), "lock-").await
+    }
+
+    /// The current leader, if any.
+    ///
+    /// # Errors
+    /// The framework's errors.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn leader(&self) -> Result<Option<Participant>> {
+        Ok(self.participants().await?.into_iter().next())
+    }
+
+    /// Stops: cancels a running task, leaves the queue (our node is deleted in the
+    /// background). Dropping the selector does the same.
+    pub fn close(&self) {
+        if let Some(r) = lock(&self.inner.runner).take() {
+            r.abort();
+        }
+        self.inner.leading.send_replace(None);
+    }
+}
+
+async fn run(inner: std::sync::Weak<Inner>) {
+    let mut pause = Duration::from_millis(50);
+    loop {
+        let Some(this) = inner.upgrade() else { return };
+        let mutex = this.mutex.clone();
+        drop(this);
+        let guard = match mutex.acquire().await {
+            Ok(g) => g,
+            Err(Error::Closed) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, "leader selector: could not queue; retrying");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(2));
+                continue;
+            }
+        };
+        pause = Duration::from_millis(50);
+        let Some(this) = inner.upgrade() else { return };
+        let ctx = LeaderContext { token: guard.fencing_token(), node: guard.path().to_string(), id: this.id.clone() };
+        this.leading.send_replace(Some(ctx.token));
+        let task = (this.task)(ctx);
+        let end = tokio::select! {
+            () = task => LeadershipEnd::Finished,
+            reason = guard.lost() => LeadershipEnd::Lost(reason),
+            () = this.interrupt.notified() => LeadershipEnd::Interrupted,
+        };
+        this.leading.send_replace(None);
+        this.ends.send_replace(Some(end));
+        if let Err(e) = guard.release().await {
+            tracing::debug!(error = %e, "leader selector: release after leadership");
+        }
+        if matches!(end, LeadershipEnd::Lost(_)) && this.fw.wait_connected(Duration::from_secs(3600)).await.is_err() {
+            return;
+        }
+        if !this.auto_requeue.load(Ordering::SeqCst) {
+            this.requeue.notified().await;
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! A TCP proxy between clients and one server, to cut, blackhole or delay a link on purpose
+//! (network partitions and lost replies, for real).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::error::Result;
+
+/// What the proxy does with the bytes of its connections.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProxyMode {
+    /// Forward both ways.
+    Pass,
+    /// Drop every byte both ways, keep the sockets open (a partition: the peer hears nothing,
+    /// and neither side sees the connection close).
+    Blackhole,
+    /// Forward requests, drop the server's replies (a request is applied, its reply lost).
+    DropReplies,
+    /// Forward both ways after this delay per chunk.
+    Delay(Duration),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Control {
+    mode: ProxyMode,
+    /// Connections opened before the latest cut close.
+    cuts: u64,
+}
+
+/// A TCP proxy on 127.0.0.1 in front of one server. Point a client's connect string at
+/// [`connect_string`](Self::connect_string); then [`set_mode`](Self::set_mode) to partition the
+/// link, or [`cut`](Self::cut) to close its connections. Dropping the proxy closes everything.
+#[derive(Debug)]
+pub struct TcpProxy {
+    addr: String,
+    control: Arc<watch::Sender<Control>>,
+    accept: JoinHandle<()>,
+}
+
+impl Drop for TcpProxy {
+    fn drop(&mut self) {
+        self.accept.abort();
+        self.control.send_modify(|c| c.cuts += 1);
+    }
+}
+
+impl TcpProxy {
+    /// Starts a proxy to `upstream` (`host:port`) on a free loopback port.
+    ///
+    /// # Errors
+    /// [`Error::Io`](crate::Error::Io) when it cannot listen.
+    pub async fn start(upstream: &str) -> Result<TcpProxy> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?.to_string();
+        let control = Arc::new(watch::Sender::new(Control { mode: ProxyMode::Pass, cuts: 0 }));
+        let upstream = upstream.to_string();
+        let ctl = control.clone();
+        let accept = tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let upstream = upstream.clone();
+                let rx = ctl.subscribe();
+                tokio::spawn(async move {
+                    if let Ok(server) = TcpStream::connect(&upstream).await {
+                        relay(client, server, rx).await;
+                    }
+                });
+            }
+        });
+        Ok(TcpProxy { addr, control, accept })
+    }
+
+    /// The proxy's `127.0.0.1:<port>`.
+    pub fn connect_string(&self) -> &str {
+        &self.addr
+    }
+
+    /// Changes what happens to the bytes of all connections, current and future.
+    pub fn set_mode(&self, mode: ProxyMode) {
+        self.control.send_modify(|c| c.mode = mode);
+    }
+
+    /// The current mode.
+    pub fn mode(&self) -> ProxyMode {
+        self.control.borrow().mode
+    }
+
+    /// Closes every current connection (clients see the connection drop and reconnect).
+    pub fn cut(&self) {
+        self.control.send_modify(|c| c.cuts += 1);
+    }
+}
+
+async fn relay(client: TcpStream, server: TcpStream, control: watch::Receiver<Control>) {
+    let born = control.borrow().cuts;
+    let (cr, cw) = client.into_split();
+    let (sr, sw) = server.into_split();
+    let up = pump(cr, sw, control.clone(), born, false);
+    let down = pump(sr, cw, control, born, true);
+    tokio::select! {
+        _ = up => {},
+        _ = down => {},
+    }
+}
+
+/// Copies one direction until either side closes or the connection is cut.
+async fn pump<R, W>(mut from: R, mut to: W, mut control: watch::Receiver<Control>, born: u64, replies: bool)
+where
+    R: AsyncReadExt + Unpin,
+    W: AsyncWriteExt + Unpin,
+{
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = tokio::select! {
+            read = from.read(&mut buf) => match read {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            },
+            changed = control.changed() => {
+                if changed.is_err() || control.borrow().cuts != born {
+                    return;
+                }
+                continue;
+            },
+        };
+        let Control { mode, cuts } = *control.borrow();
+        if cuts != born {
+            return;
+        }
+        match mode {
+            ProxyMode::Pass => {}
+            ProxyMode::Blackhole => continue,
+            ProxyMode::DropReplies if replies => continue,
+            ProxyMode::DropReplies => {}
+            ProxyMode::Delay(d) => tokio::time::sleep(d).await,
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! Atomic counters against real ZooKeeper: no lost or doubled increments, also across server
+//! crashes with replies lost in flight.
+
+mod common;
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use zk_recipes::testing::TestingServer;
+use zk_recipes::zk::CreateMode;
+use zk_recipes::{
+    AtomicOptions, DistributedAtomicInteger, DistributedAtomicLong, DistributedAtomicValue, Error, Framework,
+    PromotedToLock, RetryNTimes,
+};
+
+async fn framework(cs: &str) -> Framework {
+    Framework::builder()
+        .connect_string(cs)
+        .session_timeout(Duration::from_secs(4))
+        .connection_timeout(Duration::from_secs(3))
+        .retry_policy(RetryNTimes::new(50, Duration::from_millis(100)))
+        .connect()
+        .await
+        .expect("connect")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixteen_sessions_increment_without_losing_any() {
+    let cs = common::shared_server().await;
+    let path = format!("/{}/counter", common::unique("atomic"));
+    let successes = Arc::new(AtomicI64::new(0));
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let (cs, path, successes) = (cs.clone(), path.clone(), successes.clone());
+        tasks.push(tokio::spawn(async move {
+            let fw = framework(&cs).await;
+            let counter = DistributedAtomicLong::new(&fw, &path).unwrap();
+            for _ in 0..25 {
+                let r = if i % 2 == 0 { counter.increment().await } else { counter.add(1).await }.unwrap();
+                if r.succeeded {
+                    assert_eq!(r.post_value, r.pre_value + 1);
+                    successes.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            counter.close().await.unwrap();
+            fw.close();
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let fw = framework(&cs).await;
+    let counter = DistributedAtomicLong::new(&fw, &path).unwrap();
+    assert_eq!(counter.get().await.unwrap(), successes.load(Ordering::SeqCst));
+    assert_eq!(successes.load(Ordering::SeqCst), 400, "none gave up under contention");
+    assert!(fw.children(&path).await.unwrap().is_empty(), "transaction markers are cleaned up");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn increments_survive_server_crashes_with_lost_replies() {
+    let server = TestingServer::start().await.unwrap();
+    let cs = server.connect_string().to_string();
+    let successes = Arc::new(AtomicI64::new(0));
+    let failures = Arc::new(AtomicI64::new(0));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for _ in 0..4 {
+        let (cs, successes, failures, stop) = (cs.clone(), successes.clone(), failures.clone(), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            let fw = framework(&cs).await;
+            let counter = DistributedAtomicLong::new(&fw, "/crash/counter").unwrap();
+            while !stop.load(Ordering::SeqCst) {
+                match counter.increment().await {
+                    Ok(r) if r.succeeded => {
+                        successes.fetch_add(1, Ordering::SeqCst);
+                    }
+                    Ok(_) | Err(_) => {
+                        failures.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            }
+            fw
+        }));
+    }
+    // kill -9 the server twice while writes are in flight (replies are lost), restart it
+    for _ in 0..2 {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        server.kill();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        server.restart().await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    stop.store(true, Ordering::SeqCst);
+    let mut fws = Vec::new();
+    for t in tasks {
+        fws.push(t.await.unwrap());
+    }
+    let fw = framework(&cs).await;
+    let value = DistributedAtomicLong::new(&fw, "/crash/counter").unwrap().get().await.unwrap();
+    let ok = successes.load(Ordering::SeqCst);
+    eprintln!("crash test: {ok} successes, {} failures", failures.load(Ordering::SeqCst));
+    assert!(ok > 10, "too few increments to mean anything: {ok}");
+    assert_eq!(
+        value,
+        ok,
+        "counter {value} != successful increments {ok} (failures: {})",
+        failures.load(Ordering::SeqCst)
+    );
+}
+
+#[tokio::test]
+async fn operations_and_their_results() {
+    let cs = common::shared_server().await;
+    let fw = framework(&cs).await;
+    let path = format!("/{}", common::unique("ops"));
+    let long = DistributedAtomicLong::new(&fw, &path).unwrap();
+    assert_eq!(long.get().await.unwrap(), 0, "a missing node reads as 0");
+    assert!(long.initialize(10).await.unwrap());
+    assert!(!long.initialize(99).await.unwrap(), "initialize does not overwrite");
+    let r = long.add(5).await.unwrap();
+    assert!(r.succeeded && r.pre_value == 10 && r.post_value == 15);
+    assert!(r.stats.optimistic_tries >= 1);
+    let r = long.subtract(20).await.unwrap();
+    assert_eq!((r.pre_value, r.post_value), (15, -5));
+    assert_eq!(long.decrement().await.unwrap().post_value, -6);
+    let miss = long.compare_and_set(100, 1).await.unwrap();
+    assert!(!miss.succeeded && miss.pre_value == -6 && miss.post_value == -6);
+    let hit = long.compare_and_set(-6, 1).await.unwrap();
+    assert!(hit.succeeded && hit.post_value == 1);
+    let set = long.try_set(42).await.unwrap();
+    assert!(set.succeeded && set.pre_value == 1);
+    long.force_set(i64::MAX).await.unwrap();
+    assert_eq!(long.increment().await.unwrap().post_value, i64::MIN, "wraps like Java");
+    let (data, _) = fw.get_data(&path).await.unwrap();
+    assert_eq!(data, i64::MIN.to_be_bytes(), "8-byte big-endian on the wire");
+    let int = DistributedAtomicInteger::new(&fw, &format!("{path}-int")).unwrap();
+    int.add(7).await.unwrap();
+    assert_eq!(fw.get_data(&format!("{path}-int")).await.unwrap().0, 7i32.to_be_bytes());
+}
+
+#[tokio::test]
+async fn corrupt_and_bad_input_give_typed_errors() {
+    let cs = common::shared_server().await;
+    let fw = framework(&cs).await;
+    let path = format!("/{}", common::unique("corrupt"));
+    fw.create(&path, b"abc", CreateMode::Persistent).await.unwrap();
+    let long = DistributedAtomicLong::new(&fw, &path).unwrap();
+    assert!(matches!(long.get().await, Err(Error::CorruptData { .. })));
+    assert!(matches!(long.increment().await, Err(Error::CorruptData { .. })));
+    assert_eq!(fw.get_data(&path).await.unwrap().0, b"abc", "corrupt data is not overwritten by an increment");
+    long.force_set(3).await.unwrap();
+    assert_eq!(long.get().await.unwrap(), 3);
+    let int = DistributedAtomicInteger::new(&fw, &path).unwrap();
+    assert!(matches!(int.get().await, Err(Error::CorruptData { .. })), "8 bytes are not an i32");
+    let value = DistributedAtomicValue::new(&fw, &format!("{path}-v"), AtomicOptions::default()).unwrap();
+    assert!(matches!(value.force_set(b"").await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(value.try_set(b"").await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(DistributedAtomicLong::new(&fw, "no-slash"), Err(Error::InvalidPath { .. })));
+    let zero = AtomicOptions { optimistic_tries: 0, promoted: None };
+    assert!(matches!(DistributedAtomicValue::new(&fw, "/x", zero), Err(Error::InvalidArgument(_))));
+}
+
+#[tokio::test]
+async fn promotion_to_a_lock_after_the_optimistic_tries() {
+    let cs = common::shared_server().await;
+    let base = format!("/{}", common::unique("promoted"));
+    let options = AtomicOptions {
+        optimistic_tries: 1,
+        promoted: Some(PromotedToLock {
+            lock_path: format!("{base}/lock"),
+            timeout: Duration::from_secs(10),
+            tries: 50,
+        }),
+    };
+    let successes = Arc::new(AtomicI64::new(0));
+    let promoted = Arc::new(AtomicI64::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..6 {
+        let (cs, base, options, successes, promoted) =
+            (cs.clone(), base.clone(), options.clone(), successes.clone(), promoted.clone());
+        tasks.push(tokio::spawn(async move {
+            let fw = framework(&cs).await;
+            let counter = DistributedAtomicLong::with_options(&fw, &format!("{base}/n"), options).unwrap();
+            for _ in 0..10 {
+                let r = counter.increment().await.unwrap();
+                if r.succeeded {
+                    successes.fetch_add(1, Ordering::SeqCst);
+                }
+                if r.stats.promoted_tries > 0 {
+                    promoted.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            counter.close().await.unwrap();
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let fw = framework(&cs).await;
+    let value = DistributedAtomicLong::new(&fw, &format!("{base}/n")).unwrap().get().await.unwrap();
+    assert_eq!(value, successes.load(Ordering::SeqCst));
+    assert_eq!(value, 60);
+    assert!(promoted.load(Ordering::SeqCst) > 0, "with one optimistic try, contention promotes");
+}
+
+#[tokio::test]
+async fn a_write_whose_reply_is_lost_counts_once() {
+    use zk_recipes::testing::{ProxyMode, TcpProxy};
+    let cs = common::shared_server().await;
+    let proxy = TcpProxy::start(&cs).await.unwrap();
+    let fw = Framework::builder()
+        .connect_string(proxy.connect_string())
+        .session_timeout(Duration::from_secs(4))
+        .connection_timeout(Duration::from_secs(5))
+        .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)))
+        .connect()
+        .await
+        .unwrap();
+    let direct = framework(&cs).await;
+    let path = format!("/{}", common::unique("lost-reply"));
+    let counter = DistributedAtomicLong::new(&fw, &path).unwrap();
+    // one write first: afterwards the counter writes from the value and version it knows,
+    // so the next increment's first request is the write itself
+    assert!(counter.increment().await.unwrap().succeeded);
+    for round in 2..=6i64 {
+        // the increment reaches the server and is applied; its reply never comes back
+        proxy.set_mode(ProxyMode::DropReplies);
+        let pending = tokio::spawn({
+            let counter = counter.clone();
+            async move { counter.increment().await }
+        });
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let reader = DistributedAtomicLong::new(&direct, &path).unwrap();
+        while reader.get().await.unwrap() < round {
+            assert!(tokio::time::Instant::now() < deadline, "the write never reached the server");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // the client times the connection out, reconnects, and must not apply it again
+        proxy.set_mode(ProxyMode::Pass);
+        proxy.cut();
+        let result = pending.await.unwrap().unwrap();
+        assert!(result.succeeded, "round {round}: the applied write is reported as done");
+        assert_eq!(reader.get().await.unwrap(), round, "round {round}: counted exactly once");
+    }
+}

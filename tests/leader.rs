@@ -1,0 +1,278 @@
+//! Leader election against real ZooKeeper: latch and selector, with failover.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use zk_recipes::testing::{expire_session, TestingCluster};
+use zk_recipes::{CloseMode, Error, Framework, LeaderLatch, LeaderSelector, LeadershipEnd, RetryNTimes};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+async fn framework(cs: &str) -> Framework {
+    Framework::builder()
+        .connect_string(cs)
+        .session_timeout(Duration::from_secs(4))
+        .connection_timeout(Duration::from_secs(3))
+        .retry_policy(RetryNTimes::new(10, Duration::from_millis(100)))
+        .connect()
+        .await
+        .expect("connect")
+}
+
+/// Samples `has_leadership` of all latches every few ms; records the largest number of
+/// simultaneous leaders seen.
+fn watch_leaders(latches: Vec<LeaderLatch>) -> (Arc<AtomicUsize>, Arc<AtomicBool>, tokio::task::JoinHandle<()>) {
+    let most = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (m, s) = (most.clone(), stop.clone());
+    let task = tokio::spawn(async move {
+        while !s.load(Ordering::SeqCst) {
+            let n = latches.iter().filter(|l| l.has_leadership()).count();
+            m.fetch_max(n, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    });
+    (most, stop, task)
+}
+
+async fn wait_for_one_leader(latches: &[LeaderLatch]) -> usize {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let leaders: Vec<usize> = (0..latches.len()).filter(|i| latches[*i].has_leadership()).collect();
+        if leaders.len() == 1 {
+            return leaders[0];
+        }
+        assert!(leaders.len() <= 1, "two leaders: {leaders:?}");
+        assert!(tokio::time::Instant::now() < deadline, "no leader elected");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn one_leader_then_the_next_on_close_with_increasing_tokens() {
+    let cs = common::shared_server().await;
+    let path = format!("/{}", common::unique("latch"));
+    let mut latches = Vec::new();
+    for i in 0..3 {
+        let fw = framework(&cs).await;
+        let latch = LeaderLatch::new(&fw, &path, &format!("node-{i}")).unwrap();
+        latch.start().unwrap();
+        assert!(matches!(latch.start(), Err(Error::InvalidArgument(_))), "start twice");
+        latches.push(latch);
+    }
+    let mut last_token = i64::MIN;
+    for round in 0..3 {
+        let leader = wait_for_one_leader(&latches).await;
+        let state = latches[leader].leadership();
+        let token = state.token.expect("a leader has a token");
+        assert!(token > last_token, "round {round}: token {token} after {last_token}");
+        last_token = token;
+        let participants = latches[leader].participants().await.unwrap();
+        assert_eq!(participants.len(), 3 - round);
+        assert_eq!(participants[0].id, latches[leader].id());
+        assert!(participants[0].is_leader && !participants[1..].iter().any(|p| p.is_leader));
+        assert_eq!(latches[leader].leader().await.unwrap().unwrap().id, latches[leader].id());
+        let closing = latches.remove(leader);
+        closing.close().await.unwrap();
+        assert!(!closing.has_leadership());
+        if latches.is_empty() {
+            break;
+        }
+    }
+}
+
+#[tokio::test]
+async fn await_leadership_and_change_stream_and_silent_close() {
+    let cs = common::shared_server().await;
+    let path = format!("/{}", common::unique("latch-stream"));
+    let fw = framework(&cs).await;
+    let a = LeaderLatch::new(&fw, &path, "a").unwrap();
+    let mut changes = Box::pin(a.leadership_changes());
+    a.start().unwrap();
+    assert!(a.await_leadership_timeout(WAIT).await.unwrap());
+    let first = tokio::time::timeout(WAIT, changes.next()).await.unwrap().unwrap();
+    assert!(first.is_leader && first.token.is_some());
+    let b = LeaderLatch::new(&fw, &path, "b").unwrap();
+    b.start().unwrap();
+    assert!(!b.await_leadership_timeout(Duration::from_millis(300)).await.unwrap());
+    a.close_with(CloseMode::NotifyLeader).await.unwrap();
+    let ended = tokio::time::timeout(WAIT, changes.next()).await.unwrap().unwrap();
+    assert!(!ended.is_leader);
+    b.await_leadership().await.unwrap();
+    let mut b_changes = Box::pin(b.leadership_changes());
+    b.close_with(CloseMode::Silent).await.unwrap();
+    assert!(!b.has_leadership());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), b_changes.next()).await.is_err(),
+        "a silent close tells nobody"
+    );
+}
+
+#[tokio::test]
+async fn exactly_one_leader_while_the_leaders_session_expires() {
+    let cs = common::shared_server().await;
+    let path = format!("/{}", common::unique("latch-expire"));
+    let mut latches = Vec::new();
+    let mut frameworks = Vec::new();
+    for i in 0..5 {
+        let fw = framework(&cs).await;
+        let latch = LeaderLatch::new(&fw, &path, &format!("p{i}")).unwrap();
+        latch.start().unwrap();
+        latches.push(latch);
+        frameworks.push(fw);
+    }
+    let (most, stop, sampler) = watch_leaders(latches.clone());
+    let mut tokens = Vec::new();
+    for _ in 0..3 {
+        let leader = wait_for_one_leader(&latches).await;
+        tokens.push(latches[leader].leadership().token.unwrap());
+        expire_session(&frameworks[leader]).await.unwrap();
+        // the expired leader stops leading at once
+        assert!(!latches[leader].has_leadership() || latches[leader].leadership().token != tokens.last().copied());
+    }
+    wait_for_one_leader(&latches).await;
+    stop.store(true, Ordering::SeqCst);
+    sampler.await.unwrap();
+    assert_eq!(most.load(Ordering::SeqCst), 1, "never two leaders at once");
+    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "tokens increase: {tokens:?}");
+    for l in &latches {
+        l.close().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn exactly_one_leader_while_the_leaders_server_is_killed() {
+    let cluster = TestingCluster::start(3).await.unwrap();
+    let cs = cluster.connect_string().to_string();
+    let path = "/election";
+    let mut latches = Vec::new();
+    let mut frameworks = Vec::new();
+    for i in 0..5 {
+        let fw = framework(&cs).await;
+        let latch = LeaderLatch::new(&fw, path, &format!("p{i}")).unwrap();
+        latch.start().unwrap();
+        latches.push(latch);
+        frameworks.push(fw);
+    }
+    let (most, stop, sampler) = watch_leaders(latches.clone());
+    let leader = wait_for_one_leader(&latches).await;
+    let token = latches[leader].leadership().token.unwrap();
+    let server = common::server_of_session(&cluster, frameworks[leader].status().session_id).await.expect("server");
+    cluster.kill(server).unwrap();
+    // the leader's connection dropped: it gives up leadership (standard policy); someone leads
+    // again after the ensemble recovers (a new leader, or the same one with a new token)
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let now = (0..5).find(|i| latches[*i].has_leadership());
+        if let Some(i) = now {
+            if latches[i].leadership().token.unwrap() > token {
+                break;
+            }
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no new leadership after the kill");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    cluster.restart(server).await.unwrap();
+    stop.store(true, Ordering::SeqCst);
+    sampler.await.unwrap();
+    assert_eq!(most.load(Ordering::SeqCst), 1, "never two leaders at once");
+}
+
+#[tokio::test]
+async fn selector_runs_the_task_and_cancels_it_on_loss_or_interrupt() {
+    let cs = common::shared_server().await;
+    let path = format!("/{}", common::unique("selector"));
+    let fw = framework(&cs).await;
+    let running = Arc::new(AtomicUsize::new(0));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (r, n) = (running.clone(), runs.clone());
+    let selector = LeaderSelector::new(&fw, &path, "worker-1", move |ctx| {
+        let (r, n) = (r.clone(), n.clone());
+        async move {
+            assert!(ctx.token > 0);
+            n.fetch_add(1, Ordering::SeqCst);
+            r.fetch_add(1, Ordering::SeqCst);
+            struct Done(Arc<AtomicUsize>);
+            impl Drop for Done {
+                fn drop(&mut self) {
+                    self.0.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+            let _done = Done(r);
+            std::future::pending::<()>().await; // leads until cancelled
+        }
+    })
+    .unwrap()
+    .auto_requeue();
+    let mut ends = selector.leadership_ends();
+    selector.start().unwrap();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !selector.has_leadership() {
+        assert!(tokio::time::Instant::now() < deadline);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(selector.leader().await.unwrap().unwrap().id, "worker-1");
+    let first_token = selector.leadership_token().unwrap();
+    // interrupt: the task is cancelled (dropped), leadership released, then requeued
+    selector.interrupt_leadership();
+    let end = tokio::time::timeout(WAIT, ends.wait_for(|e| e.is_some())).await.unwrap().unwrap().unwrap();
+    assert_eq!(end, LeadershipEnd::Interrupted);
+    ends.borrow_and_update();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while selector.leadership_token().is_none_or(|t| t == first_token) {
+        assert!(tokio::time::Instant::now() < deadline, "requeued leadership");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    assert_eq!(running.load(Ordering::SeqCst), 1, "the first task was dropped");
+    // session expiry: the task is cancelled with the loss
+    expire_session(&fw).await.unwrap();
+    tokio::time::timeout(WAIT, ends.changed()).await.unwrap().unwrap();
+    assert!(matches!(*ends.borrow(), Some(LeadershipEnd::Lost(_))), "{:?}", *ends.borrow());
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while runs.load(Ordering::SeqCst) < 3 {
+        assert!(tokio::time::Instant::now() < deadline, "requeued after the loss");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(running.load(Ordering::SeqCst), 1);
+    selector.close();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while running.load(Ordering::SeqCst) > 0 {
+        assert!(tokio::time::Instant::now() < deadline, "close cancels the task");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn selector_without_requeue_leads_once_and_bad_input() {
+    let cs = common::shared_server().await;
+    let path = format!("/{}", common::unique("selector-once"));
+    let fw = framework(&cs).await;
+    let runs = Arc::new(AtomicUsize::new(0));
+    let n = runs.clone();
+    let selector = LeaderSelector::new(&fw, &path, "once", move |_| {
+        let n = n.clone();
+        async move {
+            n.fetch_add(1, Ordering::SeqCst);
+        }
+    })
+    .unwrap();
+    let mut ends = selector.leadership_ends();
+    selector.start().unwrap();
+    tokio::time::timeout(WAIT, ends.wait_for(|e| *e == Some(LeadershipEnd::Finished))).await.unwrap().unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "no requeue without auto_requeue");
+    assert!(!selector.has_leadership());
+    selector.requeue();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while runs.load(Ordering::SeqCst) < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "requeue() leads again");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(matches!(LeaderLatch::new(&fw, "relative", "x"), Err(Error::InvalidPath { .. })));
+    assert!(matches!(LeaderSelector::new(&fw, "/a/", "x", |_| async {}), Err(Error::InvalidPath { .. })));
+}
