@@ -14,17 +14,6 @@ use zk_recipes::{
     PromotedToLock, RetryNTimes,
 };
 
-async fn framework(cs: &str) -> Framework {
-    Framework::builder()
-        .connect_string(cs)
-        .session_timeout(Duration::from_secs(4))
-        .connection_timeout(Duration::from_secs(3))
-        .retry_policy(RetryNTimes::new(50, Duration::from_millis(100)))
-        .connect()
-        .await
-        .expect("connect")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_sessions_increment_without_losing_any() {
     let cs = common::shared_server().await;
@@ -34,7 +23,7 @@ async fn sixteen_sessions_increment_without_losing_any() {
     for i in 0..16 {
         let (cs, path, successes) = (cs.clone(), path.clone(), successes.clone());
         tasks.push(tokio::spawn(async move {
-            let fw = framework(&cs).await;
+            let fw = common::framework(&cs).await;
             let counter = DistributedAtomicLong::new(&fw, &path).unwrap();
             for _ in 0..25 {
                 let r = if i % 2 == 0 { counter.increment().await } else { counter.add(1).await }.unwrap();
@@ -50,7 +39,7 @@ async fn sixteen_sessions_increment_without_losing_any() {
     for t in tasks {
         t.await.unwrap();
     }
-    let fw = framework(&cs).await;
+    let fw = common::framework(&cs).await;
     let counter = DistributedAtomicLong::new(&fw, &path).unwrap();
     assert_eq!(counter.get().await.unwrap(), successes.load(Ordering::SeqCst));
     assert_eq!(successes.load(Ordering::SeqCst), 400, "none gave up under contention");
@@ -68,7 +57,7 @@ async fn increments_survive_server_crashes_with_lost_replies() {
     for _ in 0..4 {
         let (cs, successes, failures, stop) = (cs.clone(), successes.clone(), failures.clone(), stop.clone());
         tasks.push(tokio::spawn(async move {
-            let fw = framework(&cs).await;
+            let fw = common::framework(&cs).await;
             let counter = DistributedAtomicLong::new(&fw, "/crash/counter").unwrap();
             while !stop.load(Ordering::SeqCst) {
                 match counter.increment().await {
@@ -96,7 +85,7 @@ async fn increments_survive_server_crashes_with_lost_replies() {
     for t in tasks {
         fws.push(t.await.unwrap());
     }
-    let fw = framework(&cs).await;
+    let fw = common::framework(&cs).await;
     let value = DistributedAtomicLong::new(&fw, "/crash/counter").unwrap().get().await.unwrap();
     let ok = successes.load(Ordering::SeqCst);
     eprintln!("crash test: {ok} successes, {} failures", failures.load(Ordering::SeqCst));
@@ -112,7 +101,7 @@ async fn increments_survive_server_crashes_with_lost_replies() {
 #[tokio::test]
 async fn operations_and_their_results() {
     let cs = common::shared_server().await;
-    let fw = framework(&cs).await;
+    let fw = common::framework(&cs).await;
     let path = format!("/{}", common::unique("ops"));
     let long = DistributedAtomicLong::new(&fw, &path).unwrap();
     assert_eq!(long.get().await.unwrap(), 0, "a missing node reads as 0");
@@ -142,7 +131,7 @@ async fn operations_and_their_results() {
 #[tokio::test]
 async fn corrupt_and_bad_input_give_typed_errors() {
     let cs = common::shared_server().await;
-    let fw = framework(&cs).await;
+    let fw = common::framework(&cs).await;
     let path = format!("/{}", common::unique("corrupt"));
     fw.create(&path, b"abc", CreateMode::Persistent).await.unwrap();
     let long = DistributedAtomicLong::new(&fw, &path).unwrap();
@@ -180,7 +169,7 @@ async fn promotion_to_a_lock_after_the_optimistic_tries() {
         let (cs, base, options, successes, promoted) =
             (cs.clone(), base.clone(), options.clone(), successes.clone(), promoted.clone());
         tasks.push(tokio::spawn(async move {
-            let fw = framework(&cs).await;
+            let fw = common::framework(&cs).await;
             let counter = DistributedAtomicLong::with_options(&fw, &format!("{base}/n"), options).unwrap();
             for _ in 0..10 {
                 let r = counter.increment().await.unwrap();
@@ -197,7 +186,7 @@ async fn promotion_to_a_lock_after_the_optimistic_tries() {
     for t in tasks {
         t.await.unwrap();
     }
-    let fw = framework(&cs).await;
+    let fw = common::framework(&cs).await;
     let value = DistributedAtomicLong::new(&fw, &format!("{base}/n")).unwrap().get().await.unwrap();
     assert_eq!(value, successes.load(Ordering::SeqCst));
     assert_eq!(value, 60);
@@ -217,7 +206,7 @@ async fn a_write_whose_reply_is_lost_counts_once() {
         .connect()
         .await
         .unwrap();
-    let direct = framework(&cs).await;
+    let direct = common::framework(&cs).await;
     let path = format!("/{}", common::unique("lost-reply"));
     let counter = DistributedAtomicLong::new(&fw, &path).unwrap();
     // one write first: afterwards the counter writes from the value and version it knows,

@@ -414,7 +414,9 @@ async fn semaphore_limits_leases_and_layout() {
 
         let top = nodes(&inspector, path).await;
         print_layout("SemaphoreV2 (max 2) with 2 leases", path, &top);
-        assert_eq!(top.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(), ["leases", "locks"]);
+        // `locks` is an empty container by now: the server may already have reaped it
+        let names: Vec<&str> = top.iter().map(|n| n.name.as_str()).collect();
+        assert!(names == ["leases", "locks"] || names == ["leases"], "{names:?}");
         assert!(top.iter().all(|n| n.owner == 0 && n.data.is_empty()));
         let leases = nodes(&inspector, "/sem/leases").await;
         print_layout("SemaphoreV2 leases", "/sem/leases", &leases);

@@ -16,21 +16,10 @@ async fn next_state(states: &mut (impl futures_util::Stream<Item = ConnectionSta
     tokio::time::timeout(WAIT, states.next()).await.expect("a state change in time").expect("stream open")
 }
 
-async fn quick(cs: &str) -> Framework {
-    Framework::builder()
-        .connect_string(cs)
-        .session_timeout(Duration::from_secs(4))
-        .connection_timeout(Duration::from_secs(5))
-        .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)))
-        .connect()
-        .await
-        .expect("connect")
-}
-
 #[tokio::test]
 async fn suspended_then_reconnected_on_server_restart() {
     let server = TestingServer::start().await.unwrap();
-    let fw = quick(server.connect_string()).await;
+    let fw = common::framework(server.connect_string()).await;
     assert_eq!(fw.connection_state(), ConnectionState::Connected);
     let id = fw.status().session_id;
     let mut states = Box::pin(fw.connection_states());
@@ -47,7 +36,7 @@ async fn suspended_then_reconnected_on_server_restart() {
 #[tokio::test]
 async fn lost_by_simulated_expiry_when_the_server_stays_down() {
     let server = TestingServer::start().await.unwrap();
-    let fw = quick(server.connect_string()).await;
+    let fw = common::framework(server.connect_string()).await;
     let timeout = fw.negotiated_session_timeout().unwrap();
     let id = fw.status().session_id;
     let mut states = Box::pin(fw.connection_states());
@@ -76,7 +65,7 @@ async fn lost_by_simulated_expiry_when_the_server_stays_down() {
 #[tokio::test]
 async fn lost_then_new_session_after_expire_session() {
     let server = common::shared_server().await;
-    let fw = quick(&server).await;
+    let fw = common::framework(&server).await;
     let id = fw.status().session_id;
     let path = format!("/{}", common::unique("expire-me"));
     fw.create(&path, b"", CreateMode::Ephemeral).await.unwrap();
@@ -127,7 +116,7 @@ async fn killing_the_follower_we_are_connected_to_suspends_then_reconnects() {
 #[tokio::test]
 async fn namespaces_isolate_paths() {
     let server = common::shared_server().await;
-    let root = quick(&server).await;
+    let root = common::framework(&server).await;
     let ns = common::unique("ns");
     let a = Framework::builder().connect_string(&server).namespace(format!("{ns}/a")).connect().await.unwrap();
     let b = Framework::builder().connect_string(&server).namespace(format!("/{ns}/b")).connect().await.unwrap();
@@ -158,7 +147,7 @@ async fn default_acl_and_digest_auth_apply_to_created_nodes() {
     assert_eq!(acl.len(), 1);
     assert_eq!(acl[0].scheme(), "digest");
     assert!(acl[0].id().starts_with("alice:"), "{:?}", acl[0]);
-    let stranger = quick(&server).await;
+    let stranger = common::framework(&server).await;
     assert_eq!(stranger.get_data(&format!("{path}/node")).await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
     assert_eq!(
         stranger.set_data(&format!("{path}/node"), b"theirs", None).await.unwrap_err(),
@@ -204,7 +193,7 @@ async fn retry_gives_up_with_a_typed_error_and_background_delete_finishes_after_
 #[tokio::test]
 async fn protected_create_names_and_modes() {
     let server = common::shared_server().await;
-    let fw = quick(&server).await;
+    let fw = common::framework(&server).await;
     let parent = format!("/{}", common::unique("protected"));
     let node = fw.create_protected(&parent, "lock-", b"data", CreateMode::EphemeralSequential).await.unwrap();
     let name = node.name();
@@ -236,7 +225,7 @@ async fn bad_inputs_get_typed_errors() {
         .unwrap_err();
     assert!(matches!(nowhere, Error::ConnectTimeout { .. }), "{nowhere:?}");
 
-    let fw = quick(&server).await;
+    let fw = common::framework(&server).await;
     for bad in ["", "relative", "/trailing/", "/a//b", "/a/../b", "/nul\0byte"] {
         assert!(matches!(fw.create(bad, b"", CreateMode::Persistent).await, Err(Error::InvalidPath { .. })), "{bad:?}");
         assert!(matches!(fw.get_data(bad).await, Err(Error::InvalidPath { .. })), "{bad:?}");
@@ -251,8 +240,8 @@ async fn bad_inputs_get_typed_errors() {
 #[tokio::test]
 async fn close_ends_the_stream_and_later_operations_fail() {
     let server = common::shared_server().await;
-    let fw = quick(&server).await;
-    let watcher = quick(&server).await;
+    let fw = common::framework(&server).await;
+    let watcher = common::framework(&server).await;
     let path = format!("/{}", common::unique("close"));
     fw.create(&path, b"", CreateMode::Ephemeral).await.unwrap();
     let mut states = Box::pin(fw.connection_states());

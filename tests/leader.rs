@@ -8,20 +8,9 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use zk_recipes::testing::{expire_session, TestingCluster};
-use zk_recipes::{CloseMode, Error, Framework, LeaderLatch, LeaderSelector, LeadershipEnd, RetryNTimes};
+use zk_recipes::{CloseMode, Error, LeaderLatch, LeaderSelector, LeadershipEnd};
 
 const WAIT: Duration = Duration::from_secs(20);
-
-async fn framework(cs: &str) -> Framework {
-    Framework::builder()
-        .connect_string(cs)
-        .session_timeout(Duration::from_secs(4))
-        .connection_timeout(Duration::from_secs(3))
-        .retry_policy(RetryNTimes::new(10, Duration::from_millis(100)))
-        .connect()
-        .await
-        .expect("connect")
-}
 
 /// Samples `has_leadership` of all latches every few ms; records the largest number of
 /// simultaneous leaders seen.
@@ -58,7 +47,7 @@ async fn one_leader_then_the_next_on_close_with_increasing_tokens() {
     let path = format!("/{}", common::unique("latch"));
     let mut latches = Vec::new();
     for i in 0..3 {
-        let fw = framework(&cs).await;
+        let fw = common::framework(&cs).await;
         let latch = LeaderLatch::new(&fw, &path, &format!("node-{i}")).unwrap();
         latch.start().unwrap();
         assert!(matches!(latch.start(), Err(Error::InvalidArgument(_))), "start twice");
@@ -89,7 +78,7 @@ async fn one_leader_then_the_next_on_close_with_increasing_tokens() {
 async fn await_leadership_and_change_stream_and_silent_close() {
     let cs = common::shared_server().await;
     let path = format!("/{}", common::unique("latch-stream"));
-    let fw = framework(&cs).await;
+    let fw = common::framework(&cs).await;
     let a = LeaderLatch::new(&fw, &path, "a").unwrap();
     let mut changes = Box::pin(a.leadership_changes());
     a.start().unwrap();
@@ -119,7 +108,7 @@ async fn exactly_one_leader_while_the_leaders_session_expires() {
     let mut latches = Vec::new();
     let mut frameworks = Vec::new();
     for i in 0..5 {
-        let fw = framework(&cs).await;
+        let fw = common::framework(&cs).await;
         let latch = LeaderLatch::new(&fw, &path, &format!("p{i}")).unwrap();
         latch.start().unwrap();
         latches.push(latch);
@@ -152,7 +141,7 @@ async fn exactly_one_leader_while_the_leaders_server_is_killed() {
     let mut latches = Vec::new();
     let mut frameworks = Vec::new();
     for i in 0..5 {
-        let fw = framework(&cs).await;
+        let fw = common::framework(&cs).await;
         let latch = LeaderLatch::new(&fw, path, &format!("p{i}")).unwrap();
         latch.start().unwrap();
         latches.push(latch);
@@ -186,7 +175,7 @@ async fn exactly_one_leader_while_the_leaders_server_is_killed() {
 async fn selector_runs_the_task_and_cancels_it_on_loss_or_interrupt() {
     let cs = common::shared_server().await;
     let path = format!("/{}", common::unique("selector"));
-    let fw = framework(&cs).await;
+    let fw = common::framework(&cs).await;
     let running = Arc::new(AtomicUsize::new(0));
     let runs = Arc::new(AtomicUsize::new(0));
     let (r, n) = (running.clone(), runs.clone());
@@ -251,7 +240,7 @@ async fn selector_runs_the_task_and_cancels_it_on_loss_or_interrupt() {
 async fn selector_without_requeue_leads_once_and_bad_input() {
     let cs = common::shared_server().await;
     let path = format!("/{}", common::unique("selector-once"));
-    let fw = framework(&cs).await;
+    let fw = common::framework(&cs).await;
     let runs = Arc::new(AtomicUsize::new(0));
     let n = runs.clone();
     let selector = LeaderSelector::new(&fw, &path, "once", move |_| {

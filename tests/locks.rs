@@ -10,21 +10,10 @@ use std::time::Duration;
 use zk_recipes::testing::{expire_session, TestingServer};
 use zk_recipes::{
     Error, Framework, HeldNode, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
-    InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, Lockable, LossReason, RetryNTimes,
+    InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, Lockable, LossReason,
 };
 
 const WAIT: Duration = Duration::from_secs(20);
-
-async fn framework(cs: &str) -> Framework {
-    Framework::builder()
-        .connect_string(cs)
-        .session_timeout(Duration::from_secs(4))
-        .connection_timeout(Duration::from_secs(5))
-        .retry_policy(RetryNTimes::new(10, Duration::from_millis(50)))
-        .connect()
-        .await
-        .expect("connect")
-}
 
 /// The exclusive lock kinds every contract test runs against.
 #[derive(Debug, Clone, Copy)]
@@ -131,7 +120,7 @@ async fn contract_mutual_exclusion_under_16_sessions() {
             let (cs, path, inside, overlaps, total) =
                 (cs.clone(), path.clone(), inside.clone(), overlaps.clone(), total.clone());
             tasks.push(tokio::spawn(async move {
-                let fw = framework(&cs).await;
+                let fw = common::framework(&cs).await;
                 let lock = Lock::new(kind, &fw, &path);
                 for _ in 0..4 {
                     let hold = lock.acquire().await;
@@ -151,7 +140,7 @@ async fn contract_mutual_exclusion_under_16_sessions() {
         }
         assert_eq!(overlaps.load(Ordering::SeqCst), 0, "{kind:?}: two holders at once");
         assert_eq!(total.load(Ordering::SeqCst), 64, "{kind:?}");
-        let fw = framework(&cs).await;
+        let fw = common::framework(&cs).await;
         assert_eq!(leftovers(&fw, &path).await, Vec::<String>::new(), "{kind:?}");
     }
 }
@@ -161,7 +150,7 @@ async fn contract_fifo_fairness() {
     let cs = common::shared_server().await;
     for kind in KINDS {
         let path = format!("/{}", common::unique("fifo"));
-        let holder_fw = framework(&cs).await;
+        let holder_fw = common::framework(&cs).await;
         let first = Lock::new(kind, &holder_fw, &path).acquire().await;
         let order = Arc::new(std::sync::Mutex::new(Vec::new()));
         let mut waiters = Vec::new();
@@ -170,7 +159,7 @@ async fn contract_fifo_fairness() {
             _ => path.clone(),
         };
         for i in 0..4 {
-            let fw = framework(&cs).await;
+            let fw = common::framework(&cs).await;
             let lock = Lock::new(kind, &fw, &path);
             let order = order.clone();
             waiters.push(tokio::spawn(async move {
@@ -200,8 +189,8 @@ async fn contract_fifo_fairness() {
 #[tokio::test]
 async fn contract_timeouts_and_try() {
     let cs = common::shared_server().await;
-    let a = framework(&cs).await;
-    let b = framework(&cs).await;
+    let a = common::framework(&cs).await;
+    let b = common::framework(&cs).await;
     for kind in KINDS {
         let path = format!("/{}", common::unique("timeout"));
         let held = Lock::new(kind, &a, &path).acquire().await;
@@ -228,8 +217,8 @@ async fn contract_timeouts_and_try() {
 #[tokio::test]
 async fn contract_no_orphans_after_100_cancelled_acquisitions() {
     let cs = common::shared_server().await;
-    let a = framework(&cs).await;
-    let b = framework(&cs).await;
+    let a = common::framework(&cs).await;
+    let b = common::framework(&cs).await;
     for kind in KINDS {
         let path = format!("/{}", common::unique("cancel"));
         let lock_b = Lock::new(kind, &b, &path);
@@ -270,8 +259,8 @@ async fn contract_no_orphans_after_100_cancelled_acquisitions() {
 #[tokio::test]
 async fn contract_fencing_tokens_increase_across_holders_and_parent_reaping() {
     let cs = common::shared_server().await;
-    let a = framework(&cs).await;
-    let b = framework(&cs).await;
+    let a = common::framework(&cs).await;
+    let b = common::framework(&cs).await;
     for kind in KINDS {
         let path = format!("/{}", common::unique("fencing"));
         let mut last = i64::MIN;
@@ -303,7 +292,7 @@ async fn contract_fencing_tokens_increase_across_holders_and_parent_reaping() {
 async fn contract_lost_on_expire_session() {
     let cs = common::shared_server().await;
     for kind in KINDS {
-        let fw = framework(&cs).await;
+        let fw = common::framework(&cs).await;
         let path = format!("/{}", common::unique("expire"));
         let hold = Lock::new(kind, &fw, &path).acquire().await;
         assert!(!hold.is_lost());
@@ -313,7 +302,7 @@ async fn contract_lost_on_expire_session() {
         assert!(matches!(reason, LossReason::SessionLost | LossReason::Suspended), "{kind:?}: {reason:?}");
         assert!(hold.is_lost());
         // someone else can take it now, and the old holder's release reports the loss
-        let other = framework(&cs).await;
+        let other = common::framework(&cs).await;
         let taken = Lock::new(kind, &other, &path).acquire_timeout(WAIT).await.expect("free after expiry");
         assert!(matches!(hold.release().await, Err(Error::LockLost(_))), "{kind:?}");
         taken.release().await.unwrap();
@@ -324,7 +313,7 @@ async fn contract_lost_on_expire_session() {
 async fn lost_on_server_stop_and_on_node_deletion() {
     let server = TestingServer::start().await.unwrap();
     let cs = server.connect_string().to_string();
-    let fw = framework(&cs).await;
+    let fw = common::framework(&cs).await;
     let m = InterProcessMutex::new(&fw, "/stop").unwrap();
     let guard = m.acquire().await.unwrap();
     server.stop().await;
@@ -348,7 +337,7 @@ async fn lost_on_server_stop_and_on_node_deletion() {
     let lost = g.lost();
     tokio::pin!(lost);
     assert!(tokio::time::timeout(Duration::from_millis(200), &mut lost).await.is_err(), "not lost yet");
-    let admin = framework(&cs).await;
+    let admin = common::framework(&cs).await;
     admin.delete(g.path()).await.unwrap();
     assert_eq!(tokio::time::timeout(WAIT, lost).await.unwrap(), LossReason::NodeDeleted);
 }
@@ -356,7 +345,7 @@ async fn lost_on_server_stop_and_on_node_deletion() {
 #[tokio::test]
 async fn mutex_is_reentrant_per_task_only() {
     let cs = common::shared_server().await;
-    let fw = framework(&cs).await;
+    let fw = common::framework(&cs).await;
     let m = InterProcessMutex::new(&fw, &format!("/{}", common::unique("reentrant"))).unwrap();
     let g1 = m.acquire().await.unwrap();
     let g2 = m.acquire().await.unwrap();
@@ -393,7 +382,7 @@ async fn semaphore_never_exceeds_max_leases_under_16_contenders() {
     for i in 0..16 {
         let (cs, path, inside, peak) = (cs.clone(), path.clone(), inside.clone(), peak.clone());
         tasks.push(tokio::spawn(async move {
-            let fw = framework(&cs).await;
+            let fw = common::framework(&cs).await;
             let sem = InterProcessSemaphoreV2::new(&fw, &path, 3).unwrap();
             for _ in 0..3 {
                 let n = if i % 4 == 0 { 2 } else { 1 };
@@ -413,15 +402,15 @@ async fn semaphore_never_exceeds_max_leases_under_16_contenders() {
     let peak = peak.load(Ordering::SeqCst);
     assert!(peak <= 3, "more than 3 leases held at once: {peak}");
     assert!(peak >= 2, "the semaphore never let several in: {peak}");
-    let fw = framework(&cs).await;
+    let fw = common::framework(&cs).await;
     assert!(leftovers(&fw, &path).await.is_empty());
 }
 
 #[tokio::test]
 async fn semaphore_leases_and_timeouts() {
     let cs = common::shared_server().await;
-    let a = framework(&cs).await;
-    let b = framework(&cs).await;
+    let a = common::framework(&cs).await;
+    let b = common::framework(&cs).await;
     let path = format!("/{}", common::unique("leases"));
     let sa = InterProcessSemaphoreV2::new(&a, &path, 2).unwrap();
     let sb = InterProcessSemaphoreV2::new(&b, &path, 2).unwrap();
@@ -441,8 +430,8 @@ async fn semaphore_leases_and_timeouts() {
 #[tokio::test]
 async fn rwlock_sharing_exclusion_downgrade_and_upgrade_error() {
     let cs = common::shared_server().await;
-    let a = framework(&cs).await;
-    let b = framework(&cs).await;
+    let a = common::framework(&cs).await;
+    let b = common::framework(&cs).await;
     let path = format!("/{}", common::unique("rwlock"));
     let la = InterProcessReadWriteLock::new(&a, &path).unwrap();
     let lb = InterProcessReadWriteLock::new(&b, &path).unwrap();
@@ -475,7 +464,7 @@ async fn rwlock_sharing_exclusion_downgrade_and_upgrade_error() {
     w.release().await.unwrap();
     // now readers share with the downgraded reader, writers wait
     let rb = lb.read_timeout(Duration::from_secs(2)).await.unwrap().expect("shares with the downgraded reader");
-    let lc = InterProcessReadWriteLock::new(&framework(&cs).await, &path).unwrap();
+    let lc = InterProcessReadWriteLock::new(&common::framework(&cs).await, &path).unwrap();
     assert!(lc.write_timeout(Duration::from_millis(200)).await.unwrap().is_none());
     r.release().await.unwrap();
     rb.release().await.unwrap();
@@ -486,17 +475,17 @@ async fn rwlock_sharing_exclusion_downgrade_and_upgrade_error() {
 #[tokio::test]
 async fn readers_behind_writers_wake_in_turn() {
     let cs = common::shared_server().await;
-    let a = framework(&cs).await;
+    let a = common::framework(&cs).await;
     let path = format!("/{}", common::unique("rwqueue"));
     let w1 = InterProcessReadWriteLock::new(&a, &path).unwrap().write().await.unwrap();
     // writer 2 queues, then readers 3 and 4 queue behind it
-    let b = framework(&cs).await;
+    let b = common::framework(&cs).await;
     let lb = InterProcessReadWriteLock::new(&b, &path).unwrap();
     let w2 = tokio::spawn(async move { lb.write_timeout(WAIT).await.unwrap() });
     tokio::time::sleep(Duration::from_millis(150)).await;
     let mut readers = Vec::new();
     for _ in 0..2 {
-        let fw = framework(&cs).await;
+        let fw = common::framework(&cs).await;
         let l = InterProcessReadWriteLock::new(&fw, &path).unwrap();
         readers.push(tokio::spawn(async move { l.read_timeout(WAIT).await.unwrap().map(|g| (g, fw)) }));
     }
@@ -515,8 +504,8 @@ async fn readers_behind_writers_wake_in_turn() {
 #[tokio::test]
 async fn multilock_is_all_or_nothing() {
     let cs = common::shared_server().await;
-    let a = framework(&cs).await;
-    let b = framework(&cs).await;
+    let a = common::framework(&cs).await;
+    let b = common::framework(&cs).await;
     let base = format!("/{}", common::unique("multi"));
     let (p1, p2, p3) = (format!("{base}/one"), format!("{base}/two"), format!("{base}/three"));
     let blocker = InterProcessReadWriteLock::new(&b, &p2).unwrap().write().await.unwrap();
@@ -549,8 +538,8 @@ async fn multilock_is_all_or_nothing() {
 #[tokio::test]
 async fn revocation_is_requested_through_the_node_data() {
     let cs = common::shared_server().await;
-    let a = framework(&cs).await;
-    let b = framework(&cs).await;
+    let a = common::framework(&cs).await;
+    let b = common::framework(&cs).await;
     let path = format!("/{}", common::unique("revoke"));
     let guard = InterProcessMutex::new(&a, &path).unwrap().revocable().acquire().await.unwrap();
     assert!(!guard.revocation_requested());
@@ -564,7 +553,7 @@ async fn revocation_is_requested_through_the_node_data() {
 #[tokio::test]
 async fn bad_input_gets_typed_errors() {
     let cs = common::shared_server().await;
-    let fw = framework(&cs).await;
+    let fw = common::framework(&cs).await;
     for bad in ["", "relative", "/", "/a/", "/a//b", "/nul\0"] {
         assert!(matches!(InterProcessMutex::new(&fw, bad), Err(Error::InvalidPath { .. })), "{bad:?}");
         assert!(matches!(InterProcessReadWriteLock::new(&fw, bad), Err(Error::InvalidPath { .. })));
@@ -577,7 +566,7 @@ async fn bad_input_gets_typed_errors() {
     assert!(matches!(InterProcessMultiLock::new(Vec::new()), Err(Error::InvalidArgument(_))));
     assert!(matches!(InterProcessMultiLock::from_paths(&fw, Vec::<String>::new()), Err(Error::InvalidArgument(_))));
     // a closed framework
-    let closed = framework(&cs).await;
+    let closed = common::framework(&cs).await;
     let m = InterProcessMutex::new(&closed, "/closed").unwrap();
     closed.close();
     assert_eq!(m.acquire().await.unwrap_err(), Error::Closed);

@@ -41,3 +41,25 @@ pub async fn server_of_session(cluster: &TestingCluster, session_id: i64) -> Opt
     }
     None
 }
+
+/// A framework for tests: 4 s sessions (the test servers' maximum), 5 s connection timeout,
+/// retries every 100 ms.
+pub async fn framework(cs: &str) -> zk_recipes::Framework {
+    zk_recipes::Framework::builder()
+        .connect_string(cs)
+        .session_timeout(std::time::Duration::from_secs(4))
+        .connection_timeout(std::time::Duration::from_secs(5))
+        .retry_policy(zk_recipes::RetryNTimes::new(20, std::time::Duration::from_millis(100)))
+        .connect()
+        .await
+        .expect("connect")
+}
+
+/// Polls `condition` every 10 ms until it holds; panics with `what` after 20 s.
+pub async fn eventually<F: FnMut() -> bool>(what: &str, mut condition: F) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !condition() {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for: {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
