@@ -1,4 +1,71 @@
-//! zk-recipes: Curator-compatible ZooKeeper recipes for tokio.
+//! Curator's ZooKeeper recipes for tokio, wire-compatible with Apache Curator 5.x.
+//!
+//! # A tour
+//!
+//! Everything starts with a [`Framework`]: one cloneable handle over a ZooKeeper session that
+//! retries retryable failures ([`RetryPolicy`]), reports connection states
+//! ([`Framework::connection_states`]) and builds a new session after the old one is lost.
+//!
+//! ```no_run
+//! # async fn demo() -> zk_recipes::Result<()> {
+//! use std::time::Duration;
+//! use zk_recipes::{ExponentialBackoff, Framework};
+//!
+//! let fw = Framework::builder()
+//!     .connect_string("zk1:2181,zk2:2181,zk3:2181")
+//!     .session_timeout(Duration::from_secs(30))
+//!     .retry_policy(ExponentialBackoff::new(Duration::from_millis(100), 5))
+//!     .namespace("my-service")
+//!     .connect()
+//!     .await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Recipes take the framework and a path:
+//!
+//! * Locks — [`InterProcessMutex`] (re-entrant per task), [`InterProcessSemaphoreMutex`],
+//!   [`InterProcessReadWriteLock`], [`InterProcessMultiLock`], and the counting
+//!   [`InterProcessSemaphoreV2`] with [`Lease`]s. Acquire returns an owned guard that derefs to
+//!   [`HeldNode`]: its [`fencing_token`](HeldNode::fencing_token) and its
+//!   [`lost`](HeldNode::lost) signal.
+//! * Leader election — [`LeaderLatch`] (await, observe, fencing token per leadership) and
+//!   [`LeaderSelector`] (runs a task while leading, cancels it when leadership is lost).
+//! * Counters — [`DistributedAtomicLong`], [`DistributedAtomicInteger`],
+//!   [`DistributedAtomicValue`].
+//!
+//! ```no_run
+//! # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+//! use zk_recipes::{DistributedAtomicLong, InterProcessSemaphoreV2, LeaderLatch};
+//!
+//! // at most 3 workers at a time, across all processes
+//! let pool = InterProcessSemaphoreV2::new(&fw, "/pools/render", 3)?;
+//! let lease = pool.acquire().await?;
+//! lease.release().await?;
+//!
+//! // one leader among the replicas
+//! let latch = LeaderLatch::new(&fw, "/elections/scheduler", "replica-1")?;
+//! latch.start()?;
+//! latch.await_leadership().await?;
+//!
+//! // a counter shared with Curator's DistributedAtomicLong
+//! let orders = DistributedAtomicLong::new(&fw, "/counters/orders")?;
+//! let result = orders.increment().await?;
+//! assert!(result.succeeded);
+//! # Ok(()) }
+//! ```
+//!
+//! # Notable behaviors
+//! * **Lost signal**: every guard, lease and leadership resolves [`HeldNode::lost`] when it can
+//!   no longer be trusted (suspended under the standard [`ErrorPolicy`], session lost, node
+//!   deleted). Curator leaves this to its users.
+//! * **Fencing**: tokens are the node's `czxid`, strictly increasing over time per path.
+//! * **Cancel safety**: dropping an acquire future leaves no node behind.
+//! * **Session expiry** is survived: waiting recipes re-create their nodes on the new session;
+//!   holders are told they lost, never silently re-acquired.
+//!
+//! # Feature flags
+//! * `testing`: the [`testing`] kit — real ZooKeeper servers (standalone and ensembles) from a
+//!   local installation, session expiry, a TCP proxy for partitions, a Curator peer.
 #![deny(missing_docs)]
 
 mod error;
