@@ -31,7 +31,9 @@ pub(crate) enum Decision {
     Acquired,
     /// Wait until `node` (a child name) is deleted or changes, then decide again — unless
     /// `then_acquired`: the watched node was the head of the list and we are right behind it,
-    /// so its deletion alone means we hold (nodes created later sort after us).
+    /// so its deletion alone means we hold (nodes created later sort after us; the one
+    /// exception, a downgrade's read node, takes a head writer's place, so a head writer
+    /// never hands over directly).
     Watch { node: String, then_acquired: bool },
     /// Wait for any change of the children, then decide again (semaphore leases).
     WatchChildren,
@@ -84,7 +86,11 @@ impl Driver for Exclusive {
             return Decision::Acquired;
         }
         let watched = index - self.max_leases;
-        Decision::Watch { node: sorted[watched].clone(), then_acquired: watched == 0 && self.max_leases == 1 }
+        // A head writer may downgrade before it goes: its owner's plain `__READ__<its seq>` node
+        // then sorts before us and holds, so we must list again (Curator's writers do too).
+        let downgradable = sorted[watched].contains(WRITE_NAME);
+        let then_acquired = watched == 0 && self.max_leases == 1 && !downgradable;
+        Decision::Watch { node: sorted[watched].clone(), then_acquired }
     }
 }
 
@@ -251,6 +257,26 @@ mod tests {
         let after = rw(&["_c_9-__READ__0000000006", "_c_1-__READ__0000000005"]);
         assert_eq!(Read.decide(&after, "_c_1-__READ__0000000005"), Decision::Acquired);
         assert_eq!(Read.decide(&after, "_c_9-__READ__0000000006"), Decision::Acquired);
+    }
+
+    #[test]
+    fn a_writer_behind_a_head_writer_lists_again_because_it_may_downgrade() {
+        // our writer is right behind the holding writer: its deletion alone proves nothing...
+        let v = rw(&["_c_1-__WRIT__0000000005", "_c_2-__WRIT__0000000006"]);
+        let want = Decision::Watch { node: "_c_1-__WRIT__0000000005".into(), then_acquired: false };
+        assert_eq!(Exclusive::WRITE.decide(&v, "_c_2-__WRIT__0000000006"), want);
+        // ...because the holder may have downgraded meanwhile: its read node keeps its place
+        let after = rw(&["_c_2-__WRIT__0000000006", "_c_1-__READ__0000000005"]);
+        let want = Decision::Watch { node: "_c_1-__READ__0000000005".into(), then_acquired: true };
+        assert_eq!(Exclusive::WRITE.decide(&after, "_c_2-__WRIT__0000000006"), want);
+        // a reader at the head cannot downgrade: direct hand-over stays
+        let v = rw(&["_c_1-__READ__0000000005", "_c_2-__WRIT__0000000006"]);
+        let want = Decision::Watch { node: "_c_1-__READ__0000000005".into(), then_acquired: true };
+        assert_eq!(Exclusive::WRITE.decide(&v, "_c_2-__WRIT__0000000006"), want);
+        // readers behind a head writer still take over directly (a downgrade node is a reader)
+        let v = rw(&["_c_1-__WRIT__0000000005", "_c_3-__READ__0000000007"]);
+        let want = Decision::Watch { node: "_c_1-__WRIT__0000000005".into(), then_acquired: true };
+        assert_eq!(Read.decide(&v, "_c_3-__READ__0000000007"), want);
     }
 
     #[test]

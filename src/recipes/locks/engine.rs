@@ -6,7 +6,8 @@
 //!   orders requests when the future is created, so the listing sees our node.
 //! * A waiter watches exactly one node; a release wakes one waiter.
 //! * When the node we watch was the head of our last listing and we were right behind it, its
-//!   deletion means we hold the lock: no second listing (O(1) per hand-off).
+//!   deletion means we hold the lock: no second listing (O(1) per hand-off). Not behind a
+//!   writer of the read-write lock: it may have downgraded, leaving a read node in its place.
 
 use std::time::Duration;
 
