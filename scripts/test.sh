@@ -8,6 +8,11 @@ bash scripts/setup.sh
 started=$(date +%s)
 # One test binary at a time; tests inside a binary share one server and run on 2 threads.
 cargo test --all-features --no-fail-fast -- --test-threads="${TEST_THREADS:-2}" "$@"
+# Every example runs against its own embedded server and must succeed.
+for example in $(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v '^zk[-_]recipes$'); do
+  echo "== example $example"
+  cargo run --quiet --all-features --example "$example" >/dev/null
+done
 echo "test suite took $(( $(date +%s) - started )) s"
 left=$(pgrep -f 'org.apache.zookeeper.server' | wc -l || true)
 if [ "$left" -gt 0 ]; then
