@@ -265,3 +265,24 @@ async fn selector_without_requeue_leads_once_and_bad_input() {
     assert!(matches!(LeaderLatch::new(&fw, "relative", "x"), Err(Error::InvalidPath { .. })));
     assert!(matches!(LeaderSelector::new(&fw, "/a/", "x", |_| async {}), Err(Error::InvalidPath { .. })));
 }
+
+#[tokio::test]
+async fn observe_reports_the_leader_and_each_change() {
+    let cs = common::shared_server().await;
+    let path = format!("/{}", common::unique("observe"));
+    let watcher_fw = common::framework(&cs).await;
+    let mut leaders = Box::pin(LeaderLatch::observe(&watcher_fw, &path));
+    let first = tokio::time::timeout(WAIT, leaders.next()).await.unwrap();
+    assert_eq!(first.unwrap().unwrap(), None, "nobody leads a missing path");
+    let fw = common::framework(&cs).await;
+    let a = LeaderLatch::new(&fw, &path, "a").unwrap();
+    a.start().unwrap();
+    assert_eq!(tokio::time::timeout(WAIT, leaders.next()).await.unwrap().unwrap().unwrap().unwrap().id, "a");
+    let b = LeaderLatch::new(&fw, &path, "b").unwrap();
+    b.start().unwrap();
+    b.participants().await.unwrap();
+    a.close().await.unwrap();
+    assert_eq!(tokio::time::timeout(WAIT, leaders.next()).await.unwrap().unwrap().unwrap().unwrap().id, "b");
+    b.close().await.unwrap();
+    assert_eq!(tokio::time::timeout(WAIT, leaders.next()).await.unwrap().unwrap().unwrap(), None);
+}

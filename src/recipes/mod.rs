@@ -1,6 +1,7 @@
 //! Recipes built on the framework.
 
 mod atomic;
+mod inspect;
 mod leader;
 pub(crate) mod locks;
 mod wait;
@@ -9,6 +10,7 @@ pub use atomic::{
     AtomicNumber, AtomicOptions, AtomicStats, AtomicValue, DistributedAtomicInteger, DistributedAtomicLong,
     DistributedAtomicNumber, DistributedAtomicValue, PromotedToLock,
 };
+pub use inspect::{inspect, Inspection, NodeInfo, RecipeKind};
 pub use leader::{CloseMode, LeaderContext, LeaderLatch, LeaderSelector, Leadership, LeadershipEnd, Participant};
 pub use locks::{
     return_all, HeldNode, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,

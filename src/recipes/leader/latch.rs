@@ -230,6 +230,14 @@ impl LeaderLatch {
     pub async fn leader(&self) -> Result<Option<Participant>> {
         Ok(self.participants().await?.into_iter().next())
     }
+
+    /// Observes the latch at `path` without taking part: the current leader (`None` while
+    /// nobody leads), then again each time it changes. One watch on the children; survives
+    /// reconnects and new sessions; ends after yielding the first error (an invalid path, a
+    /// closed framework, retries exhausted).
+    pub fn observe(fw: &Framework, path: &str) -> impl Stream<Item = Result<Option<Participant>>> + Send + 'static {
+        super::observe::observe(fw.clone(), path.to_string(), LATCH_NAME)
+    }
 }
 
 fn set_leadership(inner: &Inner, node: Option<&HeldNode>) {

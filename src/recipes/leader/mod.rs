@@ -1,6 +1,7 @@
 //! Leader election: latch and selector.
 
 mod latch;
+mod observe;
 mod participant;
 mod selector;
 

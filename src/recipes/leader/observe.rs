@@ -1,0 +1,60 @@
+//! Observing who leads, without taking part.
+
+use futures_core::Stream;
+use zookeeper_client::{Error as ZkError, OneshotWatcher};
+
+use super::participant::{participants, Participant};
+use crate::error::Result;
+use crate::framework::{paths, Framework};
+use crate::recipes::wait::wait;
+
+/// The leader of the latch (or selector, with `name = "lock-"`) at `path` now, then again
+/// every time it changes: `None` while nobody leads. Survives reconnects and new sessions;
+/// ends after the first error (which it yields).
+pub(crate) fn observe(
+    fw: Framework,
+    path: String,
+    name: &'static str,
+) -> impl Stream<Item = Result<Option<Participant>>> + Send + 'static {
+    async_stream::stream! {
+        if let Err(e) = paths::validate_recipe_path(&path) {
+            yield Err(e);
+            return;
+        }
+        let mut last: Option<Option<Participant>> = None;
+        loop {
+            let session = fw.status().session_id;
+            let watcher = match watch_dir(&fw, &path).await {
+                Ok(w) => w,
+                Err(e) => { yield Err(e); return; }
+            };
+            let leader = match participants(&fw, &path, name).await {
+                Ok(p) => p.into_iter().next(),
+                Err(e) => { yield Err(e); return; }
+            };
+            if last.as_ref() != Some(&leader) {
+                last = Some(leader.clone());
+                yield Ok(leader);
+            }
+            if fw.is_closed() {
+                return;
+            }
+            wait(&fw, watcher, None, session).await;
+        }
+    }
+}
+
+/// A watch on the children of `path`, or on its creation when it does not exist yet.
+async fn watch_dir(fw: &Framework, path: &str) -> Result<OneshotWatcher> {
+    fw.retry(|client| async move {
+        match client.list_and_watch_children(path).await {
+            Ok((_, watcher)) => Ok(watcher),
+            Err(ZkError::NoNode) => match client.check_and_watch_stat(path).await {
+                Ok((_, watcher)) => Ok(watcher),
+                Err(e) => Err(e),
+            },
+            Err(e) => Err(e),
+        }
+    })
+    .await
+}

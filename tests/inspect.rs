@@ -1,0 +1,90 @@
+//! `inspect` recognises every recipe and orders holders and waiters.
+
+mod common;
+
+use std::time::Duration;
+
+use zk_recipes::{
+    inspect, DistributedAtomicLong, Framework, Inspection, InterProcessMutex, InterProcessReadWriteLock,
+    InterProcessSemaphoreV2, LeaderLatch, RecipeKind,
+};
+
+/// Inspects until `done` holds (the queue settles asynchronously).
+async fn inspect_until(fw: &Framework, path: &str, done: impl Fn(&Inspection) -> bool) -> Inspection {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let found = inspect(fw, path).await.unwrap();
+        if done(&found) {
+            return found;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "inspection never settled: {found:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn recognises_locks_with_holders_then_waiters() {
+    let cs = common::shared_server().await;
+    let a = common::framework(&cs).await;
+    let b = common::framework(&cs).await;
+    let base = format!("/{}", common::unique("inspect"));
+    assert_eq!(inspect(&a, &format!("{base}/nothing")).await.unwrap().kind, RecipeKind::Missing);
+
+    // mutex: holder a, waiter b
+    let path = format!("{base}/mutex");
+    let held = InterProcessMutex::new(&a, &path).unwrap().acquire().await.unwrap();
+    let m = InterProcessMutex::new(&b, &path).unwrap();
+    let waiter = tokio::spawn(async move { m.acquire_timeout(Duration::from_secs(20)).await.map(|g| g.is_some()) });
+    let found = inspect_until(&a, &path, |i| i.waiters.len() == 1).await;
+    assert_eq!(found.kind, RecipeKind::Mutex);
+    assert_eq!(found.holders.len(), 1);
+    assert_eq!(format!("{path}/{}", found.holders[0].name), held.path());
+    assert_eq!(found.holders[0].session_id, a.status().session_id);
+    assert_eq!(found.holders[0].fencing_token, held.fencing_token());
+    assert!(found.holders[0].age_ms >= 0);
+    assert_eq!(found.waiters[0].session_id, b.status().session_id);
+    held.release().await.unwrap();
+    assert!(waiter.await.unwrap().unwrap());
+
+    // read-write lock: two readers hold, a writer waits
+    let path = format!("{base}/rw");
+    let r1 = InterProcessReadWriteLock::new(&a, &path).unwrap().read().await.unwrap();
+    let r2 = InterProcessReadWriteLock::new(&b, &path).unwrap().read().await.unwrap();
+    let w = InterProcessReadWriteLock::new(&common::framework(&cs).await, &path).unwrap();
+    let writer = tokio::spawn(async move { w.write_timeout(Duration::from_secs(20)).await.map(|g| g.is_some()) });
+    let found = inspect_until(&a, &path, |i| i.waiters.len() == 1).await;
+    assert_eq!(found.kind, RecipeKind::ReadWriteLock);
+    assert_eq!(found.holders.len(), 2);
+    assert!(found.waiters[0].name.contains("__WRIT__"));
+    drop((r1, r2));
+    assert!(writer.await.unwrap().unwrap());
+
+    // semaphore: leases hold
+    let path = format!("{base}/sem");
+    let leases = InterProcessSemaphoreV2::new(&a, &path, 2).unwrap().acquire_many(2).await.unwrap();
+    let found = inspect(&a, &path).await.unwrap();
+    assert_eq!(found.kind, RecipeKind::Semaphore);
+    assert_eq!(found.holders.len(), 2);
+    zk_recipes::return_all(leases).await.unwrap();
+
+    // latch: the leader holds, with its id as data
+    let path = format!("{base}/latch");
+    let l1 = LeaderLatch::new(&a, &path, "first").unwrap();
+    l1.start().unwrap();
+    l1.await_leadership().await.unwrap();
+    let l2 = LeaderLatch::new(&b, &path, "second").unwrap();
+    l2.start().unwrap();
+    let found = inspect_until(&a, &path, |i| i.waiters.len() == 1).await;
+    assert_eq!(found.kind, RecipeKind::LeaderLatch);
+    assert_eq!(found.holders[0].data, "first");
+    assert_eq!(found.waiters[0].data, "second");
+
+    // counter
+    let path = format!("{base}/counter");
+    let counter = DistributedAtomicLong::new(&a, &path).unwrap();
+    counter.add(41).await.unwrap();
+    counter.increment().await.unwrap();
+    let found = inspect(&a, &path).await.unwrap();
+    assert_eq!(found.kind, RecipeKind::Counter);
+    assert_eq!(found.value.as_deref(), Some("42"));
+}
