@@ -1,6 +1,7 @@
 //! Recipes built on the framework.
 
 mod atomic;
+mod barriers;
 pub(crate) mod locks;
 mod wait;
 
@@ -8,6 +9,7 @@ pub use atomic::{
     AtomicNumber, AtomicOptions, AtomicStats, AtomicValue, DistributedAtomicInteger, DistributedAtomicLong,
     DistributedAtomicNumber, DistributedAtomicValue, PromotedToLock,
 };
+pub use barriers::{DistributedBarrier, DistributedDoubleBarrier};
 pub use locks::{
     return_all, HeldNode, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
     InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, Lockable, LossReason, MultiLockGuard,
