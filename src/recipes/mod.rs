@@ -3,6 +3,7 @@
 mod atomic;
 mod barriers;
 pub(crate) mod locks;
+mod shared;
 mod wait;
 
 pub use atomic::{
@@ -14,3 +15,4 @@ pub use locks::{
     return_all, HeldNode, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
     InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, Lockable, LossReason, MultiLockGuard,
 };
+pub use shared::{SharedCount, SharedValue, VersionedValue};
