@@ -22,8 +22,8 @@ const READY: &str = "ready";
 ///   the watch on the members together (one pipelined round trip) and then checks the
 ///   condition; any member arriving or `ready` appearing after that check fires a watch. After
 ///   every wake-up the condition is checked again. (Curator's and kazoo's enter can miss a
-///   wake-up between creating their member node and watching `ready`, and then hang; this is
-///   exercised here with 16 members over 100 rounds.)
+///   wake-up between creating their member node and watching `ready`, and then hang; the
+///   crate's tests run 16 members through 100 rounds.)
 /// * **Leave waits for everybody.** Curator's leave algorithm, except that a member whose own
 ///   node is gone keeps waiting until no member node is left (Curator leaves as soon as a
 ///   single other member remains, and deletes `ready` under it). A member whose session dies

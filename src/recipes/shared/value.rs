@@ -13,6 +13,10 @@ use crate::recipes::wait::wait;
 
 /// A value together with the node version it was read at (Curator's `VersionedValue`): hand
 /// it back to `try_set` to write only if nobody wrote in between.
+///
+/// # Curator compatibility
+/// `version` is the node's data version (`Stat.version`), as in Curator's `VersionedValue`,
+/// so versions read by either side are comparable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionedValue<T> {
     /// The node's data version when the value was read.
@@ -195,6 +199,7 @@ impl SharedValue {
     /// * Errors of the framework (such as [`Error::RetriesExhausted`] while the server is
     ///   unreachable) are yielded as items and the stream goes on (with a growing pause, at
     ///   most 2 s). The stream ends when the framework is closed.
+    /// * Dropping the stream stops following the node; nothing is left on the server.
     pub fn changes(&self) -> impl Stream<Item = Result<VersionedValue<Vec<u8>>>> + Send + 'static {
         value_changes(self.fw.clone(), self.path.clone(), |_, bytes| Ok(bytes.to_vec()))
     }
