@@ -233,3 +233,32 @@ async fn shared_value_bytes_seed_and_compare_and_set() {
     assert!(matches!(SharedValue::new(&a, "/", Vec::new()), Err(Error::InvalidPath { .. })));
     assert!(matches!(SharedCount::new(&a, "no-slash", 0), Err(Error::InvalidPath { .. })));
 }
+
+#[tokio::test]
+async fn try_set_with_a_lost_reply_never_reports_an_applied_write_as_refused() {
+    let server = TestingServer::start().await.unwrap();
+    let fw = framework(&server.connect_string()).await;
+    let count = SharedCount::new(&fw, "/lost-reply", 0).unwrap();
+    count.start().await.unwrap();
+    let before = count.get().await.unwrap();
+    // freeze the server with the write on its way: the client times out, reconnects when the
+    // server thaws, and sends the write again with the same version check
+    server.pause();
+    let writing = {
+        let count = count.clone();
+        let before = before.clone();
+        tokio::spawn(async move { count.try_set(&before, 41).await })
+    };
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    server.resume();
+    let outcome = tokio::time::timeout(WAIT, writing).await.expect("try_set finished").unwrap();
+    fw.wait_connected(WAIT).await.unwrap();
+    let after = count.get().await.unwrap();
+    println!("lost reply: try_set -> {outcome:?}, node now {after:?}");
+    // the only writer is us: the node holds our value, written exactly once
+    assert_eq!(after, VersionedValue { version: before.version + 1, value: 41 });
+    match outcome {
+        Ok(true) | Err(Error::OutcomeUnknown { .. }) => {}
+        other => panic!("an applied write reported as {other:?}"),
+    }
+}
