@@ -88,6 +88,15 @@ pub enum Error {
         reason: String,
     },
 
+    /// A conditional write's reply was lost (connection loss, session expiry) and the node
+    /// changed meanwhile in a way that does not tell whether our write was applied. Read the
+    /// node again and decide.
+    #[error("the outcome of a write to {path:?} is unknown: its reply was lost and the node changed since")]
+    OutcomeUnknown {
+        /// The node that was written.
+        path: String,
+    },
+
     /// The testing kit could not find a ZooKeeper installation.
     #[error("no ZooKeeper installation found ({searched}); install one with: {install_hint}")]
     ZooKeeperNotInstalled {

@@ -26,8 +26,21 @@ pub trait RetryPolicy: Debug + Send + Sync {
 
 /// Whether an error may go away by itself, so that retrying the operation makes sense:
 /// connection loss, operation timeout, session moved and session expired.
+///
+/// `zookeeper-client` fails the requests in flight with the error that broke their
+/// connection, which is not always `ConnectionLoss`: a read timeout is reported as a custom
+/// error ("no response from connection in …ms"), a socket error as a custom error wrapping the
+/// I/O error. The client raises custom errors only from its connection handling, so they count
+/// as a connection loss here (the request may or may not have been applied).
 pub fn is_retryable(error: &ZkError) -> bool {
-    matches!(error, ZkError::ConnectionLoss | ZkError::Timeout | ZkError::SessionMoved | ZkError::SessionExpired)
+    matches!(
+        error,
+        ZkError::ConnectionLoss
+            | ZkError::Timeout
+            | ZkError::SessionMoved
+            | ZkError::SessionExpired
+            | ZkError::Custom(_)
+    )
 }
 
 impl<P: RetryPolicy + ?Sized> RetryPolicy for Arc<P> {

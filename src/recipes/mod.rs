@@ -1,18 +1,22 @@
 //! Recipes built on the framework.
 
 mod atomic;
+mod barriers;
 mod inspect;
 mod leader;
 pub(crate) mod locks;
+mod shared;
 mod wait;
 
 pub use atomic::{
     AtomicNumber, AtomicOptions, AtomicStats, AtomicValue, DistributedAtomicInteger, DistributedAtomicLong,
     DistributedAtomicNumber, DistributedAtomicValue, PromotedToLock,
 };
+pub use barriers::{DistributedBarrier, DistributedDoubleBarrier};
 pub use inspect::{inspect, Inspection, NodeInfo, RecipeKind};
 pub use leader::{CloseMode, LeaderContext, LeaderLatch, LeaderSelector, Leadership, LeadershipEnd, Participant};
 pub use locks::{
     return_all, HeldNode, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
     InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, Lockable, LossReason, MultiLockGuard,
 };
+pub use shared::{SharedCount, SharedValue, VersionedValue};

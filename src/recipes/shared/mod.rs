@@ -1,0 +1,8 @@
+//! Shared values: bytes or a counter in one node, compare-and-set by version, with a change
+//! stream.
+
+mod count;
+mod value;
+
+pub use count::SharedCount;
+pub use value::{SharedValue, VersionedValue};

@@ -1,0 +1,274 @@
+//! `SharedValue`: bytes in one node that every participant reads, watches and
+//! compare-and-sets by version. `SharedCount` is built on it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures_core::Stream;
+use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher, Stat};
+
+use crate::error::{Error, Result};
+use crate::framework::{paths, Framework};
+use crate::recipes::wait::wait;
+
+/// A value together with the node version it was read at (Curator's `VersionedValue`): hand
+/// it back to `try_set` to write only if nobody wrote in between.
+///
+/// # Curator compatibility
+/// `version` is the node's data version (`Stat.version`), as in Curator's `VersionedValue`,
+/// so versions read by either side are comparable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionedValue<T> {
+    /// The node's data version when the value was read.
+    pub version: i32,
+    /// The value.
+    pub value: T,
+}
+
+/// Bytes shared through one node: Curator's `SharedValue`.
+///
+/// Every participant reads ([`get`](Self::get)), writes ([`set`](Self::set)), writes only if
+/// nobody wrote since its read ([`try_set`](Self::try_set), a compare-and-set on the node
+/// version), and follows changes ([`changes`](Self::changes)).
+///
+/// # Curator compatibility
+/// One PERSISTENT node at `path` holding the raw bytes, created with the seed by
+/// [`start`](Self::start) when missing (missing parents are containers); conditional writes
+/// use the node version, as Curator's `trySetValue`. A Curator `SharedValue` on the same path
+/// shares the value.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::SharedValue;
+/// let config = SharedValue::new(&fw, "/config/mode", b"normal".to_vec())?;
+/// config.start().await?;
+/// let current = config.get().await?;
+/// if !config.try_set(&current, b"maintenance").await? {
+///     // someone else wrote first: read again and decide
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct SharedValue {
+    fw: Framework,
+    path: String,
+    seed: Vec<u8>,
+}
+
+/// The outcome of one conditional write attempt.
+enum Written {
+    Yes,
+    No,
+    Unknown,
+}
+
+impl SharedValue {
+    /// A shared value at `path`; `seed` is written by [`start`](Self::start) when the node
+    /// does not exist yet.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`] for an invalid path (or the root).
+    pub fn new(fw: &Framework, path: &str, seed: impl Into<Vec<u8>>) -> Result<Self> {
+        paths::validate_recipe_path(path)?;
+        Ok(Self { fw: fw.clone(), path: path.to_string(), seed: seed.into() })
+    }
+
+    /// The node's path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    pub(crate) fn framework(&self) -> &Framework {
+        &self.fw
+    }
+
+    /// Creates the node with the seed if it does not exist (an existing value is kept).
+    ///
+    /// # Errors
+    /// The framework's errors ([`Error::Closed`], [`Error::RetriesExhausted`], `NoAuth`...).
+    ///
+    /// # Cancel safety
+    /// Cancel safe in the sense that nothing is left half-done: the node may or may not have
+    /// been created.
+    pub async fn start(&self) -> Result<()> {
+        match self.fw.create(&self.path, &self.seed, CreateMode::Persistent).await {
+            Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The current bytes and their version, read from the server.
+    ///
+    /// # Errors
+    /// `NoNode` as [`Error::ZooKeeper`] when the node does not exist (call
+    /// [`start`](Self::start) first); the framework's errors.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn get(&self) -> Result<VersionedValue<Vec<u8>>> {
+        let (value, stat) = self.fw.get_data(&self.path).await?;
+        Ok(VersionedValue { version: stat.version, value })
+    }
+
+    /// Writes `value` whatever the current one (Curator's `setValue`); creates the node when
+    /// it is missing.
+    ///
+    /// # Errors
+    /// The framework's errors.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: the write may have been applied.
+    pub async fn set(&self, value: &[u8]) -> Result<()> {
+        loop {
+            match self.fw.set_data(&self.path, value, None).await {
+                Ok(_) => return Ok(()),
+                Err(Error::ZooKeeper(ZkError::NoNode)) => {}
+                Err(e) => return Err(e),
+            }
+            match self.fw.create(&self.path, value, CreateMode::Persistent).await {
+                Ok(_) => return Ok(()),
+                Err(Error::ZooKeeper(ZkError::NodeExists)) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Writes `new` only if the node is still at `previous.version` (Curator's
+    /// `trySetValue`): `Ok(true)` when written, `Ok(false)` when someone wrote in between (or
+    /// deleted the node). Read again with [`get`](Self::get) and retry.
+    ///
+    /// A reply lost to a connection loss is handled exactly: the write is sent again with the
+    /// same version check, which tells whether the first one was applied (then the node has
+    /// moved on from `previous.version`) — except when the node moved on to bytes that could
+    /// be ours, and then [`Error::OutcomeUnknown`] says so instead of guessing.
+    ///
+    /// # Errors
+    /// [`Error::OutcomeUnknown`] as above; the framework's errors.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: the write may have been applied.
+    pub async fn try_set(&self, previous: &VersionedValue<Vec<u8>>, new: &[u8]) -> Result<bool> {
+        self.try_set_version(previous.version, new).await
+    }
+
+    pub(crate) async fn try_set_version(&self, version: i32, new: &[u8]) -> Result<bool> {
+        let path = self.path.as_str();
+        let sent = AtomicBool::new(false);
+        let written = self
+            .fw
+            .retry(|client| {
+                let sent = &sent;
+                async move {
+                    let resent = sent.swap(true, Ordering::SeqCst);
+                    match client.set_data(path, new, Some(version)).await {
+                        Ok(_) => Ok(Written::Yes),
+                        Err(ZkError::BadVersion | ZkError::NoNode) if !resent => Ok(Written::No),
+                        Err(ZkError::NoNode) => Ok(Written::No),
+                        // An earlier attempt's reply was lost: was it applied? Exactly one write
+                        // from `version` succeeded; if its bytes differ from ours, it was not ours.
+                        Err(ZkError::BadVersion) => match client.get_data(path).await {
+                            Ok((data, stat)) if stat.version == version + 1 && data != new => Ok(Written::No),
+                            Ok(_) => Ok(Written::Unknown),
+                            Err(ZkError::NoNode) => Ok(Written::No),
+                            Err(e) => Err(e),
+                        },
+                        Err(e) => Err(e),
+                    }
+                }
+            })
+            .await?;
+        match written {
+            Written::Yes => Ok(true),
+            Written::No => Ok(false),
+            Written::Unknown => Err(Error::OutcomeUnknown { path: self.path.clone() }),
+        }
+    }
+
+    /// The value as it changes: the first item is the value when the stream is first polled,
+    /// then one item per observed change (new data or a new version, also a deletion and
+    /// re-creation). Changes that follow each other faster than a read are coalesced: every
+    /// item is newer than the one before, intermediate values may be skipped (as with any
+    /// ZooKeeper watch).
+    ///
+    /// # Notable behaviors
+    /// * The watch is re-armed after every event, after reconnection and after a new session
+    ///   (a session loss wakes the stream, which reads again): the stream survives them, and
+    ///   yields only if the value actually changed meanwhile.
+    /// * A missing node yields nothing; its creation yields the value.
+    /// * Errors of the framework (such as [`Error::RetriesExhausted`] while the server is
+    ///   unreachable) are yielded as items and the stream goes on (with a growing pause, at
+    ///   most 2 s). The stream ends when the framework is closed.
+    /// * Dropping the stream stops following the node; nothing is left on the server.
+    pub fn changes(&self) -> impl Stream<Item = Result<VersionedValue<Vec<u8>>>> + Send + 'static {
+        value_changes(self.fw.clone(), self.path.clone(), |_, bytes| Ok(bytes.to_vec()))
+    }
+}
+
+/// What a read for the change stream saw.
+enum Seen {
+    Value(Vec<u8>, Stat, OneshotWatcher),
+    Missing(OneshotWatcher),
+    /// Created between our read and our watch: read again at once.
+    Appeared,
+}
+
+/// The change stream of the node at `path`, decoding each new value with `decode`.
+pub(crate) fn value_changes<T, D>(
+    fw: Framework,
+    path: String,
+    decode: D,
+) -> impl Stream<Item = Result<VersionedValue<T>>> + Send + 'static
+where
+    T: Send + 'static,
+    D: Fn(&str, &[u8]) -> Result<T> + Send + 'static,
+{
+    const FIRST_PAUSE: Duration = Duration::from_millis(50);
+    async_stream::stream! {
+        // the last modification yielded (`mzxid` changes with every write and every creation)
+        let mut last: Option<i64> = None;
+        let mut pause = FIRST_PAUSE;
+        loop {
+            let session = fw.status().session_id;
+            let seen = fw
+                .retry(|client| {
+                    let path = path.as_str();
+                    async move {
+                        match client.get_and_watch_data(path).await {
+                            Ok((data, stat, watcher)) => Ok(Seen::Value(data, stat, watcher)),
+                            Err(ZkError::NoNode) => match client.check_and_watch_stat(path).await? {
+                                (None, watcher) => Ok(Seen::Missing(watcher)),
+                                (Some(_), _) => Ok(Seen::Appeared),
+                            },
+                            Err(e) => Err(e),
+                        }
+                    }
+                })
+                .await;
+            let watcher = match seen {
+                Err(Error::Closed) => break,
+                Err(e) => {
+                    yield Err(e);
+                    tokio::select! {
+                        _ = tokio::time::sleep(pause) => {}
+                        _ = fw.closed() => break,
+                    }
+                    pause = (pause * 2).min(Duration::from_secs(2));
+                    continue;
+                }
+                Ok(Seen::Appeared) => continue,
+                Ok(Seen::Missing(watcher)) => watcher,
+                Ok(Seen::Value(data, stat, watcher)) => {
+                    if last != Some(stat.mzxid) {
+                        last = Some(stat.mzxid);
+                        yield decode(&path, &data).map(|value| VersionedValue { version: stat.version, value });
+                    }
+                    watcher
+                }
+            };
+            pause = FIRST_PAUSE;
+            // any wake-up (event, session change, close) leads to a fresh read
+            wait(&fw, watcher, None, session).await;
+        }
+    }
+}
