@@ -158,7 +158,7 @@ async fn changes_see_updates_and_survive_session_expiry() {
 async fn changes_survive_a_server_restart() {
     let server = TestingServer::start().await.unwrap();
     let cs = server.connect_string();
-    let fw = framework(&cs).await;
+    let fw = framework(cs).await;
     let count = SharedCount::new(&fw, "/restart/count", 1).unwrap();
     count.start().await.unwrap();
     let mut changes: Changes<i32> = Box::pin(count.changes());
@@ -182,7 +182,7 @@ async fn changes_survive_a_server_restart() {
     }
     server.restart().await.unwrap();
     fw.wait_connected(WAIT).await.unwrap();
-    let other = framework(&cs).await;
+    let other = framework(cs).await;
     SharedCount::new(&other, "/restart/count", 0).unwrap().set(3).await.unwrap();
     assert_eq!(next_value(&mut changes).await.unwrap().value, 3);
     assert_quiet(&mut changes, "after the restarts").await;
@@ -237,7 +237,7 @@ async fn shared_value_bytes_seed_and_compare_and_set() {
 #[tokio::test]
 async fn try_set_with_a_lost_reply_never_reports_an_applied_write_as_refused() {
     let server = TestingServer::start().await.unwrap();
-    let fw = framework(&server.connect_string()).await;
+    let fw = framework(server.connect_string()).await;
     let count = SharedCount::new(&fw, "/lost-reply", 0).unwrap();
     count.start().await.unwrap();
     let before = count.get().await.unwrap();
