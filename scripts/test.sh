@@ -13,6 +13,8 @@ for example in $(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v '^zk[-_]
   echo "== example $example"
   cargo run --quiet --all-features --example "$example" >/dev/null
 done
+# The fault suite's results, for docs/RELIABILITY.md (committed by hand after a run).
+bash scripts/reliability.sh || true
 echo "test suite took $(( $(date +%s) - started )) s"
 left=$(pgrep -f 'org.apache.zookeeper.server' | wc -l || true)
 if [ "$left" -gt 0 ]; then

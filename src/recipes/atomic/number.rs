@@ -62,7 +62,10 @@ atomic_number!(i32, 4);
 /// process incrementing the same node adds up with this one.
 ///
 /// # Errors
-/// Node data of another length is reported as [`Error::CorruptData`], never guessed at.
+/// Node data of another length is reported as [`Error::CorruptData`], never guessed at. When
+/// the retry policy gives up while a write's reply is still missing, the operation reports
+/// [`Error::OutcomeUnknown`] (the write may or may not have been applied) rather than a plain
+/// failure.
 #[derive(Debug, Clone)]
 pub struct DistributedAtomicNumber<T: AtomicNumber> {
     value: DistributedAtomicValue,

@@ -21,7 +21,7 @@ use tokio::time::Instant;
 use zookeeper_client::{CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult};
 
 use crate::error::{Error, Result};
-use crate::framework::{lock, paths, Framework};
+use crate::framework::{is_retryable, lock, paths, Framework};
 use crate::recipes::locks::InterProcessMutex;
 
 /// How an atomic operation went (Curator's `AtomicValue` + `AtomicStats`).
@@ -332,14 +332,19 @@ impl DistributedAtomicValue {
             (marker, state.marker.clone())
         };
         let options = fw.create_options(CreateMode::Persistent);
-        let attempted = AtomicBool::new(false);
+        // Set while a write was sent whose reply we did not get and whose marker we could not
+        // read yet: if the retries run out then, the outcome is unknown and we say so.
+        let in_doubt = AtomicBool::new(false);
         let written = fw
             .retry(|client| {
-                let (marker, previous, options, attempted) = (&marker, &previous, &options, &attempted);
+                let (marker, previous, options, in_doubt) = (&marker, &previous, &options, &in_doubt);
                 async move {
                     // After a lost reply, the marker tells whether that write happened.
-                    if attempted.swap(true, Ordering::SeqCst) && client.check_stat(marker).await?.is_some() {
-                        return Ok(Written::Yes(None));
+                    if in_doubt.load(Ordering::SeqCst) {
+                        if client.check_stat(marker).await?.is_some() {
+                            return Ok(Written::Yes(None));
+                        }
+                        in_doubt.store(false, Ordering::SeqCst);
                     }
                     let mut multi = client.new_multi_writer();
                     multi.add_set_data(&self.inner.path, new, Some(version))?;
@@ -347,7 +352,13 @@ impl DistributedAtomicValue {
                     if let Some(prev) = previous {
                         multi.add_delete(prev, None)?;
                     }
-                    match multi.commit().await {
+                    let committed = multi.commit().await;
+                    if let Err(MultiWriteError::RequestFailed { source }) = &committed {
+                        if is_retryable(source) {
+                            in_doubt.store(true, Ordering::SeqCst);
+                        }
+                    }
+                    match committed {
                         Ok(results) => Ok(Written::Yes(results.into_iter().find_map(|r| match r {
                             MultiWriteResult::SetData { stat } => Some(stat.version),
                             _ => None,
@@ -364,7 +375,17 @@ impl DistributedAtomicValue {
                     }
                 }
             })
-            .await?;
+            .await;
+        let written = match written {
+            Err(_) if in_doubt.load(Ordering::SeqCst) => {
+                // The caller is told; the evidence is no longer needed. Our previous marker is
+                // either gone with the write or still ours to delete next time.
+                lock(&self.inner.state).cached = None;
+                fw.delete_in_background(marker, None);
+                return Err(Error::OutcomeUnknown { path: self.inner.path.clone() });
+            }
+            other => other?,
+        };
         let mut state = lock(&self.inner.state);
         match written {
             Written::Yes(new_version) => {

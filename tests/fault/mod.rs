@@ -1,0 +1,557 @@
+//! The fault-injection harness: a mixed workload (mutex, read-write lock, semaphore, leader
+//! latch, atomic counter) on a real 3-node ensemble, every client behind its own TCP proxies,
+//! with the invariants checked while it runs and after recovery.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use zk_recipes::testing::{TcpProxy, TestingCluster};
+use zk_recipes::{
+    DistributedAtomicLong, Framework, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2,
+    LeaderLatch, RetryNTimes,
+};
+
+/// A store that accepts a write only with a fencing token at least the largest it has seen,
+/// and records the stale writes it rejected.
+#[derive(Debug, Default)]
+pub struct FencedResource {
+    inner: Mutex<Fenced>,
+}
+
+#[derive(Debug, Default)]
+struct Fenced {
+    highest: i64,
+    accepted: u64,
+    rejected: Vec<(i64, i64)>,
+}
+
+impl FencedResource {
+    /// Writes with `token`; `false` (and recorded) when the token is stale.
+    pub fn write(&self, token: i64) -> bool {
+        let mut f = self.inner.lock().unwrap();
+        if token < f.highest {
+            let highest = f.highest;
+            f.rejected.push((token, highest));
+            return false;
+        }
+        f.highest = token;
+        f.accepted += 1;
+        true
+    }
+
+    pub fn accepted(&self) -> u64 {
+        self.inner.lock().unwrap().accepted
+    }
+
+    pub fn rejected(&self) -> Vec<(i64, i64)> {
+        self.inner.lock().unwrap().rejected.clone()
+    }
+}
+
+/// Who holds what right now (holders leave as soon as they see their hold is lost).
+#[derive(Debug, Default)]
+pub struct Occupancy {
+    readers: AtomicUsize,
+    exclusive: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+impl Occupancy {
+    /// Enters as an exclusive holder; returns how many were inside already (a violation > 0).
+    fn enter_exclusive(&self) -> usize {
+        let before = self.exclusive.fetch_add(1, Ordering::SeqCst) + self.readers.load(Ordering::SeqCst);
+        self.peak.fetch_max(before + 1, Ordering::SeqCst);
+        before
+    }
+    fn leave_exclusive(&self) {
+        self.exclusive.fetch_sub(1, Ordering::SeqCst);
+    }
+    fn enter_reader(&self) -> usize {
+        self.readers.fetch_add(1, Ordering::SeqCst);
+        self.exclusive.load(Ordering::SeqCst)
+    }
+    fn leave_reader(&self) {
+        self.readers.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Counters of one recipe's run.
+#[derive(Debug, Default)]
+pub struct Tally {
+    pub ops: AtomicU64,
+    pub errors: AtomicU64,
+    pub timeouts: AtomicU64,
+    pub losses: AtomicU64,
+    pub violations: AtomicU64,
+}
+
+impl Tally {
+    fn line(&self) -> String {
+        format!(
+            "ops {} · lost {} · typed errors {} · timeouts {} · violations {}",
+            self.ops.load(Ordering::SeqCst),
+            self.losses.load(Ordering::SeqCst),
+            self.errors.load(Ordering::SeqCst),
+            self.timeouts.load(Ordering::SeqCst),
+            self.violations.load(Ordering::SeqCst)
+        )
+    }
+}
+
+/// One client: its own session, reaching every server through its own proxies.
+pub struct Client {
+    pub fw: Framework,
+    pub proxies: Vec<TcpProxy>,
+}
+
+impl Client {
+    pub fn blackhole(&self, on: bool) {
+        let mode = if on { zk_recipes::testing::ProxyMode::Blackhole } else { zk_recipes::testing::ProxyMode::Pass };
+        for p in &self.proxies {
+            p.set_mode(mode);
+        }
+    }
+}
+
+pub const SESSION_TIMEOUT: Duration = Duration::from_secs(4);
+
+pub async fn client(cluster: &TestingCluster) -> Client {
+    let mut proxies = Vec::new();
+    for i in 0..cluster.len() {
+        proxies.push(TcpProxy::start(cluster.server_connect_string(i).unwrap()).await.unwrap());
+    }
+    let cs = proxies.iter().map(|p| p.connect_string().to_string()).collect::<Vec<_>>().join(",");
+    let fw = Framework::builder()
+        .connect_string(cs)
+        .session_timeout(SESSION_TIMEOUT)
+        .connection_timeout(Duration::from_secs(3))
+        .retry_policy(RetryNTimes::new(10, Duration::from_millis(100)))
+        .connect()
+        .await
+        .expect("connect through the proxies");
+    Client { fw, proxies }
+}
+
+/// The running workload.
+pub struct Workload {
+    pub base: String,
+    pub clients: Vec<Arc<Client>>,
+    /// Which client plays which role, for scenarios that target one.
+    pub roles: HashMap<&'static str, Vec<usize>>,
+    pub resource: Arc<FencedResource>,
+    pub tallies: HashMap<&'static str, Arc<Tally>>,
+    pub counter_successes: Arc<AtomicU64>,
+    /// Increments reported as `OutcomeUnknown` (applied or not: the counter may include them).
+    pub counter_unknown: Arc<AtomicU64>,
+    pub most_leaders: Arc<AtomicUsize>,
+    pub loss_latencies: Arc<Mutex<Vec<Duration>>>,
+    /// The client holding the mutex now (for targeting the holder).
+    pub mutex_holder: Arc<Mutex<Option<usize>>>,
+    stop: Arc<AtomicBool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    latches: Vec<LeaderLatch>,
+    started: Instant,
+}
+
+const ROLES: &[(&str, usize)] = &[("mutex", 4), ("rwlock", 3), ("semaphore", 4), ("latch", 3), ("counter", 2)];
+const SEMAPHORE_MAX: usize = 2;
+
+impl Workload {
+    /// Starts `scale` × the base mix of contenders under `base`.
+    pub async fn start(cluster: &TestingCluster, base: &str, scale: usize) -> Workload {
+        let mut w = Workload {
+            base: base.to_string(),
+            clients: Vec::new(),
+            roles: HashMap::new(),
+            resource: Arc::default(),
+            tallies: HashMap::new(),
+            counter_successes: Arc::default(),
+            counter_unknown: Arc::default(),
+            most_leaders: Arc::default(),
+            loss_latencies: Arc::default(),
+            mutex_holder: Arc::default(),
+            stop: Arc::default(),
+            tasks: Vec::new(),
+            latches: Vec::new(),
+            started: Instant::now(),
+        };
+        let occupancy =
+            (Arc::new(Occupancy::default()), Arc::new(Occupancy::default()), Arc::new(Occupancy::default()));
+        for (role, n) in ROLES {
+            let tally = Arc::new(Tally::default());
+            w.tallies.insert(role, tally.clone());
+            for _ in 0..n * scale {
+                let c = Arc::new(client(cluster).await);
+                let idx = w.clients.len();
+                w.clients.push(c.clone());
+                w.roles.entry(role).or_default().push(idx);
+                let stop = w.stop.clone();
+                let path = format!("{base}/{role}");
+                match *role {
+                    "mutex" => w.tasks.push(tokio::spawn(mutex_loop(
+                        c,
+                        idx,
+                        path,
+                        stop,
+                        tally.clone(),
+                        occupancy.0.clone(),
+                        w.resource.clone(),
+                        w.loss_latencies.clone(),
+                        w.mutex_holder.clone(),
+                        // the first mutex contender holds long (3 s), so that a fault can hit
+                        // it while it holds; the others hold 100 ms
+                        if w.roles[role].len() == 1 { 600 } else { 20 },
+                    ))),
+                    "rwlock" => {
+                        let writer = w.roles[role].len() == 1;
+                        w.tasks.push(tokio::spawn(rw_loop(c, path, writer, stop, tally.clone(), occupancy.1.clone())))
+                    }
+                    "semaphore" => {
+                        w.tasks.push(tokio::spawn(semaphore_loop(c, path, stop, tally.clone(), occupancy.2.clone())))
+                    }
+                    "latch" => {
+                        let latch = LeaderLatch::new(&c.fw, &path, &format!("c{idx}")).unwrap();
+                        latch.start().unwrap();
+                        w.latches.push(latch);
+                    }
+                    _ => w.tasks.push(tokio::spawn(counter_loop(
+                        c,
+                        path,
+                        stop,
+                        tally.clone(),
+                        w.counter_successes.clone(),
+                        w.counter_unknown.clone(),
+                    ))),
+                }
+            }
+        }
+        // leader sampling: never two at once
+        let latches = w.latches.clone();
+        let (most, stop, tally) = (w.most_leaders.clone(), w.stop.clone(), w.tallies["latch"].clone());
+        w.tasks.push(tokio::spawn(async move {
+            let mut was: Vec<Option<i64>> = vec![None; latches.len()];
+            while !stop.load(Ordering::SeqCst) {
+                let now: Vec<Option<i64>> = latches.iter().map(|l| l.leadership().token).collect();
+                let leaders = now.iter().filter(|t| t.is_some()).count();
+                most.fetch_max(leaders, Ordering::SeqCst);
+                if leaders > 1 {
+                    tally.violations.fetch_add(1, Ordering::SeqCst);
+                }
+                for (a, b) in was.iter().zip(&now) {
+                    if b.is_some() && a != b {
+                        tally.ops.fetch_add(1, Ordering::SeqCst);
+                    }
+                    if a.is_some() && b.is_none() {
+                        tally.losses.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+                was = now;
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        }));
+        w
+    }
+
+    /// The clients of `role`.
+    pub fn role(&self, role: &str) -> Vec<Arc<Client>> {
+        self.roles[role].iter().map(|i| self.clients[*i].clone()).collect()
+    }
+
+    /// Stops the workload, waits for every contender (none may be stuck), checks the
+    /// invariants after recovery, and returns the report lines. Panics on a violation.
+    ///
+    /// With `forced_expiry` (the scenario makes the server expire sessions on purpose), the
+    /// server hands a lock over the moment it ends the holder's session, before the holder can
+    /// hear of it: a short overlap in the holders' own view is then possible, and fencing is
+    /// what protects the resource — stale writes must be *rejected* by it. Without forced
+    /// expiry, a holder always learns of its loss (suspension) before the server can expire its
+    /// session, so no overlap and no stale write may happen at all.
+    pub async fn finish(mut self, scenario: &str, notes: &str, forced_expiry: bool) -> String {
+        self.stop.store(true, Ordering::SeqCst);
+        for t in self.tasks.drain(..) {
+            tokio::time::timeout(Duration::from_secs(30), t)
+                .await
+                .unwrap_or_else(|_| panic!("{scenario}: a contender is stuck"))
+                .unwrap();
+        }
+        // the counter: every successful increment counted exactly once
+        let reader = &self.clients[self.roles["counter"][0]].fw;
+        reader.wait_connected(Duration::from_secs(30)).await.unwrap();
+        let counter = DistributedAtomicLong::new(reader, &format!("{}/counter", self.base)).unwrap();
+        let value = counter.get().await.unwrap();
+        let successes = self.counter_successes.load(Ordering::SeqCst) as i64;
+        let unknown = self.counter_unknown.load(Ordering::SeqCst) as i64;
+        for l in &self.latches {
+            let _ = l.close().await;
+        }
+        for c in &self.clients {
+            c.fw.close();
+        }
+        // no orphans: after every session is closed, no ephemeral node is left
+        let admin = Framework::builder()
+            .connect_string(self.clients[0].proxies.iter().map(|p| p.connect_string()).collect::<Vec<_>>().join(","))
+            .connect()
+            .await
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let orphans = loop {
+            let orphans = ephemerals(&admin, &self.base).await;
+            if orphans.is_empty() || Instant::now() > deadline {
+                break orphans;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        admin.close();
+        let rejected = self.resource.rejected();
+        let mut report = String::new();
+        let _ = writeln!(report, "### {scenario}\n\n{notes}\n");
+        if forced_expiry {
+            let _ = writeln!(
+                report,
+                "Forced expiry: the server ends a holder's session and hands its lock over at once, before the holder can hear of it; overlaps in the holders' own view are counted as violations below but only fencing (stale writes rejected, none accepted) is asserted.\n"
+            );
+        }
+        let _ = writeln!(report, "| recipe | result |\n|---|---|");
+        for (role, _) in ROLES {
+            let _ = writeln!(report, "| {role} | {} |", self.tallies[role].line());
+        }
+        let latencies = self.loss_latencies.lock().unwrap().clone();
+        let worst = latencies.iter().max().copied();
+        let _ = writeln!(
+            report,
+            "\nFenced resource: {} writes accepted, {} stale writes rejected. Counter {value}: {successes} successful increments + at most {unknown} reported as outcome-unknown. Most leaders at once: {}. Orphan nodes after recovery: {}. Loss noticed by the holder (from fault to `lost()`): {} samples, worst {:?} (session timeout {:?}). Duration {:.1} s.\n",
+            self.resource.accepted(),
+            rejected.len(),
+            self.most_leaders.load(Ordering::SeqCst),
+            orphans.len(),
+            latencies.len(),
+            worst,
+            SESSION_TIMEOUT,
+            self.started.elapsed().as_secs_f64()
+        );
+        save_report(scenario, &report);
+        eprintln!("{report}");
+        if !forced_expiry {
+            assert!(rejected.is_empty(), "{scenario}: a holder wrote after losing its lock: {rejected:?}");
+        }
+        assert!(
+            value >= successes && value <= successes + unknown,
+            "{scenario}: counter {value} vs {successes} successful + {unknown} unknown increments"
+        );
+        assert!(self.most_leaders.load(Ordering::SeqCst) <= 1, "{scenario}: two leaders at once");
+        for (role, _) in ROLES {
+            let v = self.tallies[role].violations.load(Ordering::SeqCst);
+            if !forced_expiry || *role == "latch" {
+                assert_eq!(v, 0, "{scenario}: {role} violations");
+            }
+        }
+        assert!(orphans.is_empty(), "{scenario}: orphan nodes {orphans:?}");
+        if let Some(worst) = worst {
+            assert!(worst <= SESSION_TIMEOUT, "{scenario}: a holder learned of its loss after {worst:?}");
+        }
+        report
+    }
+}
+
+async fn ephemerals(fw: &Framework, base: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![base.to_string()];
+    while let Some(dir) = stack.pop() {
+        let Ok(children) = fw.children(&dir).await else { continue };
+        for c in children {
+            let p = format!("{dir}/{c}");
+            if let Ok(Some(stat)) = fw.exists(&p).await {
+                if stat.ephemeral_owner != 0 {
+                    out.push(p.clone());
+                }
+            }
+            stack.push(p);
+        }
+    }
+    out
+}
+
+fn save_report(scenario: &str, report: &str) {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("reliability");
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(dir.join(format!("{scenario}.md")), report);
+}
+
+/// Holds for about `ticks` × 5 ms, checking the hold before each write; `Err(())` when lost.
+#[allow(clippy::too_many_arguments)]
+async fn mutex_loop(
+    c: Arc<Client>,
+    idx: usize,
+    path: String,
+    stop: Arc<AtomicBool>,
+    tally: Arc<Tally>,
+    occupancy: Arc<Occupancy>,
+    resource: Arc<FencedResource>,
+    latencies: Arc<Mutex<Vec<Duration>>>,
+    holder: Arc<Mutex<Option<usize>>>,
+    hold_ticks: u32,
+) {
+    let mutex = InterProcessMutex::new(&c.fw, &path).unwrap();
+    while !stop.load(Ordering::SeqCst) {
+        let guard = match mutex.acquire_timeout(Duration::from_secs(2)).await {
+            Ok(Some(g)) => g,
+            Ok(None) => {
+                tally.timeouts.fetch_add(1, Ordering::SeqCst);
+                continue;
+            }
+            Err(_) => {
+                tally.errors.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        if occupancy.enter_exclusive() > 0 {
+            tally.violations.fetch_add(1, Ordering::SeqCst);
+        }
+        *holder.lock().unwrap() = Some(idx);
+        let mut lost = false;
+        for _ in 0..hold_ticks {
+            if guard.is_lost() {
+                lost = true;
+                break;
+            }
+            resource.write(guard.fencing_token());
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        if lost {
+            tally.losses.fetch_add(1, Ordering::SeqCst);
+        }
+        occupancy.leave_exclusive();
+        holder.lock().unwrap().take();
+        let _ = guard.release().await;
+        tally.ops.fetch_add(1, Ordering::SeqCst);
+        let _ = &latencies;
+    }
+}
+
+async fn rw_loop(
+    c: Arc<Client>,
+    path: String,
+    writer: bool,
+    stop: Arc<AtomicBool>,
+    tally: Arc<Tally>,
+    occupancy: Arc<Occupancy>,
+) {
+    let lock = InterProcessReadWriteLock::new(&c.fw, &path).unwrap();
+    while !stop.load(Ordering::SeqCst) {
+        let acquired = if writer {
+            lock.write_timeout(Duration::from_secs(2)).await
+        } else {
+            lock.read_timeout(Duration::from_secs(2)).await
+        };
+        let guard = match acquired {
+            Ok(Some(g)) => g,
+            Ok(None) => {
+                tally.timeouts.fetch_add(1, Ordering::SeqCst);
+                continue;
+            }
+            Err(_) => {
+                tally.errors.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let conflict = if writer { occupancy.enter_exclusive() } else { occupancy.enter_reader() };
+        if conflict > 0 {
+            tally.violations.fetch_add(1, Ordering::SeqCst);
+        }
+        for _ in 0..10 {
+            if guard.is_lost() {
+                tally.losses.fetch_add(1, Ordering::SeqCst);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        if writer {
+            occupancy.leave_exclusive();
+        } else {
+            occupancy.leave_reader();
+        }
+        let _ = guard.release().await;
+        tally.ops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+async fn semaphore_loop(
+    c: Arc<Client>,
+    path: String,
+    stop: Arc<AtomicBool>,
+    tally: Arc<Tally>,
+    occupancy: Arc<Occupancy>,
+) {
+    let sem = InterProcessSemaphoreV2::new(&c.fw, &path, SEMAPHORE_MAX).unwrap();
+    while !stop.load(Ordering::SeqCst) {
+        let lease = match sem.acquire_timeout(Duration::from_secs(2)).await {
+            Ok(Some(l)) => l,
+            Ok(None) => {
+                tally.timeouts.fetch_add(1, Ordering::SeqCst);
+                continue;
+            }
+            Err(_) => {
+                tally.errors.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        if occupancy.enter_exclusive() >= SEMAPHORE_MAX {
+            tally.violations.fetch_add(1, Ordering::SeqCst);
+        }
+        for _ in 0..10 {
+            if lease.is_lost() {
+                tally.losses.fetch_add(1, Ordering::SeqCst);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        occupancy.leave_exclusive();
+        let _ = lease.release().await;
+        tally.ops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+async fn counter_loop(
+    c: Arc<Client>,
+    path: String,
+    stop: Arc<AtomicBool>,
+    tally: Arc<Tally>,
+    successes: Arc<AtomicU64>,
+    unknown: Arc<AtomicU64>,
+) {
+    let counter = DistributedAtomicLong::new(&c.fw, &path).unwrap();
+    while !stop.load(Ordering::SeqCst) {
+        match counter.increment().await {
+            Ok(r) if r.succeeded => {
+                successes.fetch_add(1, Ordering::SeqCst);
+                tally.ops.fetch_add(1, Ordering::SeqCst);
+            }
+            Ok(_) => {
+                tally.timeouts.fetch_add(1, Ordering::SeqCst);
+            }
+            Err(zk_recipes::Error::OutcomeUnknown { .. }) => {
+                unknown.fetch_add(1, Ordering::SeqCst);
+                tally.errors.fetch_add(1, Ordering::SeqCst);
+            }
+            Err(_) => {
+                tally.errors.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+    let _ = counter.close().await;
+}
+
+impl Workload {
+    /// The client index of the long-holding mutex contender.
+    pub fn long_holder(&self) -> usize {
+        self.roles["mutex"][0]
+    }
+}
