@@ -123,3 +123,34 @@ mod tests {
         assert!(normalize_namespace("a//b").is_err());
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// Any string is either refused with a typed error or a well-formed path; never a panic.
+        #[test]
+        fn any_string_is_judged_without_panicking(s in "\\PC*") {
+            if validate_path(&s).is_ok() {
+                prop_assert!(s.starts_with('/'));
+                prop_assert!(s == "/" || !s.ends_with('/'));
+                prop_assert!(!s.contains("//"));
+                prop_assert!(!s.contains('\0'));
+            }
+        }
+
+        /// Joining a valid parent and a valid name gives a valid path with that parent and name.
+        #[test]
+        fn join_parent_name_round_trip(segments in proptest::collection::vec("[a-zA-Z0-9_-]{1,12}", 0..6), name in "[a-zA-Z0-9_-]{1,12}") {
+            let parent_path = if segments.is_empty() { "/".to_string() } else { format!("/{}", segments.join("/")) };
+            prop_assert!(validate_path(&parent_path).is_ok());
+            let child = join(&parent_path, &name);
+            prop_assert!(validate_path(&child).is_ok());
+            prop_assert_eq!(parent(&child), parent_path.as_str());
+            prop_assert_eq!(node_name(&child), name.as_str());
+        }
+    }
+}

@@ -291,3 +291,69 @@ mod tests {
         assert_eq!(d.decide(&two, "_c_z-lease-0000000009"), Decision::Missing);
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn node(uuid: u32, name: &str, seq: u32) -> String {
+        format!("_c_{uuid:08x}-0000-0000-0000-000000000000-{name}{seq:010}")
+    }
+
+    proptest! {
+        /// Sorting orders contenders by sequence, whatever their UUIDs and input order.
+        #[test]
+        fn sorted_by_sequence(mut entries in proptest::collection::vec((any::<u32>(), 0u32..2_000_000_000), 0..40)) {
+            entries.sort_by_key(|e| e.1);
+            entries.dedup_by_key(|e| e.1);
+            let mut names: Vec<String> = entries.iter().map(|(u, s)| node(*u, "lock-", *s)).collect();
+            let expected = names.clone();
+            names.reverse();
+            sort_children(&mut names, &["lock-"]);
+            prop_assert_eq!(names, expected);
+        }
+
+        /// Exactly one contender of a mutex holds, the first; each other watches its
+        /// predecessor.
+        #[test]
+        fn one_holder_each_waiter_watches_its_predecessor(n in 1usize..30, shuffle in any::<u64>()) {
+            let mut names: Vec<String> = (0..n).map(|i| node(i as u32, "lock-", i as u32 * 3)).collect();
+            let mut rng = fastrand::Rng::with_seed(shuffle);
+            rng.shuffle(&mut names);
+            sort_children(&mut names, &["lock-"]);
+            let holders = names.iter().filter(|c| Exclusive::MUTEX.decide(&names, c) == Decision::Acquired).count();
+            prop_assert_eq!(holders, 1);
+            for i in 1..names.len() {
+                match Exclusive::MUTEX.decide(&names, &names[i]) {
+                    Decision::Watch { node, then_acquired } => {
+                        prop_assert_eq!(&node, &names[i - 1]);
+                        prop_assert_eq!(then_acquired, i == 1);
+                    },
+                    other => prop_assert!(false, "{:?}", other),
+                }
+            }
+        }
+
+        /// Read-write lock: never a writer together with anyone else; readers before the
+        /// first writer all hold.
+        #[test]
+        fn rw_holders_are_compatible(kinds in proptest::collection::vec(any::<bool>(), 1..30)) {
+            let names: Vec<String> = kinds
+                .iter()
+                .enumerate()
+                .map(|(i, w)| node(i as u32, if *w { WRITE_NAME } else { READ_NAME }, i as u32))
+                .collect();
+            let holds = |c: &String| {
+                let d = if c.contains(WRITE_NAME) { Exclusive::WRITE.decide(&names, c) } else { Read.decide(&names, c) };
+                d == Decision::Acquired
+            };
+            let holders: Vec<&String> = names.iter().filter(|c| holds(c)).collect();
+            let writers = holders.iter().filter(|c| c.contains(WRITE_NAME)).count();
+            prop_assert!(writers == 0 || holders.len() == 1);
+            let first_writer = names.iter().position(|c| c.contains(WRITE_NAME)).unwrap_or(names.len());
+            prop_assert_eq!(holders.len(), if first_writer == 0 { 1 } else { first_writer });
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! With digest auth and a creator-only ACL, other sessions cannot touch our recipe nodes, and
+//! the recipes still work.
+
+mod common;
+
+use zk_recipes::zk::{Acls, Error as ZkError};
+use zk_recipes::{DistributedAtomicLong, Error, Framework, InterProcessMutex};
+
+async fn owner(cs: &str) -> Framework {
+    Framework::builder()
+        .connect_string(cs)
+        .auth("digest", "svc:s3cret")
+        .default_acl(Acls::creator_all().to_vec())
+        .connect()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn creator_only_nodes_are_safe_from_other_sessions() {
+    let cs = common::shared_server().await;
+    let a = owner(&cs).await;
+    let b = owner(&cs).await;
+    let stranger = common::framework(&cs).await;
+    let base = format!("/{}", common::unique("acl"));
+
+    // locks work between two sessions of the same identity
+    let lock = format!("{base}/lock");
+    let held = InterProcessMutex::new(&a, &lock).unwrap().acquire().await.unwrap();
+    let other = InterProcessMutex::new(&b, &lock).unwrap();
+    assert!(other.try_acquire().await.unwrap().is_none());
+    // a stranger can neither delete the holder's node nor queue
+    assert_eq!(stranger.delete(held.path()).await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
+    assert_eq!(
+        stranger.set_data(held.path(), b"__REVOKE__", None).await.unwrap_err(),
+        Error::ZooKeeper(ZkError::NoAuth)
+    );
+    let intruder = InterProcessMutex::new(&stranger, &lock).unwrap();
+    assert_eq!(intruder.try_acquire().await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
+    held.release().await.unwrap();
+    assert!(other.try_acquire().await.unwrap().is_some());
+
+    // counters
+    let counter = format!("{base}/counter");
+    let ours = DistributedAtomicLong::new(&a, &counter).unwrap();
+    assert_eq!(ours.add(5).await.unwrap().post_value, 5);
+    assert_eq!(DistributedAtomicLong::new(&b, &counter).unwrap().increment().await.unwrap().post_value, 6);
+    let theirs = DistributedAtomicLong::new(&stranger, &counter).unwrap();
+    assert_eq!(theirs.increment().await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
+    assert_eq!(
+        stranger.set_data(&counter, &99i64.to_be_bytes(), None).await.unwrap_err(),
+        Error::ZooKeeper(ZkError::NoAuth)
+    );
+    assert_eq!(stranger.delete(&counter).await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
+    assert_eq!(ours.get().await.unwrap(), 6);
+    ours.close().await.unwrap();
+}
