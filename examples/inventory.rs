@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use zk_recipes::testing::TestingServer;
 use zk_recipes::{DistributedAtomicLong, Framework, InterProcessMutex};
 
 const STOCK: i64 = 5_000;
@@ -42,15 +41,7 @@ struct Outcome {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (_server, connect) = match std::env::var("ZK_CONNECT") {
-        Ok(hosts) => (None, hosts),
-        Err(_) => {
-            let server = TestingServer::start().await?;
-            let cs = server.connect_string().to_string();
-            eprintln!("started an embedded ZooKeeper at {cs}");
-            (Some(server), cs)
-        }
-    };
+    let (_server, connect) = zk_recipes::testing::server_or_env().await?;
     let mut workers = Vec::new();
     for _ in 0..WORKERS {
         workers.push(Framework::builder().connect_string(&connect).namespace("inventory-demo").connect().await?);

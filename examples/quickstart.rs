@@ -5,21 +5,12 @@
 
 use std::time::Duration;
 
-use zk_recipes::testing::TestingServer;
 use zk_recipes::{Framework, InterProcessMutex};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // An embedded server unless ZK_CONNECT points at an ensemble.
-    let (_server, connect) = match std::env::var("ZK_CONNECT") {
-        Ok(hosts) => (None, hosts),
-        Err(_) => {
-            let server = TestingServer::start().await?;
-            let cs = server.connect_string().to_string();
-            println!("started an embedded ZooKeeper at {cs}");
-            (Some(server), cs)
-        }
-    };
+    let (_server, connect) = zk_recipes::testing::server_or_env().await?;
 
     let fw = Framework::builder().connect_string(&connect).session_timeout(Duration::from_secs(10)).connect().await?;
     let mutex = InterProcessMutex::new(&fw, "/quickstart/lock")?;

@@ -36,4 +36,4 @@ pub use install::{Installation, INSTALL_HINT};
 pub use process::{running_server_pids, running_servers};
 pub use proxy::{ProxyMode, TcpProxy};
 pub use server::{TestingServer, TestingServerBuilder};
-pub use shared::shared_server;
+pub use shared::{server_or_env, shared_server};

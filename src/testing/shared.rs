@@ -17,3 +17,20 @@ pub async fn shared_server() -> Result<String> {
     let server = SHARED.get_or_try_init(TestingServer::start).await?;
     Ok(server.connect_string().to_string())
 }
+
+/// For examples and tools: `$ZK_CONNECT` when set, else a fresh embedded [`TestingServer`]
+/// (returned too, so that it lives as long as the caller keeps it).
+///
+/// # Errors
+/// As [`TestingServer::start`].
+pub async fn server_or_env() -> Result<(Option<TestingServer>, String)> {
+    match std::env::var("ZK_CONNECT") {
+        Ok(hosts) if !hosts.trim().is_empty() => Ok((None, hosts)),
+        _ => {
+            let server = TestingServer::start().await?;
+            let cs = server.connect_string().to_string();
+            eprintln!("using an embedded ZooKeeper at {cs} (set ZK_CONNECT to use yours)");
+            Ok((Some(server), cs))
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! A SharedCount watched by one task while others increment it with versioned sets.
+//!
+//! `cargo run --features testing --example counter`
+
+use futures_util::StreamExt;
+use zk_recipes::{Framework, SharedCount};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let (_server, connect) = zk_recipes::testing::server_or_env().await?;
+    let path = format!("/examples/counter/{}", std::process::id());
+    let fw = Framework::connect(&connect).await?;
+    let count = SharedCount::new(&fw, &path, 0)?;
+    count.start().await?;
+    let mut changes = Box::pin(count.changes());
+    let mut writers = Vec::new();
+    for _ in 0..4 {
+        let (connect, path) = (connect.clone(), path.clone());
+        writers.push(tokio::spawn(async move {
+            let fw = Framework::connect(&connect).await?;
+            let count = SharedCount::new(&fw, &path, 0)?;
+            for _ in 0..5 {
+                loop {
+                    let current = count.get().await?;
+                    if count.try_set(&current, current.value + 1).await? {
+                        break;
+                    }
+                }
+            }
+            Ok::<_, zk_recipes::Error>(())
+        }));
+    }
+    while let Some(change) = changes.next().await {
+        let change = change?;
+        println!("count is {} (version {})", change.value, change.version);
+        if change.value == 20 {
+            break;
+        }
+    }
+    for w in writers {
+        w.await??;
+    }
+    println!("20 versioned increments, none lost");
+    Ok(())
+}

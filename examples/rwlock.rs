@@ -1,0 +1,49 @@
+//! Cache refresh: readers share a read lock while serving from a cache node; a writer takes
+//! the write lock to refresh it, downgrades to read to verify, and releases.
+//!
+//! `cargo run --features testing --example rwlock`
+
+use std::time::Duration;
+
+use zk_recipes::zk::CreateMode;
+use zk_recipes::{Error, Framework, InterProcessReadWriteLock};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let (_server, connect) = zk_recipes::testing::server_or_env().await?;
+    let fw = Framework::connect(&connect).await?;
+    let cache = "/examples/rwlock/cache";
+    match fw.create(cache, b"v1", CreateMode::Persistent).await {
+        Ok(_) | Err(Error::ZooKeeper(zk_recipes::zk::Error::NodeExists)) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let mut readers = Vec::new();
+    for r in 0..3 {
+        let connect = connect.clone();
+        readers.push(tokio::spawn(async move {
+            let fw = Framework::connect(&connect).await?;
+            let lock = InterProcessReadWriteLock::new(&fw, "/examples/rwlock/lock")?;
+            for _ in 0..3 {
+                let read = lock.read().await?;
+                let (value, _) = fw.get_data(cache).await?;
+                println!("reader {r} sees {}", String::from_utf8_lossy(&value));
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                read.release().await?;
+            }
+            Ok::<_, Error>(())
+        }));
+    }
+    let lock = InterProcessReadWriteLock::new(&fw, "/examples/rwlock/lock")?;
+    let write = lock.write().await?;
+    fw.set_data(cache, b"v2", None).await?;
+    println!("writer refreshed the cache to v2 (token {})", write.fencing_token());
+    let read = lock.read().await?; // downgrade: granted at once while holding the write lock
+    write.release().await?;
+    let (value, _) = fw.get_data(cache).await?;
+    println!("writer, downgraded to a reader, sees {}", String::from_utf8_lossy(&value));
+    read.release().await?;
+    for r in readers {
+        r.await??;
+    }
+    Ok(())
+}
