@@ -53,6 +53,12 @@ async fn one_leader_then_the_next_on_close_with_increasing_tokens() {
         assert!(matches!(latch.start(), Err(Error::InvalidArgument(_))), "start twice");
         latches.push(latch);
     }
+    // every latch has queued its node before the rounds start
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while latches[0].participants().await.unwrap().len() < 3 {
+        assert!(tokio::time::Instant::now() < deadline, "latches never queued");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let mut last_token = i64::MIN;
     for round in 0..3 {
         let leader = wait_for_one_leader(&latches).await;

@@ -320,6 +320,29 @@ impl Framework {
         self.spawn_delete(DeleteTarget::Path(path), ephemeral_owner);
     }
 
+    /// Sends the delete of `path` right now — so that it is ordered before any request made
+    /// after this call, as a release must be — and finishes it in the background: a failure
+    /// falls back to [`delete_in_background`](Self::delete_in_background)'s retries. Never blocks;
+    /// usable from `Drop`.
+    pub fn delete_now_in_background(&self, path: String, ephemeral_owner: Option<i64>) {
+        let same_session = ephemeral_owner.is_none_or(|owner| owner == self.status().session_id);
+        let client = match self.client() {
+            Ok(client) if same_session && self.status().state.is_connected() => client,
+            _ => return self.delete_in_background(path, ephemeral_owner),
+        };
+        let sent = client.delete(&path, None);
+        let fw = self.clone();
+        fw.inner.pending_deletes.fetch_add(1, Ordering::SeqCst);
+        self.inner.runtime.spawn(async move {
+            match sent.await {
+                Ok(()) | Err(ZkError::NoNode) => {},
+                Err(e) if is_retryable(&e) => fw.delete_in_background(path, ephemeral_owner),
+                Err(e) => tracing::warn!(%path, error = %e, "release: delete refused"),
+            }
+            fw.inner.pending_deletes.fetch_sub(1, Ordering::SeqCst);
+        });
+    }
+
     /// Deletes, in the background, whatever node carries the protection prefix of `name`
     /// (an abandoned create whose reply we never saw).
     pub(crate) fn delete_protected_in_background(&self, name: ProtectedName) {

@@ -168,7 +168,7 @@ impl HeldNode {
 
     /// Deletes our node in the background (for `Drop`).
     pub(crate) fn release_in_background(&self) {
-        self.fw.delete_in_background(self.path.clone(), Some(self.stat.ephemeral_owner));
+        self.fw.delete_now_in_background(self.path.clone(), Some(self.stat.ephemeral_owner));
     }
 }
 
