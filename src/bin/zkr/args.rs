@@ -146,7 +146,7 @@ pub struct SemaphoreArgs {
 pub struct ElectArgs {
     /// The election's path
     pub path: String,
-    /// Our participant id (the latch node's data) [default: <hostname>-<pid>]
+    /// Our participant id (the latch node's data) [default: HOSTNAME-PID]
     #[arg(long, value_name = "TEXT", conflicts_with = "observe")]
     pub id: Option<String>,
     /// Give up waiting for leadership after DUR (exit 75)
