@@ -64,6 +64,8 @@
 //!   holders are told they lost, never silently re-acquired.
 //!
 //! # Feature flags
+//! * `cli` (default): builds the `zkr` command-line tool (`cargo install --path .`; see the
+//!   README). It adds `clap` and `libc`; turn default features off for the library alone.
 //! * `testing`: the [`testing`] kit — real ZooKeeper servers (standalone and ensembles) from a
 //!   local installation, session expiry, a TCP proxy for partitions, a Curator peer.
 #![deny(missing_docs)]

@@ -1,0 +1,334 @@
+//! The command line (clap derive). Names, defaults and value sets here are the interface
+//! documented in README.md (`## zkr`); change them only together.
+
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::duration;
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    duration::parse(text)
+}
+
+/// ZooKeeper recipes from the shell: locks, semaphores, leader election, barriers, counters.
+#[derive(Debug, Parser)]
+#[command(name = "zkr", version, max_term_width = 100)]
+#[command(after_help = "Exit codes: the command's own code when it ran while the lock/lease/leadership was \
+held throughout; 2 usage; 69 ZooKeeper unreachable; 75 timed out waiting; 76 lock, lease or leadership lost.")]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every subcommand accepts, before or after the subcommand's name.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
+pub struct Global {
+    /// ZooKeeper ensemble, `host:port[,host:port...]`
+    #[arg(long, global = true, value_name = "HOSTS", env = "ZK_CONNECT", default_value = "127.0.0.1:2181")]
+    pub connect: String,
+    /// Requested session timeout (the server bounds it)
+    #[arg(long, global = true, value_name = "DUR", default_value = "60s", value_parser = parse_duration)]
+    pub session_timeout: Duration,
+    /// How long to wait for a connection before giving up with exit code 69
+    #[arg(long, global = true, value_name = "DUR", default_value = "15s", value_parser = parse_duration)]
+    pub connection_timeout: Duration,
+    /// Every path is relative to /NS (created on demand)
+    #[arg(long, global = true, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Machine-readable output: one JSON object per line
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Hold a lock (several PATHs: all of them, as one multi-lock) while CMD runs, or until a signal
+    Lock(LockArgs),
+    /// Hold leases of a counting semaphore while CMD runs, or until a signal
+    Semaphore(SemaphoreArgs),
+    /// Take part in a leader election (run CMD while leader), or --observe who leads
+    Elect(ElectArgs),
+    /// Set, remove or wait on a barrier
+    Barrier(BarrierArgs),
+    /// Enter a double barrier with N members, run CMD, leave together
+    DoubleBarrier(DoubleBarrierArgs),
+    /// Read or change a distributed atomic counter (Curator's DistributedAtomicLong/Integer)
+    Atomic(AtomicArgs),
+    /// Read, set or watch a shared count (Curator's SharedCount)
+    SharedCount(SharedCountArgs),
+    /// Show which recipe lives at PATH, who holds and who waits
+    Inspect(InspectArgs),
+}
+
+/// What to do with CMD when the lock, lease or leadership is lost while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnLost {
+    /// SIGTERM to CMD (SIGKILL after --kill-after), then exit 76
+    Term,
+    /// SIGKILL to CMD, then exit 76
+    Kill,
+    /// Let CMD finish, then exit 76
+    Ignore,
+}
+
+/// How the holding subcommands run CMD.
+#[derive(Debug, Clone, Args)]
+pub struct Supervision {
+    /// What to do with CMD when the hold is lost
+    #[arg(long, value_enum, value_name = "ACTION", default_value = "term")]
+    pub on_lost: OnLost,
+    /// After --on-lost term, SIGKILL a CMD that is still running this long after the SIGTERM
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_duration)]
+    pub kill_after: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LockKind {
+    /// InterProcessMutex
+    Mutex,
+    /// The read side of InterProcessReadWriteLock
+    Read,
+    /// The write side of InterProcessReadWriteLock
+    Write,
+    /// InterProcessSemaphoreMutex
+    SemaphoreMutex,
+}
+
+#[derive(Debug, Args)]
+pub struct LockArgs {
+    /// The lock's path; several: one multi-lock of all of them (same kind each)
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// Which lock
+    #[arg(long, value_enum, default_value = "mutex")]
+    pub kind: LockKind,
+    /// Give up waiting after DUR (exit 75)
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+    /// The lock node's data
+    #[arg(long, value_name = "TEXT")]
+    pub data: Option<String>,
+    #[command(flatten)]
+    pub supervision: Supervision,
+    /// The command to run while holding (after `--`)
+    #[arg(last = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SemaphoreArgs {
+    /// The semaphore's path
+    pub path: String,
+    /// The semaphore's maximum number of leases (all its users must agree)
+    #[arg(long, value_name = "N")]
+    pub leases: usize,
+    /// How many leases to take
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub count: usize,
+    /// Give up waiting after DUR (exit 75)
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+    /// The lease nodes' data
+    #[arg(long, value_name = "TEXT")]
+    pub data: Option<String>,
+    #[command(flatten)]
+    pub supervision: Supervision,
+    /// The command to run while holding (after `--`)
+    #[arg(last = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ElectArgs {
+    /// The election's path
+    pub path: String,
+    /// Our participant id (the latch node's data) [default: HOSTNAME-PID]
+    #[arg(long, value_name = "TEXT", conflicts_with = "observe")]
+    pub id: Option<String>,
+    /// Give up waiting for leadership after DUR (exit 75)
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, conflicts_with = "observe")]
+    pub timeout: Option<Duration>,
+    /// Do not take part: print the current leader's id (empty line when none), then one line per change
+    #[arg(long)]
+    pub observe: bool,
+    #[command(flatten)]
+    pub supervision: Supervision,
+    /// The command to run while leader (after `--`)
+    #[arg(last = true, value_name = "CMD", conflicts_with = "observe")]
+    pub cmd: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BarrierAction {
+    /// Create the barrier node (set already is fine)
+    Set,
+    /// Delete the barrier node: every waiter passes
+    Remove,
+    /// Wait until the barrier is not set
+    Wait,
+}
+
+#[derive(Debug, Args)]
+pub struct BarrierArgs {
+    /// The barrier's path
+    pub path: String,
+    /// What to do
+    #[arg(value_enum)]
+    pub action: BarrierAction,
+    /// For wait: give up after DUR (exit 75)
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct DoubleBarrierArgs {
+    /// The barrier's path
+    pub path: String,
+    /// How many members open the barrier
+    #[arg(long, value_name = "N")]
+    pub members: usize,
+    /// Give up entering, and again leaving, after DUR (exit 75)
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+    /// The command to run between enter and leave (after `--`)
+    #[arg(last = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AtomicArgs {
+    /// The counter's path
+    pub path: String,
+    /// A 4-byte DistributedAtomicInteger instead of an 8-byte DistributedAtomicLong
+    #[arg(long, global = true)]
+    pub int: bool,
+    #[command(subcommand)]
+    pub op: AtomicOp,
+}
+
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum AtomicOp {
+    /// Print the current value (0 when the node does not exist)
+    Get,
+    /// Add N (negative: subtract); print the new value
+    Add {
+        /// The number to add
+        #[arg(allow_negative_numbers = true)]
+        n: i64,
+    },
+    /// Set N; print it
+    Set {
+        /// The new value
+        #[arg(allow_negative_numbers = true)]
+        n: i64,
+    },
+    /// Set NEW if the value is EXPECTED; print the new value, or the current one and exit 1
+    Cas {
+        /// The value it must have
+        #[arg(allow_negative_numbers = true)]
+        expected: i64,
+        /// The value to set
+        #[arg(allow_negative_numbers = true)]
+        new: i64,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct SharedCountArgs {
+    /// The count's path
+    pub path: String,
+    #[command(subcommand)]
+    pub op: SharedCountOp,
+}
+
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum SharedCountOp {
+    /// Print the count (exit 1 when there is none)
+    Get,
+    /// Set the count to N (creating the node when missing)
+    Set {
+        /// The new count
+        #[arg(allow_negative_numbers = true)]
+        n: i32,
+    },
+    /// Print the count, then each new value on its own line, until SIGINT/SIGTERM
+    Watch,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// The recipe's path
+    pub path: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn globals_go_before_or_after_the_subcommand() {
+        let before = Cli::try_parse_from(["zkr", "--json", "--connect", "h:1", "inspect", "/a"]).unwrap();
+        let after = Cli::try_parse_from(["zkr", "inspect", "/a", "--connect", "h:1", "--json"]).unwrap();
+        for cli in [before, after] {
+            assert!(cli.global.json);
+            assert_eq!(cli.global.connect, "h:1");
+        }
+    }
+
+    #[test]
+    fn lock_takes_paths_options_and_a_command() {
+        let cli = Cli::try_parse_from([
+            "zkr",
+            "lock",
+            "/a",
+            "/b",
+            "--kind",
+            "write",
+            "--timeout",
+            "300ms",
+            "--",
+            "sh",
+            "-c",
+            "exit 7",
+        ])
+        .unwrap();
+        let Command::Lock(lock) = cli.command else { panic!("not lock") };
+        assert_eq!(lock.paths, ["/a", "/b"]);
+        assert_eq!(lock.kind, LockKind::Write);
+        assert_eq!(lock.timeout, Some(Duration::from_millis(300)));
+        assert_eq!(lock.cmd, ["sh", "-c", "exit 7"]);
+        assert_eq!(lock.supervision.on_lost, OnLost::Term);
+    }
+
+    #[test]
+    fn atomic_takes_negative_numbers_and_int_anywhere() {
+        let cli = Cli::try_parse_from(["zkr", "atomic", "/c", "add", "-5", "--int"]).unwrap();
+        let Command::Atomic(a) = cli.command else { panic!("not atomic") };
+        assert!(a.int);
+        assert!(matches!(a.op, AtomicOp::Add { n: -5 }));
+    }
+
+    #[test]
+    fn usage_errors() {
+        for bad in [
+            &["zkr", "lock", "/a", "--kind", "spin"][..],
+            &["zkr", "lock"],
+            &["zkr", "lock", "/a", "--timeout", "5"],
+            &["zkr", "semaphore", "/s"],
+            &["zkr", "elect", "/e", "--observe", "--", "true"],
+        ] {
+            assert!(Cli::try_parse_from(bad).is_err(), "{bad:?}");
+        }
+    }
+}

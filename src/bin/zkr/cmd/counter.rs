@@ -1,0 +1,101 @@
+//! `zkr atomic` and `zkr shared-count`.
+
+use std::pin::pin;
+
+use futures_util::StreamExt;
+use zk_recipes::zk::Error as ZkError;
+use zk_recipes::{AtomicNumber, DistributedAtomicNumber, Error, Framework, SharedCount};
+
+use crate::args::{AtomicArgs, AtomicOp, SharedCountArgs, SharedCountOp};
+use crate::exit::{self, CliError, CliResult};
+use crate::{json, output, Ctx};
+
+pub async fn atomic(fw: &Framework, args: AtomicArgs, ctx: &mut Ctx) -> CliResult {
+    if args.int {
+        run_atomic(&DistributedAtomicNumber::<i32>::new(fw, &args.path)?, args.op, ctx).await
+    } else {
+        run_atomic(&DistributedAtomicNumber::<i64>::new(fw, &args.path)?, args.op, ctx).await
+    }
+}
+
+async fn run_atomic<T>(counter: &DistributedAtomicNumber<T>, op: AtomicOp, ctx: &mut Ctx) -> CliResult
+where
+    T: AtomicNumber + TryFrom<i64> + Into<i64>,
+{
+    let result = ctx.signals.interruptible(apply(counter, op)).await.and_then(|r| r);
+    // each write leaves this handle's transaction marker under the counter: delete it
+    if let Err(e) = counter.close().await {
+        eprintln!("zkr: could not delete the counter's transaction marker: {e}");
+    }
+    let (value, succeeded) = result?;
+    let line = if ctx.global.json {
+        let object = json::Object::new().num("value", value);
+        match op {
+            AtomicOp::Cas { .. } => object.bool("succeeded", succeeded),
+            _ => object,
+        }
+        .finish()
+    } else {
+        value.to_string()
+    };
+    output::line(&line);
+    Ok(if succeeded { exit::OK } else { exit::FAILURE })
+}
+
+/// The value after `op` (for a failed `cas`: the current value) and whether it succeeded.
+async fn apply<T>(counter: &DistributedAtomicNumber<T>, op: AtomicOp) -> CliResult<(i64, bool)>
+where
+    T: AtomicNumber + TryFrom<i64> + Into<i64>,
+{
+    let number = |n: i64| T::try_from(n).map_err(|_| CliError::usage(format!("{n} is out of range")));
+    let outcome = match op {
+        AtomicOp::Get => return Ok((counter.get().await?.into(), true)),
+        AtomicOp::Add { n } => counter.add(number(n)?).await?,
+        AtomicOp::Set { n } => counter.try_set(number(n)?).await?,
+        AtomicOp::Cas { expected, new } => counter.compare_and_set(number(expected)?, number(new)?).await?,
+    };
+    match (outcome.succeeded, op) {
+        (true, _) => Ok((outcome.post_value.into(), true)),
+        (false, AtomicOp::Cas { .. }) => Ok((outcome.pre_value.into(), false)),
+        (false, _) => Err(CliError::new(
+            exit::FAILURE,
+            format!("gave up after {} tries: the counter is too contended", outcome.stats.optimistic_tries),
+        )),
+    }
+}
+
+pub async fn shared_count(fw: &Framework, args: SharedCountArgs, ctx: &mut Ctx) -> CliResult {
+    let count = SharedCount::new(fw, &args.path, 0)?;
+    let print = |value: i32, as_json: bool| {
+        output::line(&if as_json { json::Object::new().num("value", value.into()).finish() } else { value.to_string() })
+    };
+    let as_json = ctx.global.json;
+    match args.op {
+        SharedCountOp::Get => match ctx.signals.interruptible(count.get()).await? {
+            Ok(v) => print(v.value, as_json),
+            Err(Error::ZooKeeper(ZkError::NoNode)) => {
+                return Err(CliError::new(exit::FAILURE, format!("no shared count at {}", args.path)))
+            }
+            Err(e) => return Err(e.into()),
+        },
+        SharedCountOp::Set { n } => {
+            ctx.signals.interruptible(count.set(n)).await??;
+            print(n, as_json);
+        }
+        SharedCountOp::Watch => {
+            let mut changes = pin!(count.changes());
+            loop {
+                tokio::select! {
+                    next = changes.next() => match next {
+                        Some(Ok(v)) => print(v.value, as_json),
+                        // the stream goes on after an error (corrupt data, connection trouble)
+                        Some(Err(e)) => eprintln!("zkr: {e}"),
+                        None => break,
+                    },
+                    _ = ctx.signals.recv() => break,
+                }
+            }
+        }
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,109 @@
+//! `zkr elect`: take part in a LeaderLatch election, or observe it.
+
+use std::pin::pin;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use zk_recipes::{Framework, LeaderLatch};
+
+use super::timed_out;
+use crate::args::ElectArgs;
+use crate::exit::{self, CliError, CliResult};
+use crate::hold::{self, Held, Node};
+use crate::{json, output, Ctx};
+
+/// How long closing the latch may take when we give up before leading.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
+
+pub async fn elect(fw: &Framework, args: ElectArgs, ctx: &mut Ctx) -> CliResult {
+    if args.observe {
+        return observe(fw, &args.path, ctx).await;
+    }
+    let id = args.id.clone().unwrap_or_else(default_id);
+    let latch = LeaderLatch::new(fw, &args.path, &id)?;
+    latch.start()?;
+    let led = ctx.signals.interruptible(lead(&latch, args.timeout)).await.and_then(|led| led);
+    let failure = match led {
+        Ok(Some(node)) => {
+            let env = [("ZK_LEADER_PATH", node.path.clone()), ("ZK_FENCING_TOKEN", node.token.to_string())];
+            let held = Held::Leader(latch, node);
+            return hold::run(ctx, held, "leadership", &args.cmd, &env, &args.supervision).await;
+        }
+        Ok(None) => timed_out(args.timeout.unwrap_or_default(), &format!("leadership of {}", args.path)),
+        Err(e) => e,
+    };
+    let _ = tokio::time::timeout(CLOSE_TIMEOUT, latch.close()).await;
+    Err(failure)
+}
+
+/// Waits until the latch leads (`None`: timed out) and returns its node.
+async fn lead(latch: &LeaderLatch, timeout: Option<Duration>) -> CliResult<Option<Node>> {
+    let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+    loop {
+        match deadline {
+            None => latch.await_leadership().await?,
+            Some(at) => {
+                let left = at.saturating_duration_since(tokio::time::Instant::now());
+                if !latch.await_leadership_timeout(left).await? {
+                    return Ok(None);
+                }
+            }
+        }
+        // leadership may have gone again in between: then wait for the next one
+        let now = latch.leadership();
+        if let (true, Some(path), Some(token)) = (now.is_leader, now.node, now.token) {
+            return Ok(Some(Node { path, token }));
+        }
+    }
+}
+
+/// Prints the current leader's id (an empty line when there is none), then one line per
+/// change, until SIGINT/SIGTERM.
+async fn observe(fw: &Framework, path: &str, ctx: &mut Ctx) -> CliResult {
+    let mut leaders = pin!(LeaderLatch::observe(fw, path));
+    loop {
+        tokio::select! {
+            next = leaders.next() => match next {
+                Some(Ok(leader)) => {
+                    let line = if ctx.global.json {
+                        json::Object::new()
+                            .opt_str("leader", leader.as_ref().map(|p| p.id.as_str()))
+                            .opt_str("node", leader.as_ref().map(|p| p.node.as_str()))
+                            .finish()
+                    } else {
+                        leader.map(|p| p.id).unwrap_or_default()
+                    };
+                    output::line(&line);
+                }
+                Some(Err(e)) => return Err(CliError::from(e)),
+                None => return Ok(exit::OK),
+            },
+            _ = ctx.signals.recv() => return Ok(exit::OK),
+        }
+    }
+}
+
+/// `<hostname>-<pid>`.
+fn default_id() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most `buf.len()` bytes into `buf`.
+    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
+    let host = if ok {
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    } else {
+        "localhost".to_string()
+    };
+    format!("{host}-{}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn default_id_is_host_dash_pid() {
+        let id = super::default_id();
+        let (host, pid) = id.rsplit_once('-').unwrap();
+        assert!(!host.is_empty());
+        assert_eq!(pid, std::process::id().to_string());
+    }
+}

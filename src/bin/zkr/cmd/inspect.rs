@@ -1,0 +1,138 @@
+//! `zkr inspect`: which recipe lives at a path, who holds, who waits.
+
+use std::time::Duration;
+
+use zk_recipes::{Framework, Inspection, NodeInfo};
+
+use crate::args::InspectArgs;
+use crate::exit::{self, CliResult};
+use crate::output::humanize;
+use crate::{json, output, Ctx};
+
+pub async fn inspect(fw: &Framework, args: InspectArgs, ctx: &mut Ctx) -> CliResult {
+    let found = ctx.signals.interruptible(zk_recipes::inspect(fw, &args.path)).await??;
+    let text = if ctx.global.json { to_json(&found) } else { table(&found) };
+    output::line(text.trim_end_matches('\n'));
+    Ok(exit::OK)
+}
+
+/// A session id as ZooKeeper prints it: `0x` and lower-case hex (`0x0` for persistent nodes).
+fn session_hex(id: i64) -> String {
+    format!("0x{:x}", id as u64)
+}
+
+/// `{"kind":..,"holders":[..],"waiters":[..]}` plus `"value"` (a string) when there is one.
+pub fn to_json(found: &Inspection) -> String {
+    let nodes = |nodes: &[NodeInfo]| json::array(nodes.iter().map(node_json));
+    let object = json::Object::new()
+        .str("kind", found.kind.name())
+        .raw("holders", &nodes(&found.holders))
+        .raw("waiters", &nodes(&found.waiters));
+    match &found.value {
+        Some(value) => object.str("value", value),
+        None => object,
+    }
+    .finish()
+}
+
+fn node_json(node: &NodeInfo) -> String {
+    json::Object::new()
+        .str("name", &node.name)
+        .str("session_id", &session_hex(node.session_id))
+        .num("fencing_token", node.fencing_token)
+        .num("age_ms", node.age_ms)
+        .str("data", &node.data)
+        .finish()
+}
+
+/// `kind: <kind>`, `value: <value>` when there is one, then a table of holders and waiters
+/// in order (ROLE NAME SESSION TOKEN AGE DATA), data escaped onto one line.
+pub fn table(found: &Inspection) -> String {
+    let mut out = format!("kind: {}\n", found.kind.name());
+    if let Some(value) = &found.value {
+        out.push_str(&format!("value: {}\n", value.escape_debug()));
+    }
+    let rows: Vec<[String; 6]> = found
+        .holders
+        .iter()
+        .map(|n| ("holder", n))
+        .chain(found.waiters.iter().map(|n| ("waiter", n)))
+        .map(|(role, n)| {
+            [
+                role.to_string(),
+                n.name.clone(),
+                session_hex(n.session_id),
+                n.fencing_token.to_string(),
+                humanize(Duration::from_millis(n.age_ms.max(0) as u64)),
+                n.data.escape_debug().to_string(),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        out.push_str("no holders, no waiters\n");
+        return out;
+    }
+    let header = ["ROLE", "NAME", "SESSION", "TOKEN", "AGE", "DATA"].map(String::from);
+    let mut widths = [0usize; 6];
+    for row in std::iter::once(&header).chain(&rows) {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    for row in std::iter::once(&header).chain(&rows) {
+        let cells: Vec<String> = row.iter().zip(widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use zk_recipes::RecipeKind;
+
+    use super::*;
+
+    fn node(name: &str, session_id: i64, token: i64, data: &str) -> NodeInfo {
+        NodeInfo { name: name.into(), session_id, fencing_token: token, age_ms: 1500, data: data.into() }
+    }
+
+    fn mutex() -> Inspection {
+        Inspection {
+            kind: RecipeKind::Mutex,
+            holders: vec![node("_c_a-lock-0000000000", 0x1000a2b3c4d0001, 17, "host \"a\"")],
+            waiters: vec![node("_c_b-lock-0000000001", 0x1000a2b3c4d0002, 18, "line\nbreak")],
+            value: None,
+        }
+    }
+
+    #[test]
+    fn json_has_the_documented_fields() {
+        assert_eq!(
+            to_json(&mutex()),
+            concat!(
+                r#"{"kind":"mutex","holders":[{"name":"_c_a-lock-0000000000","session_id":"0x1000a2b3c4d0001","#,
+                r#""fencing_token":17,"age_ms":1500,"data":"host \"a\""}],"waiters":[{"name":"_c_b-lock-0000000001","#,
+                r#""session_id":"0x1000a2b3c4d0002","fencing_token":18,"age_ms":1500,"data":"line\nbreak"}]}"#
+            )
+        );
+        let counter =
+            Inspection { kind: RecipeKind::Counter, holders: vec![], waiters: vec![], value: Some("5".into()) };
+        assert_eq!(to_json(&counter), r#"{"kind":"counter","holders":[],"waiters":[],"value":"5"}"#);
+    }
+
+    #[test]
+    fn table_lists_holders_then_waiters() {
+        let text = table(&mutex());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "kind: mutex");
+        assert!(lines[1].starts_with("ROLE    NAME"), "{text}");
+        assert!(
+            lines[2].starts_with("holder  _c_a-lock-0000000000  0x1000a2b3c4d0001  17     1.5s  host \\\"a\\\""),
+            "{text}"
+        );
+        assert!(lines[3].starts_with("waiter  _c_b-lock-0000000001") && lines[3].ends_with("line\\nbreak"), "{text}");
+        let empty = Inspection { kind: RecipeKind::Missing, holders: vec![], waiters: vec![], value: None };
+        assert_eq!(table(&empty), "kind: missing\nno holders, no waiters\n");
+    }
+}

@@ -1,0 +1,109 @@
+//! The subcommands, one module per group. Each gets a connected framework; arguments that can
+//! be refused without ZooKeeper are refused first (exit 2 even when ZooKeeper is down).
+//!
+//! Adding a subcommand: a variant of [`Command`] in `args.rs`, its checks in [`check`], its
+//! module here, and its arm in [`run`].
+
+mod barrier;
+mod counter;
+mod elect;
+mod inspect;
+mod lock;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use crate::args::{AtomicOp, Command};
+use crate::exit::{self, CliError, CliResult};
+use crate::output::humanize;
+use crate::Ctx;
+
+/// Runs `command`: checks its arguments, connects, runs it, closes the session.
+pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
+    check(&command)?;
+    let data = match &command {
+        Command::Lock(a) => a.data.as_deref(),
+        Command::Semaphore(a) => a.data.as_deref(),
+        _ => None,
+    };
+    let fw = ctx.connect(data).await?;
+    let result = match command {
+        Command::Lock(args) => lock::lock(&fw, args, ctx).await,
+        Command::Semaphore(args) => lock::semaphore(&fw, args, ctx).await,
+        Command::Elect(args) => elect::elect(&fw, args, ctx).await,
+        Command::Barrier(args) => barrier::barrier(&fw, args, ctx).await,
+        Command::DoubleBarrier(args) => barrier::double_barrier(&fw, args, ctx).await,
+        Command::Atomic(args) => counter::atomic(&fw, args, ctx).await,
+        Command::SharedCount(args) => counter::shared_count(&fw, args, ctx).await,
+        Command::Inspect(args) => inspect::inspect(&fw, args, ctx).await,
+    };
+    ctx.close(fw).await;
+    result
+}
+
+/// What can be refused before connecting.
+fn check(command: &Command) -> CliResult<()> {
+    match command {
+        Command::Lock(a) => {
+            let mut seen = HashSet::new();
+            for path in &a.paths {
+                recipe_path(path)?;
+                if !seen.insert(path) {
+                    return Err(CliError::usage(format!("{path:?} is given twice")));
+                }
+            }
+        }
+        Command::Semaphore(a) => {
+            recipe_path(&a.path)?;
+            if a.leases == 0 {
+                return Err(CliError::usage("--leases must be at least 1"));
+            }
+            if a.count == 0 || a.count > a.leases {
+                return Err(CliError::usage(format!("--count must be in 1..={} (--leases)", a.leases)));
+            }
+        }
+        Command::Elect(a) => {
+            recipe_path(&a.path)?;
+            if a.id.as_deref() == Some("") {
+                return Err(CliError::usage("--id must not be empty"));
+            }
+        }
+        Command::Barrier(a) => recipe_path(&a.path)?,
+        Command::DoubleBarrier(a) => {
+            recipe_path(&a.path)?;
+            if a.members == 0 {
+                return Err(CliError::usage("--members must be at least 1"));
+            }
+        }
+        Command::Atomic(a) => {
+            recipe_path(&a.path)?;
+            if a.int {
+                let numbers = match a.op {
+                    AtomicOp::Get => vec![],
+                    AtomicOp::Add { n } | AtomicOp::Set { n } => vec![n],
+                    AtomicOp::Cas { expected, new } => vec![expected, new],
+                };
+                if let Some(n) = numbers.into_iter().find(|&n| i32::try_from(n).is_err()) {
+                    return Err(CliError::usage(format!("{n} is out of range for --int (32-bit)")));
+                }
+            }
+        }
+        Command::SharedCount(a) => recipe_path(&a.path)?,
+        Command::Inspect(a) => zk_recipes::validate_path(&a.path)?,
+    }
+    Ok(())
+}
+
+/// A path a recipe can live at: valid, absolute, and not the root.
+fn recipe_path(path: &str) -> CliResult<()> {
+    zk_recipes::validate_path(path)?;
+    if path == "/" {
+        return Err(CliError::usage("the root cannot hold a recipe: give a path below it"));
+    }
+    Ok(())
+}
+
+/// The error for a wait that ran out of time (exit 75).
+fn timed_out(timeout: Duration, waiting_for: &str) -> CliError {
+    CliError::new(exit::TIMEOUT, format!("timed out after {} waiting for {waiting_for}", humanize(timeout)))
+}

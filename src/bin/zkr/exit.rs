@@ -1,0 +1,81 @@
+//! Exit codes (a contract: scripts branch on them) and the error that carries one.
+
+use zk_recipes::zk::Error as ZkError;
+use zk_recipes::Error;
+
+/// Success; also what a holding zkr without a command exits with after SIGINT/SIGTERM.
+pub const OK: i32 = 0;
+/// A failure that has no code of its own (a refused operation, a failed `cas`).
+pub const FAILURE: i32 = 1;
+/// Usage error or invalid argument (clap's own usage errors exit 2 as well).
+pub const USAGE: i32 = 2;
+/// The command could not be executed (permission denied), as in POSIX shells.
+pub const CANNOT_EXECUTE: i32 = 126;
+/// The command was not found, as in POSIX shells.
+pub const NOT_FOUND: i32 = 127;
+/// ZooKeeper could not be reached within the connection timeout (sysexits `EX_UNAVAILABLE`).
+pub const UNAVAILABLE: i32 = 69;
+/// Timed out waiting, `--timeout` (sysexits `EX_TEMPFAIL`).
+pub const TIMEOUT: i32 = 75;
+/// The lock, lease or leadership was lost while held (sysexits `EX_PROTOCOL`).
+pub const LOST: i32 = 76;
+
+/// The exit code for a process ended by `signal`: 128 + its number, as shells report it.
+pub fn signalled(signal: i32) -> i32 {
+    128 + signal
+}
+
+/// An error that ends zkr: the message goes to stderr (prefixed `zkr: `), the code is the
+/// exit code.
+#[derive(Debug)]
+pub struct CliError {
+    pub code: i32,
+    pub message: String,
+}
+
+impl CliError {
+    pub fn new(code: i32, message: impl Into<String>) -> Self {
+        Self { code, message: message.into() }
+    }
+
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self::new(USAGE, message)
+    }
+}
+
+impl From<Error> for CliError {
+    fn from(e: Error) -> Self {
+        let code = match &e {
+            Error::InvalidPath { .. } | Error::InvalidArgument(_) | Error::Unsupported(_) => USAGE,
+            Error::ConnectTimeout { .. } | Error::RetriesExhausted { .. } => UNAVAILABLE,
+            Error::ZooKeeper(ZkError::ConnectionLoss | ZkError::NoHosts | ZkError::Timeout) => UNAVAILABLE,
+            Error::Timeout(_) => TIMEOUT,
+            Error::LockLost(_) => LOST,
+            _ => FAILURE,
+        };
+        CliError::new(code, e.to_string())
+    }
+}
+
+/// Shorthand for the commands' results: `Ok(exit code)`.
+pub type CliResult<T = i32> = Result<T, CliError>;
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn library_errors_map_to_the_documented_codes() {
+        let code = |e: Error| CliError::from(e).code;
+        assert_eq!(code(Error::InvalidPath { path: "x".into(), reason: "relative" }), USAGE);
+        assert_eq!(code(Error::InvalidArgument("zero leases".into())), USAGE);
+        let timeout = Duration::from_millis(300);
+        assert_eq!(code(Error::ConnectTimeout { connect_string: "h:1".into(), timeout }), UNAVAILABLE);
+        assert_eq!(code(Error::Timeout(timeout)), TIMEOUT);
+        assert_eq!(code(Error::LockLost("gone".into())), LOST);
+        assert_eq!(code(Error::ZooKeeper(ZkError::NoAuth)), FAILURE);
+        assert_eq!(signalled(15), 143);
+    }
+}

@@ -1,0 +1,152 @@
+//! What `lock`, `semaphore` and `elect` share once they hold: run CMD under supervision, or
+//! print the held nodes and wait for a signal; then release and pick the exit code.
+
+use std::pin::pin;
+use std::time::Duration;
+
+use futures_util::future::select_all;
+use futures_util::StreamExt;
+use zk_recipes::{Error, LeaderLatch, Lease, LockGuard, MultiLockGuard};
+
+use crate::args::Supervision;
+use crate::child::{self, Child};
+use crate::exit::{self, CliResult};
+use crate::output;
+use crate::Ctx;
+
+/// How long releasing may take on the way out. The release is explicit so that the next
+/// holder does not wait; if it cannot finish (ZooKeeper unreachable), closing the session —
+/// or, failing that, its expiry — removes our ephemeral nodes anyway.
+const RELEASE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// One node we hold: its full path (relative to `--namespace`) and fencing token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    pub path: String,
+    pub token: i64,
+}
+
+impl Node {
+    pub fn of(node: &zk_recipes::HeldNode) -> Node {
+        Node { path: node.path().to_string(), token: node.fencing_token() }
+    }
+}
+
+/// Something held, of any recipe.
+pub enum Held {
+    Lock(LockGuard),
+    Lease(Lease),
+    /// A multi-lock and its nodes in the order of the PATH arguments.
+    Multi(MultiLockGuard, Vec<Node>),
+    Leases(Vec<Lease>),
+    Leader(LeaderLatch, Node),
+}
+
+impl Held {
+    /// The held nodes (for a multi-lock: in the order of the PATHs given).
+    pub fn nodes(&self) -> Vec<Node> {
+        match self {
+            Held::Lock(g) => vec![Node::of(g)],
+            Held::Lease(l) => vec![Node::of(l)],
+            Held::Multi(_, nodes) => nodes.clone(),
+            Held::Leases(leases) => leases.iter().map(|l| Node::of(l)).collect(),
+            Held::Leader(_, node) => vec![node.clone()],
+        }
+    }
+
+    /// Resolves when the hold is lost, with the reason.
+    async fn lost(&self) -> String {
+        match self {
+            Held::Lock(g) => g.lost().await.to_string(),
+            Held::Lease(l) => l.lost().await.to_string(),
+            Held::Multi(m, _) => m.lost().await.to_string(),
+            Held::Leases(leases) => select_all(leases.iter().map(|l| Box::pin(l.lost()))).await.0.to_string(),
+            Held::Leader(latch, node) => {
+                // subscribe first, then look: no change can slip between the two
+                let mut changes = pin!(latch.leadership_changes());
+                loop {
+                    if leadership_lost(latch, node) {
+                        return "no longer the leader".into();
+                    }
+                    if changes.next().await.is_none() {
+                        return "the latch closed".into();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Releases (deletes our nodes, closes the latch). `Error::LockLost` when the hold had
+    /// been lost before.
+    async fn release(self) -> zk_recipes::Result<()> {
+        match self {
+            Held::Lock(g) => g.release().await,
+            Held::Lease(l) => l.release().await,
+            Held::Multi(m, _) => m.release().await,
+            Held::Leases(leases) => zk_recipes::return_all(leases).await,
+            Held::Leader(latch, node) => {
+                let lost = leadership_lost(&latch, &node);
+                latch.close().await?;
+                match lost {
+                    true => Err(Error::LockLost(format!("{}: no longer the leader before closing", node.path))),
+                    false => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+fn leadership_lost(latch: &LeaderLatch, node: &Node) -> bool {
+    let now = latch.leadership();
+    !now.is_leader || now.node.as_deref() != Some(node.path.as_str())
+}
+
+/// Holds `held` while CMD runs (exit: CMD's code, or 76 when the hold was lost meanwhile),
+/// or — without CMD — prints one line per held node and holds until SIGINT/SIGTERM (exit 0)
+/// or loss (exit 76). Releases in every case. `what` names the hold in messages; `env` is
+/// CMD's extra environment.
+pub async fn run(
+    ctx: &mut Ctx,
+    held: Held,
+    what: &str,
+    cmd: &[String],
+    env: &[(&str, String)],
+    supervision: &Supervision,
+) -> CliResult {
+    let outcome = if cmd.is_empty() {
+        for node in held.nodes() {
+            output::line(&output::held(&node.path, node.token, ctx.global.json));
+        }
+        tokio::select! {
+            reason = held.lost() => {
+                eprintln!("zkr: {what} lost ({reason})");
+                Ok(exit::LOST)
+            }
+            _ = ctx.signals.recv() => Ok(exit::OK),
+        }
+    } else {
+        match Child::spawn(cmd, env) {
+            Err(e) => Err(e),
+            Ok(mut child) => {
+                let ended = child::supervise(&mut child, what, held.lost(), supervision, &mut ctx.signals).await;
+                Ok(if ended.lost.is_some() { exit::LOST } else { ended.code })
+            }
+        }
+    };
+    let released = tokio::time::timeout(RELEASE_TIMEOUT, held.release()).await;
+    match released {
+        Ok(Err(Error::LockLost(reason))) if outcome.as_ref().is_ok_and(|&code| code != exit::LOST) => {
+            eprintln!("zkr: {what} lost ({reason})");
+            Ok(exit::LOST)
+        }
+        Ok(Err(Error::LockLost(_))) | Ok(Ok(())) => outcome,
+        Ok(Err(e)) => {
+            eprintln!("zkr: releasing the {what}: {e} (the session's end removes it)");
+            outcome
+        }
+        Err(_) => {
+            eprintln!("zkr: releasing the {what} timed out (the session's end removes it)");
+            outcome
+        }
+    }
+}

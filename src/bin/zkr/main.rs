@@ -1,0 +1,119 @@
+//! `zkr`: zk-recipes from the shell. See README.md (`## zkr`) for the manual; `zkr --help`
+//! and `zkr <subcommand> --help` for the options.
+//!
+//! Layout: `args` (the command line), `cmd/` (one module per subcommand group; a new
+//! subcommand is a variant of `args::Command` plus a module there), `hold` (what the holding
+//! subcommands share), `child` (CMD supervision), `signals`, `exit` (exit codes), `output` and
+//! `json` (what goes to stdout).
+
+mod args;
+mod child;
+mod cmd;
+mod duration;
+mod exit;
+mod hold;
+mod json;
+mod output;
+mod signals;
+
+use std::time::Duration;
+
+use clap::Parser;
+use zk_recipes::Framework;
+
+use crate::args::{Cli, Global};
+use crate::exit::{CliError, CliResult};
+use crate::signals::Signals;
+
+/// How long closing the session may take on the way out.
+const CLOSE_TIMEOUT: Duration = Duration::from_millis(500);
+/// How long pending background deletes (of abandoned acquires) may take on the way out.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What every subcommand gets: the global options and the signals.
+pub struct Ctx {
+    pub global: Global,
+    pub signals: Signals,
+}
+
+impl Ctx {
+    /// Connects with the global options (`data`: the recipe nodes' data). Exit 69 when no
+    /// session comes up within `--connection-timeout`.
+    pub async fn connect(&mut self, data: Option<&str>) -> CliResult<Framework> {
+        let g = &self.global;
+        let mut builder = Framework::builder()
+            .connect_string(&g.connect)
+            .session_timeout(g.session_timeout)
+            .connection_timeout(g.connection_timeout);
+        if let Some(ns) = &g.namespace {
+            builder = builder.namespace(ns);
+        }
+        if let Some(data) = data {
+            builder = builder.default_data(data);
+        }
+        let connected = self.signals.interruptible(builder.connect()).await?;
+        let hosts = &self.global.connect;
+        connected.map_err(|e| match e {
+            e @ (zk_recipes::Error::InvalidArgument(_) | zk_recipes::Error::InvalidPath { .. }) => CliError::from(e),
+            zk_recipes::Error::ConnectTimeout { timeout, .. } => CliError::new(
+                exit::UNAVAILABLE,
+                format!("cannot reach ZooKeeper at {hosts} within {}", output::humanize(timeout)),
+            ),
+            e => CliError::new(exit::UNAVAILABLE, format!("cannot connect to ZooKeeper at {hosts}: {e}")),
+        })
+    }
+
+    /// Ends the session cleanly: lets background deletes (of abandoned acquires) finish while
+    /// connected, then closes the session (the server drops our ephemeral nodes at once) and
+    /// waits, briefly, until the close request went out.
+    pub async fn close(&mut self, fw: Framework) {
+        let drained = async {
+            while fw.pending_background_deletes() > 0 && fw.connection_state().is_connected() {
+                // a counter without a notification; this runs once, on the way out
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        let _ = tokio::time::timeout(DRAIN_TIMEOUT, drained).await;
+        let states = fw.client().ok().map(|client| client.state_watcher());
+        fw.close();
+        drop(fw);
+        if let Some(mut states) = states {
+            let closed = async {
+                while !states.peek_state().is_terminated() {
+                    states.changed().await;
+                }
+            };
+            let _ = tokio::time::timeout(CLOSE_TIMEOUT, closed).await;
+        }
+    }
+}
+
+fn main() {
+    let cli = Cli::parse(); // usage errors exit 2, --help and --version 0
+                            // One thread: enough for a CLI, and the thread that spawns CMD is the one that lives as
+                            // long as zkr (CMD's parent-death signal is tied to it).
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("zkr: cannot start the runtime: {e}");
+            std::process::exit(exit::FAILURE);
+        }
+    };
+    let code = runtime.block_on(async {
+        let signals = match Signals::install() {
+            Ok(s) => s,
+            Err(e) => return Err(CliError::new(exit::FAILURE, format!("cannot install signal handlers: {e}"))),
+        };
+        let mut ctx = Ctx { global: cli.global, signals };
+        cmd::run(cli.command, &mut ctx).await
+    });
+    drop(runtime);
+    let code = match code {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("zkr: {}", e.message);
+            e.code
+        }
+    };
+    std::process::exit(code);
+}
