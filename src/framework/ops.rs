@@ -335,7 +335,7 @@ impl Framework {
         fw.inner.pending_deletes.fetch_add(1, Ordering::SeqCst);
         self.inner.runtime.spawn(async move {
             match sent.await {
-                Ok(()) | Err(ZkError::NoNode) => {},
+                Ok(()) | Err(ZkError::NoNode) => {}
                 Err(e) if is_retryable(&e) => fw.delete_in_background(path, ephemeral_owner),
                 Err(e) => tracing::warn!(%path, error = %e, "release: delete refused"),
             }

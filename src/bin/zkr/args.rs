@@ -62,6 +62,8 @@ pub enum Command {
     SharedCount(SharedCountArgs),
     /// Show which recipe lives at PATH, who holds and who waits
     Inspect(InspectArgs),
+    /// Benchmark a recipe: one JSON line on stdout (see bench/README.md)
+    Bench(crate::bench::BenchArgs),
 }
 
 /// What to do with CMD when the lock, lease or leadership is lost while it runs.

@@ -7,6 +7,7 @@
 //! `json` (what goes to stdout).
 
 mod args;
+mod bench;
 mod child;
 mod cmd;
 mod duration;
@@ -92,7 +93,13 @@ fn main() {
     let cli = Cli::parse(); // usage errors exit 2, --help and --version 0
                             // One thread: enough for a CLI, and the thread that spawns CMD is the one that lives as
                             // long as zkr (CMD's parent-death signal is tied to it).
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                            // The benchmark drives many sessions at once: all cores for it.
+    let runtime = if matches!(cli.command, args::Command::Bench(_)) {
+        tokio::runtime::Builder::new_multi_thread().enable_all().build()
+    } else {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    };
+    let runtime = match runtime {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("zkr: cannot start the runtime: {e}");

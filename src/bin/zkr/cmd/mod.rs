@@ -20,6 +20,13 @@ use crate::Ctx;
 
 /// Runs `command`: checks its arguments, connects, runs it, closes the session.
 pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
+    if let Command::Bench(args) = &command {
+        // one session per benchmark client: bench connects by itself
+        let line =
+            crate::bench::run(&ctx.global.connect, args).await.map_err(|(code, msg)| CliError::new(code, msg))?;
+        println!("{line}");
+        return Ok(exit::OK);
+    }
     check(&command)?;
     let data = match &command {
         Command::Lock(a) => a.data.as_deref(),
@@ -36,6 +43,7 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
         Command::Atomic(args) => counter::atomic(&fw, args, ctx).await,
         Command::SharedCount(args) => counter::shared_count(&fw, args, ctx).await,
         Command::Inspect(args) => inspect::inspect(&fw, args, ctx).await,
+        Command::Bench(_) => unreachable!("handled before connecting"),
     };
     ctx.close(fw).await;
     result
@@ -90,6 +98,7 @@ fn check(command: &Command) -> CliResult<()> {
         }
         Command::SharedCount(a) => recipe_path(&a.path)?,
         Command::Inspect(a) => zk_recipes::validate_path(&a.path)?,
+        Command::Bench(_) => {}
     }
     Ok(())
 }

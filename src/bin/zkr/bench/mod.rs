@@ -1,0 +1,135 @@
+//! `zkr bench`: one benchmark run, one JSON line on stdout (everything else on stderr).
+//!
+//! Timeline: the N clients (each its own session, its own framework) connect first, untimed;
+//! then all run the loop for the warm-up, then for the measured window; an operation counts
+//! when it starts and finishes inside the window. Violations are checked while it runs.
+
+mod recipes;
+mod report;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+use zk_recipes::Framework;
+
+pub use report::Report;
+
+/// `zkr bench` options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// mutex, rwlock, semaphore, semaphore_mutex, counter, shared_count, double_barrier, raw,
+    /// raw_seq, drain, waiters_memory
+    #[arg(long)]
+    pub recipe: String,
+    /// Concurrent clients, each with its own session.
+    #[arg(long, default_value_t = 1)]
+    pub clients: usize,
+    /// Length of the measured window, in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub seconds: f64,
+    /// Warm-up before the window, in seconds (not counted).
+    #[arg(long, default_value_t = 2.0)]
+    pub warmup_seconds: f64,
+    /// Paths are `<base>/<recipe>-<pid>`.
+    #[arg(long, default_value = "/bench")]
+    pub base: String,
+    /// Maximum leases of the semaphore recipe.
+    #[arg(long, default_value_t = 2)]
+    pub leases: usize,
+    /// Waiters queued by the drain and waiters_memory recipes.
+    #[arg(long, default_value_t = 500)]
+    pub waiters: usize,
+    /// The implementation measured: zk-recipes, or zookeeper-client (its own Client::lock;
+    /// mutex only).
+    #[arg(long, default_value = "zk-recipes")]
+    pub peer: String,
+}
+
+/// The measured window, shared by every client.
+#[derive(Clone, Copy)]
+pub(crate) struct Window {
+    pub start: Instant,
+    pub end: Instant,
+}
+
+impl Window {
+    pub fn counts(&self, asked: Instant, done: Instant) -> bool {
+        asked >= self.start && done <= self.end
+    }
+}
+
+/// What all clients of a run share.
+#[derive(Default)]
+pub(crate) struct Shared {
+    pub violations: AtomicU64,
+    pub errors: AtomicU64,
+    pub stop: AtomicBool,
+}
+
+/// A benchmark failure: the exit code and the message for stderr.
+pub type Failure = (i32, String);
+
+/// Runs one benchmark and returns its JSON line.
+///
+/// # Errors
+/// Exit code 2 for an unknown recipe or bad arguments, 69 when ZooKeeper cannot be reached.
+pub async fn run(connect: &str, args: &BenchArgs) -> Result<String, Failure> {
+    let recipe = recipes::Recipe::parse(&args.recipe, &args.peer)?;
+    if args.clients == 0
+        || args.seconds.is_nan()
+        || args.seconds <= 0.0
+        || args.warmup_seconds.is_nan()
+        || args.warmup_seconds < 0.0
+    {
+        return Err((2, "--clients must be >= 1 and --seconds > 0".into()));
+    }
+    let mut clients = Vec::with_capacity(args.clients);
+    for _ in 0..args.clients {
+        let fw = Framework::builder()
+            .connect_string(connect)
+            .session_timeout(Duration::from_secs(10))
+            .connection_timeout(Duration::from_secs(10))
+            .connect()
+            .await
+            .map_err(|e| (69, format!("cannot reach ZooKeeper at {connect}: {e}")))?;
+        clients.push(fw);
+    }
+    let base = format!("{}/{}-{}", args.base.trim_end_matches('/'), args.recipe, std::process::id());
+    let report = recipes::run(recipe, &clients, &base, args).await;
+    for fw in &clients {
+        fw.close();
+    }
+    let report = report?;
+    Ok(report.json(&args.peer, &args.recipe, args.clients, args.seconds))
+}
+
+/// Shows progress on stderr when it is a terminal and the run is long enough.
+pub(crate) fn progress(
+    total: Duration,
+    ops: Arc<AtomicU64>,
+    shared: Arc<Shared>,
+) -> Option<tokio::task::JoinHandle<()>> {
+    use std::io::{IsTerminal, Write};
+    if !std::io::stderr().is_terminal() || total < Duration::from_secs(3) {
+        return None;
+    }
+    Some(tokio::spawn(async move {
+        let started = Instant::now();
+        while !shared.stop.load(Ordering::SeqCst) {
+            let done = (started.elapsed().as_secs_f64() / total.as_secs_f64()).min(1.0);
+            let filled = (done * 30.0) as usize;
+            eprint!(
+                "\r[{}{}] {:>3.0}% {} ops",
+                "#".repeat(filled),
+                " ".repeat(30 - filled),
+                done * 100.0,
+                ops.load(Ordering::Relaxed)
+            );
+            let _ = std::io::stderr().flush();
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        eprintln!();
+    }))
+}

@@ -1,0 +1,95 @@
+//! Latency percentiles and the JSON line.
+
+/// What one run measured.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Latencies (ms) of the operations counted in the window.
+    pub latencies_ms: Vec<f64>,
+    /// Violations found while running.
+    pub violations: u64,
+    /// Failed operations.
+    pub errors: u64,
+    /// Extra `"key":number` fields (drain, memory).
+    pub extra: Vec<(&'static str, f64)>,
+    /// Overrides the op count (double barrier rounds, drain waiters).
+    pub ops_override: Option<u64>,
+}
+
+/// The `q` quantile (0..=1) of sorted values, nearest rank.
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = (q * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+fn num(x: f64) -> String {
+    if x.is_finite() {
+        format!("{}", (x * 1000.0).round() / 1000.0)
+    } else {
+        "0".into()
+    }
+}
+
+/// A JSON string literal.
+pub fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+impl Report {
+    /// The one JSON line of the run.
+    pub fn json(mut self, peer: &str, recipe: &str, clients: usize, seconds: f64) -> String {
+        self.latencies_ms.sort_by(|a, b| a.total_cmp(b));
+        let ops = self.ops_override.unwrap_or(self.latencies_ms.len() as u64);
+        let mut line = format!(
+            "{{\"peer\":{},\"recipe\":{},\"clients\":{clients},\"seconds\":{},\"ops\":{ops},\"ops_per_s\":{},\"p50_ms\":{},\"p99_ms\":{},\"violations\":{},\"errors\":{}",
+            json_string(peer),
+            json_string(recipe),
+            num(seconds),
+            num(ops as f64 / seconds),
+            num(quantile(&self.latencies_ms, 0.5)),
+            num(quantile(&self.latencies_ms, 0.99)),
+            self.violations,
+            self.errors,
+        );
+        for (k, v) in &self.extra {
+            line.push_str(&format!(",{}:{}", json_string(k), num(*v)));
+        }
+        line.push('}');
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_and_json() {
+        let v = [1.0, 2.0, 3.0, 4.0, 100.0];
+        assert_eq!(quantile(&v, 0.5), 3.0);
+        assert_eq!(quantile(&v, 0.99), 100.0);
+        assert_eq!(quantile(&[], 0.5), 0.0);
+        assert_eq!(json_string("a\"b\\c\n\u{1}"), "\"a\\\"b\\\\c\\n\\u0001\"");
+        let r = Report { latencies_ms: vec![2.0, 1.0], ..Default::default() };
+        assert_eq!(
+            r.json("zk-recipes", "mutex", 2, 1.0),
+            "{\"peer\":\"zk-recipes\",\"recipe\":\"mutex\",\"clients\":2,\"seconds\":1,\"ops\":2,\"ops_per_s\":2,\"p50_ms\":2,\"p99_ms\":2,\"violations\":0,\"errors\":0}"
+        );
+    }
+}

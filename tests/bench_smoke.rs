@@ -1,0 +1,60 @@
+//! A short smoke run of every `zkr bench` recipe: one JSON line, no violation, no error.
+//! (Benchmarks are measured by `bench/compare.sh`, never in tests.)
+
+mod common;
+
+use std::process::Command;
+
+fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let at = line.find(&format!("\"{key}\":"))? + key.len() + 3;
+    line[at..].split([',', '}']).next()
+}
+
+fn bench(cs: &str, args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_zkr"))
+        .args(["--connect", cs, "bench", "--seconds", "1", "--warmup-seconds", "0.2"])
+        .args(args)
+        .output()
+        .expect("run zkr bench");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[tokio::test]
+async fn every_recipe_runs_clean() {
+    let cs = common::shared_server().await;
+    let base = format!("/{}", common::unique("bench"));
+    let mut runs: Vec<Vec<&str>> = [
+        "mutex",
+        "rwlock",
+        "semaphore",
+        "semaphore_mutex",
+        "counter",
+        "shared_count",
+        "double_barrier",
+        "raw",
+        "raw_seq",
+    ]
+    .iter()
+    .map(|r| vec!["--recipe", r, "--clients", "3"])
+    .collect();
+    runs.push(vec!["--recipe", "mutex", "--clients", "3", "--peer", "zookeeper-client"]);
+    runs.push(vec!["--recipe", "drain", "--clients", "2", "--waiters", "30"]);
+    runs.push(vec!["--recipe", "waiters_memory", "--waiters", "200"]);
+    for mut args in runs {
+        args.extend(["--base", base.as_str()]);
+        let (code, stdout) = bench(&cs, &args);
+        assert_eq!(code, 0, "{args:?}: exit {code}");
+        let lines: Vec<&str> = stdout.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: exactly one line: {stdout:?}");
+        let line = lines[0];
+        assert_eq!(field(line, "violations"), Some("0"), "{args:?}: {line}");
+        assert_eq!(field(line, "errors"), Some("0"), "{args:?}: {line}");
+        let ops: f64 = field(line, "ops").unwrap().parse().unwrap();
+        assert!(ops > 0.0, "{args:?}: no operation counted: {line}");
+    }
+    let (code, stdout) = bench(&cs, &["--recipe", "no-such-recipe"]);
+    assert_eq!(code, 2);
+    assert!(stdout.is_empty());
+    let (code, _) = bench(&cs, &["--recipe", "rwlock", "--peer", "zookeeper-client"]);
+    assert_eq!(code, 2, "zookeeper-client has only a mutex");
+}
