@@ -43,6 +43,10 @@ impl FencedResource {
         true
     }
 
+    pub fn highest(&self) -> i64 {
+        self.inner.lock().unwrap().highest
+    }
+
     pub fn accepted(&self) -> u64 {
         self.inner.lock().unwrap().accepted
     }
@@ -375,7 +379,7 @@ async fn ephemerals(fw: &Framework, base: &str) -> Vec<String> {
     out
 }
 
-fn save_report(scenario: &str, report: &str) {
+pub fn save_report(scenario: &str, report: &str) {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("reliability");
     let _ = std::fs::create_dir_all(&dir);
     let _ = std::fs::write(dir.join(format!("{scenario}.md")), report);
