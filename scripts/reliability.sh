@@ -27,7 +27,6 @@ ls "$dir"/*.md >/dev/null 2>&1 || { echo "reliability: no results in $dir (run: 
   echo
   echo "- Clock drift (ZooKeeper sessions do not depend on client clocks; not simulated)."
   echo "- Partitions between servers (only client links are cut or blackholed)."
-
   echo "- Disk faults, full disks, and servers restarted with lost data."
   echo "- Read-only servers."
 } > docs/RELIABILITY.md
