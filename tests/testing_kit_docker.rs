@@ -211,8 +211,7 @@ async fn a_cancelled_start_leaves_nothing_behind() {
 #[tokio::test]
 async fn an_image_that_is_not_there_is_an_error_and_leaves_nothing() {
     let _serial = SERIAL.lock().await;
-    let started =
-        TestingServer::builder().backend(Backend::Docker).image("zk-recipes/no-such-image:0").start().await;
+    let started = TestingServer::builder().backend(Backend::Docker).image("zk-recipes/no-such-image:0").start().await;
     let err = started.expect_err("no such image");
     assert!(matches!(err, Error::Docker(_)), "{err:?}");
     assert_nothing_left();

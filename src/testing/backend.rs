@@ -56,17 +56,15 @@ impl Backend {
         match value.trim().to_ascii_lowercase().as_str() {
             "local" => Ok(Backend::Local),
             "docker" if cfg!(feature = "docker") => Ok(Backend::Docker),
-            "docker" => Err(Error::Unsupported(
-                "ZK_TEST_BACKEND=docker needs zk-recipes built with the `docker` feature",
-            )),
-            "" | "auto" => Ok(if !cfg!(feature = "docker") || local_installed() {
-                Backend::Local
-            } else {
-                Backend::Docker
-            }),
-            other => Err(Error::InvalidArgument(format!(
-                "{BACKEND_ENV}={other:?}: expected `local`, `docker` or `auto`"
-            ))),
+            "docker" => {
+                Err(Error::Unsupported("ZK_TEST_BACKEND=docker needs zk-recipes built with the `docker` feature"))
+            }
+            "" | "auto" => {
+                Ok(if !cfg!(feature = "docker") || local_installed() { Backend::Local } else { Backend::Docker })
+            }
+            other => {
+                Err(Error::InvalidArgument(format!("{BACKEND_ENV}={other:?}: expected `local`, `docker` or `auto`")))
+            }
         }
     }
 

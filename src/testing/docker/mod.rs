@@ -22,8 +22,8 @@ use std::sync::Arc;
 use futures_util::future::{join_all, try_join_all};
 use tokio::time::Instant;
 
-pub(crate) use container::{remove_all, Server};
 use container::is_port_clash;
+pub(crate) use container::{remove_all, Server};
 use network::Network;
 use spec::{Member, Spec};
 
