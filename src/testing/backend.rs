@@ -40,16 +40,19 @@ impl Backend {
     /// The backend named by `ZK_TEST_BACKEND`:
     /// - `local`: [`Backend::Local`];
     /// - `docker`: [`Backend::Docker`];
-    /// - `auto`, empty or unset: `Local` when a local installation is found
-    ///   ([`Installation::discover`]), otherwise `Docker` when the crate was built with the
-    ///   `docker` feature, otherwise `Local` (whose start then reports what is missing).
+    /// - `auto`, empty or unset: `Local` when `ZOOKEEPER_HOME` is set or a local installation
+    ///   is found ([`Installation::discover`]), otherwise `Docker` when the crate was built with
+    ///   the `docker` feature, otherwise `Local` (whose start then reports what is missing).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for any other value; [`Error::Unsupported`] for `docker` when
     /// the crate was built without the `docker` feature.
     pub fn from_env() -> Result<Backend> {
         let value = std::env::var(BACKEND_ENV).unwrap_or_default();
-        Self::parse(&value, || Installation::discover().is_ok())
+        // A `ZOOKEEPER_HOME` asks for that installation: if it is broken, say so rather than
+        // fall through to Docker.
+        let home_set = std::env::var_os("ZOOKEEPER_HOME").is_some_and(|home| !home.is_empty());
+        Self::parse(&value, || home_set || Installation::discover().is_ok())
     }
 
     fn parse(value: &str, local_installed: impl FnOnce() -> bool) -> Result<Backend> {
