@@ -91,7 +91,16 @@ pub(crate) async fn docker() -> Result<Docker> {
         .map_err(|e| Error::Docker(format!("no Docker client: {e}")))?;
     READY
         .get_or_try_init(|| async {
-            docker.ping().await.map_err(|e| Error::Docker(format!("the Docker daemon is not reachable: {e}")))?;
+            docker.ping().await.map_err(|e| {
+                let hint = if e.to_string().contains("is too new") {
+                    // bollard 0.21.1 (Cargo.lock) sends no API version, so the daemon answers in
+                    // its own; a bollard that sends its version needs an engine that speaks it.
+                    " (the Docker client library asks for a newer API than this engine speaks)"
+                } else {
+                    ""
+                };
+                Error::Docker(format!("the Docker daemon is not reachable: {e}{hint}"))
+            })?;
             sweep_orphans(&docker).await;
             register_exit_cleanup();
             Ok::<_, Error>(())
