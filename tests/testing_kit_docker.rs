@@ -199,7 +199,7 @@ async fn a_cancelled_start_leaves_nothing_behind() {
     let _serial = SERIAL.lock().await;
     let start = TestingCluster::builder().backend(Backend::Docker).servers(3).start();
     // Long enough to create the network and some containers, too short to elect a leader.
-    assert!(tokio::time::timeout(Duration::from_millis(700), start).await.is_err());
+    assert!(tokio::time::timeout(Duration::from_millis(400), start).await.is_err());
     // Requests given up on still finish on the kit's runtime, and remove what they made.
     let deadline = Instant::now() + WAIT;
     while leftovers() != (vec![], vec![]) {
