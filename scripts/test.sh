@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine of this kind: installs what is missing
-# (ZooKeeper, a JRE, Curator's jars; idempotent), then runs every test against real
-# ZooKeeper servers that the tests start and stop themselves.
+# (ZooKeeper, a JRE, Curator's jars; idempotent), builds the ZooKeeper image for the Docker
+# backend's own tests if it is missing (docker/build-image.sh; needs Docker), then runs every
+# test against real ZooKeeper servers that the tests start and stop themselves.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+bash docker/build-image.sh
 started=$(date +%s)
 # One test binary at a time; tests inside a binary share one server and run on 2 threads.
 cargo test --all-features --no-fail-fast -- --test-threads="${TEST_THREADS:-2}" "$@"
@@ -20,5 +22,11 @@ left=$(pgrep -f 'org.apache.zookeeper.server' | wc -l || true)
 if [ "$left" -gt 0 ]; then
   echo "error: $left ZooKeeper server process(es) left running by the tests" >&2
   pgrep -af 'org.apache.zookeeper.server' >&2 || true
+  exit 1
+fi
+left=$(docker ps -aq --filter label=zk-recipes.test=1 | wc -l)
+if [ "$left" -gt 0 ]; then
+  echo "error: $left test container(s) left behind by the tests" >&2
+  docker ps -a --filter label=zk-recipes.test=1 >&2
   exit 1
 fi

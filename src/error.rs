@@ -124,6 +124,11 @@ pub enum Error {
     #[error("I/O error: {0}")]
     Io(String),
 
+    /// The Docker daemon refused or failed a request of the testing kit's Docker backend, or
+    /// cannot be reached (`"<what the kit did>: <the daemon's answer>"`).
+    #[error("Docker: {0}")]
+    Docker(String),
+
     /// A ZooKeeper server process of the testing kit did not come up, or exited while it was
     /// expected to serve. `log_tail` holds the last lines the JVM wrote, which usually say why
     /// (a port already in use, a corrupt data directory, a Java version mismatch, ...).

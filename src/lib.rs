@@ -68,6 +68,9 @@
 //!   README). It adds `clap` and `libc`; turn default features off for the library alone.
 //! * `testing`: the [`testing`] kit — real ZooKeeper servers (standalone and ensembles) from a
 //!   local installation, session expiry, a TCP proxy for partitions, a Curator peer.
+//! * `docker` (implies `testing`): the kit's Docker backend — the same servers and ensembles in
+//!   containers (image `zk-recipes/zookeeper:3.8`, built by `docker/build-image.sh`), chosen
+//!   with `ZK_TEST_BACKEND=docker`, with network partitions of single servers.
 #![deny(missing_docs)]
 
 mod error;

@@ -6,9 +6,11 @@ use std::time::Duration;
 use futures_util::future::{join_all, try_join_all};
 use tokio::time::Instant;
 
+use super::backend::Backend;
 use super::config::{Peer, ServerConfig, Settings};
 use super::four_letter::{server_mode, ServerMode};
 use super::instance::Instance;
+use super::node::{self, Node};
 use super::ports::free_ports;
 use super::server::PORT_ATTEMPTS;
 use crate::{Error, Result};
@@ -23,15 +25,17 @@ const MAX_SERVERS: usize = 32;
 /// A ZooKeeper ensemble for tests, in the spirit of Curator's `TestingCluster`.
 ///
 /// `n` real ZooKeeper JVMs on 127.0.0.1, each with its own client, quorum and election port,
-/// its own temp dir and `myid`. Servers are addressed by index `0..n` (server `i` has
-/// `myid` `i + 1`). Any of them can be stopped, killed, restarted or paused to test failover.
+/// its own temp dir and `myid` (with the [`Backend::Docker`] backend: `n` containers on a
+/// private network, their client ports published on 127.0.0.1). Servers are addressed by index
+/// `0..n` (server `i` has `myid` `i + 1`). Any of them can be stopped, killed, restarted or
+/// paused to test failover; with Docker also cut off the network ([`partition`](Self::partition)).
 ///
 /// The default timing suits a small, busy machine while keeping failover fast: `tickTime`
 /// 200 ms, `initLimit` 20 ticks, `syncLimit` 10 ticks, and election notifications re-sent at
 /// least every second.
 ///
 /// Dropping the cluster kills every server (`SIGKILL`), waits for them and removes their
-/// temp dirs.
+/// temp dirs (Docker: removes the containers and the network).
 ///
 /// # Examples
 /// ```no_run
@@ -50,7 +54,7 @@ const MAX_SERVERS: usize = 32;
 /// ```
 #[derive(Debug)]
 pub struct TestingCluster {
-    servers: Vec<Instance>,
+    servers: Vec<Node>,
     connect_string: String,
     start_timeout: Duration,
 }
@@ -115,7 +119,21 @@ impl TestingClusterBuilder {
         self
     }
 
-    /// Run the release-tarball installation in `home` instead of discovering one.
+    /// Where the servers run (default: [`Backend::from_env`], which reads `ZK_TEST_BACKEND`).
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.settings.backend = Some(backend);
+        self
+    }
+
+    /// The image of the Docker backend (default: `ZK_TEST_IMAGE`, else
+    /// [`DEFAULT_IMAGE`](super::DEFAULT_IMAGE)).
+    pub fn image(mut self, image: impl Into<String>) -> Self {
+        self.settings.image = Some(image.into());
+        self
+    }
+
+    /// Run the release-tarball installation in `home` instead of discovering one (implies the
+    /// local backend unless [`backend`](Self::backend) says otherwise).
     pub fn zookeeper_home(mut self, home: impl Into<PathBuf>) -> Self {
         self.settings.zookeeper_home = Some(home.into());
         self
@@ -132,20 +150,48 @@ impl TestingClusterBuilder {
     ///
     /// # Errors
     /// - [`Error::InvalidArgument`] for zero servers (or more than 32), or bad settings.
-    /// - [`Error::ZooKeeperNotInstalled`] if no installation or `java` is found.
+    /// - [`Error::ZooKeeperNotInstalled`] if no installation or `java` is found (Docker: the
+    ///   default image is not there).
+    /// - [`Error::Unsupported`] for the Docker backend without the `docker` feature;
+    ///   [`Error::Docker`] when the Docker daemon cannot be reached or refuses.
     /// - [`Error::TestServerFailed`], with the end of that server's log, if a server exits or
     ///   does not join a quorum within the start timeout (a start that failed because a port
     ///   was taken meanwhile is retried on other ports first).
     /// - [`Error::Io`] if temp dirs or configuration cannot be written.
     ///
     /// # Cancel safety
-    /// Cancel safe: dropping the future kills every JVM started so far.
+    /// Cancel safe: dropping the future kills every JVM started so far (Docker: removes the
+    /// containers and the network).
     pub async fn start(self) -> Result<TestingCluster> {
         let n = self.servers;
         if n == 0 || n > MAX_SERVERS {
             return Err(Error::InvalidArgument(format!("a cluster needs 1 to {MAX_SERVERS} servers, not {n}")));
         }
-        let install = self.settings.prepare()?;
+        let servers = match self.settings.validate()? {
+            Backend::Local => self.start_local().await?,
+            Backend::Docker => self.start_docker().await?,
+        };
+        Ok(TestingCluster {
+            connect_string: servers.iter().map(Node::connect_string).collect::<Vec<_>>().join(","),
+            servers,
+            start_timeout: self.settings.start_timeout,
+        })
+    }
+
+    #[cfg(feature = "docker")]
+    async fn start_docker(&self) -> Result<Vec<Node>> {
+        let servers = super::docker::start_cluster(&self.settings, self.servers).await?;
+        Ok(servers.into_iter().map(Node::Docker).collect())
+    }
+
+    #[cfg(not(feature = "docker"))]
+    async fn start_docker(&self) -> Result<Vec<Node>> {
+        Err(Error::Unsupported("the Docker backend needs zk-recipes built with the `docker` feature"))
+    }
+
+    async fn start_local(&self) -> Result<Vec<Node>> {
+        let n = self.servers;
+        let install = self.settings.installation()?;
         let deadline = Instant::now() + self.settings.start_timeout;
         let mut attempt = 0;
         loop {
@@ -154,7 +200,7 @@ impl TestingClusterBuilder {
             let peers: Vec<Peer> = (0..n)
                 .map(|i| Peer { id: myid(i), quorum_port: ports[n + i], election_port: ports[2 * n + i] })
                 .collect();
-            let servers = (0..n)
+            let servers: Vec<Node> = (0..n)
                 .map(|i| {
                     let config = ServerConfig {
                         data_dir: PathBuf::new(),
@@ -164,23 +210,20 @@ impl TestingClusterBuilder {
                         extra: self.settings.extra.clone(),
                     };
                     let label = format!("server {i} (myid {})", myid(i));
-                    Instance::new(label, install.clone(), config, Some(myid(i)))
+                    Instance::new(label, install.clone(), config, Some(myid(i))).map(Node::Local)
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let cluster = TestingCluster {
-                connect_string: servers.iter().map(|s| s.connect_string()).collect::<Vec<_>>().join(","),
-                servers,
-                start_timeout: self.settings.start_timeout,
-            };
-            for spawned in join_all(cluster.servers.iter().map(Instance::spawn)).await {
+            // Kills the JVMs if this future is dropped or fails.
+            let guard = Disposer(servers);
+            for spawned in join_all(guard.0.iter().map(Node::spawn)).await {
                 spawned?;
             }
-            let waits = cluster.servers.iter().map(|s| s.wait_until(deadline, ServerMode::is_quorum_member));
-            // The first failure ends the wait; the others are dropped with `cluster`.
+            let waits = guard.0.iter().map(|s| s.wait_until(deadline, ServerMode::is_quorum_member));
+            // The first failure ends the wait; the others are killed with `guard`.
             let Err(error) = try_join_all(waits).await else {
-                return Ok(cluster);
+                return Ok(guard.into_inner());
             };
-            let clash = cluster.servers.iter().any(Instance::port_clash);
+            let clash = guard.0.iter().any(Node::port_clash);
             if !clash || attempt >= PORT_ATTEMPTS {
                 return Err(error);
             }
@@ -210,10 +253,21 @@ impl TestingCluster {
         TestingClusterBuilder::default()
     }
 
-    fn server(&self, i: usize) -> Result<&Instance> {
+    fn server(&self, i: usize) -> Result<&Node> {
         self.servers
             .get(i)
             .ok_or_else(|| Error::InvalidArgument(format!("no server {i} in a cluster of {}", self.servers.len())))
+    }
+
+    /// The backend the servers run on.
+    pub fn backend(&self) -> Backend {
+        self.servers.first().map_or(Backend::Local, Node::backend)
+    }
+
+    /// The Docker container id of server `i`; `None` for the local backend or if there is no
+    /// server `i`.
+    pub fn container_id(&self, i: usize) -> Option<&str> {
+        self.servers.get(i).and_then(Node::container_id)
     }
 
     /// The connect string naming every server: `"127.0.0.1:P1,127.0.0.1:P2,..."`.
@@ -242,15 +296,16 @@ impl TestingCluster {
     /// Whether server `i`'s JVM is alive (paused counts as alive); `false` if there is no
     /// server `i`.
     pub fn is_running(&self, i: usize) -> bool {
-        self.servers.get(i).is_some_and(Instance::is_running)
+        self.servers.get(i).is_some_and(Node::is_running)
     }
 
     /// The process id of server `i`, `None` if it is not running or does not exist.
     pub fn pid(&self, i: usize) -> Option<u32> {
-        self.servers.get(i).and_then(Instance::pid)
+        self.servers.get(i).and_then(Node::pid)
     }
 
-    /// Kills server `i` with `SIGKILL` and waits until the process is gone. Does nothing if it
+    /// Kills server `i` with `SIGKILL` (Docker: `docker kill`) and waits until the process is
+    /// gone. Does nothing if it
     /// is not running.
     ///
     /// # Errors
@@ -260,7 +315,8 @@ impl TestingCluster {
         Ok(())
     }
 
-    /// Stops server `i` gracefully (`SIGTERM`, then `SIGKILL` after a few seconds). Does nothing
+    /// Stops server `i` gracefully (`SIGTERM`, then `SIGKILL` after a few seconds; Docker:
+    /// `docker stop`). Does nothing
     /// if it is not running.
     ///
     /// # Errors
@@ -292,7 +348,8 @@ impl TestingCluster {
         Ok(())
     }
 
-    /// Freezes server `i` with `SIGSTOP` (connections stay open, nothing is answered).
+    /// Freezes server `i` with `SIGSTOP` (Docker: `docker pause`; connections stay open, nothing
+    /// is answered).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if there is no server `i` or it is not running.
@@ -300,7 +357,7 @@ impl TestingCluster {
         self.server(i)?.pause()
     }
 
-    /// Lets paused server `i` run again with `SIGCONT`.
+    /// Lets paused server `i` run again with `SIGCONT` (Docker: `docker unpause`).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if there is no server `i` or it is not running.
@@ -370,11 +427,38 @@ impl TestingCluster {
     pub fn log_tail(&self, i: usize, lines: usize) -> Result<String> {
         Ok(self.server(i)?.log_tail(lines))
     }
+
+    /// Cuts server `i` off the cluster's network (`docker network disconnect`): it hears
+    /// neither its peers nor its clients, and they do not hear it, while it keeps running. A
+    /// partitioned leader loses its quorum; the others elect a new one.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if there is no server `i`; [`Error::Unsupported`] with the
+    /// local backend (a [`TcpProxy`](super::TcpProxy) cuts client links there);
+    /// [`Error::Docker`] if the daemon refuses (for example: already partitioned).
+    ///
+    /// # Cancel safety
+    /// Cancel safe: dropping the future leaves server `i` either connected or not.
+    pub async fn partition(&self, i: usize) -> Result<()> {
+        self.server(i)?.partition().await
+    }
+
+    /// Reconnects server `i` to the cluster's network (`docker network connect`); its address
+    /// may change, its name does not. Healing a connected server does nothing.
+    ///
+    /// # Errors
+    /// As [`partition`](Self::partition).
+    ///
+    /// # Cancel safety
+    /// Cancel safe: dropping the future leaves server `i` either connected or not.
+    pub async fn heal(&self, i: usize) -> Result<()> {
+        self.server(i)?.heal().await
+    }
 }
 
 /// The mode of a running, unpaused server; `None` otherwise.
-async fn probe(server: &Instance) -> Option<ServerMode> {
-    if !server.is_running() || server.is_paused() {
+async fn probe(server: &Node) -> Option<ServerMode> {
+    if !server.may_serve() {
         return None;
     }
     server_mode(server.connect_string(), MODE_PROBE_TIMEOUT).await.ok().flatten()
@@ -382,9 +466,22 @@ async fn probe(server: &Instance) -> Option<ServerMode> {
 
 impl Drop for TestingCluster {
     fn drop(&mut self) {
-        for server in &self.servers {
-            server.kill();
-        }
+        node::dispose(&mut self.servers);
+    }
+}
+
+/// Servers being started: disposed of unless handed out.
+struct Disposer(Vec<Node>);
+
+impl Disposer {
+    fn into_inner(mut self) -> Vec<Node> {
+        std::mem::take(&mut self.0)
+    }
+}
+
+impl Drop for Disposer {
+    fn drop(&mut self) {
+        node::dispose(&mut self.0);
     }
 }
 

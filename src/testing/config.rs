@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::backend::Backend;
 use super::install::Installation;
 use crate::{Error, Result};
 
@@ -84,12 +85,17 @@ impl Timing {
     }
 }
 
-/// What both builders collect: timing, start deadline, installation and extra `zoo.cfg` lines.
+/// What both builders collect: timing, start deadline, backend, installation or image, and extra
+/// `zoo.cfg` lines.
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
     pub timing: Timing,
     pub start_timeout: Duration,
+    /// `None`: [`Backend::from_env`].
+    pub backend: Option<Backend>,
     pub zookeeper_home: Option<PathBuf>,
+    /// The Docker backend's image; `None`: [`Backend::image_from_env`].
+    pub image: Option<String>,
     pub extra: Vec<(String, String)>,
 }
 
@@ -98,15 +104,18 @@ impl Default for Settings {
         Settings {
             timing: Timing::default(),
             start_timeout: Duration::from_secs(30),
+            backend: None,
             zookeeper_home: None,
+            image: None,
             extra: Vec::new(),
         }
     }
 }
 
 impl Settings {
-    /// Validates the settings and finds the installation to run.
-    pub fn prepare(&self) -> Result<Installation> {
+    /// Validates the settings and picks the backend: the builder's choice, else the
+    /// environment's. A ZooKeeper home given to the builder means the local backend.
+    pub fn validate(&self) -> Result<Backend> {
         self.timing.validate()?;
         if self.start_timeout.is_zero() {
             return Err(Error::InvalidArgument("start timeout must not be zero".into()));
@@ -117,6 +126,15 @@ impl Settings {
                 return Err(Error::InvalidArgument(format!("invalid zoo.cfg setting {key:?}={value:?}")));
             }
         }
+        match (self.backend, &self.zookeeper_home) {
+            (Some(backend), _) => Ok(backend),
+            (None, Some(_)) => Ok(Backend::Local),
+            (None, None) => Backend::from_env(),
+        }
+    }
+
+    /// The local installation to run (local backend).
+    pub fn installation(&self) -> Result<Installation> {
         match &self.zookeeper_home {
             Some(home) => Installation::from_zookeeper_home(home),
             None => Installation::discover(),

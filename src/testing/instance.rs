@@ -18,16 +18,16 @@ use super::process::ZkProcess;
 use crate::{Error, Result};
 
 /// How often a starting server is asked whether it serves yet.
-const READY_POLL: Duration = Duration::from_millis(50);
+pub(crate) const READY_POLL: Duration = Duration::from_millis(50);
 /// How long one readiness probe may take.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 /// How long a graceful stop waits for the JVM before killing it.
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(5);
 /// Lines of the log file quoted in errors.
-const LOG_TAIL_LINES: usize = 40;
+pub(crate) const LOG_TAIL_LINES: usize = 40;
 
 /// JVM flags for a fast start and a small footprint on a small machine.
-const JVM_FLAGS: &[&str] = &[
+pub(crate) const JVM_FLAGS: &[&str] = &[
     "-XX:+UseSerialGC",
     "-XX:TieredStopAtLevel=1",
     "-Xms32m",

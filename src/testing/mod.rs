@@ -13,20 +13,34 @@
 //! Every process the kit starts is killed when its handle drops, and by the kernel if the
 //! test process dies (the JVMs are spawned from one long-lived thread with a parent-death
 //! signal).
+//!
+//! # Backends
+//! Servers run as local JVM processes or, with the `docker` feature, as Docker containers, with
+//! the same API ([`Backend`] tells what differs). `ZK_TEST_BACKEND` picks one for every server
+//! a builder does not place itself: `local`, `docker`, or `auto` (the default: the local
+//! installation when there is one, else Docker). `ZK_TEST_IMAGE` names the image (default
+//! [`DEFAULT_IMAGE`], built without a registry by `docker/build-image.sh`; the official
+//! `zookeeper:3.8` works too). Every container carries the label `zk-recipes.test=1` and is
+//! removed when its handle drops.
 
+mod backend;
 mod cluster;
 mod config;
 pub mod curator;
+#[cfg(feature = "docker")]
+mod docker;
 mod expire;
 mod four_letter;
 mod install;
 mod instance;
+mod node;
 mod ports;
 mod process;
 mod proxy;
 mod server;
 mod shared;
 
+pub use backend::{Backend, BACKEND_ENV, DEFAULT_IMAGE, IMAGE_ENV};
 pub use cluster::{TestingCluster, TestingClusterBuilder};
 pub use expire::expire_session;
 pub use four_letter::{

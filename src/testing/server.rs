@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::backend::Backend;
 use super::config::{ServerConfig, Settings};
 use super::instance::Instance;
+use super::node::{self, Node};
 use super::ports::free_ports;
 use crate::{Error, Result};
 
@@ -15,13 +17,15 @@ pub(crate) const PORT_ATTEMPTS: usize = 3;
 
 /// A standalone ZooKeeper server for tests, in the spirit of Curator's `TestingServer`.
 ///
-/// The server is a real ZooKeeper JVM from the local installation (see
-/// [`Installation`](super::Installation)), listening on a free port of 127.0.0.1, with its
-/// configuration, data and log in a temp dir of its own. It can be stopped, killed, restarted
-/// (same port, same data), paused and resumed to test how clients live through outages.
+/// The server is a real ZooKeeper JVM listening on a free port of 127.0.0.1: by default a local
+/// process from the local installation (see [`Installation`](super::Installation)), with its
+/// configuration, data and log in a temp dir of its own; with the [`Backend::Docker`] backend a
+/// container whose client port is published there. It can be stopped, killed, restarted (same
+/// port, same data), paused and resumed to test how clients live through outages.
 ///
 /// Dropping the `TestingServer` kills the JVM with `SIGKILL`, waits for it, and removes the temp
-/// dir; this also happens when a test panics, and works outside a tokio runtime.
+/// dir (Docker: removes the container); this also happens when a test panics, and works outside
+/// a tokio runtime.
 ///
 /// # Examples
 /// ```no_run
@@ -37,7 +41,7 @@ pub(crate) const PORT_ATTEMPTS: usize = 3;
 /// ```
 #[derive(Debug)]
 pub struct TestingServer {
-    instance: Instance,
+    node: Node,
     start_timeout: Duration,
 }
 
@@ -84,9 +88,23 @@ impl TestingServerBuilder {
         self
     }
 
+    /// Where the server runs (default: [`Backend::from_env`], which reads `ZK_TEST_BACKEND`).
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.settings.backend = Some(backend);
+        self
+    }
+
+    /// The image of the Docker backend (default: `ZK_TEST_IMAGE`, else
+    /// [`DEFAULT_IMAGE`](super::DEFAULT_IMAGE)).
+    pub fn image(mut self, image: impl Into<String>) -> Self {
+        self.settings.image = Some(image.into());
+        self
+    }
+
     /// Run the release-tarball installation in `home` instead of discovering one (see
     /// [`Installation::from_zookeeper_home`](super::Installation::from_zookeeper_home)); the
-    /// `ZOOKEEPER_HOME` environment variable is then ignored.
+    /// `ZOOKEEPER_HOME` environment variable is then ignored. Implies the local backend unless
+    /// [`backend`](Self::backend) says otherwise.
     pub fn zookeeper_home(mut self, home: impl Into<PathBuf>) -> Self {
         self.settings.zookeeper_home = Some(home.into());
         self
@@ -102,18 +120,40 @@ impl TestingServerBuilder {
     /// Starts the server and waits until it serves requests (`srvr` reports a `Mode:`).
     ///
     /// # Errors
-    /// - [`Error::ZooKeeperNotInstalled`] if no installation or `java` is found.
+    /// - [`Error::ZooKeeperNotInstalled`] if no installation or `java` is found (Docker: the
+    ///   default image is not there).
     /// - [`Error::InvalidArgument`] for a zero tick or start timeout, a min session timeout above
-    ///   the max, or a malformed [`config`](Self::config) line.
+    ///   the max, a malformed [`config`](Self::config) line, or a bad `ZK_TEST_BACKEND`.
+    /// - [`Error::Unsupported`] for the Docker backend without the `docker` feature;
+    ///   [`Error::Docker`] when the Docker daemon cannot be reached or refuses.
     /// - [`Error::TestServerFailed`], with the end of the server's log, if it exits or does not
     ///   serve within the start timeout (a start that failed because its port was taken
     ///   meanwhile is retried on another port first).
     /// - [`Error::Io`] if the temp dir or configuration cannot be written.
     ///
     /// # Cancel safety
-    /// Cancel safe: dropping the future kills the JVM and removes the temp dir.
+    /// Cancel safe: dropping the future kills the JVM and removes the temp dir (Docker: removes
+    /// the container).
     pub async fn start(self) -> Result<TestingServer> {
-        let install = self.settings.prepare()?;
+        let node = match self.settings.validate()? {
+            Backend::Local => Node::Local(self.start_local().await?),
+            Backend::Docker => self.start_docker().await?,
+        };
+        Ok(TestingServer { node, start_timeout: self.settings.start_timeout })
+    }
+
+    #[cfg(feature = "docker")]
+    async fn start_docker(&self) -> Result<Node> {
+        Ok(Node::Docker(super::docker::start_server(&self.settings, self.port).await?))
+    }
+
+    #[cfg(not(feature = "docker"))]
+    async fn start_docker(&self) -> Result<Node> {
+        Err(Error::Unsupported("the Docker backend needs zk-recipes built with the `docker` feature"))
+    }
+
+    async fn start_local(&self) -> Result<Instance> {
+        let install = self.settings.installation()?;
         let deadline = Instant::now() + self.settings.start_timeout;
         let mut attempt = 0;
         loop {
@@ -132,7 +172,7 @@ impl TestingServerBuilder {
             let instance = Instance::new("server".into(), install.clone(), config, None)?;
             instance.spawn().await?;
             match instance.wait_until(deadline, |_| true).await {
-                Ok(_) => return Ok(TestingServer { instance, start_timeout: self.settings.start_timeout }),
+                Ok(_) => return Ok(instance),
                 Err(e) => {
                     let retry = self.port.is_none() && attempt < PORT_ATTEMPTS && instance.port_clash();
                     if !retry {
@@ -162,53 +202,67 @@ impl TestingServer {
         TestingServerBuilder::default()
     }
 
+    /// The backend the server runs on.
+    pub fn backend(&self) -> Backend {
+        self.node.backend()
+    }
+
+    /// The Docker container's id; `None` for the local backend.
+    pub fn container_id(&self) -> Option<&str> {
+        self.node.container_id()
+    }
+
     /// The connect string for clients: `"127.0.0.1:PORT"`.
     pub fn connect_string(&self) -> &str {
-        self.instance.connect_string()
+        self.node.connect_string()
     }
 
     /// The client port.
     pub fn port(&self) -> u16 {
-        self.instance.client_port()
+        self.node.client_port()
     }
 
-    /// The server's data directory (snapshots and transaction logs).
+    /// The server's data directory (snapshots and transaction logs); Docker: the directory
+    /// inside the container (`/data`).
     pub fn data_dir(&self) -> &Path {
-        self.instance.data_dir()
+        self.node.data_dir()
     }
 
-    /// The file the JVM's output and ZooKeeper's log (warnings and up) go to.
+    /// The file the JVM's output and ZooKeeper's log (warnings and up) go to; Docker: an empty
+    /// path (the log is the container's output, see [`log_tail`](Self::log_tail)).
     pub fn log_path(&self) -> &Path {
-        self.instance.log_path()
+        self.node.log_path()
     }
 
-    /// The process id of the JVM, `None` when it is not running.
+    /// The process id of the JVM, `None` when it is not running (Docker: always `None`).
     pub fn pid(&self) -> Option<u32> {
-        self.instance.pid()
+        self.node.pid()
     }
 
-    /// Whether the JVM is alive (a paused server is alive).
+    /// Whether the JVM is alive (a paused server is alive); Docker: whether the container runs.
     pub fn is_running(&self) -> bool {
-        self.instance.is_running()
+        self.node.is_running()
     }
 
     /// Stops the server gracefully: `SIGTERM`, then `SIGKILL` if it has not exited within a few
-    /// seconds. Returns once the process is gone. Does nothing if it is not running.
+    /// seconds (Docker: `docker stop`). Returns once the process is gone. Does nothing if it is
+    /// not running.
     ///
     /// # Cancel safety
     /// Cancel safe: if the future is dropped, the process is killed.
     pub async fn stop(&self) {
-        self.instance.stop().await;
+        self.node.stop().await;
     }
 
-    /// Kills the server with `SIGKILL` (a crash: no clean shutdown) and waits for the process
-    /// to be gone. Does nothing if it is not running.
+    /// Kills the server with `SIGKILL` (a crash: no clean shutdown; Docker: `docker kill`) and
+    /// waits for the process to be gone. Does nothing if it is not running.
     pub fn kill(&self) {
-        self.instance.kill();
+        self.node.kill();
     }
 
     /// Stops the server if it runs, starts it again on the same port with the same data, and
-    /// waits until it serves.
+    /// waits until it serves (Docker: `docker start` of the same container, whose host port is
+    /// fixed).
     ///
     /// # Errors
     /// [`Error::TestServerFailed`] if it does not serve within the start timeout (for example
@@ -218,44 +272,46 @@ impl TestingServer {
     /// # Cancel safety
     /// Cancel safe: dropping the future leaves the server either stopped or started.
     pub async fn restart(&self) -> Result<()> {
-        self.instance.stop().await;
-        self.instance.spawn().await?;
+        self.node.stop().await;
+        self.node.spawn().await?;
         let deadline = Instant::now() + self.start_timeout;
-        self.instance.wait_until(deadline, |_| true).await?;
+        self.node.wait_until(deadline, |_| true).await?;
         Ok(())
     }
 
-    /// Freezes the JVM with `SIGSTOP`: connections stay open but nothing is answered, as with a
-    /// long GC pause or a hung machine.
+    /// Freezes the JVM with `SIGSTOP` (Docker: `docker pause`): connections stay open but nothing
+    /// is answered, as with a long GC pause or a hung machine.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if the server is not running.
+    /// [`Error::InvalidArgument`] if the server is not running; Docker: [`Error::Docker`] if the
+    /// daemon refuses (for example because the container is not running).
     pub fn pause(&self) -> Result<()> {
-        self.instance.pause()
+        self.node.pause()
     }
 
-    /// Lets a paused JVM run again with `SIGCONT`.
+    /// Lets a paused JVM run again with `SIGCONT` (Docker: `docker unpause`).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if the server is not running.
+    /// [`Error::InvalidArgument`] if the server is not running; Docker: [`Error::Docker`] if the
+    /// daemon refuses.
     pub fn resume(&self) -> Result<()> {
-        self.instance.resume()
+        self.node.resume()
     }
 
     /// Whether the server is paused.
     pub fn is_paused(&self) -> bool {
-        self.instance.is_paused()
+        self.node.is_paused()
     }
 
     /// The last `lines` lines of the server's log file.
     pub fn log_tail(&self, lines: usize) -> String {
-        self.instance.log_tail(lines)
+        self.node.log_tail(lines)
     }
 }
 
 impl Drop for TestingServer {
     fn drop(&mut self) {
-        self.instance.kill();
+        node::dispose(std::slice::from_mut(&mut self.node));
     }
 }
 

@@ -1,0 +1,123 @@
+//! The Docker backend (feature `docker`): each server is a container of a ZooKeeper image,
+//! created and controlled through `testcontainers` (and the `bollard` client it re-exports for
+//! what it does not wrap: kill, networks, labels).
+//!
+//! * A server's client port is published on `127.0.0.1` at a host port the kit picks, fixed in
+//!   the container's configuration, so that `docker stop` / `docker start` keep the connect
+//!   string. The data stays in the container's own layer.
+//! * A cluster gets a private bridge network; the containers find each other by name.
+//! * Every container and network carries the labels `zk-recipes.test=1`, `zk-recipes.pid`,
+//!   `zk-recipes.host` and `zk-recipes.group`. Dropping a server or cluster removes its
+//!   containers and network and waits for it; containers of servers that are never dropped
+//!   (statics) are removed when the test process exits; those of a test process that was killed
+//!   are removed by the next test process that uses Docker on the same machine.
+
+mod container;
+mod network;
+mod runtime;
+mod spec;
+
+use std::sync::Arc;
+
+use futures_util::future::{join_all, try_join_all};
+use tokio::time::Instant;
+
+use container::is_port_clash;
+pub(crate) use container::{remove_all, Server};
+use network::Network;
+use spec::{Member, Spec};
+
+use super::backend::Backend;
+use super::config::Settings;
+use super::four_letter::ServerMode;
+use super::ports::free_ports;
+use super::server::PORT_ATTEMPTS;
+use crate::{Error, Result};
+
+/// A fresh name stem for the containers and network of one server or cluster.
+fn group() -> String {
+    format!("zkr-{}-{:08x}", std::process::id(), fastrand::u32(..))
+}
+
+fn image(settings: &Settings) -> String {
+    settings.image.clone().unwrap_or_else(Backend::image_from_env)
+}
+
+/// Starts a standalone server and waits until it serves.
+pub(crate) async fn start_server(settings: &Settings, port: Option<u16>) -> Result<Server> {
+    let env = spec::environment(settings, None)?;
+    let group = group();
+    let deadline = Instant::now() + settings.start_timeout;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let host_port = match port {
+            Some(port) => port,
+            None => free_ports(1)?.pop().ok_or_else(|| Error::Io("no free port".into()))?,
+        };
+        let spec = Spec {
+            label: "server".into(),
+            name: group.clone(),
+            image: image(settings),
+            env: env.clone(),
+            labels: spec::labels(&group),
+            host_port,
+            network: None,
+        };
+        match Server::create(spec, None).await {
+            Ok(server) => {
+                server.wait_until(deadline, |_| true).await?;
+                return Ok(server);
+            }
+            Err(e) if port.is_none() && attempt < PORT_ATTEMPTS && is_port_clash(&e) => {
+                tracing::debug!(host_port, "port taken meanwhile; retrying on another port");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Starts an ensemble of `n` containers on a new network and waits until every one has joined
+/// the quorum. Server `i` has `myid` `i + 1`.
+pub(crate) async fn start_cluster(settings: &Settings, n: usize) -> Result<Vec<Server>> {
+    let group = group();
+    let names: Vec<String> = (1..=n).map(|id| format!("{group}-{id}")).collect();
+    let envs = (0..n)
+        .map(|i| {
+            let my_id = u32::try_from(i + 1).unwrap_or(u32::MAX);
+            spec::environment(settings, Some(Member { my_id, names: &names }))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let network = Arc::new(Network::create(group.clone(), spec::labels(&group)).await?);
+    let deadline = Instant::now() + settings.start_timeout;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let ports = free_ports(n)?;
+        let creates = (0..n).map(|i| {
+            let spec = Spec {
+                label: format!("server {i} (myid {})", i + 1),
+                name: names[i].clone(),
+                image: image(settings),
+                env: envs[i].clone(),
+                labels: spec::labels(&group),
+                host_port: ports[i],
+                network: Some(network.name().to_string()),
+            };
+            Server::create(spec, Some(network.clone()))
+        });
+        let created = join_all(creates).await;
+        let clash = created.iter().any(|c| c.as_ref().is_err_and(is_port_clash));
+        let servers = match created.into_iter().collect::<Result<Vec<_>>>() {
+            Ok(servers) => servers,
+            // The containers that did start are removed as the results are dropped.
+            Err(e) if clash && attempt < PORT_ATTEMPTS => {
+                tracing::debug!(error = %e, "a port was taken meanwhile; retrying the cluster on other ports");
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        try_join_all(servers.iter().map(|s| s.wait_until(deadline, ServerMode::is_quorum_member))).await?;
+        return Ok(servers);
+    }
+}
