@@ -8,17 +8,19 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash docker/build-image.sh
 started=$(date +%s)
+# ZooKeeper servers running before the tests (not ours to judge)
+before=$(pgrep -f 'org.apache.zookeeper.server' | sort || true)
 # One test binary at a time; tests inside a binary share one server and run on 2 threads.
 cargo test --all-features --no-fail-fast -- --test-threads="${TEST_THREADS:-2}" "$@"
 # Every example runs against its own embedded server and must succeed.
-for example in $(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v '^zk[-_]recipes$'); do
+for example in $(awk '/^\[\[example\]\]/{e=1; next} /^\[/{e=0} e && /^name = /{gsub(/"/, "", $3); print $3}' Cargo.toml); do
   echo "== example $example"
   cargo run --quiet --all-features --example "$example" >/dev/null
 done
 # The fault suite's results, for docs/RELIABILITY.md (committed by hand after a run).
 bash scripts/reliability.sh || true
 echo "test suite took $(( $(date +%s) - started )) s"
-left=$(pgrep -f 'org.apache.zookeeper.server' | wc -l || true)
+left=$(comm -13 <(echo "$before") <(pgrep -f 'org.apache.zookeeper.server' | sort || true) | grep -c . || true)
 if [ "$left" -gt 0 ]; then
   echo "error: $left ZooKeeper server process(es) left running by the tests" >&2
   pgrep -af 'org.apache.zookeeper.server' >&2 || true
