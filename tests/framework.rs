@@ -257,3 +257,33 @@ async fn close_ends_the_stream_and_later_operations_fail() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn protected_create_is_recovered_after_a_lost_reply() {
+    use zk_recipes::testing::{ProxyMode, TcpProxy};
+    let cs = common::shared_server().await;
+    let proxy = TcpProxy::start(&cs).await.unwrap();
+    let fw = common::framework(proxy.connect_string()).await;
+    let direct = common::framework(&cs).await;
+    let parent = format!("/{}", common::unique("protected-loss"));
+    fw.create(&parent, b"", CreateMode::Persistent).await.unwrap();
+    // the create reaches the server; its reply is lost with the connection
+    proxy.set_mode(ProxyMode::DropReplies);
+    let creating = tokio::spawn({
+        let (fw, parent) = (fw.clone(), parent.clone());
+        async move { fw.create_protected(&parent, "lock-", b"mine", CreateMode::EphemeralSequential).await }
+    });
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while direct.children(&parent).await.unwrap().is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "the create never reached the server");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    proxy.set_mode(ProxyMode::Pass);
+    proxy.cut();
+    let node = creating.await.unwrap().unwrap();
+    // the node found again by its protected prefix is adopted: still exactly one
+    let children = direct.children(&parent).await.unwrap();
+    assert_eq!(children, vec![node.name().to_string()], "adopted, not created twice");
+    assert_eq!(node.stat.ephemeral_owner, fw.status().session_id);
+    assert_eq!(direct.get_data(&node.path).await.unwrap().0, b"mine");
+}

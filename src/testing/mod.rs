@@ -30,6 +30,7 @@ pub mod curator;
 #[cfg(feature = "docker")]
 mod docker;
 mod expire;
+mod fenced;
 mod four_letter;
 mod install;
 mod instance;
@@ -43,6 +44,7 @@ mod shared;
 pub use backend::{Backend, BACKEND_ENV, DEFAULT_IMAGE, IMAGE_ENV};
 pub use cluster::{TestingCluster, TestingClusterBuilder};
 pub use expire::expire_session;
+pub use fenced::FencedResource;
 pub use four_letter::{
     four_letter_word, four_letter_word_with_timeout, server_mode, ServerMode, FOUR_LETTER_WORD_TIMEOUT,
 };

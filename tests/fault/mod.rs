@@ -15,46 +15,7 @@ use zk_recipes::{
     LeaderLatch, RetryNTimes,
 };
 
-/// A store that accepts a write only with a fencing token at least the largest it has seen,
-/// and records the stale writes it rejected.
-#[derive(Debug, Default)]
-pub struct FencedResource {
-    inner: Mutex<Fenced>,
-}
-
-#[derive(Debug, Default)]
-struct Fenced {
-    highest: i64,
-    accepted: u64,
-    rejected: Vec<(i64, i64)>,
-}
-
-impl FencedResource {
-    /// Writes with `token`; `false` (and recorded) when the token is stale.
-    pub fn write(&self, token: i64) -> bool {
-        let mut f = self.inner.lock().unwrap();
-        if token < f.highest {
-            let highest = f.highest;
-            f.rejected.push((token, highest));
-            return false;
-        }
-        f.highest = token;
-        f.accepted += 1;
-        true
-    }
-
-    pub fn highest(&self) -> i64 {
-        self.inner.lock().unwrap().highest
-    }
-
-    pub fn accepted(&self) -> u64 {
-        self.inner.lock().unwrap().accepted
-    }
-
-    pub fn rejected(&self) -> Vec<(i64, i64)> {
-        self.inner.lock().unwrap().rejected.clone()
-    }
-}
+pub use zk_recipes::testing::FencedResource;
 
 /// Who holds what right now (holders leave as soon as they see their hold is lost).
 #[derive(Debug, Default)]
