@@ -293,7 +293,8 @@ def build_report(a):
              "(`zkr bench --recipe raw`: the plain ZooKeeper round trips of the same client count, "
              "without any recipe), shown when it was measured. Latency is from asking to holding "
              "(for the counter, the call), p50 / p99 in ms, medians over repeats. `–`: not measured; "
-             "*n/a*: the peer has no such recipe; *failed*: every run of it failed (see the end).")
+             "*n/a*: the peer has no such recipe; *failed*: every run of it failed (see the end); ⚠: some run had failed operations or violations "
+             "(listed under the table).")
     L.append("")
     if os.path.exists(os.path.join(os.path.dirname(a.out), "results.svg")):
         L.append("![ops/s per recipe and client count](results.svg)")
@@ -341,7 +342,8 @@ def build_report(a):
                     extra.append(f"×{ops / cur:.2f}")
                 if floor:
                     extra.append(f"{100 * ops / floor:.0f} % raw")
-                cells.append(f"**{fmt_ops(ops)}**" + (f" ({' · '.join(extra)})" if extra else ""))
+                flag = " ⚠" if any(r["violations"] or r["errors"] for r in rs) else ""
+                cells.append(f"**{fmt_ops(ops)}**{flag}" + (f" ({' · '.join(extra)})" if extra else ""))
                 lats.append(f"{fmt_ms(median([r['p50_ms'] for r in rs]))} / {fmt_ms(median([r['p99_ms'] for r in rs]))}")
                 v = sum(r["violations"] for r in rs)
                 e = sum(r["errors"] for r in rs)

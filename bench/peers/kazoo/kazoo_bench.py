@@ -195,8 +195,7 @@ def loop(index, op, clock, result):
         e = time.monotonic()
         in_window = clock.warmup_end <= s < clock.window_end
         if latency is None:
-            if in_window:
-                result["errors"] += 1
+            result["errors"] += 1  # warm-up failures count too: a failure is never hidden
             time.sleep(0.01)  # no hot loop on a broken connection
         elif in_window and e <= clock.window_end:
             latencies.append(latency * 1e3)
@@ -434,7 +433,7 @@ def barrier_latencies(results, n, clock):
         failed = len(ends) < n or any(e is None or e < 0 for e in ends)
         in_window = clock.warmup_end <= start < clock.window_end
         if failed:
-            errors += 1 if in_window else 0
+            errors += 1  # in the warm-up too
         elif in_window and max(ends) <= clock.window_end:
             latencies.append((max(ends) - start) * 1e3)
     return latencies, errors
