@@ -1,0 +1,778 @@
+// Benchmark driver for Apache Curator 5.x recipes, the "curator" peer of bench/compare.sh.
+//
+// Contract (bench/README.md): exactly one JSON line on stdout, everything else on stderr.
+//
+//   java CuratorBench --connect HOSTS --recipe R --clients N --seconds D
+//        [--warmup-seconds W] [--base PATH] [--leases K] [--waiters W]
+//
+// One CuratorFramework (one ZooKeeper session) and one thread per client. The clients connect
+// first (untimed), then all loop for the warm-up, then for the measured window; an operation
+// counts when it starts and finishes inside the window. Exit 2 for an unknown recipe, 64 for
+// other usage errors, 1 when the run could not be carried out.
+//
+// Compiled and started by bench/peers/curator/run.sh against Debian's jars in /usr/share/java.
+
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.curator.RetryPolicy;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.atomic.AtomicValue;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.shared.SharedCount;
+import org.apache.curator.framework.recipes.shared.VersionedValue;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.retry.RetryNTimes;
+
+public final class CuratorBench {
+    static final String PEER = "curator";
+    static final List<String> RECIPES = Arrays.asList(
+            "mutex", "rwlock", "semaphore", "semaphore_mutex", "counter", "shared_count", "double_barrier", "drain");
+
+    /** How long one blocking call may take before it counts as an error. */
+    static final long OP_TIMEOUT_MS = 60_000;
+    /**
+     * DistributedAtomicLong's own retry policy for optimistic updates: 10 tries, 10 ms apart
+     * (the policy of Curator's documentation examples). When it runs out under contention the
+     * increment reports succeeded() == false; that is an error here, not hidden by retrying.
+     */
+    static final int ATOMIC_RETRIES = 10;
+    static final int ATOMIC_RETRY_SLEEP_MS = 10;
+
+    /** The real stdout: only the result line goes there. */
+    static PrintStream out;
+
+    // ----------------------------------------------------------------------------------------
+    // Arguments
+
+    static final class Args {
+        String connect;
+        String recipe;
+        int clients = -1;
+        double seconds = -1;
+        double warmup = 2.0;
+        String base = "/bench";
+        int leases = 2;
+        int waiters = 500;
+    }
+
+    static final class UsageError extends Exception {
+        UsageError(String message) {
+            super(message);
+        }
+    }
+
+    static Args parse(String[] argv) throws UsageError {
+        Args a = new Args();
+        for (int i = 0; i < argv.length; i++) {
+            String key = argv[i];
+            String value;
+            int eq = key.indexOf('=');
+            if (key.startsWith("--") && eq > 0) {
+                value = key.substring(eq + 1);
+                key = key.substring(0, eq);
+            } else {
+                if (i + 1 >= argv.length) {
+                    throw new UsageError(key + " needs a value");
+                }
+                value = argv[++i];
+            }
+            try {
+                switch (key) {
+                    case "--connect": a.connect = value; break;
+                    case "--recipe": a.recipe = value; break;
+                    case "--clients": a.clients = Integer.parseInt(value); break;
+                    case "--seconds": a.seconds = Double.parseDouble(value); break;
+                    case "--warmup-seconds": a.warmup = Double.parseDouble(value); break;
+                    case "--base": a.base = value; break;
+                    case "--leases": a.leases = Integer.parseInt(value); break;
+                    case "--waiters": a.waiters = Integer.parseInt(value); break;
+                    default: throw new UsageError("unknown option " + key);
+                }
+            } catch (NumberFormatException e) {
+                throw new UsageError(key + ": not a number: " + value);
+            }
+        }
+        if (a.connect == null || a.recipe == null || a.clients < 1 || a.seconds <= 0) {
+            throw new UsageError("--connect, --recipe, --clients (>= 1) and --seconds (> 0) are required");
+        }
+        if (a.warmup < 0 || a.leases < 1 || a.waiters < 1) {
+            throw new UsageError("--warmup-seconds must be >= 0, --leases and --waiters >= 1");
+        }
+        while (a.base.length() > 1 && a.base.endsWith("/")) {
+            a.base = a.base.substring(0, a.base.length() - 1);
+        }
+        if (!a.base.startsWith("/")) {
+            throw new UsageError("--base must be an absolute path");
+        }
+        return a;
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Entry point
+
+    public static void main(String[] argv) {
+        out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
+        System.setOut(System.err);
+        Args args;
+        try {
+            args = parse(argv);
+        } catch (UsageError e) {
+            System.err.println("CuratorBench: " + e.getMessage());
+            System.err.println("usage: --connect HOSTS --recipe R --clients N --seconds D [--warmup-seconds W]"
+                    + " [--base PATH] [--leases K] [--waiters W]");
+            System.exit(64);
+            return;
+        }
+        if (!RECIPES.contains(args.recipe)) {
+            System.err.println("CuratorBench: unknown recipe " + args.recipe + " (known: " + String.join(", ", RECIPES) + ")");
+            System.exit(2);
+            return;
+        }
+        int code;
+        try {
+            String line = new CuratorBench(args).run();
+            out.println(line);
+            out.flush();
+            code = 0;
+        } catch (Throwable t) {
+            System.err.println("CuratorBench: run failed: " + t);
+            t.printStackTrace(System.err);
+            code = 1;
+        }
+        // Curator's and ZooKeeper's threads are not all daemons: leave without waiting for them.
+        System.exit(code);
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // A run
+
+    final Args args;
+    final String runPath;
+    final CuratorFramework[] clients;
+    /** Holders inside the critical section right now (mutex-like recipes, semaphores). */
+    final AtomicInteger holders = new AtomicInteger();
+    final AtomicInteger readers = new AtomicInteger();
+    final AtomicInteger writers = new AtomicInteger();
+    final AtomicLong violations = new AtomicLong();
+    /** Successful increments over the whole run (warm-up and window), for the counter check. */
+    final AtomicLong increments = new AtomicLong();
+
+    long startNanos;
+    long warmupEnd;
+    long windowEnd;
+
+    CuratorBench(Args args) {
+        this.args = args;
+        this.runPath = args.base + "/" + args.recipe + "-" + ProcessHandle.current().pid() + "-"
+                + Long.toHexString(System.nanoTime() & 0xffffffL);
+        this.clients = new CuratorFramework[args.clients];
+    }
+
+    String run() throws Exception {
+        System.err.printf(Locale.ROOT, "CuratorBench: %s, %d clients, %.1f s (+%.1f s warm-up) on %s%n",
+                args.recipe, args.clients, args.seconds, args.warmup, runPath);
+        try {
+            connectAll();
+            clients[0].create().creatingParentsIfNeeded().forPath(runPath);
+            if (args.recipe.equals("drain")) {
+                return drain();
+            }
+            return loop();
+        } finally {
+            cleanup();
+        }
+    }
+
+    void connectAll() throws Exception {
+        for (int i = 0; i < clients.length; i++) {
+            CuratorFramework client = CuratorFrameworkFactory.builder()
+                    .connectString(args.connect)
+                    .sessionTimeoutMs(30_000)
+                    .connectionTimeoutMs(15_000)
+                    .retryPolicy(new ExponentialBackoffRetry(100, 3))
+                    .build();
+            clients[i] = client;
+            client.start();
+        }
+        for (CuratorFramework client : clients) {
+            if (!client.blockUntilConnected(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("could not connect to " + args.connect);
+            }
+        }
+    }
+
+    void cleanup() {
+        if (clients[0] != null) {
+            try {
+                clients[0].delete().deletingChildrenIfNeeded().forPath(runPath);
+            } catch (Exception e) {
+                System.err.println("CuratorBench: cleanup of " + runPath + " failed: " + e);
+            }
+        }
+        for (CuratorFramework client : clients) {
+            if (client != null) {
+                try {
+                    client.close();
+                } catch (Exception ignored) {
+                    // exiting anyway
+                }
+            }
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // The timed loop shared by all recipes but drain
+
+    /** One client's operation. Returns the latency in nanoseconds (ask to hold), or -1 on failure. */
+    abstract class Worker {
+        final int index;
+        final CuratorFramework client;
+        long[] latencies = new long[1024];
+        int counted;
+        long errors;
+
+        Worker(int index) {
+            this.index = index;
+            this.client = clients[index];
+        }
+
+        /** Creates the recipe objects; runs before the clock starts. */
+        void prepare() throws Exception {}
+
+        /** Closes the recipe objects; runs after the clock stopped. */
+        void close() throws Exception {}
+
+        abstract long once() throws Exception;
+
+        void record(long latency) {
+            if (counted == latencies.length) {
+                latencies = Arrays.copyOf(latencies, counted * 2);
+            }
+            latencies[counted++] = latency;
+        }
+
+        void loop() {
+            while (true) {
+                long start = System.nanoTime();
+                if (start - windowEnd >= 0) {
+                    return;
+                }
+                long latency;
+                try {
+                    latency = once();
+                } catch (Exception e) {
+                    System.err.println("CuratorBench: client " + index + ": " + e);
+                    latency = -1;
+                }
+                long end = System.nanoTime();
+                boolean inWindow = start - warmupEnd >= 0 && start - windowEnd < 0;
+                if (latency < 0) {
+                    errors++; // warm-up failures count too: a failure is never hidden
+                    sleepQuietly(10); // no hot loop on a broken connection
+                } else if (inWindow && end - windowEnd <= 0) {
+                    record(latency);
+                }
+            }
+        }
+    }
+
+    /** Enters a critical section guarded by `limit`, counting a violation when it is exceeded. */
+    void enter(int limit) {
+        if (holders.incrementAndGet() > limit) {
+            violations.incrementAndGet();
+        }
+    }
+
+    void leave() {
+        holders.decrementAndGet();
+    }
+
+    Worker worker(int i) {
+        final String path = runPath + "/lock";
+        switch (args.recipe) {
+            case "mutex":
+                return new Worker(i) {
+                    final InterProcessMutex mutex = new InterProcessMutex(client, path);
+
+                    @Override
+                    long once() throws Exception {
+                        long t0 = System.nanoTime();
+                        if (!mutex.acquire(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+                            return -1;
+                        }
+                        long latency = System.nanoTime() - t0;
+                        enter(1);
+                        leave();
+                        mutex.release();
+                        return latency;
+                    }
+                };
+            case "semaphore_mutex":
+                return new Worker(i) {
+                    final InterProcessSemaphoreMutex mutex = new InterProcessSemaphoreMutex(client, path);
+
+                    @Override
+                    long once() throws Exception {
+                        long t0 = System.nanoTime();
+                        if (!mutex.acquire(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+                            return -1;
+                        }
+                        long latency = System.nanoTime() - t0;
+                        enter(1);
+                        leave();
+                        mutex.release();
+                        return latency;
+                    }
+                };
+            case "rwlock":
+                return new Worker(i) {
+                    final InterProcessReadWriteLock lock = new InterProcessReadWriteLock(client, path);
+                    final Random random = new Random(index);
+
+                    @Override
+                    long once() throws Exception {
+                        boolean read = random.nextInt(100) < 75;
+                        InterProcessMutex m = read ? lock.readLock() : lock.writeLock();
+                        long t0 = System.nanoTime();
+                        if (!m.acquire(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+                            return -1;
+                        }
+                        long latency = System.nanoTime() - t0;
+                        if (read) {
+                            readers.incrementAndGet();
+                            if (writers.get() > 0) {
+                                violations.incrementAndGet();
+                            }
+                            readers.decrementAndGet();
+                        } else {
+                            int w = writers.incrementAndGet();
+                            if (w > 1 || readers.get() > 0) {
+                                violations.incrementAndGet();
+                            }
+                            writers.decrementAndGet();
+                        }
+                        m.release();
+                        return latency;
+                    }
+                };
+            case "semaphore":
+                return new Worker(i) {
+                    final InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(client, path, args.leases);
+
+                    @Override
+                    long once() throws Exception {
+                        long t0 = System.nanoTime();
+                        Lease lease = semaphore.acquire(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                        if (lease == null) {
+                            return -1;
+                        }
+                        long latency = System.nanoTime() - t0;
+                        enter(args.leases);
+                        leave();
+                        semaphore.returnLease(lease);
+                        return latency;
+                    }
+                };
+            case "counter":
+                return new Worker(i) {
+                    final DistributedAtomicLong counter = new DistributedAtomicLong(client, runPath + "/counter",
+                            new RetryNTimes(ATOMIC_RETRIES, ATOMIC_RETRY_SLEEP_MS));
+
+                    @Override
+                    long once() throws Exception {
+                        long t0 = System.nanoTime();
+                        AtomicValue<Long> v = counter.increment();
+                        long latency = System.nanoTime() - t0;
+                        if (!v.succeeded()) {
+                            return -1; // Curator gave up (contention): an error
+                        }
+                        increments.incrementAndGet();
+                        return latency;
+                    }
+                };
+            case "shared_count":
+                return new Worker(i) {
+                    SharedCount count;
+
+                    @Override
+                    void prepare() throws Exception {
+                        count = new SharedCount(client, runPath + "/count", 0);
+                        count.start();
+                    }
+
+                    @Override
+                    long once() throws Exception {
+                        long t0 = System.nanoTime();
+                        while (true) {
+                            VersionedValue<Integer> v = count.getVersionedValue();
+                            if (count.trySetCount(v, v.getValue() + 1)) {
+                                break;
+                            }
+                            if (System.nanoTime() - t0 > TimeUnit.MILLISECONDS.toNanos(OP_TIMEOUT_MS)) {
+                                return -1;
+                            }
+                        }
+                        long latency = System.nanoTime() - t0;
+                        increments.incrementAndGet();
+                        return latency;
+                    }
+
+                    @Override
+                    void close() throws Exception {
+                        count.close();
+                    }
+                };
+            default:
+                throw new IllegalArgumentException("no loop worker for " + args.recipe);
+        }
+    }
+
+    String loop() throws Exception {
+        if (args.recipe.equals("double_barrier")) {
+            return doubleBarrier();
+        }
+        Worker[] workers = new Worker[clients.length];
+        for (int i = 0; i < workers.length; i++) {
+            workers[i] = worker(i);
+            workers[i].prepare();
+        }
+        long initial = 0;
+        boolean counts = args.recipe.equals("counter") || args.recipe.equals("shared_count");
+        if (counts) {
+            initial = readCount();
+        }
+        Thread[] threads = new Thread[workers.length];
+        CountDownLatch go = new CountDownLatch(1);
+        for (int i = 0; i < workers.length; i++) {
+            Worker w = workers[i];
+            threads[i] = new Thread(() -> {
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                w.loop();
+            }, "client-" + i);
+            threads[i].setDaemon(true);
+            threads[i].start();
+        }
+        startClock();
+        go.countDown();
+        long stuck = joinAll(threads);
+
+        long errors = stuck;
+        int total = 0;
+        for (Worker w : workers) {
+            errors += w.errors;
+            total += w.counted;
+        }
+        long[] all = new long[total];
+        int k = 0;
+        for (Worker w : workers) {
+            System.arraycopy(w.latencies, 0, all, k, w.counted);
+            k += w.counted;
+        }
+        if (counts) {
+            long fin = readCount();
+            if (fin - initial != increments.get()) {
+                System.err.printf(Locale.ROOT, "CuratorBench: counter moved by %d, successful increments %d%n",
+                        fin - initial, increments.get());
+                violations.incrementAndGet();
+            }
+        }
+        for (Worker w : workers) {
+            try {
+                w.close();
+            } catch (Exception ignored) {
+                // closing only stops watchers; the sessions close next
+            }
+        }
+        return json(all, errors, args.seconds, null);
+    }
+
+    /** The counter's current value, read from ZooKeeper (not from a cache). */
+    long readCount() throws Exception {
+        if (args.recipe.equals("counter")) {
+            AtomicValue<Long> v = new DistributedAtomicLong(clients[0], runPath + "/counter",
+                    new RetryNTimes(ATOMIC_RETRIES, ATOMIC_RETRY_SLEEP_MS)).get();
+            if (!v.succeeded()) {
+                throw new IllegalStateException("cannot read the counter");
+            }
+            return v.postValue();
+        }
+        byte[] data = clients[0].getData().forPath(runPath + "/count");
+        return data.length == 4 ? ByteBuffer.wrap(data).getInt() : 0;
+    }
+
+    void startClock() {
+        startNanos = System.nanoTime();
+        warmupEnd = startNanos + (long) (args.warmup * 1e9);
+        windowEnd = warmupEnd + (long) (args.seconds * 1e9);
+    }
+
+    /** Joins the client threads; returns how many did not finish in time (each an error). */
+    long joinAll(Thread[] threads) throws InterruptedException {
+        long deadline = windowEnd + TimeUnit.MILLISECONDS.toNanos(OP_TIMEOUT_MS + 30_000);
+        long stuck = 0;
+        for (Thread t : threads) {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            t.join(Math.max(left, 1));
+            if (t.isAlive()) {
+                System.err.println("CuratorBench: " + t.getName() + " did not finish");
+                stuck++;
+            }
+        }
+        return stuck;
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Double barrier: rounds decided together, a fresh path per round
+
+    /** The go/no-go of each round, decided by the first member to reach it. */
+    final class Rounds {
+        int lastRound = -1;
+        boolean lastGo = true;
+        boolean aborted;
+        final Map<Integer, Long> starts = new HashMap<>();
+
+        synchronized boolean go(int round) {
+            if (round != lastRound) {
+                long now = System.nanoTime();
+                lastRound = round;
+                lastGo = lastGo && !aborted && now - windowEnd < 0;
+                if (lastGo) {
+                    starts.put(round, now);
+                }
+            }
+            return lastGo;
+        }
+
+        synchronized void abort() {
+            aborted = true;
+        }
+    }
+
+    String doubleBarrier() throws Exception {
+        int n = clients.length;
+        Rounds rounds = new Rounds();
+        // ends[i] = (round -> leave end nanos) for member i; failed rounds are marked -1
+        List<Map<Integer, Long>> ends = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            ends.add(new HashMap<>());
+        }
+        Thread[] threads = new Thread[n];
+        CountDownLatch go = new CountDownLatch(1);
+        for (int i = 0; i < n; i++) {
+            final int index = i;
+            final CuratorFramework client = clients[i];
+            final Map<Integer, Long> mine = ends.get(i);
+            threads[i] = new Thread(() -> {
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                for (int round = 0; rounds.go(round); round++) {
+                    DistributedDoubleBarrier barrier =
+                            new DistributedDoubleBarrier(client, runPath + "/r" + round, n);
+                    boolean ok;
+                    try {
+                        ok = barrier.enter(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS)
+                                && barrier.leave(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                    } catch (Exception e) {
+                        System.err.println("CuratorBench: client " + index + " round " + round + ": " + e);
+                        ok = false;
+                    }
+                    synchronized (mine) {
+                        mine.put(round, ok ? System.nanoTime() : -1L);
+                    }
+                    if (!ok) {
+                        rounds.abort();
+                        return;
+                    }
+                }
+            }, "client-" + i);
+            threads[i].setDaemon(true);
+            threads[i].start();
+        }
+        startClock();
+        go.countDown();
+        long stuck = joinAll(threads);
+
+        List<Long> latencies = new ArrayList<>();
+        long errors = stuck;
+        Map<Integer, Long> starts;
+        synchronized (rounds) {
+            starts = new HashMap<>(rounds.starts);
+        }
+        for (Map.Entry<Integer, Long> e : starts.entrySet()) {
+            int round = e.getKey();
+            long start = e.getValue();
+            long end = Long.MIN_VALUE;
+            boolean failed = false;
+            for (Map<Integer, Long> mine : ends) {
+                Long t;
+                synchronized (mine) {
+                    t = mine.get(round);
+                }
+                if (t == null || t == -1L) {
+                    failed = true;
+                } else if (t - end > 0 || end == Long.MIN_VALUE) {
+                    end = t;
+                }
+            }
+            boolean inWindow = start - warmupEnd >= 0 && start - windowEnd < 0;
+            if (failed) {
+                errors++; // in the warm-up too
+            } else if (inWindow && end - windowEnd <= 0) {
+                latencies.add(end - start);
+            }
+        }
+        long[] all = latencies.stream().mapToLong(Long::longValue).toArray();
+        return json(all, errors, args.seconds, null);
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Drain: W waiters queued on one lock behind a holder, then timed until all held it once
+
+    String drain() throws Exception {
+        int w = args.waiters;
+        String path = runPath + "/lock";
+        InterProcessMutex holder = new InterProcessMutex(clients[0], path);
+        if (!holder.acquire(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+            throw new IllegalStateException("the holder could not take the empty lock");
+        }
+        long[] held = new long[w];
+        long[] released = new long[w];
+        AtomicLong failures = new AtomicLong();
+        CountDownLatch done = new CountDownLatch(w);
+        Thread[] threads = new Thread[w];
+        for (int i = 0; i < w; i++) {
+            final int index = i;
+            final InterProcessMutex mutex = new InterProcessMutex(clients[i % clients.length], path);
+            threads[i] = new Thread(() -> {
+                try {
+                    if (mutex.acquire(OP_TIMEOUT_MS * 2, TimeUnit.MILLISECONDS)) {
+                        held[index] = System.nanoTime();
+                        enter(1);
+                        leave();
+                        mutex.release();
+                        released[index] = System.nanoTime();
+                    } else {
+                        failures.incrementAndGet();
+                    }
+                } catch (Exception e) {
+                    System.err.println("CuratorBench: waiter " + index + ": " + e);
+                    failures.incrementAndGet();
+                } finally {
+                    done.countDown();
+                }
+            }, "waiter-" + i);
+            threads[i].setDaemon(true);
+        }
+        for (Thread t : threads) {
+            t.start();
+        }
+        // Untimed: wait until every waiter has its node in the queue.
+        long queueDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(300);
+        while (true) {
+            int queued = clients[0].getChildren().forPath(path).size();
+            if (queued >= w + 1) {
+                break;
+            }
+            if (System.nanoTime() - queueDeadline > 0) {
+                throw new IllegalStateException("only " + (queued - 1) + " of " + w + " waiters queued");
+            }
+            sleepQuietly(20);
+        }
+        System.err.println("CuratorBench: " + w + " waiters queued; releasing");
+        long t0 = System.nanoTime();
+        holder.release();
+        if (!done.await(OP_TIMEOUT_MS * 2 + 30_000, TimeUnit.MILLISECONDS)) {
+            throw new IllegalStateException("the waiters did not drain in time");
+        }
+        long last = t0;
+        List<Long> waits = new ArrayList<>();
+        for (int i = 0; i < w; i++) {
+            if (released[i] != 0) {
+                if (released[i] - last > 0) {
+                    last = released[i];
+                }
+                waits.add(held[i] - t0);
+            }
+        }
+        long[] all = waits.stream().mapToLong(Long::longValue).toArray();
+        double totalMs = (last - t0) / 1e6;
+        String extra = String.format(Locale.ROOT, ",\"waiters\":%d,\"total_ms\":%.3f,\"per_handoff_ms\":%.4f",
+                w, totalMs, totalMs / w);
+        return json(all, failures.get(), totalMs / 1e3, extra);
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Output
+
+    /** The result line; `seconds` is the measured window (the drain's duration for drain). */
+    String json(long[] latencies, long errors, double seconds, String extra) {
+        Arrays.sort(latencies);
+        long ops = latencies.length;
+        StringBuilder sb = new StringBuilder();
+        sb.append("{\"peer\":\"").append(PEER).append("\"");
+        sb.append(",\"recipe\":\"").append(args.recipe).append("\"");
+        sb.append(",\"clients\":").append(args.clients);
+        sb.append(",\"seconds\":").append(fmt(seconds, 3));
+        sb.append(",\"ops\":").append(ops);
+        sb.append(",\"ops_per_s\":").append(fmt(seconds > 0 ? ops / seconds : 0, 1));
+        sb.append(",\"p50_ms\":").append(ops == 0 ? "null" : fmt(percentile(latencies, 0.50) / 1e6, 3));
+        sb.append(",\"p99_ms\":").append(ops == 0 ? "null" : fmt(percentile(latencies, 0.99) / 1e6, 3));
+        sb.append(",\"violations\":").append(violations.get());
+        sb.append(",\"errors\":").append(errors);
+        if (args.recipe.equals("semaphore")) {
+            sb.append(",\"leases\":").append(args.leases);
+        }
+        if (extra != null) {
+            sb.append(extra);
+        }
+        sb.append('}');
+        return sb.toString();
+    }
+
+    /** Nearest-rank percentile of sorted values. */
+    static long percentile(long[] sorted, double p) {
+        int rank = (int) Math.ceil(p * sorted.length);
+        return sorted[Math.min(Math.max(rank, 1), sorted.length) - 1];
+    }
+
+    static String fmt(double v, int decimals) {
+        return String.format(Locale.ROOT, "%." + decimals + "f", v);
+    }
+
+    static void sleepQuietly(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,554 @@
+#!/usr/bin/env python3
+"""Benchmark driver for kazoo's recipes, the "kazoo" peer of bench/compare.sh.
+
+Contract (bench/README.md): exactly one JSON line on stdout, everything else on stderr.
+
+    kazoo_bench.py --connect HOSTS --recipe R --clients N --seconds D
+                   [--warmup-seconds W] [--base PATH] [--leases K] [--waiters W]
+
+One OS process per client (kazoo runs recipes on threads under the GIL, so clients in one
+process would measure the GIL), each with its own KazooClient and so its own session,
+coordinated by this parent process: the clients connect first (untimed), then all loop for the
+warm-up, then for the measured window; an operation counts when it starts and finishes inside
+the window. Clocks are time.monotonic(), which is CLOCK_MONOTONIC and so comparable across the
+processes of one machine.
+
+Recipes: mutex (Lock), rwlock (ReadLock/WriteLock), semaphore (Semaphore, max_leases=K),
+counter (Counter), double_barrier (DoubleBarrier) and drain (Lock, W waiter threads over the
+--clients sessions of one process). kazoo has no semaphore mutex and no versioned shared count:
+those exit 2. Exit 64 for other usage errors, 1 when the run could not be carried out.
+
+bench/peers/kazoo/run.sh runs this with kazoo installed in a virtualenv.
+"""
+
+import argparse
+import json
+import math
+import multiprocessing as mp
+import os
+import random
+import signal
+import sys
+import threading
+import time
+import traceback
+import uuid
+
+PEER = "kazoo"
+SUPPORTED = ("mutex", "rwlock", "semaphore", "counter", "double_barrier", "drain")
+UNSUPPORTED = {
+    "semaphore_mutex": "kazoo has no non-reentrant semaphore mutex "
+    "(Curator's InterProcessSemaphoreMutex); its Semaphore with max_leases=1 is a different recipe",
+    "shared_count": "kazoo has no SharedCount (versioned get + trySetCount); its Counter is measured as `counter`",
+}
+# How long one blocking call may take before it counts as an error (seconds).
+OP_TIMEOUT = 60.0
+# kazoo's DoubleBarrier.enter/leave take no timeout; a member stuck this long fails the run.
+BARRIER_TIMEOUT = 30.0
+
+
+def log(msg):
+    print(f"kazoo_bench: {msg}", file=sys.stderr, flush=True)
+
+
+class UsageError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def parse_args(argv):
+    p = Parser(prog="kazoo_bench.py", add_help=True)
+    p.add_argument("--connect", required=True)
+    p.add_argument("--recipe", required=True)
+    p.add_argument("--clients", type=int, required=True)
+    p.add_argument("--seconds", type=float, required=True)
+    p.add_argument("--warmup-seconds", type=float, default=2.0)
+    p.add_argument("--base", default="/bench")
+    p.add_argument("--leases", type=int, default=2)
+    p.add_argument("--waiters", type=int, default=500)
+    a = p.parse_args(argv)
+    if a.clients < 1 or a.seconds <= 0 or a.warmup_seconds < 0 or a.leases < 1 or a.waiters < 1:
+        raise UsageError("--clients, --leases, --waiters must be >= 1, --seconds > 0, --warmup-seconds >= 0")
+    a.base = a.base.rstrip("/") or "/"
+    if not a.base.startswith("/"):
+        raise UsageError("--base must be an absolute path")
+    return a
+
+
+def percentile(sorted_values, p):
+    """Nearest-rank percentile."""
+    rank = math.ceil(p * len(sorted_values))
+    return sorted_values[min(max(rank, 1), len(sorted_values)) - 1]
+
+
+def result_line(args, latencies_ms, errors, violations, seconds, extra=None):
+    lat = sorted(latencies_ms)
+    ops = len(lat)
+    out = {
+        "peer": PEER,
+        "recipe": args.recipe,
+        "clients": args.clients,
+        "seconds": round(seconds, 3),
+        "ops": ops,
+        "ops_per_s": round(ops / seconds, 1) if seconds > 0 else 0.0,
+        "p50_ms": round(percentile(lat, 0.50), 3) if ops else None,
+        "p99_ms": round(percentile(lat, 0.99), 3) if ops else None,
+        "violations": violations,
+        "errors": errors,
+    }
+    if args.recipe == "semaphore":
+        out["leases"] = args.leases
+    if extra:
+        out.update(extra)
+    return json.dumps(out, separators=(",", ":"))
+
+
+def new_client(hosts):
+    from kazoo.client import KazooClient
+
+    client = KazooClient(hosts=hosts, timeout=30.0)
+    client.start(timeout=30)
+    return client
+
+
+def close_client(client):
+    try:
+        client.stop()
+        client.close()
+    except Exception:  # noqa: BLE001 - exiting anyway
+        pass
+
+
+# ------------------------------------------------------------------------------------------
+# Shared state of one run (created before forking; lives in shared memory)
+
+
+class Shared:
+    def __init__(self, ctx, n):
+        self.ready = ctx.Barrier(n + 1)
+        self.go = ctx.Event()
+        self.start = ctx.Value("d", 0.0, lock=False)
+        # critical-section bookkeeping, guarded by cs
+        self.cs = ctx.Lock()
+        self.holders = ctx.Value("i", 0, lock=False)
+        self.readers = ctx.Value("i", 0, lock=False)
+        self.writers = ctx.Value("i", 0, lock=False)
+        # double barrier rounds, guarded by rounds
+        self.rounds = ctx.Lock()
+        self.last_round = ctx.Value("i", -1, lock=False)
+        self.last_go = ctx.Value("b", 1, lock=False)
+        self.aborted = ctx.Value("b", 0, lock=False)
+        self.results = ctx.Queue()
+
+
+class Clock:
+    def __init__(self, start, args):
+        self.warmup_end = start + args.warmup_seconds
+        self.window_end = self.warmup_end + args.seconds
+
+
+# ------------------------------------------------------------------------------------------
+# One client process
+
+
+def client_main(index, args, run_path, shared):
+    # Only the parent writes to stdout.
+    os.dup2(2, 1)
+    result = {"index": index, "latencies": [], "errors": 0, "violations": 0, "increments": 0,
+              "starts": {}, "ends": {}}
+    client = None
+    try:
+        client = new_client(args.connect)
+        op = make_op(index, args, run_path, client, shared, result)
+        shared.ready.wait(timeout=120)
+        shared.go.wait(timeout=120)
+        clock = Clock(shared.start.value, args)
+        if args.recipe == "double_barrier":
+            barrier_rounds(index, args, run_path, client, shared, clock, result)
+        else:
+            loop(index, op, clock, result)
+    except Exception as e:  # noqa: BLE001 - reported to the parent
+        log(f"client {index}: {e!r}")
+        traceback.print_exc(file=sys.stderr)
+        result["fatal"] = repr(e)
+        shared.ready.abort()  # the parent stops waiting for the others to connect
+    shared.results.put(result)
+    if client is not None:
+        close_client(client)
+
+
+def loop(index, op, clock, result):
+    latencies = result["latencies"]
+    while True:
+        s = time.monotonic()
+        if s >= clock.window_end:
+            return
+        try:
+            latency = op()
+        except Exception as e:  # noqa: BLE001 - a failed operation
+            log(f"client {index}: {e!r}")
+            latency = None
+        e = time.monotonic()
+        in_window = clock.warmup_end <= s < clock.window_end
+        if latency is None:
+            result["errors"] += 1  # warm-up failures count too: a failure is never hidden
+            time.sleep(0.01)  # no hot loop on a broken connection
+        elif in_window and e <= clock.window_end:
+            latencies.append(latency * 1e3)
+
+
+def make_op(index, args, run_path, client, shared, result):
+    path = run_path + "/lock"
+    ident = f"client-{index}"
+
+    def guarded(limit):
+        with shared.cs:
+            shared.holders.value += 1
+            if shared.holders.value > limit:
+                result["violations"] += 1
+        with shared.cs:
+            shared.holders.value -= 1
+
+    if args.recipe == "mutex":
+        lock = client.Lock(path, ident)
+
+        def op():
+            t0 = time.monotonic()
+            if not lock.acquire(timeout=OP_TIMEOUT):
+                return None
+            latency = time.monotonic() - t0
+            try:
+                guarded(1)
+            finally:
+                lock.release()
+            return latency
+
+        return op
+
+    if args.recipe == "rwlock":
+        read_lock = client.ReadLock(path, ident)
+        write_lock = client.WriteLock(path, ident)
+        rng = random.Random(index)
+
+        def op():
+            read = rng.randrange(100) < 75
+            lock = read_lock if read else write_lock
+            t0 = time.monotonic()
+            if not lock.acquire(timeout=OP_TIMEOUT):
+                return None
+            latency = time.monotonic() - t0
+            try:
+                with shared.cs:
+                    if read:
+                        shared.readers.value += 1
+                        if shared.writers.value > 0:
+                            result["violations"] += 1
+                    else:
+                        shared.writers.value += 1
+                        if shared.writers.value > 1 or shared.readers.value > 0:
+                            result["violations"] += 1
+                with shared.cs:
+                    if read:
+                        shared.readers.value -= 1
+                    else:
+                        shared.writers.value -= 1
+            finally:
+                lock.release()
+            return latency
+
+        return op
+
+    if args.recipe == "semaphore":
+        sem = client.Semaphore(run_path + "/semaphore", ident, max_leases=args.leases)
+
+        def op():
+            t0 = time.monotonic()
+            if not sem.acquire(timeout=OP_TIMEOUT):
+                return None
+            latency = time.monotonic() - t0
+            try:
+                guarded(args.leases)
+            finally:
+                sem.release()
+            return latency
+
+        return op
+
+    if args.recipe == "counter":
+        counter = client.Counter(run_path + "/counter", default=0)
+        _ = counter.value  # creates the node before the clock starts
+
+        def op():
+            nonlocal counter
+            t0 = time.monotonic()
+            counter += 1
+            latency = time.monotonic() - t0
+            result["increments"] += 1
+            return latency
+
+        return op
+
+    if args.recipe == "double_barrier":
+        return None
+
+    raise ValueError(f"no loop for {args.recipe}")
+
+
+def barrier_rounds(index, args, run_path, client, shared, clock, result):
+    """Rounds of enter + leave; the first member to reach a round decides whether it runs."""
+    n = args.clients
+    round_no = 0
+    while True:
+        with shared.rounds:
+            if round_no != shared.last_round.value:
+                now = time.monotonic()
+                shared.last_round.value = round_no
+                go = bool(shared.last_go.value) and not shared.aborted.value and now < clock.window_end
+                shared.last_go.value = 1 if go else 0
+                if go:
+                    result["starts"][round_no] = now
+            go = bool(shared.last_go.value)
+        if not go:
+            return
+        barrier = client.DoubleBarrier(f"{run_path}/r{round_no}", n, identifier=f"client-{index}")
+        ok = run_with_timeout(lambda: enter_leave(barrier), BARRIER_TIMEOUT)
+        result["ends"][round_no] = time.monotonic() if ok else -1.0
+        if not ok:
+            log(f"client {index}: round {round_no} failed or timed out")
+            with shared.rounds:
+                shared.aborted.value = 1
+            return
+        round_no += 1
+
+
+def enter_leave(barrier):
+    barrier.enter()  # kazoo swallows failures here and leaves participating False
+    if not barrier.participating:
+        return False
+    barrier.leave()
+    return True
+
+
+def run_with_timeout(fn, timeout):
+    box = {}
+
+    def target():
+        try:
+            box["ok"] = bool(fn())
+        except Exception as e:  # noqa: BLE001 - a failed operation
+            log(repr(e))
+            box["ok"] = False
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(timeout)
+    return box.get("ok", False) if not t.is_alive() else False
+
+
+# ------------------------------------------------------------------------------------------
+# The parent: start the clients, the clock, collect
+
+
+def run_processes(args, run_path):
+    ctx = mp.get_context("fork")
+    n = args.clients
+    shared = Shared(ctx, n)
+    procs = [ctx.Process(target=client_main, args=(i, args, run_path, shared), daemon=True) for i in range(n)]
+    for p in procs:
+        p.start()
+    # The parent's own client only after forking: kazoo's threads must not be forked.
+    admin = None
+    try:
+        admin = new_client(args.connect)
+        admin.ensure_path(run_path)
+        try:
+            shared.ready.wait(timeout=120)
+        except threading.BrokenBarrierError:
+            raise RuntimeError("the clients did not all connect") from None
+        initial = read_counter(admin, run_path) if args.recipe == "counter" else 0
+        shared.start.value = time.monotonic() + 0.05
+        shared.go.set()
+
+        deadline = time.monotonic() + 0.05 + args.warmup_seconds + args.seconds + OP_TIMEOUT + 30
+        results = []
+        while len(results) < n and time.monotonic() < deadline:
+            try:
+                results.append(shared.results.get(timeout=max(0.1, deadline - time.monotonic())))
+            except Exception:  # noqa: BLE001 - queue.Empty: deadline passed
+                break
+        missing = n - len(results)
+        if missing:
+            log(f"{missing} client process(es) did not report in time")
+        fatal = [r["fatal"] for r in results if "fatal" in r]
+        if fatal:
+            raise RuntimeError(f"client failed: {fatal[0]}")
+
+        clock = Clock(shared.start.value, args)
+        errors = missing + sum(r["errors"] for r in results)
+        violations = sum(r["violations"] for r in results)
+        if args.recipe == "double_barrier":
+            latencies, round_errors = barrier_latencies(results, n, clock)
+            errors += round_errors
+        else:
+            latencies = [x for r in results for x in r["latencies"]]
+        if args.recipe == "counter":
+            final = read_counter(admin, run_path)
+            increments = sum(r["increments"] for r in results)
+            if final - initial != increments or missing:
+                log(f"counter moved by {final - initial}, successful increments {increments}")
+                violations += 1
+        return result_line(args, latencies, errors, violations, args.seconds)
+    finally:
+        for p in procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=5)
+        if admin is not None:
+            cleanup(admin, run_path)
+            close_client(admin)
+
+
+def read_counter(client, run_path):
+    from kazoo.exceptions import NoNodeError
+
+    try:
+        data, _ = client.get(run_path + "/counter")
+    except NoNodeError:
+        return 0
+    return int(data.decode("ascii")) if data else 0
+
+
+def barrier_latencies(results, n, clock):
+    starts = {}
+    for r in results:
+        starts.update(r["starts"])
+    latencies, errors = [], 0
+    for round_no, start in starts.items():
+        ends = [r["ends"].get(round_no) for r in results]
+        failed = len(ends) < n or any(e is None or e < 0 for e in ends)
+        in_window = clock.warmup_end <= start < clock.window_end
+        if failed:
+            errors += 1  # in the warm-up too
+        elif in_window and max(ends) <= clock.window_end:
+            latencies.append((max(ends) - start) * 1e3)
+    return latencies, errors
+
+
+def cleanup(client, run_path):
+    try:
+        client.delete(run_path, recursive=True)
+    except Exception as e:  # noqa: BLE001 - best effort
+        log(f"cleanup of {run_path} failed: {e!r}")
+
+
+# ------------------------------------------------------------------------------------------
+# Drain: W waiter threads queued on one lock behind a holder, timed until all held it once
+
+
+def run_drain(args, run_path):
+    w = args.waiters
+    clients = [new_client(args.connect) for _ in range(args.clients)]
+    path = run_path + "/lock"
+    try:
+        clients[0].ensure_path(path)
+        holder = clients[0].Lock(path, "holder")
+        if not holder.acquire(timeout=OP_TIMEOUT):
+            raise RuntimeError("the holder could not take the empty lock")
+        held = [0.0] * w
+        released = [0.0] * w
+        failures = [0]
+        cs = threading.Lock()
+        inside = [0]
+        violations = [0]
+
+        def waiter(i):
+            lock = clients[i % len(clients)].Lock(path, f"waiter-{i}")
+            try:
+                if not lock.acquire(timeout=OP_TIMEOUT * 2):
+                    with cs:
+                        failures[0] += 1
+                    return
+                held[i] = time.monotonic()
+                with cs:
+                    inside[0] += 1
+                    if inside[0] > 1:
+                        violations[0] += 1
+                    inside[0] -= 1
+                lock.release()
+                released[i] = time.monotonic()
+            except Exception as e:  # noqa: BLE001 - a failed waiter
+                log(f"waiter {i}: {e!r}")
+                with cs:
+                    failures[0] += 1
+
+        threading.stack_size(256 * 1024)
+        threads = [threading.Thread(target=waiter, args=(i,), daemon=True) for i in range(w)]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 300
+        while True:  # untimed: wait until every waiter has its node in the queue
+            queued = len(clients[0].get_children(path))
+            if queued >= w + 1:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"only {queued - 1} of {w} waiters queued")
+            time.sleep(0.02)
+        log(f"{w} waiters queued; releasing")
+        t0 = time.monotonic()
+        holder.release()
+        end = time.monotonic() + OP_TIMEOUT * 2 + 30
+        for t in threads:
+            t.join(max(0.0, end - time.monotonic()))
+        stuck = sum(1 for t in threads if t.is_alive())
+        last = max([r for r in released if r] or [t0])
+        waits = [(h - t0) * 1e3 for h, r in zip(held, released) if r]
+        total_ms = (last - t0) * 1e3
+        extra = {"waiters": w, "total_ms": round(total_ms, 3), "per_handoff_ms": round(total_ms / w, 4)}
+        return result_line(args, waits, failures[0] + stuck, violations[0], total_ms / 1e3, extra)
+    finally:
+        cleanup(clients[0], run_path)
+        for c in clients:
+            close_client(c)
+
+
+def main(argv):
+    try:
+        args = parse_args(argv)
+    except UsageError as e:
+        log(str(e))
+        log("usage: --connect HOSTS --recipe R --clients N --seconds D [--warmup-seconds W]"
+            " [--base PATH] [--leases K] [--waiters W]")
+        return 64
+    if args.recipe in UNSUPPORTED:
+        log(f"recipe {args.recipe} is not supported: {UNSUPPORTED[args.recipe]}")
+        return 2
+    if args.recipe not in SUPPORTED:
+        log(f"unknown recipe {args.recipe} (supported: {', '.join(SUPPORTED)})")
+        return 2
+    # A TERM (compare.sh's timeout) unwinds through the finally blocks that kill the clients.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    real_stdout = os.fdopen(os.dup(1), "w")
+    sys.stdout = sys.stderr
+    run_path = f"{args.base if args.base != '/' else ''}/{args.recipe}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    log(f"{args.recipe}, {args.clients} clients, {args.seconds} s (+{args.warmup_seconds} s warm-up) on {run_path}")
+    try:
+        if args.recipe == "drain":
+            line = run_drain(args, run_path)
+        else:
+            line = run_processes(args, run_path)
+    except Exception as e:  # noqa: BLE001 - the run could not be carried out
+        log(f"run failed: {e!r}")
+        traceback.print_exc(file=sys.stderr)
+        return 1
+    real_stdout.write(line + "\n")
+    real_stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
