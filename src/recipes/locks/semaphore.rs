@@ -133,7 +133,9 @@ impl InterProcessSemaphoreV2 {
                 }
             }
         }
-        release_quietly(lock).await;
+        // The lease holder need not wait for the internal lock's release: dropping sends its
+        // delete at once (ordered before anything we do next) and finishes it in the background.
+        drop(lock);
         Ok(Some(leases))
     }
 
