@@ -95,6 +95,8 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
             let status = fw.status();
             let decision =
                 if status.session_id != owner { Decision::Missing } else { req.driver.decide(&sorted, &our_name) };
+            // the listing is not kept while waiting: with N waiters that would be O(N²) memory
+            drop(sorted);
             let (watcher, then_acquired) = match decision {
                 Decision::Acquired => return Ok(Some(take(&mut pending, node, status))),
                 Decision::Missing => {
