@@ -286,9 +286,11 @@ def build_report(a):
              f"interleaved; medians over repeats; semaphore leases {a.leases} |")
     L.append(f"| peers | {', '.join(peers) or 'none'} |")
     L.append("")
-    if unavailable:
+    absent = [p for p in PEER_ORDER if p not in peers_run and p not in unavailable]
+    if unavailable or absent:
         L.append("Not measured in this run: " + "; ".join(
-            f"**{p}** ({m})" for p, m in sorted(unavailable.items())) + ".")
+            [f"**{p}** ({m})" for p, m in sorted(unavailable.items())]
+            + [f"**{p}** (not in `PEERS`)" for p in absent]) + ".")
         L.append("")
     L.append("How to read the tables: *ops/s* is the median over repeats of operations that started and "
              "finished inside the window, summed over all clients; *×Curator* is a peer's ops/s divided "
