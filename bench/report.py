@@ -48,7 +48,10 @@ RECIPE_NOTES = {
     "succeeds; one operation = one successful increment. zk-recipes and Curator `SharedCount`; kazoo has none.",
     "double_barrier": "All clients enter and leave a `DistributedDoubleBarrier` (kazoo `DoubleBarrier`) on a "
     "fresh path per round; one operation = one round completed by every member, its latency from the first "
-    "member's enter to the last member's leave. With 1 client it is one member entering and leaving.",
+    "member's enter to the last member's leave. With 1 client it is one member entering and leaving. A member "
+    "that never returns stops the run (its round is one failed operation): Curator 5.4's `enter` can fall into an "
+    "untimed `wait()` despite its timeout when its watcher fired before it waited, and kazoo's `enter` has no "
+    "timeout (the driver gives up after 30 s); such runs are marked ⚠ and pull the medians down.",
 }
 
 
@@ -283,9 +286,11 @@ def build_report(a):
              f"interleaved; medians over repeats; semaphore leases {a.leases} |")
     L.append(f"| peers | {', '.join(peers) or 'none'} |")
     L.append("")
-    if unavailable:
+    absent = [p for p in PEER_ORDER if p not in peers_run and p not in unavailable]
+    if unavailable or absent:
         L.append("Not measured in this run: " + "; ".join(
-            f"**{p}** ({m})" for p, m in sorted(unavailable.items())) + ".")
+            [f"**{p}** ({m})" for p, m in sorted(unavailable.items())]
+            + [f"**{p}** (not in `PEERS`)" for p in absent]) + ".")
         L.append("")
     L.append("How to read the tables: *ops/s* is the median over repeats of operations that started and "
              "finished inside the window, summed over all clients; *×Curator* is a peer's ops/s divided "

@@ -540,7 +540,11 @@ public final class CuratorBench {
             long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
             t.join(Math.max(left, 1));
             if (t.isAlive()) {
-                System.err.println("CuratorBench: " + t.getName() + " did not finish");
+                StringBuilder where = new StringBuilder();
+                for (StackTraceElement e : t.getStackTrace()) {
+                    where.append("\n    at ").append(e);
+                }
+                System.err.println("CuratorBench: " + t.getName() + " did not finish; it is" + where);
                 stuck++;
             }
         }
@@ -619,10 +623,10 @@ public final class CuratorBench {
         }
         startClock();
         go.countDown();
-        long stuck = joinAll(threads);
+        joinAll(threads);
 
         List<Long> latencies = new ArrayList<>();
-        long errors = stuck;
+        long errors = 0; // a stuck member leaves its round unfinished: counted there, once
         Map<Integer, Long> starts;
         synchronized (rounds) {
             starts = new HashMap<>(rounds.starts);
