@@ -32,24 +32,7 @@ fn num(x: f64) -> String {
     }
 }
 
-/// A JSON string literal.
-pub fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+use crate::json::string as json_string;
 
 impl Report {
     /// The one JSON line of the run.
@@ -85,7 +68,6 @@ mod tests {
         assert_eq!(quantile(&v, 0.5), 3.0);
         assert_eq!(quantile(&v, 0.99), 100.0);
         assert_eq!(quantile(&[], 0.5), 0.0);
-        assert_eq!(json_string("a\"b\\c\n\u{1}"), "\"a\\\"b\\\\c\\n\\u0001\"");
         let r = Report { latencies_ms: vec![2.0, 1.0], ..Default::default() };
         assert_eq!(
             r.json("zk-recipes", "mutex", 2, 1.0),
