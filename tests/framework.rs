@@ -21,12 +21,19 @@ async fn suspended_then_reconnected_on_server_restart() {
     let server = TestingServer::start().await.unwrap();
     let fw = common::framework(server.connect_string()).await;
     assert_eq!(fw.connection_state(), ConnectionState::Connected);
+    // Nagle's algorithm is off on our connection (zookeeper-client leaves it on), and again
+    // on the new connection after the restart
+    assert_eq!(common::nodelay_of_sockets_to(server.connect_string()), vec![true]);
     let id = fw.status().session_id;
     let mut states = Box::pin(fw.connection_states());
     server.stop().await;
     assert_eq!(next_state(&mut states).await, ConnectionState::Suspended);
     server.restart().await.unwrap();
     assert_eq!(next_state(&mut states).await, ConnectionState::Reconnected);
+    common::eventually("Nagle off on the new connection", || {
+        common::nodelay_of_sockets_to(server.connect_string()) == vec![true]
+    })
+    .await;
     // same session survived
     assert_eq!(fw.status().session_id, id);
     assert_eq!(fw.status().losses, 0);

@@ -2,6 +2,7 @@
 //! states, re-creation after expiry) and the building blocks every recipe shares.
 
 mod builder;
+mod nodelay;
 mod ops;
 pub(crate) mod paths;
 mod retry;

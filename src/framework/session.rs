@@ -280,6 +280,7 @@ pub(crate) async fn open_session(cfg: &Config) -> Result<Session> {
             .chroot(ns.clone())
             .map_err(|_| Error::InvalidPath { path: ns.clone(), reason: "namespace is not a valid chroot" })?,
     };
+    super::nodelay::apply(&cfg.connect_string).await;
     Ok(Session { raw, rooted })
 }
 
@@ -304,10 +305,12 @@ async fn supervise(inner: Weak<Inner>, mut watcher: zookeeper_client::StateWatch
             Some(SessionState::SyncConnected) => {
                 suspended_since = None;
                 this.set_state(ConnectionState::Reconnected, None);
+                super::nodelay::apply(&this.cfg.connect_string).await;
             }
             Some(SessionState::ConnectedReadOnly) => {
                 suspended_since = None;
                 this.set_state(ConnectionState::ReadOnly, None);
+                super::nodelay::apply(&this.cfg.connect_string).await;
             }
             Some(SessionState::Closed) if this.status.borrow().closed => return,
             // Expired, auth failure, closed under us, or suspended past the session timeout.

@@ -63,3 +63,40 @@ pub async fn eventually<F: FnMut() -> bool>(what: &str, mut condition: F) {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 }
+
+/// For each TCP socket of this process whose peer is `server` (`host:port`): whether Nagle's
+/// algorithm is off on it (`TCP_NODELAY`).
+#[cfg(target_os = "linux")]
+pub fn nodelay_of_sockets_to(server: &str) -> Vec<bool> {
+    use std::os::fd::AsRawFd;
+    let server: std::net::SocketAddr = server.parse().expect("host:port");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc/self/fd").expect("/proc/self/fd").flatten() {
+        let Some(fd) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        // a duplicate of the descriptor, owned by a std stream, so that it cannot go away under us
+        // SAFETY: dup of a number; -1 (not an open descriptor) is checked.
+        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if dup < 0 {
+            continue;
+        }
+        // SAFETY: `dup` is a fresh descriptor owned by nobody else.
+        let stream = unsafe { <std::net::TcpStream as std::os::fd::FromRawFd>::from_raw_fd(dup) };
+        if stream.peer_addr().ok() != Some(server) {
+            continue;
+        }
+        let mut on: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: the pointers are to live locals of the sizes given.
+        let rc = unsafe {
+            libc::getsockopt(
+                stream.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_NODELAY,
+                (&mut on as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        out.push(rc == 0 && on != 0);
+    }
+    out
+}

@@ -108,7 +108,7 @@ impl Op {
                 match recipe {
                     Recipe::Raw => Op::Raw(client, format!("{dir}/raw-{idx}")),
                     Recipe::RawSeq => Op::RawSeq(client, dir.clone(), format!("{dir}/n-")),
-                    _ => Op::ZkClient(client, dir),
+                    _ => Op::ZkClient(plain_client(fw.connect_string()).await?, dir),
                 }
             }
             Recipe::DoubleBarrier | Recipe::Drain | Recipe::WaitersMemory => unreachable!("not a timed loop"),
@@ -214,6 +214,17 @@ impl Op {
             }
         }
     }
+}
+
+/// A session of zookeeper-client as its users get it (`Client::connector()`): Nagle's
+/// algorithm stays on, where our framework turns it off. Opened after every framework of the
+/// run has connected, so no framework's connection handling touches its socket.
+async fn plain_client(connect: &str) -> Result<Client, Failure> {
+    Client::connector()
+        .with_session_timeout(Duration::from_secs(10))
+        .connect(connect)
+        .await
+        .map_err(|e| (69, format!("cannot reach ZooKeeper at {connect}: {e}")))
 }
 
 pub(crate) async fn run(
