@@ -214,6 +214,41 @@ async fn contract_timeouts_and_try() {
     g.release().await.unwrap();
 }
 
+/// Local hand-offs skip the listing only when the deleted predecessor had held: a waiter
+/// whose predecessor gives up (never held) must keep waiting while the head still holds.
+#[tokio::test]
+async fn contract_waiter_behind_a_waiter_that_gives_up_keeps_waiting() {
+    let cs = common::shared_server().await;
+    let fw = common::framework(&cs).await;
+    for kind in KINDS {
+        let path = format!("/{}", common::unique("gives-up"));
+        let head = Lock::new(kind, &fw, &path).acquire().await;
+        let quitter = {
+            let lock = Lock::new(kind, &fw, &path);
+            tokio::spawn(async move { lock.acquire_timeout(Duration::from_millis(400)).await.is_none() })
+        };
+        while fw.children(&path).await.unwrap().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let behind = {
+            let lock = Lock::new(kind, &fw, &path);
+            tokio::spawn(async move {
+                let hold = lock.acquire().await;
+                let token = hold.fencing_token();
+                hold.release().await.unwrap();
+                token
+            })
+        };
+        assert!(quitter.await.unwrap(), "{kind:?}: the quitter timed out");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!behind.is_finished(), "{kind:?}: acquired while the head still holds");
+        let head_token = head.fencing_token();
+        head.release().await.unwrap();
+        let token = tokio::time::timeout(WAIT, behind).await.expect("acquired after the head released").unwrap();
+        assert!(token > head_token, "{kind:?}");
+    }
+}
+
 #[tokio::test]
 async fn contract_no_orphans_after_100_cancelled_acquisitions() {
     let cs = common::shared_server().await;

@@ -2,6 +2,8 @@
 //! states, re-creation after expiry) and the building blocks every recipe shares.
 
 mod builder;
+pub(crate) mod holds;
+pub(crate) mod listings;
 mod nodelay;
 mod ops;
 pub(crate) mod paths;

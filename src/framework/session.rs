@@ -28,6 +28,10 @@ pub(crate) struct Inner {
     events: Mutex<Option<broadcast::Sender<ConnectionState>>>,
     pub runtime: tokio::runtime::Handle,
     pub pending_deletes: std::sync::atomic::AtomicUsize,
+    /// Children listings shared by the local contenders of a directory.
+    pub listings: Arc<super::listings::Listings>,
+    /// Our nodes that hold as a queue's head, for local waiters behind them.
+    pub holds: Arc<super::holds::Holds>,
 }
 
 /// A cloneable handle over one ZooKeeper session, re-created after expiry: Curator's
@@ -96,6 +100,8 @@ impl Framework {
             events: Mutex::new(Some(events)),
             runtime: tokio::runtime::Handle::current(),
             pending_deletes: Default::default(),
+            listings: Default::default(),
+            holds: Default::default(),
         });
         tokio::spawn(supervise(Arc::downgrade(&inner), watcher, timeout));
         Ok(Framework { inner })

@@ -21,7 +21,8 @@ pub(crate) fn sort_key_multi<'a>(child: &'a str, lock_names: &[&str]) -> &'a str
 
 /// Sorts children by their sort key; stable, so equal keys keep the server's order.
 pub(crate) fn sort_children(children: &mut [String], lock_names: &[&str]) {
-    children.sort_by(|a, b| sort_key_multi(a, lock_names).cmp(sort_key_multi(b, lock_names)));
+    // each key is found once, not once per comparison (a queue of thousands is sorted often)
+    children.sort_by_cached_key(|child| sort_key_multi(child, lock_names).to_owned());
 }
 
 /// What a contender does next.
@@ -48,6 +49,19 @@ pub(crate) trait Driver: Send + Sync + std::fmt::Debug {
 
     /// Decides from the sorted children and our own node's name.
     fn decide(&self, sorted: &[String], ours: &str) -> Decision;
+
+    /// Whether holding means being the queue's only holder (its head): then every node
+    /// before ours is gone while we hold.
+    fn sole_holder(&self) -> bool {
+        false
+    }
+
+    /// Whether, once we watch `watched` (as [`decide`](Self::decide) said), its deletion
+    /// after it held as a sole holder means that we hold: nothing that could hold stands
+    /// between it and us.
+    fn holds_after_holder(&self, _watched: &str) -> bool {
+        false
+    }
 }
 
 fn position(sorted: &[String], ours: &str) -> Option<usize> {
@@ -80,6 +94,15 @@ impl Driver for Exclusive {
         self.names
     }
 
+    fn sole_holder(&self) -> bool {
+        self.max_leases == 1
+    }
+
+    fn holds_after_holder(&self, watched: &str) -> bool {
+        // not behind a writer: it may have downgraded, leaving a read node in its place
+        self.max_leases == 1 && !watched.contains(WRITE_NAME)
+    }
+
     fn decide(&self, sorted: &[String], ours: &str) -> Decision {
         let Some(index) = position(sorted, ours) else { return Decision::Missing };
         if index < self.max_leases {
@@ -104,6 +127,12 @@ pub(crate) struct Read;
 impl Driver for Read {
     fn lock_names(&self) -> &[&'static str] {
         RW_NAMES
+    }
+
+    fn holds_after_holder(&self, _watched: &str) -> bool {
+        // we watch the nearest writer before us: only readers stand between (a downgrade's
+        // read node among them), and readers share
+        true
     }
 
     fn decide(&self, sorted: &[String], ours: &str) -> Decision {

@@ -9,6 +9,7 @@
 //!   deletion means we hold the lock: no second listing (O(1) per hand-off). Not behind a
 //!   writer of the read-write lock: it may have downgraded, leaving a read node in its place.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -16,6 +17,8 @@ use zookeeper_client::{Client, CreateMode, Error as ZkError, EventType, OneshotW
 
 use super::driver::{sort_children, Decision, Driver};
 use crate::error::{Error, Result};
+use crate::framework::holds::HoldEntry;
+use crate::framework::listings::Listing;
 use crate::framework::{paths, Framework, ProtectedName, SessionStatus};
 use crate::recipes::wait::{wait, Wake};
 
@@ -42,6 +45,9 @@ pub(crate) struct Acquired {
     pub stat: Stat,
     /// The framework's status when we started holding.
     pub status: SessionStatus,
+    /// Our node marked as held by the queue's sole head, for local waiters (see
+    /// `framework::holds`), while the hold lives.
+    pub mark: Option<Arc<HoldEntry>>,
 }
 
 /// Deletes our node if the acquire is abandoned (cancelled, timed out, failed) before it is
@@ -81,24 +87,25 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
     let mut recreations = 0u32;
     let mut first = true;
     'create: loop {
-        let (node, mut children) = create_node(fw, req, &name, &mut pending, std::mem::take(&mut first)).await?;
+        let (node, mut listing) = create_node(fw, req, &name, &mut pending, std::mem::take(&mut first)).await?;
         let our_name = paths::node_name(&node.path).to_string();
         let owner = node.stat.ephemeral_owner;
         loop {
-            let Some(mut sorted) = children.take() else {
+            let Some(current) = listing.take() else {
                 // lost sync with the list: list again
-                let (list, _) = list_children(fw, req.dir, false).await?;
-                children = Some(list);
+                listing = Some(list_shared(fw, req.dir).await?);
                 continue;
             };
-            sort_children(&mut sorted, req.driver.lock_names());
+            let sorted = current.sorted(req.driver.lock_names(), sort_children);
+            drop(current);
             let status = fw.status();
             let decision =
                 if status.session_id != owner { Decision::Missing } else { req.driver.decide(&sorted, &our_name) };
             // the listing is not kept while waiting: with N waiters that would be O(N²) memory
+            // (a listing shared with other local waiters goes when the last one is done with it)
             drop(sorted);
-            let (watcher, then_acquired) = match decision {
-                Decision::Acquired => return Ok(Some(take(&mut pending, node, status))),
+            let (watcher, then_acquired, after_holder) = match decision {
+                Decision::Acquired => return Ok(Some(take(fw, req, &mut pending, node, status))),
                 Decision::Missing => {
                     if status.session_id != owner {
                         // a node of an older session may linger until the server expires it
@@ -117,31 +124,42 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
                     continue 'create;
                 }
                 Decision::Watch { node: watched, then_acquired } => {
-                    match watch_node(fw, &paths::join(req.dir, &watched)).await? {
-                        None if then_acquired => return Ok(Some(take(&mut pending, node, fw.status()))),
+                    let watched_path = paths::join(req.dir, &watched);
+                    // registered before the watch: a local holder marks it before it deletes it
+                    let after_holder =
+                        req.driver.holds_after_holder(&watched).then(|| fw.inner.holds.watch(&watched_path));
+                    let handed_over = |a: &Option<HoldEntry>| then_acquired || a.as_ref().is_some_and(|a| a.was_held());
+                    match watch_node(fw, &watched_path).await? {
+                        None if handed_over(&after_holder) => {
+                            return Ok(Some(take(fw, req, &mut pending, node, fw.status())))
+                        }
                         None => continue,
-                        Some(w) => (w, then_acquired),
+                        Some(w) => (w, then_acquired, after_holder),
                     }
                 }
                 Decision::WatchChildren => {
-                    let (list, watcher) = list_children(fw, req.dir, true).await?;
-                    let mut check = list.clone();
-                    sort_children(&mut check, req.driver.lock_names());
+                    let (list, watcher) = list_and_watch_children(fw, req.dir).await?;
+                    let list = Arc::new(Listing::new(list));
+                    let check = list.sorted(req.driver.lock_names(), sort_children);
                     if req.driver.decide(&check, &our_name) != Decision::WatchChildren {
-                        children = Some(list);
+                        listing = Some(list);
                         continue;
                     }
                     match watcher {
-                        Some(w) => (w, false),
+                        Some(w) => (w, false, None),
                         None => continue,
                     }
                 }
             };
             match wait(fw, watcher, req.deadline, owner).await {
-                Wake::Event(EventType::NodeDeleted) if then_acquired => {
+                // the watched node held as the head (known from our listing, or marked by its
+                // local holder) and is gone: we are the head now
+                Wake::Event(EventType::NodeDeleted)
+                    if then_acquired || after_holder.as_ref().is_some_and(|a| a.was_held()) =>
+                {
                     let status = fw.status();
                     if status.session_id == owner {
-                        return Ok(Some(take(&mut pending, node, status)));
+                        return Ok(Some(take(fw, req, &mut pending, node, status)));
                     }
                 }
                 Wake::Deadline => {
@@ -154,8 +172,7 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
                 }
                 Wake::Event(_) | Wake::SessionChanged => {}
             }
-            let (list, _) = list_children(fw, req.dir, false).await?;
-            children = Some(list);
+            listing = Some(list_shared(fw, req.dir).await?);
         }
     }
 }
@@ -176,9 +193,16 @@ pub(crate) async fn create_owned(
     Ok(node)
 }
 
-fn take(pending: &mut Pending<'_>, node: crate::framework::CreatedNode, status: SessionStatus) -> Acquired {
+fn take(
+    fw: &Framework,
+    req: &Request<'_>,
+    pending: &mut Pending<'_>,
+    node: crate::framework::CreatedNode,
+    status: SessionStatus,
+) -> Acquired {
     pending.forget_node();
-    Acquired { path: node.path, stat: node.stat, status }
+    let mark = req.driver.sole_holder().then(|| Arc::new(fw.inner.holds.mark_held(&node.path)));
+    Acquired { path: node.path, stat: node.stat, status, mark }
 }
 
 /// Creates our node; on the first attempt together with the listing (one round trip).
@@ -188,7 +212,7 @@ async fn create_node(
     name: &ProtectedName,
     pending: &mut Pending<'_>,
     pipelined: bool,
-) -> Result<(crate::framework::CreatedNode, Option<Vec<String>>)> {
+) -> Result<(crate::framework::CreatedNode, Option<Arc<Listing>>)> {
     const MODE: CreateMode = CreateMode::EphemeralSequential;
     let mut maybe_created = false;
     if pipelined && fw.wait_connected(Duration::ZERO).await.is_ok() {
@@ -196,8 +220,9 @@ async fn create_node(
         let options = fw.create_options(MODE);
         let path = name.path();
         pending.armed = true;
-        let create = client.create(&path, req.data, &options);
-        let list = client.list_children(req.dir);
+        // a listing sent after our create: ours, pipelined behind it, or one shared with the
+        // local contenders that asked while another listing was in flight
+        let (create, list) = fw.inner.listings.after(&client, req.dir, || client.create(&path, req.data, &options));
         let (created, listed) = tokio::join!(create, list);
         match created {
             Ok((stat, sequence)) => {
@@ -216,16 +241,19 @@ async fn create_node(
     Ok((node, None))
 }
 
-async fn list_children(fw: &Framework, dir: &str, watch: bool) -> Result<(Vec<String>, Option<OneshotWatcher>)> {
+/// A listing of `dir` sent after this call (shared with the other local contenders).
+async fn list_shared(fw: &Framework, dir: &str) -> Result<Arc<Listing>> {
+    let listings = &fw.inner.listings;
+    fw.retry(|client| async move { listings.list(&client, dir).await }).await
+}
+
+/// Our own listing of `dir` with a children watch (the semaphore's wait).
+async fn list_and_watch_children(fw: &Framework, dir: &str) -> Result<(Vec<String>, Option<OneshotWatcher>)> {
     fw.retry(|client| async move {
-        let listed = if watch {
-            client.list_and_watch_children(dir).await.map(|(l, w)| (l, Some(w)))
-        } else {
-            client.list_children(dir).await.map(|l| (l, None))
-        };
-        match listed {
+        match client.list_and_watch_children(dir).await {
+            Ok((list, watcher)) => Ok((list, Some(watcher))),
             Err(ZkError::NoNode) => Ok((Vec::new(), None)),
-            other => other,
+            Err(e) => Err(e),
         }
     })
     .await

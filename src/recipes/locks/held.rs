@@ -7,6 +7,7 @@ use zookeeper_client::{Error as ZkError, EventType, Stat};
 
 use super::engine::Acquired;
 use crate::error::{Error, Result};
+use crate::framework::holds::HoldEntry;
 use crate::framework::{lock, ConnectionState, Framework, SessionStatus};
 
 /// Curator's revocation request: these bytes as the holder's node data.
@@ -68,6 +69,8 @@ pub struct HeldNode {
     stat: Stat,
     baseline: SessionStatus,
     watched: Mutex<Option<watch::Receiver<Watched>>>,
+    /// Tells local waiters behind us that we held (see `framework::holds`).
+    _mark: Option<Arc<HoldEntry>>,
 }
 
 impl HeldNode {
@@ -78,6 +81,7 @@ impl HeldNode {
             stat: acquired.stat,
             baseline: acquired.status,
             watched: Mutex::new(None),
+            _mark: acquired.mark,
         };
         if eager_watch {
             held.watcher();

@@ -144,7 +144,11 @@ impl InterProcessReadWriteLock {
         let sequence = sort_key_multi(paths::node_name(write.path()), &[READ_NAME, WRITE_NAME]);
         let name = format!("{READ_NAME}{sequence}");
         let node = engine::create_owned(&s.fw, &s.path, &name, s.fw.default_data(), CreateMode::Ephemeral).await?;
-        Ok(HeldNode::new(&s.fw, Acquired { path: node.path, stat: node.stat, status: s.fw.status() }, false))
+        Ok(HeldNode::new(
+            &s.fw,
+            Acquired { path: node.path, stat: node.stat, status: s.fw.status(), mark: None },
+            false,
+        ))
     }
 
     /// All contender node names in queue order.

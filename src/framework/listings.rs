@@ -1,0 +1,242 @@
+//! Shared children listings: one `getChildren` for every local contender that needs one.
+//!
+//! A lock queue of N waiters in one process used to cost N listings of an N-long queue when
+//! they arrived together — O(N²) names over the wire and in memory (10,000 waiters: ~3 GB).
+//! Contenders of one directory on one session now share listings: a contender gets a listing
+//! that was *sent after* the request it issued just before asking (its create), which is all
+//! the engine needs (the listing then shows its node). The first asker sends its listing at
+//! once, pipelined behind its create, as before; askers that arrive while it is in flight wait
+//! for the next one, sent as soon as the first answers and shared by all of them. A listing is
+//! sorted once per sort order, and shared read-only.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::oneshot;
+use zookeeper_client::{Client, Error as ZkError};
+
+use super::session::lock;
+
+/// The children of a directory, as one listing returned them.
+#[derive(Debug)]
+pub(crate) struct Listing {
+    children: Vec<String>,
+    sorted: Mutex<Vec<SortedBy>>,
+}
+
+/// The children sorted for one set of lock names.
+type SortedBy = (Vec<&'static str>, Arc<[String]>);
+
+impl Listing {
+    pub(crate) fn new(children: Vec<String>) -> Self {
+        Self { children, sorted: Mutex::default() }
+    }
+
+    /// The children sorted by `sort` for `names`, computed once per `names` and shared.
+    pub(crate) fn sorted(&self, names: &[&'static str], sort: fn(&mut [String], &[&str])) -> Arc<[String]> {
+        let mut cache = lock(&self.sorted);
+        if let Some((_, sorted)) = cache.iter().find(|(n, _)| n.as_slice() == names) {
+            return sorted.clone();
+        }
+        let mut children = self.children.clone();
+        sort(&mut children, names);
+        let sorted: Arc<[String]> = children.into();
+        cache.push((names.to_vec(), sorted.clone()));
+        sorted
+    }
+}
+
+/// A listing's outcome, shared by its askers (`NoNode`: an empty listing).
+pub(crate) type Listed = std::result::Result<Arc<Listing>, ZkError>;
+
+type Key = (i64, String);
+
+/// One directory's listings on one session.
+#[derive(Default)]
+struct Dir {
+    /// A listing of this directory is in flight.
+    in_flight: bool,
+    /// Askers waiting for the next listing.
+    waiting: Vec<oneshot::Sender<Listed>>,
+}
+
+/// The framework's shared listings.
+#[derive(Default)]
+pub(crate) struct Listings {
+    dirs: Mutex<HashMap<Key, Dir>>,
+    /// Listings sent so far (for tests and diagnostics).
+    sent: std::sync::atomic::AtomicU64,
+}
+
+/// The listing an asker gets: its own, in flight, or the next shared one.
+enum Turn<'c> {
+    Own(std::pin::Pin<Box<dyn Future<Output = std::result::Result<Vec<String>, ZkError>> + Send + 'c>>, Release),
+    Next(oneshot::Receiver<Listed>),
+}
+
+/// Ends an asker's own turn when its listing answered or was dropped: the waiters then get the
+/// next listing, sent by a task.
+struct Release {
+    listings: Arc<Listings>,
+    client: Client,
+    key: Key,
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        let waiting = {
+            let mut dirs = lock(&self.listings.dirs);
+            let Some(dir) = dirs.get_mut(&self.key) else { return };
+            if dir.waiting.is_empty() {
+                dirs.remove(&self.key);
+                return;
+            }
+            true
+        };
+        if waiting {
+            let (listings, client, key) = (self.listings.clone(), self.client.clone(), self.key.clone());
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => drop(runtime.spawn(serve_waiting(listings, client, key))),
+                // no runtime (shutting down): the waiters see a lost connection and retry
+                Err(_) => drop(lock(&listings.dirs).remove(&key)),
+            }
+        }
+    }
+}
+
+/// Sends listings for the waiting askers until none is left.
+async fn serve_waiting(listings: Arc<Listings>, client: Client, key: Key) {
+    loop {
+        let (askers, listed) = {
+            let mut dirs = lock(&listings.dirs);
+            let Some(dir) = dirs.get_mut(&key) else { return };
+            if dir.waiting.is_empty() {
+                dirs.remove(&key);
+                return;
+            }
+            // sent under the lock: after the requests of everyone it serves
+            listings.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            (std::mem::take(&mut dir.waiting), client.list_children(&key.1))
+        };
+        let listed = shared(listed.await);
+        for asker in askers {
+            let _ = asker.send(listed.clone());
+        }
+    }
+}
+
+fn shared(listed: std::result::Result<Vec<String>, ZkError>) -> Listed {
+    match listed {
+        Ok(children) => Ok(Arc::new(Listing::new(children))),
+        Err(ZkError::NoNode) => Ok(Arc::new(Listing::new(Vec::new()))),
+        Err(e) => Err(e),
+    }
+}
+
+impl Listings {
+    /// Issues `first` (a request on `client`, e.g. our create), then returns its future and a
+    /// listing of `dir` sent after it on the same session, shared with other local askers.
+    pub(crate) fn after<'c, F>(
+        self: &Arc<Self>,
+        client: &'c Client,
+        dir: &str,
+        first: impl FnOnce() -> F,
+    ) -> (F, impl Future<Output = Listed> + Send + 'c) {
+        let key: Key = (client.session_id().0, dir.to_string());
+        let (issued, turn) = {
+            let mut dirs = lock(&self.dirs);
+            let issued = first();
+            let entry = dirs.entry(key.clone()).or_default();
+            let turn = if entry.in_flight {
+                let (tx, rx) = oneshot::channel();
+                entry.waiting.push(tx);
+                Turn::Next(rx)
+            } else {
+                entry.in_flight = true;
+                self.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let release = Release { listings: self.clone(), client: client.clone(), key: key.clone() };
+                Turn::Own(Box::pin(client.list_children(dir)), release)
+            };
+            (issued, turn)
+        };
+        let listing = async move {
+            match turn {
+                Turn::Own(listed, release) => {
+                    let listed = shared(listed.await);
+                    drop(release);
+                    listed
+                }
+                // the sender goes away only with the session's client: call it a lost connection
+                Turn::Next(rx) => rx.await.unwrap_or(Err(ZkError::ConnectionLoss)),
+            }
+        };
+        (issued, listing)
+    }
+
+    /// A listing of `dir` sent after this call, shared with other local askers.
+    pub(crate) fn list<'c>(
+        self: &Arc<Self>,
+        client: &'c Client,
+        dir: &str,
+    ) -> impl Future<Output = Listed> + Send + 'c {
+        self.after(client, dir, || ()).1
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::{Framework, InterProcessMutex};
+
+    /// 1,000 waiters of one process on one session queue with a handful of listings instead
+    /// of 1,000, and drain with none: each hand-off from a local holder needs no listing.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn local_waiters_share_listings_and_drain_without_listing() {
+        const WAITERS: usize = 1_000;
+        let cs = crate::testing::shared_server().await.unwrap();
+        let fw = Framework::connect(&cs).await.unwrap();
+        let path = format!("/listings-test-{}", std::process::id());
+        let mutex = InterProcessMutex::new(&fw, &path).unwrap();
+        let first = mutex.acquire().await.unwrap();
+        let sent = || fw.inner.listings.sent.load(Ordering::Relaxed);
+        let before = sent();
+        let inside = Arc::new(AtomicUsize::new(0));
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks = Vec::new();
+        for _ in 0..WAITERS {
+            let (m, inside, order) = (mutex.clone(), inside.clone(), order.clone());
+            tasks.push(tokio::spawn(async move {
+                let g = m.acquire().await.unwrap();
+                assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders at once");
+                lock(&order).push(g.fencing_token());
+                inside.fetch_sub(1, Ordering::SeqCst);
+                g.release().await.unwrap();
+            }));
+        }
+        while fw.children(&path).await.unwrap().len() < WAITERS + 1 {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        // every waiter has its listing once it watches its predecessor: wait for that
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+        while lock(&fw.inner.listings.dirs).values().any(|d| d.in_flight) {
+            assert!(tokio::time::Instant::now() < deadline, "listings never settled");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let queued = sent() - before;
+        assert!(queued <= 20, "{queued} listings for {WAITERS} local waiters");
+        drop(first);
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let drained = sent() - before - queued;
+        assert_eq!(drained, 0, "a hand-off from a local holder needs no listing");
+        let order = lock(&order).clone();
+        assert_eq!(order.len(), WAITERS);
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "held in queue order, tokens increasing");
+        assert!(fw.children(&path).await.unwrap().is_empty(), "no node left");
+        fw.close();
+    }
+}
