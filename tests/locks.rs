@@ -7,10 +7,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::Hold;
 use zk_recipes::testing::{expire_session, TestingServer};
 use zk_recipes::{
-    Error, Framework, HeldNode, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
-    InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, Lockable, LossReason,
+    Error, Framework, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
+    InterProcessSemaphoreV2, Lockable, LossReason,
 };
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -24,30 +25,6 @@ enum Kind {
 }
 
 const KINDS: [Kind; 3] = [Kind::Mutex, Kind::Write, Kind::SemaphoreMutex];
-
-enum Hold {
-    Guard(LockGuard),
-    Lease(Lease),
-}
-
-impl std::ops::Deref for Hold {
-    type Target = HeldNode;
-    fn deref(&self) -> &HeldNode {
-        match self {
-            Hold::Guard(g) => g,
-            Hold::Lease(l) => l,
-        }
-    }
-}
-
-impl Hold {
-    async fn release(self) -> zk_recipes::Result<()> {
-        match self {
-            Hold::Guard(g) => g.release().await,
-            Hold::Lease(l) => l.release().await,
-        }
-    }
-}
 
 #[derive(Clone)]
 enum Lock {
