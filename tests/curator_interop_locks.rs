@@ -11,10 +11,12 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::Hold;
+use tokio::task::JoinHandle;
 use zk_recipes::testing::curator::CuratorPeer;
 use zk_recipes::{
-    Error, Framework, HeldNode, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
-    InterProcessSemaphoreV2, Lease, LockGuard, RetryNTimes,
+    Error, Framework, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
+    InterProcessSemaphoreV2, RetryNTimes,
 };
 
 /// A timeout that must pass while the other side holds.
@@ -79,6 +81,110 @@ async fn settle(fws: &[&Framework]) {
         .await;
 }
 
+/// What most tests start from: the binary's server, the Curator peer, a framework of ours and
+/// a unique recipe path.
+struct Scene {
+    cs: String,
+    peer: Arc<CuratorPeer>,
+    fw: Framework,
+    path: String,
+}
+
+async fn scene(prefix: &str) -> Scene {
+    let cs = common::shared_server().await;
+    let peer = peer().await;
+    let fw = framework(&cs).await;
+    Scene { path: unique_path(prefix), cs, peer, fw }
+}
+
+/// A new Curator client (see [`java`]) and its session id.
+async fn java_with_session(peer: &CuratorPeer, cs: &str) -> (String, i64) {
+    let cid = java(peer, cs).await;
+    let session = peer.session_id(&cid).await.unwrap();
+    (cid, session)
+}
+
+/// How most tests end: once the background deletes of `fws` are done, every dir of `empty` has
+/// no children left; then the Curator clients `javas` and the frameworks `fws` are closed.
+async fn finish(peer: &CuratorPeer, javas: &[&str], fws: &[&Framework], empty: &[&str]) {
+    settle(fws).await;
+    for dir in empty {
+        assert!(children(fws[0], dir).await.is_empty(), "nothing left in {dir}");
+    }
+    for cid in javas {
+        peer.close(cid).await.unwrap();
+    }
+    for fw in fws {
+        fw.close();
+    }
+}
+
+/// What a Curator participant acquires.
+#[derive(Debug, Clone, Copy)]
+enum Java {
+    Mutex,
+    SemaphoreMutex,
+    /// `count` leases of a semaphore with `max` leases.
+    Semaphore {
+        max: u32,
+        count: u32,
+    },
+    Read,
+    Write,
+}
+
+impl Java {
+    /// Acquires through Curator client `cid` as its holder `hid`: whether it was granted within
+    /// `timeout`.
+    async fn acquire(self, peer: &CuratorPeer, cid: &str, hid: &str, path: &str, timeout: Duration) -> bool {
+        match self {
+            Java::Mutex => peer.mutex_acquire(cid, hid, path, timeout).await,
+            Java::SemaphoreMutex => peer.semmutex_acquire(cid, hid, path, timeout).await,
+            Java::Semaphore { max, count } => peer.sem_acquire(cid, hid, path, max, count, timeout).await,
+            Java::Read => peer.rw_read_acquire(cid, hid, path, timeout).await,
+            Java::Write => peer.rw_write_acquire(cid, hid, path, timeout).await,
+        }
+        .unwrap()
+    }
+
+    /// The same acquire with a `LONG` timeout, owning its arguments (to be spawned).
+    fn waiter(self, peer: &Arc<CuratorPeer>, cid: &str, hid: &str, path: &str) -> impl Future<Output = bool> + use<> {
+        let (peer, cid, hid, path) = (peer.clone(), cid.to_string(), hid.to_string(), path.to_string());
+        async move { self.acquire(&peer, &cid, &hid, &path, LONG).await }
+    }
+}
+
+/// Runs `acquire` on a clone of `lock` in a task of its own.
+fn spawn_ours<L: Clone, Fut>(lock: &L, acquire: impl FnOnce(L) -> Fut) -> JoinHandle<Fut::Output>
+where
+    Fut: Future + Send + 'static,
+    Fut::Output: Send + 'static,
+{
+    tokio::spawn(acquire(lock.clone()))
+}
+
+/// `f`'s output and when it came (to measure a hand-over from inside the waiting task).
+async fn stamped<F: Future>(f: F) -> (F::Output, Instant) {
+    let out = f.await;
+    (out, Instant::now())
+}
+
+/// Waits until `dir` has `n` children.
+async fn queued(fw: &Framework, dir: &str, n: usize, what: &str) {
+    eventually(what, || async { count(fw, dir).await == n }).await;
+}
+
+/// Asserts that `task` still waits `SHORT` from now.
+async fn still_waits<T>(task: &JoinHandle<T>, why: &str) {
+    tokio::time::sleep(SHORT).await;
+    assert!(!task.is_finished(), "{why}");
+}
+
+/// `task`'s result, which must come within `HANDOVER`.
+async fn promptly<T>(task: JoinHandle<T>) -> T {
+    tokio::time::timeout(HANDOVER, task).await.expect("granted promptly").unwrap()
+}
+
 // ------------------------------------------------------------------------------------------
 // Inspecting znodes
 
@@ -136,6 +242,15 @@ fn assert_protected(node: &Znode, base: &str, owner: i64) {
     assert_eq!(node.owner, owner, "{}: ephemeral, owned by the expected session", node.name);
 }
 
+/// Asserts that `dir` holds exactly one node, a protected `base` node owned by `owner`; returns
+/// the listing.
+async fn sole(fw: &Framework, dir: &str, base: &str, owner: i64) -> Vec<Znode> {
+    let nodes = children(fw, dir).await;
+    assert_eq!(nodes.len(), 1, "{dir}: {nodes:?}");
+    assert_protected(&nodes[0], base, owner);
+    nodes
+}
+
 fn name_of(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
@@ -158,17 +273,11 @@ fn name_checker_accepts_curators_names_only() {
 #[tokio::test]
 async fn mutex_curator_holds_ours_waits_and_is_granted_on_release() {
     within(async {
-        let cs = common::shared_server().await;
-        let peer = peer().await;
-        let j = java(&peer, &cs).await;
-        let java_session = peer.session_id(&j).await.unwrap();
-        let fw = framework(&cs).await;
-        let path = unique_path("mutex-java-holds");
+        let Scene { cs, peer, fw, path } = scene("mutex-java-holds").await;
+        let (j, java_session) = java_with_session(&peer, &cs).await;
 
         assert!(peer.mutex_acquire(&j, "h", &path, LONG).await.unwrap());
-        let held = children(&fw, &path).await;
-        assert_eq!(held.len(), 1);
-        assert_protected(&held[0], "lock-", java_session);
+        let held = sole(&fw, &path, "lock-", java_session).await;
 
         let mutex = InterProcessMutex::new(&fw, &path).unwrap();
         let started = Instant::now();
@@ -179,19 +288,12 @@ async fn mutex_curator_holds_ours_waits_and_is_granted_on_release() {
         assert_eq!(children(&fw, &path).await, held, "our timed-out nodes are gone, Curator's stays");
 
         // An acquire started while Curator holds queues behind it...
-        let waiter = tokio::spawn({
-            let mutex = mutex.clone();
-            async move {
-                let guard = mutex.acquire_timeout(LONG).await.unwrap();
-                (guard, Instant::now())
-            }
-        });
-        eventually("our waiter queued", || async { count(&fw, &path).await == 2 }).await;
+        let waiter = spawn_ours(&mutex, |m| stamped(async move { m.acquire_timeout(LONG).await.unwrap() }));
+        queued(&fw, &path, 2, "our waiter queued").await;
         let queue = children(&fw, &path).await;
         assert_eq!(queue[0], held[0], "Curator's node stays first");
         assert_protected(&queue[1], "lock-", fw.status().session_id);
-        tokio::time::sleep(SHORT).await;
-        assert!(!waiter.is_finished(), "ours must wait while Curator holds");
+        still_waits(&waiter, "ours must wait while Curator holds").await;
 
         // ...and is granted right after Curator releases.
         let released = Instant::now(); // latencies are measured from the release request
@@ -205,9 +307,9 @@ async fn mutex_curator_holds_ours_waits_and_is_granted_on_release() {
         assert_eq!(children(&fw, &path).await, vec![queue[1].clone()]);
 
         guard.release().await.unwrap();
+        // checked before `finish` waits for background deletes: the release itself leaves nothing
         assert!(children(&fw, &path).await.is_empty());
-        peer.close(&j).await.unwrap();
-        fw.close();
+        finish(&peer, &[&j], &[&fw], &[]).await;
     })
     .await
 }
@@ -215,17 +317,11 @@ async fn mutex_curator_holds_ours_waits_and_is_granted_on_release() {
 #[tokio::test]
 async fn mutex_ours_holds_curator_waits_and_is_granted_on_release() {
     within(async {
-        let cs = common::shared_server().await;
-        let peer = peer().await;
-        let j = java(&peer, &cs).await;
-        let java_session = peer.session_id(&j).await.unwrap();
-        let fw = framework(&cs).await;
-        let path = unique_path("mutex-ours-holds");
+        let Scene { cs, peer, fw, path } = scene("mutex-ours-holds").await;
+        let (j, java_session) = java_with_session(&peer, &cs).await;
 
         let guard = InterProcessMutex::new(&fw, &path).unwrap().acquire().await.unwrap();
-        let held = children(&fw, &path).await;
-        assert_eq!(held.len(), 1);
-        assert_protected(&held[0], "lock-", fw.status().session_id);
+        let held = sole(&fw, &path, "lock-", fw.status().session_id).await;
         assert_eq!(name_of(guard.path()), held[0].name);
 
         let started = Instant::now();
@@ -233,18 +329,11 @@ async fn mutex_ours_holds_curator_waits_and_is_granted_on_release() {
         assert!(started.elapsed() >= SHORT);
         assert_eq!(children(&fw, &path).await, held, "Curator deleted its timed-out node");
 
-        let waiter = tokio::spawn({
-            let (peer, j, path) = (peer.clone(), j.clone(), path.clone());
-            async move {
-                let ok = peer.mutex_acquire(&j, "h", &path, LONG).await.unwrap();
-                (ok, Instant::now())
-            }
-        });
-        eventually("Curator's waiter queued", || async { count(&fw, &path).await == 2 }).await;
+        let waiter = tokio::spawn(stamped(Java::Mutex.waiter(&peer, &j, "h", &path)));
+        queued(&fw, &path, 2, "Curator's waiter queued").await;
         let queue = children(&fw, &path).await;
         assert_protected(&queue[1], "lock-", java_session);
-        tokio::time::sleep(SHORT).await;
-        assert!(!waiter.is_finished(), "Curator must wait while we hold");
+        still_waits(&waiter, "Curator must wait while we hold").await;
 
         let released = Instant::now();
         guard.release().await.unwrap();
@@ -261,10 +350,7 @@ async fn mutex_ours_holds_curator_waits_and_is_granted_on_release() {
         assert_eq!(peer.mutex_release(&j, "h").await.unwrap(), 0);
         let again = mutex.acquire_timeout(HANDOVER).await.unwrap().expect("free after Curator's release");
         again.release().await.unwrap();
-        settle(&[&fw]).await;
-        assert!(children(&fw, &path).await.is_empty());
-        peer.close(&j).await.unwrap();
-        fw.close();
+        finish(&peer, &[&j], &[&fw], &[&path]).await;
     })
     .await
 }
@@ -293,30 +379,6 @@ struct Interval {
 
 type Log = Arc<Mutex<Vec<Interval>>>;
 
-enum Hold {
-    Guard(LockGuard),
-    Lease(Lease),
-}
-
-impl Hold {
-    async fn release(self) {
-        match self {
-            Hold::Guard(g) => g.release().await.unwrap(),
-            Hold::Lease(l) => l.release().await.unwrap(),
-        }
-    }
-}
-
-impl std::ops::Deref for Hold {
-    type Target = HeldNode;
-    fn deref(&self) -> &HeldNode {
-        match self {
-            Hold::Guard(g) => g,
-            Hold::Lease(l) => l,
-        }
-    }
-}
-
 /// Whether cycle `i` of a read-write participant is a write (participants alternate, offset by
 /// `who` so that reads and writes of both sides interleave).
 fn writes(kind: Kind, who: usize, i: usize) -> bool {
@@ -344,14 +406,14 @@ async fn java_participant(
     let cid = java(&peer, &cs).await;
     for i in 0..cycles {
         let write = writes(kind, who, i);
-        let ok = match kind {
-            Kind::Mutex => peer.mutex_acquire(&cid, "h", &path, LONG).await,
-            Kind::SemaphoreMutex => peer.semmutex_acquire(&cid, "h", &path, LONG).await,
-            Kind::Semaphore(max) => peer.sem_acquire(&cid, "h", &path, max, 1, LONG).await,
-            Kind::ReadWrite if write => peer.rw_write_acquire(&cid, "h", &path, LONG).await,
-            Kind::ReadWrite => peer.rw_read_acquire(&cid, "h", &path, LONG).await,
+        let op = match kind {
+            Kind::Mutex => Java::Mutex,
+            Kind::SemaphoreMutex => Java::SemaphoreMutex,
+            Kind::Semaphore(max) => Java::Semaphore { max, count: 1 },
+            Kind::ReadWrite if write => Java::Write,
+            Kind::ReadWrite => Java::Read,
         };
-        assert!(ok.unwrap(), "java-{who} acquired in time");
+        assert!(op.acquire(&peer, &cid, "h", &path, LONG).await, "java-{who} acquired in time");
         let start = Instant::now();
         tokio::time::sleep(hold_time(i)).await;
         let end = Instant::now();
@@ -393,7 +455,7 @@ async fn our_participant(cs: String, path: String, kind: Kind, who: usize, cycle
         let end = Instant::now();
         assert!(!hold.is_lost());
         log.lock().unwrap().push(Interval { who: format!("ours-{who}"), java: false, exclusive: write, start, end });
-        hold.release().await;
+        hold.release().await.unwrap();
     }
     fw.close();
 }
@@ -537,12 +599,9 @@ async fn read_write_mixed_contention_writers_exclude_everyone() {
 #[tokio::test]
 async fn semaphore_leases_add_up_across_curator_and_ours() {
     within(async {
-        let cs = common::shared_server().await;
-        let peer = peer().await;
+        let Scene { cs, peer, fw, path } = scene("semaphore").await;
         let (j1, j2, j3) = (java(&peer, &cs).await, java(&peer, &cs).await, java(&peer, &cs).await);
-        let fw = framework(&cs).await;
         let ours = fw.status().session_id;
-        let path = unique_path("semaphore");
         let leases = format!("{path}/leases");
         let locks = format!("{path}/locks");
         let sem = InterProcessSemaphoreV2::new(&fw, &path, 3).unwrap();
@@ -565,37 +624,25 @@ async fn semaphore_leases_add_up_across_curator_and_ours() {
         assert!(children(&fw, &locks).await.is_empty(), "holders keep no node under locks");
 
         // One of ours waits while the total is 3 and is granted when Curator returns its leases.
-        let waiter = tokio::spawn({
-            let sem = sem.clone();
-            async move { sem.acquire_timeout(LONG).await.unwrap() }
-        });
-        eventually("our waiter queued", || async { count(&fw, &leases).await == 4 }).await;
-        let waiting_lock = children(&fw, &locks).await;
-        assert_eq!(waiting_lock.len(), 1, "the waiter holds the semaphore's internal mutex");
-        assert_protected(&waiting_lock[0], "lock-", ours);
-        tokio::time::sleep(SHORT).await;
-        assert!(!waiter.is_finished(), "4 leases would exceed 3");
+        let waiter = spawn_ours(&sem, |sem| async move { sem.acquire_timeout(LONG).await.unwrap() });
+        queued(&fw, &leases, 4, "our waiter queued").await;
+        // the waiter holds the semaphore's internal mutex
+        sole(&fw, &locks, "lock-", ours).await;
+        still_waits(&waiter, "4 leases would exceed 3").await;
         assert_eq!(peer.sem_release(&j1, "h").await.unwrap(), 2);
-        let l2 = tokio::time::timeout(HANDOVER, waiter).await.expect("granted promptly").unwrap();
-        let l2 = l2.expect("granted after Curator's release");
+        let l2 = promptly(waiter).await.expect("granted after Curator's release");
 
         // Now ours hold 2; Curator gets the third; then a Curator acquirer waits until we release.
         assert!(peer.sem_acquire(&j2, "h", &path, 3, 1, HANDOVER).await.unwrap(), "one lease is free");
         let j3_session = peer.session_id(&j3).await.unwrap();
-        let java_waiter = tokio::spawn({
-            let (peer, j3, path) = (peer.clone(), j3.clone(), path.clone());
-            async move { peer.sem_acquire(&j3, "h", &path, 3, 1, LONG).await.unwrap() }
-        });
-        eventually("Curator's waiter queued", || async { count(&fw, &leases).await == 4 }).await;
-        let java_lock = children(&fw, &locks).await;
-        assert_eq!(java_lock.len(), 1);
-        assert_protected(&java_lock[0], "lock-", j3_session);
-        tokio::time::sleep(SHORT).await;
-        assert!(!java_waiter.is_finished(), "Curator must not take a 4th lease");
+        let java_waiter = tokio::spawn(Java::Semaphore { max: 3, count: 1 }.waiter(&peer, &j3, "h", &path));
+        queued(&fw, &leases, 4, "Curator's waiter queued").await;
+        sole(&fw, &locks, "lock-", j3_session).await;
+        still_waits(&java_waiter, "Curator must not take a 4th lease").await;
         assert!(sem.acquire_timeout(SHORT).await.unwrap().is_none(), "still 3 of 3 (and Curator queued first)");
         let released = Instant::now();
         l1.release().await.unwrap();
-        assert!(tokio::time::timeout(HANDOVER, java_waiter).await.expect("granted promptly").unwrap());
+        assert!(promptly(java_waiter).await);
         println!("semaphore hand-over ours -> Curator: {:?}", released.elapsed());
 
         // Every lease node, from either side, has Curator's name.
@@ -610,13 +657,7 @@ async fn semaphore_leases_add_up_across_curator_and_ours() {
         l2.release().await.unwrap();
         assert_eq!(peer.sem_release(&j2, "h").await.unwrap(), 1);
         assert_eq!(peer.sem_release(&j3, "h").await.unwrap(), 1);
-        settle(&[&fw]).await;
-        assert!(children(&fw, &leases).await.is_empty());
-        assert!(children(&fw, &locks).await.is_empty());
-        for j in [j1, j2, j3] {
-            peer.close(&j).await.unwrap();
-        }
-        fw.close();
+        finish(&peer, &[&j1, &j2, &j3], &[&fw], &[&leases, &locks]).await;
     })
     .await
 }
@@ -627,57 +668,37 @@ async fn semaphore_leases_add_up_across_curator_and_ours() {
 #[tokio::test]
 async fn semaphore_mutex_excludes_both_ways() {
     within(async {
-        let cs = common::shared_server().await;
-        let peer = peer().await;
-        let j = java(&peer, &cs).await;
-        let java_session = peer.session_id(&j).await.unwrap();
-        let fw = framework(&cs).await;
+        let Scene { cs, peer, fw, path } = scene("semmutex").await;
+        let (j, java_session) = java_with_session(&peer, &cs).await;
         let ours = fw.status().session_id;
-        let path = unique_path("semmutex");
         let leases = format!("{path}/leases");
         let m = InterProcessSemaphoreMutex::new(&fw, &path).unwrap();
 
         // Curator holds: ours times out, then a waiting acquire is granted on Curator's release.
         assert!(peer.semmutex_acquire(&j, "h", &path, LONG).await.unwrap());
-        let held = children(&fw, &leases).await;
-        assert_eq!(held.len(), 1);
-        assert_protected(&held[0], "lease-", java_session);
+        let held = sole(&fw, &leases, "lease-", java_session).await;
         assert!(m.acquire_timeout(SHORT).await.unwrap().is_none(), "Curator holds");
         settle(&[&fw]).await;
         assert_eq!(children(&fw, &leases).await, held);
-        let waiter = tokio::spawn({
-            let m = m.clone();
-            async move { m.acquire_timeout(LONG).await.unwrap() }
-        });
-        eventually("our waiter queued", || async { count(&fw, &leases).await == 2 }).await;
-        tokio::time::sleep(SHORT).await;
-        assert!(!waiter.is_finished());
+        let waiter = spawn_ours(&m, |m| async move { m.acquire_timeout(LONG).await.unwrap() });
+        queued(&fw, &leases, 2, "our waiter queued").await;
+        still_waits(&waiter, "Curator holds").await;
         peer.semmutex_release(&j, "h").await.unwrap();
-        let lease = tokio::time::timeout(HANDOVER, waiter).await.expect("granted promptly").unwrap();
-        let lease = lease.expect("granted after Curator's release");
-        let held = children(&fw, &leases).await;
-        assert_eq!(held.len(), 1);
-        assert_protected(&held[0], "lease-", ours);
+        let lease = promptly(waiter).await.expect("granted after Curator's release");
+        let held = sole(&fw, &leases, "lease-", ours).await;
         assert_eq!(name_of(lease.path()), held[0].name);
 
         // We hold: Curator times out, then a waiting Curator acquire is granted on our release.
         assert!(!peer.semmutex_acquire(&j, "h", &path, SHORT).await.unwrap(), "we hold");
         assert_eq!(children(&fw, &leases).await, held);
-        let java_waiter = tokio::spawn({
-            let (peer, j, path) = (peer.clone(), j.clone(), path.clone());
-            async move { peer.semmutex_acquire(&j, "h", &path, LONG).await.unwrap() }
-        });
-        eventually("Curator's waiter queued", || async { count(&fw, &leases).await == 2 }).await;
-        tokio::time::sleep(SHORT).await;
-        assert!(!java_waiter.is_finished());
+        let java_waiter = tokio::spawn(Java::SemaphoreMutex.waiter(&peer, &j, "h", &path));
+        queued(&fw, &leases, 2, "Curator's waiter queued").await;
+        still_waits(&java_waiter, "we hold").await;
         lease.release().await.unwrap();
-        assert!(tokio::time::timeout(HANDOVER, java_waiter).await.expect("granted promptly").unwrap());
+        assert!(promptly(java_waiter).await);
         assert!(m.acquire_timeout(SHORT).await.unwrap().is_none(), "Curator holds again");
         peer.semmutex_release(&j, "h").await.unwrap();
-        settle(&[&fw]).await;
-        assert!(children(&fw, &leases).await.is_empty());
-        peer.close(&j).await.unwrap();
-        fw.close();
+        finish(&peer, &[&j], &[&fw], &[&leases]).await;
     })
     .await
 }
@@ -688,11 +709,8 @@ async fn semaphore_mutex_excludes_both_ways() {
 #[tokio::test]
 async fn rwlock_reads_share_across_curator_and_ours() {
     within(async {
-        let cs = common::shared_server().await;
-        let peer = peer().await;
+        let Scene { cs, peer, fw, path } = scene("rw-share").await;
         let (j1, j2) = (java(&peer, &cs).await, java(&peer, &cs).await);
-        let fw = framework(&cs).await;
-        let path = unique_path("rw-share");
         let rw = InterProcessReadWriteLock::new(&fw, &path).unwrap();
 
         assert!(peer.rw_read_acquire(&j1, "h", &path, LONG).await.unwrap());
@@ -716,43 +734,29 @@ async fn rwlock_reads_share_across_curator_and_ours() {
         assert!(writer.write_timeout(SHORT).await.unwrap().is_none(), "readers hold");
 
         // Our writer queues; a new Curator reader does not overtake it (fairness across sides).
-        let our_writer = tokio::spawn({
-            let writer = writer.clone();
-            async move { writer.write_timeout(LONG).await.unwrap() }
-        });
-        eventually("our writer queued", || async { count(&fw, &path).await == 4 }).await;
+        let our_writer = spawn_ours(&writer, |writer| async move { writer.write_timeout(LONG).await.unwrap() });
+        queued(&fw, &path, 4, "our writer queued").await;
         let j3 = java(&peer, &cs).await;
         assert!(!peer.rw_read_acquire(&j3, "h", &path, SHORT).await.unwrap(), "a writer is queued first");
         assert_eq!(peer.rw_release(&j1, "h").await.unwrap(), 0);
         assert_eq!(peer.rw_release(&j2, "h").await.unwrap(), 0);
-        tokio::time::sleep(SHORT).await;
-        assert!(!our_writer.is_finished(), "our reader still holds");
+        still_waits(&our_writer, "our reader still holds").await;
         ours.release().await.unwrap();
-        let w = tokio::time::timeout(HANDOVER, our_writer).await.expect("granted promptly").unwrap();
-        let w = w.expect("all readers gone");
+        let w = promptly(our_writer).await.expect("all readers gone");
         w.release().await.unwrap();
 
         // Our reader holds, Curator's writer queues; another of our readers does not overtake it.
         let r = rw.read().await.unwrap();
-        let java_writer = tokio::spawn({
-            let (peer, j3, path) = (peer.clone(), j3.clone(), path.clone());
-            async move { peer.rw_write_acquire(&j3, "w", &path, LONG).await.unwrap() }
-        });
-        eventually("Curator's writer queued", || async { count(&fw, &path).await == 2 }).await;
+        let java_writer = tokio::spawn(Java::Write.waiter(&peer, &j3, "w", &path));
+        queued(&fw, &path, 2, "Curator's writer queued").await;
         let reader = InterProcessReadWriteLock::new(&writer_fw, &path).unwrap();
         assert!(reader.read_timeout(SHORT).await.unwrap().is_none(), "a Curator writer is queued first");
         r.release().await.unwrap();
-        assert!(tokio::time::timeout(HANDOVER, java_writer).await.expect("granted promptly").unwrap());
+        assert!(promptly(java_writer).await);
         assert!(reader.read_timeout(SHORT).await.unwrap().is_none(), "Curator's writer holds");
         assert_eq!(peer.rw_release(&j3, "w").await.unwrap(), 0);
         reader.read_timeout(HANDOVER).await.unwrap().expect("free again").release().await.unwrap();
-        settle(&[&fw, &writer_fw]).await;
-        assert!(children(&fw, &path).await.is_empty());
-        for j in [j1, j2, j3] {
-            peer.close(&j).await.unwrap();
-        }
-        fw.close();
-        writer_fw.close();
+        finish(&peer, &[&j1, &j2, &j3], &[&fw, &writer_fw], &[&path]).await;
     })
     .await
 }
@@ -760,35 +764,24 @@ async fn rwlock_reads_share_across_curator_and_ours() {
 #[tokio::test]
 async fn rwlock_curator_writer_excludes_our_readers_and_writers() {
     within(async {
-        let cs = common::shared_server().await;
-        let peer = peer().await;
-        let j = java(&peer, &cs).await;
-        let java_session = peer.session_id(&j).await.unwrap();
-        let fw = framework(&cs).await;
-        let path = unique_path("rw-java-writes");
+        let Scene { cs, peer, fw, path } = scene("rw-java-writes").await;
+        let (j, java_session) = java_with_session(&peer, &cs).await;
         let rw = InterProcessReadWriteLock::new(&fw, &path).unwrap();
 
         assert!(peer.rw_write_acquire(&j, "h", &path, LONG).await.unwrap());
-        let held = children(&fw, &path).await;
-        assert_eq!(held.len(), 1);
-        assert_protected(&held[0], "__WRIT__", java_session);
+        let held = sole(&fw, &path, "__WRIT__", java_session).await;
         assert!(rw.read_timeout(SHORT).await.unwrap().is_none(), "Curator writes: our read waits");
         assert!(rw.write_timeout(SHORT).await.unwrap().is_none(), "Curator writes: our write waits");
         settle(&[&fw]).await;
         assert_eq!(children(&fw, &path).await, held, "only Curator's writer node is left");
 
         // our reader queued behind Curator's writer is granted when it releases
-        let waiter = tokio::spawn({
-            let rw = rw.clone();
-            async move { rw.read_timeout(LONG).await.unwrap() }
-        });
-        eventually("our reader queued", || async { count(&fw, &path).await == 2 }).await;
+        let waiter = spawn_ours(&rw, |rw| async move { rw.read_timeout(LONG).await.unwrap() });
+        queued(&fw, &path, 2, "our reader queued").await;
         assert_protected(&children(&fw, &path).await[1], "__READ__", fw.status().session_id);
-        tokio::time::sleep(SHORT).await;
-        assert!(!waiter.is_finished());
+        still_waits(&waiter, "Curator writes").await;
         assert_eq!(peer.rw_release(&j, "h").await.unwrap(), 0);
-        let read = tokio::time::timeout(HANDOVER, waiter).await.expect("granted promptly").unwrap();
-        let read = read.expect("granted after Curator's write release");
+        let read = promptly(waiter).await.expect("granted after Curator's write release");
 
         // and our reader keeps Curator's writer out
         assert!(!peer.rw_write_acquire(&j, "h", &path, SHORT).await.unwrap(), "our reader holds");
@@ -796,10 +789,7 @@ async fn rwlock_curator_writer_excludes_our_readers_and_writers() {
         assert!(peer.rw_write_acquire(&j, "h", &path, HANDOVER).await.unwrap());
         assert!(rw.write_timeout(SHORT).await.unwrap().is_none());
         assert_eq!(peer.rw_release(&j, "h").await.unwrap(), 0);
-        settle(&[&fw]).await;
-        assert!(children(&fw, &path).await.is_empty());
-        peer.close(&j).await.unwrap();
-        fw.close();
+        finish(&peer, &[&j], &[&fw], &[&path]).await;
     })
     .await
 }
@@ -807,49 +797,33 @@ async fn rwlock_curator_writer_excludes_our_readers_and_writers() {
 #[tokio::test]
 async fn rwlock_our_writer_excludes_curator_readers_and_writers() {
     within(async {
-        let cs = common::shared_server().await;
-        let peer = peer().await;
+        let Scene { cs, peer, fw, path } = scene("rw-ours-writes").await;
         let (j1, j2) = (java(&peer, &cs).await, java(&peer, &cs).await);
-        let fw = framework(&cs).await;
-        let path = unique_path("rw-ours-writes");
         let rw = InterProcessReadWriteLock::new(&fw, &path).unwrap();
 
         let w = rw.write().await.unwrap();
-        let held = children(&fw, &path).await;
-        assert_eq!(held.len(), 1);
-        assert_protected(&held[0], "__WRIT__", fw.status().session_id);
+        let held = sole(&fw, &path, "__WRIT__", fw.status().session_id).await;
         assert!(!peer.rw_read_acquire(&j1, "h", &path, SHORT).await.unwrap(), "we write: Curator's read waits");
         assert!(!peer.rw_write_acquire(&j1, "h", &path, SHORT).await.unwrap(), "we write: Curator's write waits");
         assert_eq!(children(&fw, &path).await, held, "Curator deleted its timed-out nodes");
 
         // Curator's writer queued behind ours, then Curator's reader behind that writer.
-        let java_writer = tokio::spawn({
-            let (peer, j1, path) = (peer.clone(), j1.clone(), path.clone());
-            async move { peer.rw_write_acquire(&j1, "h", &path, LONG).await.unwrap() }
-        });
-        eventually("Curator's writer queued", || async { count(&fw, &path).await == 2 }).await;
-        let java_reader = tokio::spawn({
-            let (peer, j2, path) = (peer.clone(), j2.clone(), path.clone());
-            async move { peer.rw_read_acquire(&j2, "h", &path, LONG).await.unwrap() }
-        });
-        eventually("Curator's reader queued", || async { count(&fw, &path).await == 3 }).await;
-        tokio::time::sleep(SHORT).await;
-        assert!(!java_writer.is_finished() && !java_reader.is_finished());
+        let java_writer = tokio::spawn(Java::Write.waiter(&peer, &j1, "h", &path));
+        queued(&fw, &path, 2, "Curator's writer queued").await;
+        let java_reader = tokio::spawn(Java::Read.waiter(&peer, &j2, "h", &path));
+        queued(&fw, &path, 3, "Curator's reader queued").await;
+        still_waits(&java_writer, "we write").await;
+        assert!(!java_reader.is_finished(), "we write");
         w.release().await.unwrap();
-        assert!(tokio::time::timeout(HANDOVER, java_writer).await.expect("granted promptly").unwrap());
-        tokio::time::sleep(SHORT).await;
-        assert!(!java_reader.is_finished(), "Curator's reader waits for Curator's writer");
+        assert!(promptly(java_writer).await);
+        still_waits(&java_reader, "Curator's reader waits for Curator's writer").await;
         assert!(rw.read_timeout(SHORT).await.unwrap().is_none(), "Curator's writer holds");
         assert_eq!(peer.rw_release(&j1, "h").await.unwrap(), 0);
-        assert!(tokio::time::timeout(HANDOVER, java_reader).await.expect("granted promptly").unwrap());
+        assert!(promptly(java_reader).await);
         let r = rw.read_timeout(HANDOVER).await.unwrap().expect("shares with Curator's reader");
         r.release().await.unwrap();
         assert_eq!(peer.rw_release(&j2, "h").await.unwrap(), 0);
-        settle(&[&fw]).await;
-        assert!(children(&fw, &path).await.is_empty());
-        peer.close(&j1).await.unwrap();
-        peer.close(&j2).await.unwrap();
-        fw.close();
+        finish(&peer, &[&j1, &j2], &[&fw], &[&path]).await;
     })
     .await
 }
@@ -860,12 +834,9 @@ async fn rwlock_our_writer_excludes_curator_readers_and_writers() {
 #[tokio::test]
 async fn rwlock_our_downgrade_keeps_queued_writers_out() {
     within(async {
-        let cs = common::shared_server().await;
-        let peer = peer().await;
+        let Scene { cs, peer, fw, path } = scene("rw-downgrade").await;
         let (j1, j2) = (java(&peer, &cs).await, java(&peer, &cs).await);
-        let fw = framework(&cs).await;
         let other_fw = framework(&cs).await;
-        let path = unique_path("rw-downgrade");
         let rw = InterProcessReadWriteLock::new(&fw, &path).unwrap();
 
         // Without writers queued: Curator's reader shares with the downgraded read.
@@ -894,16 +865,16 @@ async fn rwlock_our_downgrade_keeps_queued_writers_out() {
                 g.release().await.unwrap();
             }
         });
-        eventually("our writer queued", || async { count(&fw, &path).await == 2 }).await;
+        queued(&fw, &path, 2, "our writer queued").await;
         let java_writer = tokio::spawn({
             let (peer, j2, path, order) = (peer.clone(), j2.clone(), path.clone(), order.clone());
             async move {
-                assert!(peer.rw_write_acquire(&j2, "h", &path, LONG).await.unwrap());
+                assert!(Java::Write.acquire(&peer, &j2, "h", &path, LONG).await);
                 order.lock().unwrap().push("java");
                 assert_eq!(peer.rw_release(&j2, "h").await.unwrap(), 0);
             }
         });
-        eventually("Curator's writer queued", || async { count(&fw, &path).await == 3 }).await;
+        queued(&fw, &path, 3, "Curator's writer queued").await;
         let r = rw.read_timeout(SHORT).await.unwrap().expect("downgrade is immediate");
         w.release().await.unwrap();
         tokio::time::sleep(SHORT * 2).await;
@@ -917,12 +888,7 @@ async fn rwlock_our_downgrade_keeps_queued_writers_out() {
         tokio::time::timeout(LONG, our_writer).await.unwrap().unwrap();
         tokio::time::timeout(LONG, java_writer).await.unwrap().unwrap();
         assert_eq!(*order.lock().unwrap(), vec!["ours", "java"], "queue order kept");
-        settle(&[&fw, &other_fw]).await;
-        assert!(children(&fw, &path).await.is_empty());
-        peer.close(&j1).await.unwrap();
-        peer.close(&j2).await.unwrap();
-        fw.close();
-        other_fw.close();
+        finish(&peer, &[&j1, &j2], &[&fw, &other_fw], &[&path]).await;
     })
     .await
 }
@@ -963,15 +929,11 @@ async fn shapes_of(fw: &Framework, path: &str, session: i64) -> Vec<String> {
 #[tokio::test]
 async fn znode_names_match_curators() {
     within(async {
-        let cs = common::shared_server().await;
-        let peer = peer().await;
-        let (j1, j2) = (java(&peer, &cs).await, java(&peer, &cs).await);
-        let (s1, s2) = (peer.session_id(&j1).await.unwrap(), peer.session_id(&j2).await.unwrap());
-        let fw = framework(&cs).await;
+        let Scene { cs, peer, fw, path } = scene("names-mutex").await;
+        let ((j1, s1), (j2, s2)) = (java_with_session(&peer, &cs).await, java_with_session(&peer, &cs).await);
         let ours = fw.status().session_id;
 
         // Mutex: one holder from each side in turn.
-        let path = unique_path("names-mutex");
         assert!(peer.mutex_acquire(&j1, "h", &path, LONG).await.unwrap());
         let java_shapes = shapes_of(&fw, &path, s1).await;
         peer.mutex_release(&j1, "h").await.unwrap();
@@ -986,17 +948,13 @@ async fn znode_names_match_curators() {
         let rw = InterProcessReadWriteLock::new(&fw, &path).unwrap();
         assert!(peer.rw_read_acquire(&j1, "h", &path, LONG).await.unwrap());
         let r = rw.read().await.unwrap();
-        let java_writer = tokio::spawn({
-            let (peer, j2, path) = (peer.clone(), j2.clone(), path.clone());
-            async move { peer.rw_write_acquire(&j2, "h", &path, LONG).await.unwrap() }
-        });
-        eventually("Curator's writer queued", || async { count(&fw, &path).await == 3 }).await;
+        let java_writer = tokio::spawn(Java::Write.waiter(&peer, &j2, "h", &path));
+        queued(&fw, &path, 3, "Curator's writer queued").await;
         let other = framework(&cs).await;
-        let our_writer = tokio::spawn({
-            let rw = InterProcessReadWriteLock::new(&other, &path).unwrap();
-            async move { rw.write_timeout(LONG).await.unwrap().expect("granted") }
+        let our_writer = spawn_ours(&InterProcessReadWriteLock::new(&other, &path).unwrap(), |rw| async move {
+            rw.write_timeout(LONG).await.unwrap().expect("granted")
         });
-        eventually("our writer queued", || async { count(&fw, &path).await == 4 }).await;
+        queued(&fw, &path, 4, "our writer queued").await;
         let java_shapes = [shapes_of(&fw, &path, s1).await, shapes_of(&fw, &path, s2).await].concat();
         let our_shapes =
             [shapes_of(&fw, &path, ours).await, shapes_of(&fw, &path, other.status().session_id).await].concat();
@@ -1019,20 +977,14 @@ async fn znode_names_match_curators() {
         let java_shapes = shapes_of(&fw, &path, s1).await;
         assert_eq!(java_shapes, vec!["leases/_c_<uuid>-lease-<seq>"]);
         assert_eq!(shapes_of(&fw, &path, ours).await, java_shapes);
-        let java_waiter = tokio::spawn({
-            let (peer, j2, path) = (peer.clone(), j2.clone(), path.clone());
-            async move { peer.sem_acquire(&j2, "h", &path, 2, 1, LONG).await.unwrap() }
-        });
-        eventually("Curator waits", || async { count(&fw, &format!("{path}/leases")).await == 3 }).await;
+        let java_waiter = tokio::spawn(Java::Semaphore { max: 2, count: 1 }.waiter(&peer, &j2, "h", &path));
+        queued(&fw, &format!("{path}/leases"), 3, "Curator waits").await;
         let java_waiting = shapes_of(&fw, &path, s2).await;
         assert_eq!(java_waiting, vec!["leases/_c_<uuid>-lease-<seq>", "locks/_c_<uuid>-lock-<seq>"]);
         assert_eq!(peer.sem_release(&j1, "h").await.unwrap(), 1);
         assert!(java_waiter.await.unwrap());
-        let waiter = tokio::spawn({
-            let sem = sem.clone();
-            async move { sem.acquire_timeout(LONG).await.unwrap().expect("granted") }
-        });
-        eventually("ours waits", || async { count(&fw, &format!("{path}/leases")).await == 3 }).await;
+        let waiter = spawn_ours(&sem, |sem| async move { sem.acquire_timeout(LONG).await.unwrap().expect("granted") });
+        queued(&fw, &format!("{path}/leases"), 3, "ours waits").await;
         let our_waiting = shapes_of(&fw, &path, ours).await;
         assert_eq!(
             our_waiting,
@@ -1047,11 +999,7 @@ async fn znode_names_match_curators() {
         let second = waiter.await.unwrap();
         lease.release().await.unwrap();
         second.release().await.unwrap();
-        settle(&[&fw]).await;
-        assert!(children(&fw, &format!("{path}/leases")).await.is_empty());
-        peer.close(&j1).await.unwrap();
-        peer.close(&j2).await.unwrap();
-        fw.close();
+        finish(&peer, &[&j1, &j2], &[&fw], &[&format!("{path}/leases")]).await;
     })
     .await
 }
