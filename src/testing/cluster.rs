@@ -7,7 +7,8 @@ use futures_util::future::{join_all, try_join_all};
 use tokio::time::Instant;
 
 use super::backend::Backend;
-use super::config::{Peer, ServerConfig, Settings};
+use super::builder::{Ensemble, TestingBuilder};
+use super::config::{Peer, ServerConfig};
 use super::four_letter::{server_mode, ServerMode};
 use super::instance::Instance;
 use super::node::{self, Node};
@@ -59,31 +60,15 @@ pub struct TestingCluster {
     start_timeout: Duration,
 }
 
-/// Configures and starts a [`TestingCluster`]; made by [`TestingCluster::builder`].
-#[derive(Debug, Clone)]
-#[must_use = "a builder does nothing until `start` is awaited"]
-pub struct TestingClusterBuilder {
-    settings: Settings,
-    servers: usize,
-}
-
-impl Default for TestingClusterBuilder {
-    fn default() -> Self {
-        TestingClusterBuilder { settings: Settings::default(), servers: 3 }
-    }
-}
+/// Configures and starts a [`TestingCluster`]; made by [`TestingCluster::builder`]. The settings
+/// it shares with [`TestingServerBuilder`](super::TestingServerBuilder) are
+/// [`TestingBuilder`]'s.
+pub type TestingClusterBuilder = TestingBuilder<Ensemble>;
 
 impl TestingClusterBuilder {
     /// The number of servers (default 3).
     pub fn servers(mut self, n: usize) -> Self {
-        self.servers = n;
-        self
-    }
-
-    /// ZooKeeper's `tickTime` (default 200 ms). See
-    /// [`TestingServerBuilder::tick_time`](super::TestingServerBuilder::tick_time).
-    pub fn tick_time(mut self, tick: Duration) -> Self {
-        self.settings.timing.tick_time = tick;
+        self.kind.servers = n;
         self
     }
 
@@ -98,50 +83,6 @@ impl TestingClusterBuilder {
     /// (default 10).
     pub fn sync_limit(mut self, ticks: u32) -> Self {
         self.settings.timing.sync_limit = ticks;
-        self
-    }
-
-    /// The smallest session timeout the servers grant (`minSessionTimeout`).
-    pub fn min_session_timeout(mut self, timeout: Duration) -> Self {
-        self.settings.timing.min_session_timeout = Some(timeout);
-        self
-    }
-
-    /// The largest session timeout the servers grant (`maxSessionTimeout`).
-    pub fn max_session_timeout(mut self, timeout: Duration) -> Self {
-        self.settings.timing.max_session_timeout = Some(timeout);
-        self
-    }
-
-    /// How long [`start`](Self::start) and [`TestingCluster::restart`] wait (default 30 s).
-    pub fn start_timeout(mut self, timeout: Duration) -> Self {
-        self.settings.start_timeout = timeout;
-        self
-    }
-
-    /// Where the servers run (default: [`Backend::from_env`], which reads `ZK_TEST_BACKEND`).
-    pub fn backend(mut self, backend: Backend) -> Self {
-        self.settings.backend = Some(backend);
-        self
-    }
-
-    /// The image of the Docker backend (default: `ZK_TEST_IMAGE`, else
-    /// [`DEFAULT_IMAGE`](super::DEFAULT_IMAGE)).
-    pub fn image(mut self, image: impl Into<String>) -> Self {
-        self.settings.image = Some(image.into());
-        self
-    }
-
-    /// Run the release-tarball installation in `home` instead of discovering one (implies the
-    /// local backend unless [`backend`](Self::backend) says otherwise).
-    pub fn zookeeper_home(mut self, home: impl Into<PathBuf>) -> Self {
-        self.settings.zookeeper_home = Some(home.into());
-        self
-    }
-
-    /// Adds a `key=value` line to every server's `zoo.cfg`.
-    pub fn config(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.settings.extra.push((key.into(), value.into()));
         self
     }
 
@@ -163,7 +104,7 @@ impl TestingClusterBuilder {
     /// Cancel safe: dropping the future kills every JVM started so far (Docker: removes the
     /// containers and the network).
     pub async fn start(self) -> Result<TestingCluster> {
-        let n = self.servers;
+        let n = self.kind.servers;
         if n == 0 || n > MAX_SERVERS {
             return Err(Error::InvalidArgument(format!("a cluster needs 1 to {MAX_SERVERS} servers, not {n}")));
         }
@@ -180,7 +121,7 @@ impl TestingClusterBuilder {
 
     #[cfg(feature = "docker")]
     async fn start_docker(&self) -> Result<Vec<Node>> {
-        let servers = super::docker::start_cluster(&self.settings, self.servers).await?;
+        let servers = super::docker::start_cluster(&self.settings, self.kind.servers).await?;
         Ok(servers.into_iter().map(Node::Docker).collect())
     }
 
@@ -190,7 +131,7 @@ impl TestingClusterBuilder {
     }
 
     async fn start_local(&self) -> Result<Vec<Node>> {
-        let n = self.servers;
+        let n = self.kind.servers;
         let install = self.settings.installation()?;
         let deadline = Instant::now() + self.settings.start_timeout;
         let mut attempt = 0;

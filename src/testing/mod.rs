@@ -24,6 +24,7 @@
 //! removed when its handle drops.
 
 mod backend;
+mod builder;
 mod cluster;
 mod config;
 pub mod curator;
@@ -42,6 +43,7 @@ mod server;
 mod shared;
 
 pub use backend::{Backend, BACKEND_ENV, DEFAULT_IMAGE, IMAGE_ENV};
+pub use builder::{Ensemble, Standalone, TestingBuilder};
 pub use cluster::{TestingCluster, TestingClusterBuilder};
 pub use expire::expire_session;
 pub use fenced::FencedResource;

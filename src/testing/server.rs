@@ -6,7 +6,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::backend::Backend;
-use super::config::{ServerConfig, Settings};
+use super::builder::{Standalone, TestingBuilder};
+use super::config::ServerConfig;
 use super::instance::Instance;
 use super::node::{self, Node};
 use super::ports::free_ports;
@@ -45,75 +46,15 @@ pub struct TestingServer {
     start_timeout: Duration,
 }
 
-/// Configures and starts a [`TestingServer`]; made by [`TestingServer::builder`].
-#[derive(Debug, Clone, Default)]
-#[must_use = "a builder does nothing until `start` is awaited"]
-pub struct TestingServerBuilder {
-    settings: Settings,
-    port: Option<u16>,
-}
+/// Configures and starts a [`TestingServer`]; made by [`TestingServer::builder`]. The settings
+/// it shares with [`TestingClusterBuilder`](super::TestingClusterBuilder) are
+/// [`TestingBuilder`]'s.
+pub type TestingServerBuilder = TestingBuilder<Standalone>;
 
 impl TestingServerBuilder {
-    /// ZooKeeper's `tickTime` (default 200 ms, so that tests run fast). The server bounds
-    /// session timeouts to 2-20 ticks unless [`min_session_timeout`](Self::min_session_timeout)
-    /// / [`max_session_timeout`](Self::max_session_timeout) say otherwise: with the default tick a
-    /// client gets at most a 4 s session.
-    pub fn tick_time(mut self, tick: Duration) -> Self {
-        self.settings.timing.tick_time = tick;
-        self
-    }
-
-    /// The smallest session timeout the server grants (`minSessionTimeout`).
-    pub fn min_session_timeout(mut self, timeout: Duration) -> Self {
-        self.settings.timing.min_session_timeout = Some(timeout);
-        self
-    }
-
-    /// The largest session timeout the server grants (`maxSessionTimeout`).
-    pub fn max_session_timeout(mut self, timeout: Duration) -> Self {
-        self.settings.timing.max_session_timeout = Some(timeout);
-        self
-    }
-
     /// Listen on this client port instead of a free one picked by the kit.
     pub fn port(mut self, port: u16) -> Self {
-        self.port = Some(port);
-        self
-    }
-
-    /// How long [`start`](Self::start) and [`TestingServer::restart`] wait for the server to
-    /// serve (default 30 s).
-    pub fn start_timeout(mut self, timeout: Duration) -> Self {
-        self.settings.start_timeout = timeout;
-        self
-    }
-
-    /// Where the server runs (default: [`Backend::from_env`], which reads `ZK_TEST_BACKEND`).
-    pub fn backend(mut self, backend: Backend) -> Self {
-        self.settings.backend = Some(backend);
-        self
-    }
-
-    /// The image of the Docker backend (default: `ZK_TEST_IMAGE`, else
-    /// [`DEFAULT_IMAGE`](super::DEFAULT_IMAGE)).
-    pub fn image(mut self, image: impl Into<String>) -> Self {
-        self.settings.image = Some(image.into());
-        self
-    }
-
-    /// Run the release-tarball installation in `home` instead of discovering one (see
-    /// [`Installation::from_zookeeper_home`](super::Installation::from_zookeeper_home)); the
-    /// `ZOOKEEPER_HOME` environment variable is then ignored. Implies the local backend unless
-    /// [`backend`](Self::backend) says otherwise.
-    pub fn zookeeper_home(mut self, home: impl Into<PathBuf>) -> Self {
-        self.settings.zookeeper_home = Some(home.into());
-        self
-    }
-
-    /// Adds a `key=value` line to `zoo.cfg` (after the kit's own, so it wins), for example
-    /// `("localSessionsEnabled", "true")`.
-    pub fn config(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.settings.extra.push((key.into(), value.into()));
+        self.kind.port = Some(port);
         self
     }
 
@@ -144,7 +85,7 @@ impl TestingServerBuilder {
 
     #[cfg(feature = "docker")]
     async fn start_docker(&self) -> Result<Node> {
-        Ok(Node::Docker(super::docker::start_server(&self.settings, self.port).await?))
+        Ok(Node::Docker(super::docker::start_server(&self.settings, self.kind.port).await?))
     }
 
     #[cfg(not(feature = "docker"))]
@@ -158,7 +99,7 @@ impl TestingServerBuilder {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let port = match self.port {
+            let port = match self.kind.port {
                 Some(port) => port,
                 None => free_ports(1)?.pop().ok_or_else(|| Error::Io("no free port".into()))?,
             };
@@ -174,7 +115,7 @@ impl TestingServerBuilder {
             match instance.wait_until(deadline, |_| true).await {
                 Ok(_) => return Ok(instance),
                 Err(e) => {
-                    let retry = self.port.is_none() && attempt < PORT_ATTEMPTS && instance.port_clash();
+                    let retry = self.kind.port.is_none() && attempt < PORT_ATTEMPTS && instance.port_clash();
                     if !retry {
                         return Err(e);
                     }
