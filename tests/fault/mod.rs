@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use zk_recipes::testing::{TcpProxy, TestingCluster};
 use zk_recipes::{
-    DistributedAtomicLong, Framework, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2,
+    DistributedAtomicLong, Framework, HeldNode, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2,
     LeaderLatch, RetryNTimes,
 };
 
@@ -346,6 +346,37 @@ pub fn save_report(scenario: &str, report: &str) {
     let _ = std::fs::write(dir.join(format!("{scenario}.md")), report);
 }
 
+/// How long a contender waits for its hold before it counts a timeout and tries again.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The hold an acquire returned; `None` after a timeout or (after a short back-off) a typed
+/// error, each counted in `tally`.
+async fn counted<T>(tally: &Tally, acquired: zk_recipes::Result<Option<T>>) -> Option<T> {
+    match acquired {
+        Ok(Some(hold)) => Some(hold),
+        Ok(None) => {
+            tally.timeouts.fetch_add(1, Ordering::SeqCst);
+            None
+        }
+        Err(_) => {
+            tally.errors.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            None
+        }
+    }
+}
+
+/// Keeps `hold` for `ticks` × 5 ms, or until it is lost (a loss counted in `tally`).
+async fn hold_for(tally: &Tally, hold: &HeldNode, ticks: u32) {
+    for _ in 0..ticks {
+        if hold.is_lost() {
+            tally.losses.fetch_add(1, Ordering::SeqCst);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 /// Holds for about `ticks` × 5 ms, checking the hold before each write; `Err(())` when lost.
 #[allow(clippy::too_many_arguments)]
 async fn mutex_loop(
@@ -362,18 +393,7 @@ async fn mutex_loop(
 ) {
     let mutex = InterProcessMutex::new(&c.fw, &path).unwrap();
     while !stop.load(Ordering::SeqCst) {
-        let guard = match mutex.acquire_timeout(Duration::from_secs(2)).await {
-            Ok(Some(g)) => g,
-            Ok(None) => {
-                tally.timeouts.fetch_add(1, Ordering::SeqCst);
-                continue;
-            }
-            Err(_) => {
-                tally.errors.fetch_add(1, Ordering::SeqCst);
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
-        };
+        let Some(guard) = counted(&tally, mutex.acquire_timeout(ACQUIRE_TIMEOUT).await).await else { continue };
         if occupancy.enter_exclusive() > 0 {
             tally.violations.fetch_add(1, Ordering::SeqCst);
         }
@@ -408,34 +428,14 @@ async fn rw_loop(
 ) {
     let lock = InterProcessReadWriteLock::new(&c.fw, &path).unwrap();
     while !stop.load(Ordering::SeqCst) {
-        let acquired = if writer {
-            lock.write_timeout(Duration::from_secs(2)).await
-        } else {
-            lock.read_timeout(Duration::from_secs(2)).await
-        };
-        let guard = match acquired {
-            Ok(Some(g)) => g,
-            Ok(None) => {
-                tally.timeouts.fetch_add(1, Ordering::SeqCst);
-                continue;
-            }
-            Err(_) => {
-                tally.errors.fetch_add(1, Ordering::SeqCst);
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
-        };
+        let acquired =
+            if writer { lock.write_timeout(ACQUIRE_TIMEOUT).await } else { lock.read_timeout(ACQUIRE_TIMEOUT).await };
+        let Some(guard) = counted(&tally, acquired).await else { continue };
         let conflict = if writer { occupancy.enter_exclusive() } else { occupancy.enter_reader() };
         if conflict > 0 {
             tally.violations.fetch_add(1, Ordering::SeqCst);
         }
-        for _ in 0..10 {
-            if guard.is_lost() {
-                tally.losses.fetch_add(1, Ordering::SeqCst);
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        hold_for(&tally, &guard, 10).await;
         if writer {
             occupancy.leave_exclusive();
         } else {
@@ -455,28 +455,11 @@ async fn semaphore_loop(
 ) {
     let sem = InterProcessSemaphoreV2::new(&c.fw, &path, SEMAPHORE_MAX).unwrap();
     while !stop.load(Ordering::SeqCst) {
-        let lease = match sem.acquire_timeout(Duration::from_secs(2)).await {
-            Ok(Some(l)) => l,
-            Ok(None) => {
-                tally.timeouts.fetch_add(1, Ordering::SeqCst);
-                continue;
-            }
-            Err(_) => {
-                tally.errors.fetch_add(1, Ordering::SeqCst);
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
-        };
+        let Some(lease) = counted(&tally, sem.acquire_timeout(ACQUIRE_TIMEOUT).await).await else { continue };
         if occupancy.enter_exclusive() >= SEMAPHORE_MAX {
             tally.violations.fetch_add(1, Ordering::SeqCst);
         }
-        for _ in 0..10 {
-            if lease.is_lost() {
-                tally.losses.fetch_add(1, Ordering::SeqCst);
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        hold_for(&tally, &lease, 10).await;
         occupancy.leave_exclusive();
         let _ = lease.release().await;
         tally.ops.fetch_add(1, Ordering::SeqCst);
