@@ -2,6 +2,7 @@
 
 pub(crate) mod driver;
 pub(crate) mod engine;
+mod handle;
 mod held;
 mod lease;
 mod multilock;

@@ -7,11 +7,12 @@ use tokio::time::Instant;
 
 use super::driver::{sort_children, Driver, Exclusive};
 use super::engine::{self, Request};
+use super::handle::Shared;
 use super::held::{HeldNode, REVOKE_MESSAGE};
 use super::owner::Owners;
 use super::reentrant::{acquire_reentrant, held_by_current, Entry, LockGuard};
 use crate::error::{Error, Result};
-use crate::framework::{paths, Framework};
+use crate::framework::Framework;
 
 /// A fair, re-entrant, distributed mutex: Curator's `InterProcessMutex`.
 ///
@@ -46,13 +47,12 @@ use crate::framework::{paths, Framework};
 /// ```
 #[derive(Debug, Clone)]
 pub struct InterProcessMutex {
-    shared: Arc<Shared>,
+    shared: Arc<Shared<State>>,
 }
 
-#[derive(Debug)]
-struct Shared {
-    fw: Framework,
-    path: String,
+/// What only a mutex keeps besides its framework and path.
+#[derive(Debug, Default)]
+struct State {
     data: Option<Vec<u8>>,
     revocable: bool,
     owners: Arc<Owners<Entry>>,
@@ -64,16 +64,7 @@ impl InterProcessMutex {
     /// # Errors
     /// [`Error::InvalidPath`] for an invalid path.
     pub fn new(fw: &Framework, path: &str) -> Result<Self> {
-        paths::validate_recipe_path(path)?;
-        Ok(Self {
-            shared: Arc::new(Shared {
-                fw: fw.clone(),
-                path: path.to_string(),
-                data: None,
-                revocable: false,
-                owners: Default::default(),
-            }),
-        })
+        Ok(Self { shared: Shared::new(fw, path, State::default())? })
     }
 
     /// Uses `data` as our node's data instead of the framework's default data (LeaderSelector
@@ -93,18 +84,13 @@ impl InterProcessMutex {
         self
     }
 
-    fn shared_mut(&mut self) -> &mut Shared {
+    fn shared_mut(&mut self) -> &mut State {
         if Arc::get_mut(&mut self.shared).is_none() {
             let s = &self.shared;
-            self.shared = Arc::new(Shared {
-                fw: s.fw.clone(),
-                path: s.path.clone(),
-                data: s.data.clone(),
-                revocable: s.revocable,
-                owners: Default::default(),
-            });
+            let state = State { data: s.state.data.clone(), revocable: s.state.revocable, owners: Default::default() };
+            self.shared = Arc::new(Shared { fw: s.fw.clone(), path: s.path.clone(), state });
         }
-        Arc::get_mut(&mut self.shared).expect("unique after re-creation")
+        &mut Arc::get_mut(&mut self.shared).expect("unique after re-creation").state
     }
 
     /// The lock path.
@@ -150,18 +136,18 @@ impl InterProcessMutex {
 
     pub(crate) async fn acquire_until(&self, deadline: Option<Instant>) -> Result<Option<LockGuard>> {
         let s = &self.shared;
-        acquire_reentrant(&s.owners, || async move {
-            let data = s.data.as_deref().unwrap_or(s.fw.default_data());
+        acquire_reentrant(&s.state.owners, || async move {
+            let data = s.state.data.as_deref().unwrap_or(s.fw.default_data());
             let request = Request { dir: &s.path, name: "lock-", data, driver: &Exclusive::MUTEX, deadline };
             let acquired = engine::acquire(&s.fw, &request).await?;
-            Ok(acquired.map(|a| HeldNode::new(&s.fw, a, s.revocable)))
+            Ok(acquired.map(|a| HeldNode::new(&s.fw, a, s.state.revocable)))
         })
         .await
     }
 
     /// Whether the current task holds this mutex (through this handle or a clone of it).
     pub fn is_held_by_current_task(&self) -> bool {
-        held_by_current(&self.shared.owners).is_some()
+        held_by_current(&self.shared.state.owners).is_some()
     }
 
     /// The contenders' node names in queue order (the first holds).

@@ -8,6 +8,7 @@ use zookeeper_client::CreateMode;
 
 use super::driver::{sort_key_multi, Driver, Exclusive, Read, READ_NAME, WRITE_NAME};
 use super::engine::{self, Acquired, Request};
+use super::handle::Shared;
 use super::held::HeldNode;
 use super::mutex::participants;
 use super::owner::Owners;
@@ -34,13 +35,12 @@ use crate::framework::{paths, Framework};
 /// sequence; a Curator process and this one exclude each other.
 #[derive(Debug, Clone)]
 pub struct InterProcessReadWriteLock {
-    shared: Arc<Shared>,
+    shared: Arc<Shared<State>>,
 }
 
-#[derive(Debug)]
-struct Shared {
-    fw: Framework,
-    path: String,
+/// The holders of each side, per task.
+#[derive(Debug, Default)]
+struct State {
     readers: Arc<Owners<Entry>>,
     writers: Arc<Owners<Entry>>,
 }
@@ -51,15 +51,7 @@ impl InterProcessReadWriteLock {
     /// # Errors
     /// [`Error::InvalidPath`].
     pub fn new(fw: &Framework, path: &str) -> Result<Self> {
-        paths::validate_recipe_path(path)?;
-        Ok(Self {
-            shared: Arc::new(Shared {
-                fw: fw.clone(),
-                path: path.to_string(),
-                readers: Default::default(),
-                writers: Default::default(),
-            }),
-        })
+        Ok(Self { shared: Shared::new(fw, path, State::default())? })
     }
 
     /// The lock path.
@@ -114,8 +106,8 @@ impl InterProcessReadWriteLock {
 
     pub(crate) async fn read_until(&self, deadline: Option<Instant>) -> Result<Option<LockGuard>> {
         let s = &self.shared;
-        acquire_reentrant(&s.readers, || async move {
-            if let Some(write) = held_by_current(&s.writers) {
+        acquire_reentrant(&s.state.readers, || async move {
+            if let Some(write) = held_by_current(&s.state.writers) {
                 return self.downgrade(write.node()).await.map(Some);
             }
             self.contend(READ_NAME, &Read, deadline).await
@@ -125,10 +117,10 @@ impl InterProcessReadWriteLock {
 
     pub(crate) async fn write_until(&self, deadline: Option<Instant>) -> Result<Option<LockGuard>> {
         let s = &self.shared;
-        if held_by_current(&s.writers).is_none() && held_by_current(&s.readers).is_some() {
+        if held_by_current(&s.state.writers).is_none() && held_by_current(&s.state.readers).is_some() {
             return Err(Error::Unsupported("upgrading a read lock to a write lock (it would deadlock)"));
         }
-        acquire_reentrant(&s.writers, || self.contend(WRITE_NAME, &Exclusive::WRITE, deadline)).await
+        acquire_reentrant(&s.state.writers, || self.contend(WRITE_NAME, &Exclusive::WRITE, deadline)).await
     }
 
     async fn contend(&self, name: &str, driver: &dyn Driver, deadline: Option<Instant>) -> Result<Option<HeldNode>> {
