@@ -100,18 +100,14 @@ pub enum LockKind {
     SemaphoreMutex,
 }
 
+/// What the holding subcommands `lock` and `semaphore` share: how long to wait, the node data,
+/// and CMD with its supervision.
 #[derive(Debug, Args)]
-pub struct LockArgs {
-    /// The lock's path; several: one multi-lock of all of them (same kind each)
-    #[arg(required = true, value_name = "PATH")]
-    pub paths: Vec<String>,
-    /// Which lock
-    #[arg(long, value_enum, default_value = "mutex")]
-    pub kind: LockKind,
+pub struct HoldArgs {
     /// Give up waiting after DUR (exit 75)
     #[arg(long, value_name = "DUR", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
-    /// The lock node's data
+    /// The data of our nodes (each subcommand's help says which)
     #[arg(long, value_name = "TEXT")]
     pub data: Option<String>,
     #[command(flatten)]
@@ -122,6 +118,20 @@ pub struct LockArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("data", |a| a.help("The lock node's data")))]
+pub struct LockArgs {
+    /// The lock's path; several: one multi-lock of all of them (same kind each)
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// Which lock
+    #[arg(long, value_enum, default_value = "mutex")]
+    pub kind: LockKind,
+    #[command(flatten)]
+    pub hold: HoldArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(mut_arg("data", |a| a.help("The lease nodes' data")))]
 pub struct SemaphoreArgs {
     /// The semaphore's path
     pub path: String,
@@ -131,17 +141,8 @@ pub struct SemaphoreArgs {
     /// How many leases to take
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub count: usize,
-    /// Give up waiting after DUR (exit 75)
-    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
-    pub timeout: Option<Duration>,
-    /// The lease nodes' data
-    #[arg(long, value_name = "TEXT")]
-    pub data: Option<String>,
     #[command(flatten)]
-    pub supervision: Supervision,
-    /// The command to run while holding (after `--`)
-    #[arg(last = true, value_name = "CMD")]
-    pub cmd: Vec<String>,
+    pub hold: HoldArgs,
 }
 
 #[derive(Debug, Args)]
@@ -308,9 +309,9 @@ mod tests {
         let Command::Lock(lock) = cli.command else { panic!("not lock") };
         assert_eq!(lock.paths, ["/a", "/b"]);
         assert_eq!(lock.kind, LockKind::Write);
-        assert_eq!(lock.timeout, Some(Duration::from_millis(300)));
-        assert_eq!(lock.cmd, ["sh", "-c", "exit 7"]);
-        assert_eq!(lock.supervision.on_lost, OnLost::Term);
+        assert_eq!(lock.hold.timeout, Some(Duration::from_millis(300)));
+        assert_eq!(lock.hold.cmd, ["sh", "-c", "exit 7"]);
+        assert_eq!(lock.hold.supervision.on_lost, OnLost::Term);
     }
 
     #[test]

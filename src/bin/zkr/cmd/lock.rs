@@ -20,16 +20,16 @@ pub async fn lock(fw: &Framework, args: LockArgs, ctx: &mut Ctx) -> CliResult {
         many => format!("the locks {}", many.join(" ")),
     };
     let acquired = ctx.signals.interruptible(acquire(fw, &args)).await??;
-    let held = acquired.ok_or_else(|| timed_out(args.timeout.unwrap_or_default(), &waiting_for))?;
+    let held = acquired.ok_or_else(|| timed_out(args.hold.timeout.unwrap_or_default(), &waiting_for))?;
     let nodes = held.nodes();
     let env = [("ZK_LOCK_PATH", join_paths(&nodes)), ("ZK_FENCING_TOKEN", nodes[0].token.to_string())];
     let what = if nodes.len() == 1 { "lock" } else { "locks" };
-    hold::run(ctx, held, what, &args.cmd, &env, &args.supervision).await
+    hold::run(ctx, held, what, &args.hold.cmd, &env, &args.hold.supervision).await
 }
 
 pub async fn semaphore(fw: &Framework, args: SemaphoreArgs, ctx: &mut Ctx) -> CliResult {
     let semaphore = InterProcessSemaphoreV2::new(fw, &args.path, args.leases)?;
-    let (n, timeout) = (args.count, args.timeout);
+    let (n, timeout) = (args.count, args.hold.timeout);
     let acquire = timed(timeout, semaphore.acquire_many(n), |t| semaphore.acquire_many_timeout(n, t));
     let acquired = ctx.signals.interruptible(acquire).await??;
     let leases = acquired.ok_or_else(|| {
@@ -40,7 +40,7 @@ pub async fn semaphore(fw: &Framework, args: SemaphoreArgs, ctx: &mut Ctx) -> Cl
     let nodes = held.nodes();
     let env = [("ZK_LEASE_PATHS", join_paths(&nodes)), ("ZK_FENCING_TOKEN", nodes[0].token.to_string())];
     let what = if nodes.len() == 1 { "lease" } else { "leases" };
-    hold::run(ctx, held, what, &args.cmd, &env, &args.supervision).await
+    hold::run(ctx, held, what, &args.hold.cmd, &env, &args.hold.supervision).await
 }
 
 /// `forever` without a timeout, `bounded(timeout)` with one (`Ok(None)`: timed out). The
@@ -62,7 +62,7 @@ where
 }
 
 async fn acquire(fw: &Framework, args: &LockArgs) -> CliResult<Option<Held>> {
-    let t = args.timeout;
+    let t = args.hold.timeout;
     if let [path] = args.paths.as_slice() {
         let held = match args.kind {
             LockKind::Mutex => {

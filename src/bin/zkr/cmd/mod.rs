@@ -29,8 +29,8 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
     }
     check(&command)?;
     let data = match &command {
-        Command::Lock(a) => a.data.as_deref(),
-        Command::Semaphore(a) => a.data.as_deref(),
+        Command::Lock(a) => a.hold.data.as_deref(),
+        Command::Semaphore(a) => a.hold.data.as_deref(),
         _ => None,
     };
     let fw = ctx.connect(data).await?;
