@@ -296,6 +296,9 @@ impl DistributedAtomicValue {
         F: FnMut(&[u8]) -> Option<Vec<u8>>,
     {
         let mut current = lock(&self.inner.state).cached.clone().map(|(v, ver)| (v, Some(ver)));
+        // The value our last write left is a guess: a write from it is refused when it is
+        // stale, but a decision not to write must come from the server's value.
+        let mut guessed = current.is_some();
         let mut last = Vec::new();
         while *counter < tries {
             let (value, version) = match current.take() {
@@ -303,8 +306,12 @@ impl DistributedAtomicValue {
                 None => self.read().await?,
             };
             let Some(new) = compute(&value) else {
+                if std::mem::take(&mut guessed) {
+                    continue; // read the server's value
+                }
                 return Ok(Outcome { succeeded: false, computed: false, pre: value.clone(), post: value });
             };
+            guessed = false;
             *counter += 1;
             match self.write(&new, version).await? {
                 Attempt::Written(version) => {
