@@ -370,14 +370,19 @@ impl DistributedAtomicValue {
                     if let Some(prev) = previous {
                         multi.add_delete(prev, None)?;
                     }
-                    // both requests are queued when their futures are created, in this order
+                    // Both requests are queued when their futures are created, in this order.
+                    // The read's reply comes after the multi's: when the multi succeeded it is
+                    // not waited for (dropping its future just discards the reply).
                     let commit = multi.commit();
                     let read = client.get_data(&self.inner.path);
-                    let (committed, read) = tokio::join!(commit, read);
-                    let fresh = match read {
-                        Ok((data, stat)) => Some((data, Some(stat.version))),
-                        Err(ZkError::NoNode) => Some((Vec::new(), None)),
-                        Err(_) => None,
+                    let committed = commit.await;
+                    let fresh = match committed {
+                        Ok(_) => None,
+                        Err(_) => match read.await {
+                            Ok((data, stat)) => Some((data, Some(stat.version))),
+                            Err(ZkError::NoNode) => Some((Vec::new(), None)),
+                            Err(_) => None,
+                        },
                     };
                     if let Err(MultiWriteError::RequestFailed { source }) = &committed {
                         if is_retryable(source) {

@@ -44,18 +44,22 @@ pub(super) async fn compare_and_set(fw: &Framework, path: &str, version: i32, ne
             let sent = &sent;
             async move {
                 let resent = sent.swap(true, Ordering::SeqCst);
-                // Both requests are queued when their futures are created, in this order.
+                // Both requests are queued when their futures are created, in this order. The
+                // read's reply comes after the write's: when the write succeeded it is not
+                // waited for (dropping its future just discards the reply).
                 let write = client.set_data(path, new, Some(version));
                 let read = client.get_data(path);
-                let (written, read) = tokio::join!(write, read);
-                let read = read.map(|(value, stat)| VersionedValue { version: stat.version, value });
+                let written = match write.await {
+                    Ok(stat) => return Ok(Answer::Done(Cas::Written(stat.version))),
+                    Err(e) => e,
+                };
+                let read = read.await.map(|(value, stat)| VersionedValue { version: stat.version, value });
                 match written {
-                    Ok(stat) => Ok(Answer::Done(Cas::Written(stat.version))),
-                    Err(ZkError::NoNode) => Ok(Answer::Done(Cas::Refused(read))),
-                    Err(ZkError::BadVersion) if !resent => Ok(Answer::Done(Cas::Refused(read))),
+                    ZkError::NoNode => Ok(Answer::Done(Cas::Refused(read))),
+                    ZkError::BadVersion if !resent => Ok(Answer::Done(Cas::Refused(read))),
                     // An earlier attempt's reply was lost: was it applied? Exactly one write
                     // from `version` succeeded; if its bytes differ from ours, it was not ours.
-                    Err(ZkError::BadVersion) => match read {
+                    ZkError::BadVersion => match read {
                         Ok(current) if current.version == version + 1 && current.value != new => {
                             Ok(Answer::Done(Cas::Refused(Ok(current))))
                         }
@@ -63,7 +67,7 @@ pub(super) async fn compare_and_set(fw: &Framework, path: &str, version: i32, ne
                         Err(ZkError::NoNode) => Ok(Answer::Done(Cas::Refused(Err(ZkError::NoNode)))),
                         Err(e) => Err(e),
                     },
-                    Err(e) => Err(e),
+                    e => Err(e),
                 }
             }
         })
