@@ -1,4 +1,5 @@
-//! A SharedCount watched by one task while others increment it with versioned sets.
+//! A SharedCount watched by one task while others increment it with versioned sets
+//! (`compare_and_set` from the last value known).
 //!
 //! `cargo run --features testing --example counter`
 
@@ -19,13 +20,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         writers.push(tokio::spawn(async move {
             let fw = Framework::connect(&connect).await?;
             let count = SharedCount::new(&fw, &path, 0)?;
+            let mut known = count.get().await?;
             for _ in 0..5 {
-                loop {
-                    let current = count.get().await?;
-                    if count.try_set(&current, current.value + 1).await? {
-                        break;
+                // a refusal returns the count that won: the next attempt starts from it
+                known = loop {
+                    match count.compare_and_set(&known, known.value + 1).await? {
+                        Ok(written) => break written,
+                        Err(current) => known = current,
                     }
-                }
+                };
             }
             Ok::<_, zk_recipes::Error>(())
         }));

@@ -233,3 +233,28 @@ async fn a_write_whose_reply_is_lost_counts_once() {
         assert_eq!(reader.get().await.unwrap(), round, "round {round}: counted exactly once");
     }
 }
+
+#[tokio::test]
+async fn a_stale_cached_value_is_checked_against_the_server() {
+    let cs = common::shared_server().await;
+    let (a_fw, b_fw) = (common::framework(&cs).await, common::framework(&cs).await);
+    let path = format!("/{}", common::unique("stale"));
+    let a = DistributedAtomicLong::new(&a_fw, &path).unwrap();
+    let b = DistributedAtomicLong::new(&b_fw, &path).unwrap();
+    assert!(a.increment().await.unwrap().succeeded, "a writes 1 and remembers it");
+    assert!(b.increment().await.unwrap().succeeded, "b writes 2: a's value is stale");
+    // a compare against the server's value succeeds although a remembers another one
+    let hit = a.compare_and_set(2, 10).await.unwrap();
+    assert!(hit.succeeded && hit.pre_value == 2 && hit.post_value == 10, "{hit:?}");
+    // a miss reports the server's value, not the remembered one
+    assert_eq!(b.add(5).await.unwrap().post_value, 15);
+    let miss = a.compare_and_set(99, 20).await.unwrap();
+    assert!(!miss.succeeded && miss.pre_value == 15 && miss.post_value == 15, "{miss:?}");
+    // an increment from a stale value: refused, then written from the value that won
+    assert_eq!(b.add(5).await.unwrap().post_value, 20);
+    let r = a.increment().await.unwrap();
+    assert!(r.succeeded && r.pre_value == 20 && r.post_value == 21, "{r:?}");
+    assert_eq!(b.get().await.unwrap(), 21);
+    a.close().await.unwrap();
+    b.close().await.unwrap();
+}

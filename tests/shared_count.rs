@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
-use zk_recipes::testing::{expire_session, TestingServer};
+use zk_recipes::testing::{expire_session, ProxyMode, TcpProxy, TestingServer};
 use zk_recipes::zk::Error as ZkError;
 use zk_recipes::{Error, Framework, Result, RetryNTimes, SharedCount, SharedValue, VersionedValue};
 
@@ -51,8 +51,18 @@ async fn assert_quiet(changes: &mut Changes<i32>, what: &str) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn try_set_loops_from_16_sessions_lose_no_increment() {
+/// How the sessions of [`sixteen_sessions_increment`] increment.
+#[derive(Debug, Clone, Copy)]
+enum Increment {
+    /// `get` then `try_set`, two round trips per attempt.
+    GetThenTrySet,
+    /// `compare_and_set` from the last value known (written or returned with a refusal).
+    CompareAndSet,
+}
+
+/// 16 sessions increment one count 10 times each; checks that no increment is lost and that
+/// every write took one version. Returns the count's handle and final value.
+async fn sixteen_sessions_increment(how: Increment) -> (SharedCount, VersionedValue<i32>) {
     const SESSIONS: usize = 16;
     const INCREMENTS: usize = 10;
     let cs = common::shared_server().await;
@@ -70,10 +80,31 @@ async fn try_set_loops_from_16_sessions_lose_no_increment() {
             let fw = framework(&cs).await;
             let count = SharedCount::new(&fw, &path, 0).unwrap();
             count.start().await.unwrap(); // an existing count is kept
+            let mut known = count.get().await.unwrap();
             let mut done = 0;
             while done < INCREMENTS {
-                let current = count.get().await.unwrap();
-                if count.try_set(&current, current.value + 1).await.unwrap() {
+                let written = match how {
+                    Increment::GetThenTrySet => {
+                        let current = count.get().await.unwrap();
+                        count.try_set(&current, current.value + 1).await.unwrap()
+                    }
+                    Increment::CompareAndSet => match count.compare_and_set(&known, known.value + 1).await.unwrap() {
+                        Ok(written) => {
+                            assert_eq!(written.value, known.value + 1);
+                            assert!(written.version > known.version, "{written:?} after {known:?}");
+                            known = written;
+                            true
+                        }
+                        Err(current) => {
+                            // refused: the node has moved on from the version we knew
+                            assert!(current.version > known.version, "{current:?} after {known:?}");
+                            assert!(current.value > known.value, "{current:?} after {known:?}");
+                            known = current;
+                            false
+                        }
+                    },
+                };
+                if written {
                     successes.fetch_add(1, Ordering::SeqCst);
                     done += 1;
                 } else {
@@ -89,21 +120,180 @@ async fn try_set_loops_from_16_sessions_lose_no_increment() {
     let successes = successes.load(Ordering::SeqCst);
     let conflicts = conflicts.load(Ordering::SeqCst);
     println!(
-        "{SESSIONS} sessions x {INCREMENTS} increments: {successes} successful try_sets, {conflicts} conflicts, {:?}",
+        "{how:?}: {SESSIONS} sessions x {INCREMENTS} increments: {successes} successful writes, {conflicts} conflicts, {:?}",
         started.elapsed()
     );
     let last = count.get().await.unwrap();
-    assert_eq!(last.value as usize, successes, "final value == successful try_sets");
+    assert_eq!(last.value as usize, successes, "final value == successful writes");
     assert_eq!(successes, SESSIONS * INCREMENTS);
     assert_eq!(last.version as usize, successes, "one version per successful write");
     // Curator's encoding: 4 bytes, big-endian
     let (raw, stat) = setup.get_data(&path).await.unwrap();
     assert_eq!(raw, (successes as i32).to_be_bytes());
     assert_eq!(stat.ephemeral_owner, 0, "persistent");
+    (count, last)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn try_set_loops_from_16_sessions_lose_no_increment() {
+    let (count, last) = sixteen_sessions_increment(Increment::GetThenTrySet).await;
     // a stale version is refused
     let stale = VersionedValue { version: last.version - 1, value: last.value };
     assert!(!count.try_set(&stale, 0).await.unwrap());
     assert_eq!(count.get().await.unwrap(), last);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_and_set_loops_from_16_sessions_lose_no_increment() {
+    let (count, last) = sixteen_sessions_increment(Increment::CompareAndSet).await;
+    // a stale version is refused, and the refusal carries the value on the server
+    let stale = VersionedValue { version: last.version - 1, value: last.value };
+    assert_eq!(count.compare_and_set(&stale, 0).await.unwrap(), Err(last.clone()));
+    assert_eq!(count.get().await.unwrap(), last);
+}
+
+#[tokio::test]
+async fn compare_and_set_returns_what_a_fresh_get_returns() {
+    let cs = common::shared_server().await;
+    let (a_fw, b_fw) = (framework(&cs).await, framework(&cs).await);
+    let path = format!("/{}/count", common::unique("cas"));
+    let a = SharedCount::new(&a_fw, &path, 5).unwrap();
+    let b = SharedCount::new(&b_fw, &path, 0).unwrap();
+    a.start().await.unwrap();
+    let first = b.get().await.unwrap();
+    assert_eq!(first, VersionedValue { version: 0, value: 5 });
+
+    // written: the result is what a fresh get returns (the version from the write's reply)
+    let mut known = first.clone();
+    for n in 1..=3 {
+        known = a.compare_and_set(&known, 5 + n).await.unwrap().expect("nobody else writes");
+        assert_eq!(known, b.get().await.unwrap(), "after write {n}");
+        assert_eq!(known, a.get().await.unwrap(), "after write {n}");
+    }
+    assert_eq!(known, VersionedValue { version: 3, value: 8 });
+
+    // refused: b's value is 3 versions behind; the refusal carries what a fresh get returns
+    let current = b.compare_and_set(&first, 100).await.unwrap().expect_err("b's value is stale");
+    assert_eq!(current, VersionedValue { version: 3, value: 8 });
+    assert_eq!(current, b.get().await.unwrap());
+    // and it is the next attempt's starting point
+    let written = b.compare_and_set(&current, current.value + 1).await.unwrap().expect("current is current");
+    assert_eq!(written, VersionedValue { version: 4, value: 9 });
+    assert_eq!(written, a.get().await.unwrap());
+    // try_set agrees: refused from the stale value, written from the current one
+    assert!(!a.try_set(&current, 0).await.unwrap());
+    assert!(a.try_set(&written, 10).await.unwrap());
+    assert_eq!(a.get().await.unwrap(), VersionedValue { version: 5, value: 10 });
+
+    // a refusal that finds bytes other than a count: a typed error
+    let raw = a_fw.client().unwrap();
+    raw.set_data(&path, &[1, 2, 3], None).await.unwrap();
+    assert!(matches!(b.compare_and_set(&written, 11).await, Err(Error::CorruptData { .. })));
+    assert_eq!(a_fw.get_data(&path).await.unwrap().0, [1, 2, 3], "nothing written");
+
+    // a missing node: no current value to give (try_set says false)
+    a_fw.delete(&path).await.unwrap();
+    assert!(matches!(b.compare_and_set(&written, 12).await, Err(Error::ZooKeeper(ZkError::NoNode))));
+    assert!(!b.try_set(&written, 12).await.unwrap());
+    assert!(matches!(a.get().await, Err(Error::ZooKeeper(ZkError::NoNode))), "not created");
+}
+
+#[tokio::test]
+async fn shared_value_compare_and_set_bytes() {
+    let cs = common::shared_server().await;
+    let (a_fw, b_fw) = (framework(&cs).await, framework(&cs).await);
+    let path = format!("/{}/config", common::unique("value-cas"));
+    let a = SharedValue::new(&a_fw, &path, b"seed".to_vec()).unwrap();
+    let b = SharedValue::new(&b_fw, &path, Vec::new()).unwrap();
+    let none = VersionedValue { version: 0, value: Vec::new() };
+    assert!(matches!(a.compare_and_set(&none, b"x").await, Err(Error::ZooKeeper(ZkError::NoNode))), "not started");
+    a.start().await.unwrap();
+    let first = b.get().await.unwrap();
+    let written = a.compare_and_set(&first, b"from a").await.unwrap().expect("first write");
+    assert_eq!(written, VersionedValue { version: 1, value: b"from a".to_vec() });
+    assert_eq!(written, b.get().await.unwrap());
+    let current = b.compare_and_set(&first, b"from b").await.unwrap().expect_err("b's read is stale");
+    assert_eq!(current, written, "the refusal carries a's write");
+    assert_eq!(current, b.get().await.unwrap());
+    // empty bytes are a value too, and come back as such with a refusal
+    let empty = b.compare_and_set(&current, b"").await.unwrap().expect("b is current now");
+    assert_eq!(empty, VersionedValue { version: 2, value: Vec::new() });
+    assert_eq!(a.compare_and_set(&written, b"late").await.unwrap(), Err(empty.clone()));
+    assert_eq!(a.get().await.unwrap(), empty);
+}
+
+/// A framework whose connection goes through `proxy`.
+async fn framework_via(proxy: &TcpProxy) -> Framework {
+    framework(proxy.connect_string()).await
+}
+
+#[tokio::test]
+async fn compare_and_set_with_a_lost_reply_never_reports_an_applied_write_as_refused() {
+    let cs = common::shared_server().await;
+    let proxy = TcpProxy::start(&cs).await.unwrap();
+    let fw = framework_via(&proxy).await;
+    let direct = framework(&cs).await;
+    let path = format!("/{}", common::unique("cas-lost-reply"));
+    let count = SharedCount::new(&fw, &path, 0).unwrap();
+    let reader = SharedCount::new(&direct, &path, 0).unwrap();
+    count.start().await.unwrap();
+    let mut known = count.get().await.unwrap();
+    for round in 1..=3 {
+        // the write reaches the server and is applied; its reply (and the read's) never come back
+        proxy.set_mode(ProxyMode::DropReplies);
+        let pending = tokio::spawn({
+            let (count, known) = (count.clone(), known.clone());
+            async move { count.compare_and_set(&known, known.value + 1).await }
+        });
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while reader.get().await.unwrap().value < round {
+            assert!(tokio::time::Instant::now() < deadline, "the write never reached the server");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // the client reconnects and sends the write again: refused, as the first one applied
+        proxy.set_mode(ProxyMode::Pass);
+        proxy.cut();
+        let outcome = tokio::time::timeout(WAIT, pending).await.expect("compare_and_set finished").unwrap();
+        let after = reader.get().await.unwrap();
+        println!("round {round}: lost reply: compare_and_set -> {outcome:?}, node now {after:?}");
+        assert_eq!(after, VersionedValue { version: known.version + 1, value: round }, "written exactly once");
+        match outcome {
+            Ok(Ok(written)) => assert_eq!(written, after),
+            // only we write, so the node moved on to our bytes: the honest answer
+            Err(Error::OutcomeUnknown { .. }) => {}
+            other => panic!("round {round}: an applied write reported as {other:?}"),
+        }
+        known = after;
+    }
+}
+
+#[tokio::test]
+async fn compare_and_set_with_a_lost_request_returns_the_other_write() {
+    let cs = common::shared_server().await;
+    let proxy = TcpProxy::start(&cs).await.unwrap();
+    let fw = framework_via(&proxy).await;
+    let direct = framework(&cs).await;
+    let path = format!("/{}", common::unique("cas-lost-request"));
+    let count = SharedCount::new(&fw, &path, 0).unwrap();
+    let other = SharedCount::new(&direct, &path, 0).unwrap();
+    count.start().await.unwrap();
+    let known = count.get().await.unwrap();
+    // our write is lost on the way; another session writes meanwhile
+    proxy.set_mode(ProxyMode::Blackhole);
+    let pending = tokio::spawn({
+        let (count, known) = (count.clone(), known.clone());
+        async move { count.compare_and_set(&known, 1).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let theirs = other.compare_and_set(&known, 7).await.unwrap().expect("the other session writes first");
+    // the client reconnects and sends the write again: refused, and the node moved on to
+    // bytes that are not ours, so it was not ours — the refusal carries the other write
+    proxy.set_mode(ProxyMode::Pass);
+    proxy.cut();
+    let outcome = tokio::time::timeout(WAIT, pending).await.expect("compare_and_set finished").unwrap();
+    println!("lost request: compare_and_set -> {outcome:?}, other wrote {theirs:?}");
+    assert_eq!(outcome.unwrap(), Err(theirs.clone()));
+    assert_eq!(other.get().await.unwrap(), theirs, "our write was not applied");
 }
 
 #[tokio::test]

@@ -125,7 +125,10 @@ impl<T: AtomicNumber> DistributedAtomicNumber<T> {
         let result = self
             .value
             .apply(|bytes| match self.decode(bytes) {
-                Ok(current) => f(current).map(T::encode),
+                Ok(current) => {
+                    corrupt = None; // only the value the operation ended on counts
+                    f(current).map(T::encode)
+                }
                 Err(e) => {
                     corrupt = Some(e);
                     None

@@ -2,7 +2,9 @@
 //!
 //! Each operation reads the node (or uses the value and version its own last write left),
 //! computes the new bytes, and writes them with a version check. Contention on the version
-//! is retried at once, with no sleep: it is not a failure of the connection.
+//! is retried at once, with no sleep: it is not a failure of the connection. Every versioned
+//! write is followed, in the same round trip, by a read of the node, so a retry after
+//! contention starts from the value that won without reading it again.
 //!
 //! # Exactly once across a lost reply
 //! A versioned write whose reply is lost (connection loss) may or may not have been applied,
@@ -125,10 +127,15 @@ impl Drop for Inner {
     }
 }
 
+/// The node's bytes and version, as [`DistributedAtomicValue::read`] returns them (no version:
+/// the node is missing).
+type Read = (Vec<u8>, Option<i32>);
+
 /// The outcome of one write attempt.
 enum Attempt {
     Written(i32),
-    Contended,
+    /// Not written; the node as read right behind the write, when that read answered.
+    Contended(Option<Read>),
 }
 
 impl DistributedAtomicValue {
@@ -176,7 +183,7 @@ impl DistributedAtomicValue {
         Ok(self.read().await?.0)
     }
 
-    async fn read(&self) -> Result<(Vec<u8>, Option<i32>)> {
+    async fn read(&self) -> Result<Read> {
         match self.inner.fw.get_data(&self.inner.path).await {
             Ok((data, stat)) => Ok((data, Some(stat.version))),
             Err(Error::ZooKeeper(ZkError::NoNode)) => Ok((Vec::new(), None)),
@@ -289,6 +296,9 @@ impl DistributedAtomicValue {
         F: FnMut(&[u8]) -> Option<Vec<u8>>,
     {
         let mut current = lock(&self.inner.state).cached.clone().map(|(v, ver)| (v, Some(ver)));
+        // The value our last write left is a guess: a write from it is refused when it is
+        // stale, but a decision not to write must come from the server's value.
+        let mut guessed = current.is_some();
         let mut last = Vec::new();
         while *counter < tries {
             let (value, version) = match current.take() {
@@ -296,17 +306,23 @@ impl DistributedAtomicValue {
                 None => self.read().await?,
             };
             let Some(new) = compute(&value) else {
+                if std::mem::take(&mut guessed) {
+                    continue; // read the server's value
+                }
                 return Ok(Outcome { succeeded: false, computed: false, pre: value.clone(), post: value });
             };
+            guessed = false;
             *counter += 1;
             match self.write(&new, version).await? {
                 Attempt::Written(version) => {
                     lock(&self.inner.state).cached = Some((new.clone(), version));
                     return Ok(Outcome { succeeded: true, computed: true, pre: value, post: new });
                 }
-                Attempt::Contended => {
+                Attempt::Contended(fresh) => {
                     lock(&self.inner.state).cached = None;
                     last = value;
+                    // the read behind the refused write saves a round trip
+                    current = fresh;
                 }
             }
         }
@@ -314,14 +330,16 @@ impl DistributedAtomicValue {
     }
 
     /// One versioned write (creating the node first when missing), exactly once across lost
-    /// replies.
+    /// replies. A read of the node is sent right behind the write, on the same session and
+    /// before either reply is awaited: ZooKeeper answers it after the write, so when the write
+    /// is refused the next attempt starts from that read instead of another round trip.
     async fn write(&self, new: &[u8], version: Option<i32>) -> Result<Attempt> {
         let fw = &self.inner.fw;
         let Some(version) = version else {
             // Create the node empty (idempotent: empty reads as the initial value), then write
             // with a version check like any other write.
             match fw.create(&self.inner.path, &[], CreateMode::Persistent).await {
-                Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => return Ok(Attempt::Contended),
+                Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => return Ok(Attempt::Contended(None)),
                 Err(e) => return Err(e),
             }
         };
@@ -352,7 +370,20 @@ impl DistributedAtomicValue {
                     if let Some(prev) = previous {
                         multi.add_delete(prev, None)?;
                     }
-                    let committed = multi.commit().await;
+                    // Both requests are queued when their futures are created, in this order.
+                    // The read's reply comes after the multi's: when the multi succeeded it is
+                    // not waited for (dropping its future just discards the reply).
+                    let commit = multi.commit();
+                    let read = client.get_data(&self.inner.path);
+                    let committed = commit.await;
+                    let fresh = match committed {
+                        Ok(_) => None,
+                        Err(_) => match read.await {
+                            Ok((data, stat)) => Some((data, Some(stat.version))),
+                            Err(ZkError::NoNode) => Some((Vec::new(), None)),
+                            Err(_) => None,
+                        },
+                    };
                     if let Err(MultiWriteError::RequestFailed { source }) = &committed {
                         if is_retryable(source) {
                             in_doubt.store(true, Ordering::SeqCst);
@@ -367,9 +398,9 @@ impl DistributedAtomicValue {
                         Err(MultiWriteError::OperationFailed {
                             index: 0,
                             source: ZkError::BadVersion | ZkError::NoNode,
-                        }) => Ok(Written::Contended),
+                        }) => Ok(Written::Contended(fresh)),
                         Err(MultiWriteError::OperationFailed { index: 2, source: ZkError::NoNode }) => {
-                            Ok(Written::PreviousMarkerGone)
+                            Ok(Written::PreviousMarkerGone(fresh))
                         }
                         Err(MultiWriteError::OperationFailed { source, .. }) => Ok(Written::Refused(source)),
                     }
@@ -392,11 +423,11 @@ impl DistributedAtomicValue {
                 state.marker = Some(marker);
                 Ok(Attempt::Written(new_version.unwrap_or(version + 1)))
             }
-            Written::Contended => Ok(Attempt::Contended),
-            Written::PreviousMarkerGone => {
+            Written::Contended(fresh) => Ok(Attempt::Contended(fresh)),
+            Written::PreviousMarkerGone(fresh) => {
                 // removed by someone else: forget it and try again
                 state.marker = None;
-                Ok(Attempt::Contended)
+                Ok(Attempt::Contended(fresh))
             }
             Written::Refused(e) => Err(e.into()),
         }
@@ -405,8 +436,10 @@ impl DistributedAtomicValue {
 
 enum Written {
     Yes(Option<i32>),
-    Contended,
-    PreviousMarkerGone,
+    /// The version check failed (or the node is missing); the read behind the write.
+    Contended(Option<Read>),
+    /// Our previous marker was removed by someone else; the read behind the write.
+    PreviousMarkerGone(Option<Read>),
     Refused(ZkError),
 }
 

@@ -8,17 +8,24 @@ use crate::framework::Framework;
 
 /// A shared 32-bit counter: Curator's `SharedCount`, a [`SharedValue`] holding an `i32`.
 ///
-/// Increment safely with a loop of [`get`](Self::get) and [`try_set`](Self::try_set):
+/// Increment safely with a loop of [`compare_and_set`](Self::compare_and_set), one round trip
+/// per attempt: a refused write returns the value that won, which is the next attempt's
+/// starting point. Keep the last result to start the next increment from it (as Curator
+/// keeps the last value it wrote or read); a stale one only costs a refused attempt.
 /// ```no_run
 /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
 /// use zk_recipes::SharedCount;
 /// let count = SharedCount::new(&fw, "/counters/visits", 0)?;
 /// count.start().await?;
-/// loop {
-///     let current = count.get().await?;
-///     if count.try_set(&current, current.value + 1).await? {
-///         break;
-///     }
+/// let mut known = count.get().await?;
+/// for _ in 0..3 {
+///     // one increment
+///     known = loop {
+///         match count.compare_and_set(&known, known.value.wrapping_add(1)).await? {
+///             Ok(written) => break written,
+///             Err(current) => known = current, // someone else counted first
+///         }
+///     };
 /// }
 /// # Ok(()) }
 /// ```
@@ -85,8 +92,39 @@ impl SharedCount {
         self.value.set(&count.to_be_bytes()).await
     }
 
+    /// Writes `new` only if the node is still at `previous.version`, in one round trip:
+    /// `Ok(Ok(written))` when written (`new` with the node's new version), `Ok(Err(current))`
+    /// when someone wrote in between (`current`: the count and version on the server now, read
+    /// by a request pipelined behind the write). See [`SharedValue::compare_and_set`]; the
+    /// type docs show the increment loop.
+    ///
+    /// # Errors
+    /// * [`Error::CorruptData`] when the write was refused and the node does not hold exactly
+    ///   4 bytes.
+    /// * `NoNode` as [`Error::ZooKeeper`] when the write was refused because the node does not
+    ///   exist: call [`start`](Self::start) first.
+    /// * [`Error::OutcomeUnknown`] when a lost reply leaves it open whether our write was
+    ///   applied (see [`SharedValue::try_set`]).
+    /// * The framework's errors.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: the write may have been applied.
+    pub async fn compare_and_set(
+        &self,
+        previous: &VersionedValue<i32>,
+        new: i32,
+    ) -> Result<std::result::Result<VersionedValue<i32>, VersionedValue<i32>>> {
+        Ok(match self.value.compare_and_set_version(previous.version, &new.to_be_bytes()).await? {
+            Ok(version) => Ok(VersionedValue { version, value: new }),
+            Err(current) => {
+                Err(VersionedValue { version: current.version, value: decode(self.path(), &current.value)? })
+            }
+        })
+    }
+
     /// Writes `new` only if the node is still at `previous.version` (Curator's
     /// `trySetCount`): `Ok(true)` when written, `Ok(false)` when someone wrote in between.
+    /// [`compare_and_set`](Self::compare_and_set) also returns the count that won.
     ///
     /// # Errors
     /// [`Error::OutcomeUnknown`] when a lost reply leaves it open whether our write was

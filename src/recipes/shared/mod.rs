@@ -1,6 +1,7 @@
 //! Shared values: bytes or a counter in one node, compare-and-set by version, with a change
 //! stream.
 
+mod cas;
 mod count;
 mod value;
 

@@ -1,18 +1,19 @@
 //! `SharedValue`: bytes in one node that every participant reads, watches and
 //! compare-and-sets by version. `SharedCount` is built on it.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures_core::Stream;
 use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher, Stat};
 
+use super::cas::{self, Cas};
 use crate::error::{Error, Result};
-use crate::framework::{paths, Framework};
+use crate::framework::{is_retryable, paths, Framework};
 use crate::recipes::wait::wait;
 
-/// A value together with the node version it was read at (Curator's `VersionedValue`): hand
-/// it back to `try_set` to write only if nobody wrote in between.
+/// A value together with the node version it was read or written at (Curator's
+/// `VersionedValue`): hand it back to `compare_and_set` or `try_set` to write only if nobody
+/// wrote in between.
 ///
 /// # Curator compatibility
 /// `version` is the node's data version (`Stat.version`), as in Curator's `VersionedValue`,
@@ -28,8 +29,9 @@ pub struct VersionedValue<T> {
 /// Bytes shared through one node: Curator's `SharedValue`.
 ///
 /// Every participant reads ([`get`](Self::get)), writes ([`set`](Self::set)), writes only if
-/// nobody wrote since its read ([`try_set`](Self::try_set), a compare-and-set on the node
-/// version), and follows changes ([`changes`](Self::changes)).
+/// nobody wrote since its read ([`compare_and_set`](Self::compare_and_set), which also returns
+/// the value that won, or [`try_set`](Self::try_set); both compare the node version), and
+/// follows changes ([`changes`](Self::changes)).
 ///
 /// # Curator compatibility
 /// One PERSISTENT node at `path` holding the raw bytes, created with the seed by
@@ -54,13 +56,6 @@ pub struct SharedValue {
     fw: Framework,
     path: String,
     seed: Vec<u8>,
-}
-
-/// The outcome of one conditional write attempt.
-enum Written {
-    Yes,
-    No,
-    Unknown,
 }
 
 impl SharedValue {
@@ -134,9 +129,63 @@ impl SharedValue {
         }
     }
 
+    /// Writes `new` only if the node is still at `previous.version`, in one round trip, and
+    /// tells what won when someone else wrote first:
+    /// * `Ok(Ok(written))`: written; `written` is `new` with the node's new version, ready for
+    ///   the next `compare_and_set`.
+    /// * `Ok(Err(current))`: someone wrote in between; `current` is the value and version on
+    ///   the server now, ready for the next attempt.
+    ///
+    /// `current` costs no extra round trip: a read of the node is sent on the same session
+    /// right behind the write, before either reply is awaited, and ZooKeeper answers it after
+    /// the write. (Only when the read's reply alone is lost to a connection loss is the node
+    /// read again.)
+    ///
+    /// A reply lost to a connection loss is handled as in [`try_set`](Self::try_set): exactly.
+    ///
+    /// # Errors
+    /// * `NoNode` as [`Error::ZooKeeper`] when the write was refused because the node does not
+    ///   exist (or it was deleted right after the refusal): there is no current value to give.
+    ///   Unlike [`set`](Self::set), `compare_and_set` never creates the node; call
+    ///   [`start`](Self::start) (or `set`) first.
+    /// * [`Error::OutcomeUnknown`] when a lost reply leaves it open whether our write was
+    ///   applied (see [`try_set`](Self::try_set)).
+    /// * The framework's errors.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: the write may have been applied.
+    pub async fn compare_and_set(
+        &self,
+        previous: &VersionedValue<Vec<u8>>,
+        new: &[u8],
+    ) -> Result<std::result::Result<VersionedValue<Vec<u8>>, VersionedValue<Vec<u8>>>> {
+        Ok(match self.compare_and_set_version(previous.version, new).await? {
+            Ok(version) => Ok(VersionedValue { version, value: new.to_vec() }),
+            Err(current) => Err(current),
+        })
+    }
+
+    /// [`compare_and_set`](Self::compare_and_set) from a version: `Ok(Ok(new version))` or
+    /// `Ok(Err(current))`.
+    pub(crate) async fn compare_and_set_version(
+        &self,
+        version: i32,
+        new: &[u8],
+    ) -> Result<std::result::Result<i32, VersionedValue<Vec<u8>>>> {
+        match cas::compare_and_set(&self.fw, &self.path, version, new).await? {
+            Cas::Written(version) => Ok(Ok(version)),
+            Cas::Refused(Ok(current)) => Ok(Err(current)),
+            // the refusal arrived, the reply of the read behind it did not: read again
+            Cas::Refused(Err(e)) if is_retryable(&e) => Ok(Err(self.get().await?)),
+            Cas::Refused(Err(e)) => Err(e.into()),
+        }
+    }
+
     /// Writes `new` only if the node is still at `previous.version` (Curator's
     /// `trySetValue`): `Ok(true)` when written, `Ok(false)` when someone wrote in between (or
-    /// deleted the node). Read again with [`get`](Self::get) and retry.
+    /// deleted the node). Read again with [`get`](Self::get) and retry, or use
+    /// [`compare_and_set`](Self::compare_and_set), which returns the current value with the
+    /// refusal.
     ///
     /// A reply lost to a connection loss is handled exactly: the write is sent again with the
     /// same version check, which tells whether the first one was applied (then the node has
@@ -153,36 +202,7 @@ impl SharedValue {
     }
 
     pub(crate) async fn try_set_version(&self, version: i32, new: &[u8]) -> Result<bool> {
-        let path = self.path.as_str();
-        let sent = AtomicBool::new(false);
-        let written = self
-            .fw
-            .retry(|client| {
-                let sent = &sent;
-                async move {
-                    let resent = sent.swap(true, Ordering::SeqCst);
-                    match client.set_data(path, new, Some(version)).await {
-                        Ok(_) => Ok(Written::Yes),
-                        Err(ZkError::BadVersion | ZkError::NoNode) if !resent => Ok(Written::No),
-                        Err(ZkError::NoNode) => Ok(Written::No),
-                        // An earlier attempt's reply was lost: was it applied? Exactly one write
-                        // from `version` succeeded; if its bytes differ from ours, it was not ours.
-                        Err(ZkError::BadVersion) => match client.get_data(path).await {
-                            Ok((data, stat)) if stat.version == version + 1 && data != new => Ok(Written::No),
-                            Ok(_) => Ok(Written::Unknown),
-                            Err(ZkError::NoNode) => Ok(Written::No),
-                            Err(e) => Err(e),
-                        },
-                        Err(e) => Err(e),
-                    }
-                }
-            })
-            .await?;
-        match written {
-            Written::Yes => Ok(true),
-            Written::No => Ok(false),
-            Written::Unknown => Err(Error::OutcomeUnknown { path: self.path.clone() }),
-        }
+        Ok(matches!(cas::compare_and_set(&self.fw, &self.path, version, new).await?, Cas::Written(_)))
     }
 
     /// The value as it changes: the first item is the value when the stream is first polled,

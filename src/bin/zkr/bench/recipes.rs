@@ -8,7 +8,7 @@ use tokio::time::Instant;
 use zk_recipes::zk::{Acls, Client, CreateMode, LockOptions, LockPrefix};
 use zk_recipes::{
     DistributedAtomicLong, DistributedDoubleBarrier, Framework, InterProcessMutex, InterProcessReadWriteLock,
-    InterProcessSemaphoreMutex, InterProcessSemaphoreV2, SharedCount,
+    InterProcessSemaphoreMutex, InterProcessSemaphoreV2, SharedCount, VersionedValue,
 };
 
 use super::{progress, BenchArgs, Failure, Report, Shared, Window};
@@ -70,7 +70,8 @@ enum Op {
     Semaphore(InterProcessSemaphoreV2, usize),
     SemaphoreMutex(InterProcessSemaphoreMutex),
     Counter(DistributedAtomicLong),
-    SharedCount(SharedCount),
+    /// The count and the last value known (written or returned with a refusal).
+    SharedCount(SharedCount, VersionedValue<i32>),
     Raw(Client, String),
     RawSeq(Client, String, String),
     ZkClient(Client, String),
@@ -96,7 +97,8 @@ impl Op {
             Recipe::SharedCount => {
                 let sc = SharedCount::new(fw, base, 0).map_err(bad)?;
                 sc.start().await.map_err(fail)?;
-                Op::SharedCount(sc)
+                let known = sc.get().await.map_err(fail)?;
+                Op::SharedCount(sc, known)
             }
             Recipe::Raw | Recipe::RawSeq | Recipe::ZkClientMutex => {
                 let client = fw.client().map_err(fail)?;
@@ -179,11 +181,15 @@ impl Op {
                 inside.successes.fetch_add(1, Ordering::SeqCst);
                 Ok(Instant::now())
             }
-            Op::SharedCount(sc) => {
-                let mut v = sc.get().await?;
-                while !sc.try_set(&v, v.value.wrapping_add(1)).await? {
-                    v = sc.get().await?;
-                }
+            // One round trip per attempt, from the last value known (as Curator's driver with
+            // getVersionedValue and trySetCount): a refusal returns the value that won.
+            Op::SharedCount(sc, known) => {
+                *known = loop {
+                    match sc.compare_and_set(known, known.value.wrapping_add(1)).await? {
+                        Ok(written) => break written,
+                        Err(current) => *known = current,
+                    }
+                };
                 inside.successes.fetch_add(1, Ordering::SeqCst);
                 Ok(Instant::now())
             }
