@@ -44,10 +44,10 @@ RECIPE_NOTES = {
     "`DistributedAtomicLong` with `RetryNTimes(10, 10 ms)`: when its optimistic retries run out under "
     "contention it reports `succeeded() == false`, counted as an error (not retried); kazoo `Counter` "
     "(default command retry: unlimited tries, 0.1 s doubling back-off).",
-    "shared_count": "Versioned increment from the last value known, repeated until it succeeds, one round "
-    "trip per attempt: Curator `getVersionedValue` (local) + `trySetCount(version, n + 1)`, zk-recipes "
-    "`SharedCount::compare_and_set` (a refusal returns the value that won); one operation = one successful "
-    "increment. kazoo has none.",
+    "shared_count": "Versioned increment from the last value known, repeated until it succeeds: Curator "
+    "`getVersionedValue` (local) + `trySetCount(version, n + 1)` (a refusal reads the value), zk-recipes "
+    "`SharedCount::compare_and_set` (a refusal reads and returns the value that won); one operation = one "
+    "successful increment. kazoo has none.",
     "double_barrier": "All clients enter and leave a `DistributedDoubleBarrier` (kazoo `DoubleBarrier`) on a "
     "fresh path per round; one operation = one round completed by every member, its latency from the first "
     "member's enter to the last member's leave. With 1 client it is one member entering and leaving. A member "

@@ -2,9 +2,10 @@
 //!
 //! Each operation reads the node (or uses the value and version its own last write left),
 //! computes the new bytes, and writes them with a version check. Contention on the version
-//! is retried at once, with no sleep: it is not a failure of the connection. Every versioned
-//! write is followed, in the same round trip, by a read of the node, so a retry after
-//! contention starts from the value that won without reading it again.
+//! is retried at once, with no sleep: it is not a failure of the connection. A refused write is
+//! followed by a read of the node: sending that read behind every write instead (to save the
+//! round trip) measured slower, as it adds a request to every successful write and makes
+//! contending sessions retry faster, which only adds refused writes to the server's queue.
 //!
 //! # Exactly once across a lost reply
 //! A versioned write whose reply is lost (connection loss) may or may not have been applied,
@@ -127,15 +128,10 @@ impl Drop for Inner {
     }
 }
 
-/// The node's bytes and version, as [`DistributedAtomicValue::read`] returns them (no version:
-/// the node is missing).
-type Read = (Vec<u8>, Option<i32>);
-
 /// The outcome of one write attempt.
 enum Attempt {
     Written(i32),
-    /// Not written; the node as read right behind the write, when that read answered.
-    Contended(Option<Read>),
+    Contended,
 }
 
 impl DistributedAtomicValue {
@@ -183,7 +179,7 @@ impl DistributedAtomicValue {
         Ok(self.read().await?.0)
     }
 
-    async fn read(&self) -> Result<Read> {
+    async fn read(&self) -> Result<(Vec<u8>, Option<i32>)> {
         match self.inner.fw.get_data(&self.inner.path).await {
             Ok((data, stat)) => Ok((data, Some(stat.version))),
             Err(Error::ZooKeeper(ZkError::NoNode)) => Ok((Vec::new(), None)),
@@ -318,11 +314,9 @@ impl DistributedAtomicValue {
                     lock(&self.inner.state).cached = Some((new.clone(), version));
                     return Ok(Outcome { succeeded: true, computed: true, pre: value, post: new });
                 }
-                Attempt::Contended(fresh) => {
+                Attempt::Contended => {
                     lock(&self.inner.state).cached = None;
                     last = value;
-                    // the read behind the refused write saves a round trip
-                    current = fresh;
                 }
             }
         }
@@ -330,16 +324,14 @@ impl DistributedAtomicValue {
     }
 
     /// One versioned write (creating the node first when missing), exactly once across lost
-    /// replies. A read of the node is sent right behind the write, on the same session and
-    /// before either reply is awaited: ZooKeeper answers it after the write, so when the write
-    /// is refused the next attempt starts from that read instead of another round trip.
+    /// replies.
     async fn write(&self, new: &[u8], version: Option<i32>) -> Result<Attempt> {
         let fw = &self.inner.fw;
         let Some(version) = version else {
             // Create the node empty (idempotent: empty reads as the initial value), then write
             // with a version check like any other write.
             match fw.create(&self.inner.path, &[], CreateMode::Persistent).await {
-                Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => return Ok(Attempt::Contended(None)),
+                Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => return Ok(Attempt::Contended),
                 Err(e) => return Err(e),
             }
         };
@@ -370,20 +362,7 @@ impl DistributedAtomicValue {
                     if let Some(prev) = previous {
                         multi.add_delete(prev, None)?;
                     }
-                    // Both requests are queued when their futures are created, in this order.
-                    // The read's reply comes after the multi's: when the multi succeeded it is
-                    // not waited for (dropping its future just discards the reply).
-                    let commit = multi.commit();
-                    let read = client.get_data(&self.inner.path);
-                    let committed = commit.await;
-                    let fresh = match committed {
-                        Ok(_) => None,
-                        Err(_) => match read.await {
-                            Ok((data, stat)) => Some((data, Some(stat.version))),
-                            Err(ZkError::NoNode) => Some((Vec::new(), None)),
-                            Err(_) => None,
-                        },
-                    };
+                    let committed = multi.commit().await;
                     if let Err(MultiWriteError::RequestFailed { source }) = &committed {
                         if is_retryable(source) {
                             in_doubt.store(true, Ordering::SeqCst);
@@ -398,9 +377,9 @@ impl DistributedAtomicValue {
                         Err(MultiWriteError::OperationFailed {
                             index: 0,
                             source: ZkError::BadVersion | ZkError::NoNode,
-                        }) => Ok(Written::Contended(fresh)),
+                        }) => Ok(Written::Contended),
                         Err(MultiWriteError::OperationFailed { index: 2, source: ZkError::NoNode }) => {
-                            Ok(Written::PreviousMarkerGone(fresh))
+                            Ok(Written::PreviousMarkerGone)
                         }
                         Err(MultiWriteError::OperationFailed { source, .. }) => Ok(Written::Refused(source)),
                     }
@@ -423,11 +402,11 @@ impl DistributedAtomicValue {
                 state.marker = Some(marker);
                 Ok(Attempt::Written(new_version.unwrap_or(version + 1)))
             }
-            Written::Contended(fresh) => Ok(Attempt::Contended(fresh)),
-            Written::PreviousMarkerGone(fresh) => {
+            Written::Contended => Ok(Attempt::Contended),
+            Written::PreviousMarkerGone => {
                 // removed by someone else: forget it and try again
                 state.marker = None;
-                Ok(Attempt::Contended(fresh))
+                Ok(Attempt::Contended)
             }
             Written::Refused(e) => Err(e.into()),
         }
@@ -436,10 +415,8 @@ impl DistributedAtomicValue {
 
 enum Written {
     Yes(Option<i32>),
-    /// The version check failed (or the node is missing); the read behind the write.
-    Contended(Option<Read>),
-    /// Our previous marker was removed by someone else; the read behind the write.
-    PreviousMarkerGone(Option<Read>),
+    Contended,
+    PreviousMarkerGone,
     Refused(ZkError),
 }
 

@@ -8,9 +8,9 @@ use crate::framework::Framework;
 
 /// A shared 32-bit counter: Curator's `SharedCount`, a [`SharedValue`] holding an `i32`.
 ///
-/// Increment safely with a loop of [`compare_and_set`](Self::compare_and_set), one round trip
-/// per attempt: a refused write returns the value that won, which is the next attempt's
-/// starting point. Keep the last result to start the next increment from it (as Curator
+/// Increment safely with a loop of [`compare_and_set`](Self::compare_and_set): a refused write
+/// returns the value that won, which is the next attempt's starting point, so the loop needs
+/// no `get` (one round trip for a write, two for a refusal, as with Curator). Keep the last result to start the next increment from it (as Curator
 /// keeps the last value it wrote or read); a stale one only costs a refused attempt.
 /// ```no_run
 /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
@@ -92,10 +92,10 @@ impl SharedCount {
         self.value.set(&count.to_be_bytes()).await
     }
 
-    /// Writes `new` only if the node is still at `previous.version`, in one round trip:
-    /// `Ok(Ok(written))` when written (`new` with the node's new version), `Ok(Err(current))`
-    /// when someone wrote in between (`current`: the count and version on the server now, read
-    /// by a request pipelined behind the write). See [`SharedValue::compare_and_set`]; the
+    /// Writes `new` only if the node is still at `previous.version`: `Ok(Ok(written))` when
+    /// written (`new` with the node's new version, one round trip), `Ok(Err(current))` when
+    /// someone wrote in between (`current`: the count and version on the server now, read after
+    /// the refusal). See [`SharedValue::compare_and_set`]; the
     /// type docs show the increment loop.
     ///
     /// # Errors

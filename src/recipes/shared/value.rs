@@ -129,17 +129,16 @@ impl SharedValue {
         }
     }
 
-    /// Writes `new` only if the node is still at `previous.version`, in one round trip, and
-    /// tells what won when someone else wrote first:
+    /// Writes `new` only if the node is still at `previous.version`, and tells what won when
+    /// someone else wrote first:
     /// * `Ok(Ok(written))`: written; `written` is `new` with the node's new version, ready for
     ///   the next `compare_and_set`.
     /// * `Ok(Err(current))`: someone wrote in between; `current` is the value and version on
     ///   the server now, ready for the next attempt.
     ///
-    /// `current` costs no extra round trip: a read of the node is sent on the same session
-    /// right behind the write, before either reply is awaited, and ZooKeeper answers it after
-    /// the write. (Only when the read's reply alone is lost to a connection loss is the node
-    /// read again.)
+    /// One round trip when written; a refusal reads the node in a second one (as Curator's
+    /// `trySetValue` does before returning false). An increment loop from the last result
+    /// needs no other read.
     ///
     /// A reply lost to a connection loss is handled as in [`try_set`](Self::try_set): exactly.
     ///
@@ -172,12 +171,14 @@ impl SharedValue {
         version: i32,
         new: &[u8],
     ) -> Result<std::result::Result<i32, VersionedValue<Vec<u8>>>> {
-        match cas::compare_and_set(&self.fw, &self.path, version, new).await? {
+        match cas::compare_and_set(&self.fw, &self.path, version, new, true).await? {
             Cas::Written(version) => Ok(Ok(version)),
-            Cas::Refused(Ok(current)) => Ok(Err(current)),
-            // the refusal arrived, the reply of the read behind it did not: read again
-            Cas::Refused(Err(e)) if is_retryable(&e) => Ok(Err(self.get().await?)),
-            Cas::Refused(Err(e)) => Err(e.into()),
+            Cas::Refused(Some(Ok(current))) => Ok(Err(current)),
+            // not read (not expected when asked for), or the refusal arrived and the read's
+            // reply did not: read again
+            Cas::Refused(None) => Ok(Err(self.get().await?)),
+            Cas::Refused(Some(Err(e))) if is_retryable(&e) => Ok(Err(self.get().await?)),
+            Cas::Refused(Some(Err(e))) => Err(e.into()),
         }
     }
 
@@ -202,7 +203,7 @@ impl SharedValue {
     }
 
     pub(crate) async fn try_set_version(&self, version: i32, new: &[u8]) -> Result<bool> {
-        Ok(matches!(cas::compare_and_set(&self.fw, &self.path, version, new).await?, Cas::Written(_)))
+        Ok(matches!(cas::compare_and_set(&self.fw, &self.path, version, new, false).await?, Cas::Written(_)))
     }
 
     /// The value as it changes: the first item is the value when the stream is first polled,

@@ -181,8 +181,9 @@ impl Op {
                 inside.successes.fetch_add(1, Ordering::SeqCst);
                 Ok(Instant::now())
             }
-            // One round trip per attempt, from the last value known (as Curator's driver with
-            // getVersionedValue and trySetCount): a refusal returns the value that won.
+            // From the last value known, as Curator's driver with getVersionedValue and
+            // trySetCount: one round trip per write, a refusal reads and returns the value
+            // that won (as Curator's trySetValue reads before returning false).
             Op::SharedCount(sc, known) => {
                 *known = loop {
                     match sc.compare_and_set(known, known.value.wrapping_add(1)).await? {
