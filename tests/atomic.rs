@@ -16,20 +16,33 @@ use zk_recipes::{
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_sessions_increment_without_losing_any() {
+    // queueing on contention (the default), and retrying at once
+    for queue in [true, false] {
+        sixteen_sessions_increment(queue).await;
+    }
+}
+
+async fn sixteen_sessions_increment(queue_on_contention: bool) {
     let cs = common::shared_server().await;
     let path = format!("/{}/counter", common::unique("atomic"));
+    let options = AtomicOptions { queue_on_contention, ..Default::default() };
     let successes = Arc::new(AtomicI64::new(0));
+    let queued = Arc::new(AtomicI64::new(0));
     let mut tasks = Vec::new();
     for i in 0..16 {
-        let (cs, path, successes) = (cs.clone(), path.clone(), successes.clone());
+        let (cs, path, options, successes, queued) =
+            (cs.clone(), path.clone(), options.clone(), successes.clone(), queued.clone());
         tasks.push(tokio::spawn(async move {
             let fw = common::framework(&cs).await;
-            let counter = DistributedAtomicLong::new(&fw, &path).unwrap();
+            let counter = DistributedAtomicLong::with_options(&fw, &path, options).unwrap();
             for _ in 0..25 {
                 let r = if i % 2 == 0 { counter.increment().await } else { counter.add(1).await }.unwrap();
                 if r.succeeded {
                     assert_eq!(r.post_value, r.pre_value + 1);
                     successes.fetch_add(1, Ordering::SeqCst);
+                }
+                if r.stats.promoted_tries > 0 {
+                    queued.fetch_add(1, Ordering::SeqCst);
                 }
             }
             counter.close().await.unwrap();
@@ -43,7 +56,22 @@ async fn sixteen_sessions_increment_without_losing_any() {
     let counter = DistributedAtomicLong::new(&fw, &path).unwrap();
     assert_eq!(counter.get().await.unwrap(), successes.load(Ordering::SeqCst));
     assert_eq!(successes.load(Ordering::SeqCst), 400, "none gave up under contention");
-    assert!(fw.children(&path).await.unwrap().is_empty(), "transaction markers are cleaned up");
+    let queued = queued.load(Ordering::SeqCst);
+    if queue_on_contention {
+        assert!(queued > 0, "contended operations queued");
+    } else {
+        assert_eq!(queued, 0, "nothing queues when told not to");
+    }
+    // transaction markers are cleaned up; the queue's container holds no contender
+    let mut left = fw.children(&path).await.unwrap();
+    left.retain(|c| c != "_lock_");
+    assert!(left.is_empty(), "markers left: {left:?}");
+    let lock_dir = format!("{path}/_lock_");
+    let in_queue = match fw.children(&lock_dir).await {
+        Err(Error::ZooKeeper(zk_recipes::zk::Error::NoNode)) => Vec::new(),
+        other => other.unwrap(),
+    };
+    assert!(in_queue.is_empty(), "contenders left in the queue: {in_queue:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -146,7 +174,7 @@ async fn corrupt_and_bad_input_give_typed_errors() {
     assert!(matches!(value.force_set(b"").await, Err(Error::InvalidArgument(_))));
     assert!(matches!(value.try_set(b"").await, Err(Error::InvalidArgument(_))));
     assert!(matches!(DistributedAtomicLong::new(&fw, "no-slash"), Err(Error::InvalidPath { .. })));
-    let zero = AtomicOptions { optimistic_tries: 0, promoted: None };
+    let zero = AtomicOptions { optimistic_tries: 0, ..Default::default() };
     assert!(matches!(DistributedAtomicValue::new(&fw, "/x", zero), Err(Error::InvalidArgument(_))));
 }
 
@@ -161,6 +189,7 @@ async fn promotion_to_a_lock_after_the_optimistic_tries() {
             timeout: Duration::from_secs(10),
             tries: 50,
         }),
+        ..Default::default()
     };
     let successes = Arc::new(AtomicI64::new(0));
     let promoted = Arc::new(AtomicI64::new(0));

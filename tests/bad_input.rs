@@ -88,7 +88,11 @@ async fn thirty_plus_bad_inputs_get_typed_errors() {
     cases.push(("multi-lock with a bad path", path_error(InterProcessMultiLock::from_paths(&fw, ["/ok", "bad"]))));
     cases.push((
         "zero optimistic tries",
-        argument_error(DistributedAtomicValue::new(&fw, &base, AtomicOptions { optimistic_tries: 0, promoted: None })),
+        argument_error(DistributedAtomicValue::new(
+            &fw,
+            &base,
+            AtomicOptions { optimistic_tries: 0, ..Default::default() },
+        )),
     ));
     let value = DistributedAtomicValue::new(&fw, &format!("{base}/value"), AtomicOptions::default()).unwrap();
     cases.push(("empty atomic value", argument_error(value.force_set(b"").await)));

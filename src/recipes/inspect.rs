@@ -97,9 +97,10 @@ pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
         Err(Error::ZooKeeper(ZkError::NoNode)) => return Ok(empty(RecipeKind::Missing)),
         other => other?,
     };
-    children.retain(|c| !c.starts_with("_txn_"));
+    // an atomic value's transaction markers and its contention queue
+    children.retain(|c| !c.starts_with("_txn_") && c != crate::recipes::atomic::QUEUE_NODE);
     let has = |needle: &str| children.iter().any(|c| c.contains(needle));
-    if children.is_empty() || children.iter().all(|c| c.starts_with("_txn_")) {
+    if children.is_empty() {
         let value = match data.len() {
             8 => Some(i64::from_be_bytes(data.as_slice().try_into().unwrap_or([0; 8])).to_string()),
             4 => Some(i32::from_be_bytes(data.as_slice().try_into().unwrap_or([0; 4])).to_string()),
