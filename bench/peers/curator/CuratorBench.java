@@ -35,6 +35,7 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.atomic.AtomicValue;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
@@ -309,43 +310,33 @@ public final class CuratorBench {
         holders.decrementAndGet();
     }
 
+    /** A worker that acquires, holds an empty critical section and releases a lock. */
+    Worker lockWorker(int i, java.util.function.Function<CuratorFramework, InterProcessLock> make) {
+        return new Worker(i) {
+            final InterProcessLock mutex = make.apply(client);
+
+            @Override
+            long once() throws Exception {
+                long t0 = System.nanoTime();
+                if (!mutex.acquire(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+                    return -1;
+                }
+                long latency = System.nanoTime() - t0;
+                enter(1);
+                leave();
+                mutex.release();
+                return latency;
+            }
+        };
+    }
+
     Worker worker(int i) {
         final String path = runPath + "/lock";
         switch (args.recipe) {
             case "mutex":
-                return new Worker(i) {
-                    final InterProcessMutex mutex = new InterProcessMutex(client, path);
-
-                    @Override
-                    long once() throws Exception {
-                        long t0 = System.nanoTime();
-                        if (!mutex.acquire(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
-                            return -1;
-                        }
-                        long latency = System.nanoTime() - t0;
-                        enter(1);
-                        leave();
-                        mutex.release();
-                        return latency;
-                    }
-                };
+                return lockWorker(i, c -> new InterProcessMutex(c, path));
             case "semaphore_mutex":
-                return new Worker(i) {
-                    final InterProcessSemaphoreMutex mutex = new InterProcessSemaphoreMutex(client, path);
-
-                    @Override
-                    long once() throws Exception {
-                        long t0 = System.nanoTime();
-                        if (!mutex.acquire(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
-                            return -1;
-                        }
-                        long latency = System.nanoTime() - t0;
-                        enter(1);
-                        leave();
-                        mutex.release();
-                        return latency;
-                    }
-                };
+                return lockWorker(i, c -> new InterProcessSemaphoreMutex(c, path));
             case "rwlock":
                 return new Worker(i) {
                     final InterProcessReadWriteLock lock = new InterProcessReadWriteLock(client, path);
