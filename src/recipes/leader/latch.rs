@@ -269,7 +269,14 @@ async fn run(inner: std::sync::Weak<Inner>) {
         let fw = this.fw.clone();
         let (path, id) = (this.path.clone(), this.id.clone());
         drop(this);
-        let request = Request { dir: &path, name: LATCH_NAME, data: id.as_bytes(), driver: &DRIVER, deadline: None };
+        let request = Request {
+            dir: &path,
+            name: LATCH_NAME,
+            data: id.as_bytes(),
+            driver: &DRIVER,
+            deadline: None,
+            prefetch: None,
+        };
         let node = match engine::acquire(&fw, &request).await {
             Ok(Some(acquired)) => HeldNode::new(&fw, acquired, true),
             Ok(None) => continue,

@@ -34,7 +34,16 @@ pub(crate) struct Request<'a> {
     pub driver: &'a dyn Driver,
     /// Give up at this instant (`None`: wait as long as it takes).
     pub deadline: Option<Instant>,
+    /// A node to read together with every listing (pipelined behind it): when that listing
+    /// says we hold, the read shows every write our predecessors made before they let go, so
+    /// the holder has it without another round trip ([`Acquired::prefetched`]). Such a
+    /// contender lists on its own instead of sharing listings.
+    pub prefetch: Option<&'a str>,
 }
+
+/// A node read pipelined behind the listing that made us the holder: its data and version, or
+/// `None` when it does not exist.
+pub(crate) type Prefetched = Option<(Vec<u8>, i32)>;
 
 /// Our node, once it holds.
 #[derive(Debug, Clone)]
@@ -48,6 +57,10 @@ pub(crate) struct Acquired {
     /// Our node marked as held by the queue's sole head, for local waiters (see
     /// `framework::holds`), while the hold lives.
     pub mark: Option<Arc<HoldEntry>>,
+    /// The [`Request::prefetch`] read, when a listing decided that we hold.
+    pub prefetched: Option<Prefetched>,
+    /// Whether we waited for anyone (false: we held at our first listing).
+    pub waited: bool,
 }
 
 /// Deletes our node if the acquire is abandoned (cancelled, timed out, failed) before it is
@@ -86,14 +99,15 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
     let started = Instant::now();
     let mut recreations = 0u32;
     let mut first = true;
+    let mut waited = false;
     'create: loop {
         let (node, mut listing) = create_node(fw, req, &name, &mut pending, std::mem::take(&mut first)).await?;
         let our_name = paths::node_name(&node.path).to_string();
         let owner = node.stat.ephemeral_owner;
         loop {
-            let Some(current) = listing.take() else {
+            let Some((current, prefetched)) = listing.take() else {
                 // lost sync with the list: list again
-                listing = Some(list_shared(fw, req.dir).await?);
+                listing = Some(relist(fw, req).await?);
                 continue;
             };
             let sorted = current.sorted(req.driver.lock_names(), sort_children);
@@ -105,7 +119,11 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
             // (a listing shared with other local waiters goes when the last one is done with it)
             drop(sorted);
             let (watcher, then_acquired, after_holder) = match decision {
-                Decision::Acquired => return Ok(Some(take(fw, req, &mut pending, node, status))),
+                Decision::Acquired => {
+                    let mut acquired = take(fw, req, &mut pending, node, status, waited);
+                    acquired.prefetched = prefetched;
+                    return Ok(Some(acquired));
+                }
                 Decision::Missing => {
                     if status.session_id != owner {
                         // a node of an older session may linger until the server expires it
@@ -124,6 +142,7 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
                     continue 'create;
                 }
                 Decision::Watch { node: watched, then_acquired } => {
+                    waited = true;
                     let watched_path = paths::join(req.dir, &watched);
                     // registered before the watch: a local holder marks it before it deletes it
                     let after_holder =
@@ -131,18 +150,19 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
                     let handed_over = |a: &Option<HoldEntry>| then_acquired || a.as_ref().is_some_and(|a| a.was_held());
                     match watch_node(fw, &watched_path).await? {
                         None if handed_over(&after_holder) => {
-                            return Ok(Some(take(fw, req, &mut pending, node, fw.status())))
+                            return Ok(Some(take(fw, req, &mut pending, node, fw.status(), waited)))
                         }
                         None => continue,
                         Some(w) => (w, then_acquired, after_holder),
                     }
                 }
                 Decision::WatchChildren => {
+                    waited = true;
                     let (list, watcher) = list_and_watch_children(fw, req.dir).await?;
                     let list = Arc::new(Listing::new(list));
                     let check = list.sorted(req.driver.lock_names(), sort_children);
                     if req.driver.decide(&check, &our_name) != Decision::WatchChildren {
-                        listing = Some(list);
+                        listing = Some((list, None));
                         continue;
                     }
                     match watcher {
@@ -159,7 +179,7 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
                 {
                     let status = fw.status();
                     if status.session_id == owner {
-                        return Ok(Some(take(fw, req, &mut pending, node, status)));
+                        return Ok(Some(take(fw, req, &mut pending, node, status, waited)));
                     }
                 }
                 Wake::Deadline => {
@@ -172,7 +192,7 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
                 }
                 Wake::Event(_) | Wake::SessionChanged => {}
             }
-            listing = Some(list_shared(fw, req.dir).await?);
+            listing = Some(relist(fw, req).await?);
         }
     }
 }
@@ -199,11 +219,15 @@ fn take(
     pending: &mut Pending<'_>,
     node: crate::framework::CreatedNode,
     status: SessionStatus,
+    waited: bool,
 ) -> Acquired {
     pending.forget_node();
     let mark = req.driver.sole_holder().then(|| Arc::new(fw.inner.holds.mark_held(&node.path)));
-    Acquired { path: node.path, stat: node.stat, status, mark }
+    Acquired { path: node.path, stat: node.stat, status, mark, prefetched: None, waited }
 }
+
+/// A listing and what comes with it: the [`Request::prefetch`] read, when asked for.
+type Listed = (Arc<Listing>, Option<Prefetched>);
 
 /// Creates our node; on the first attempt together with the listing (one round trip).
 async fn create_node(
@@ -212,7 +236,7 @@ async fn create_node(
     name: &ProtectedName,
     pending: &mut Pending<'_>,
     pipelined: bool,
-) -> Result<(crate::framework::CreatedNode, Option<Arc<Listing>>)> {
+) -> Result<(crate::framework::CreatedNode, Option<Listed>)> {
     const MODE: CreateMode = CreateMode::EphemeralSequential;
     let mut maybe_created = false;
     if pipelined && fw.wait_connected(Duration::ZERO).await.is_ok() {
@@ -220,10 +244,22 @@ async fn create_node(
         let options = fw.create_options(MODE);
         let path = name.path();
         pending.armed = true;
-        // a listing sent after our create: ours, pipelined behind it, or one shared with the
-        // local contenders that asked while another listing was in flight
-        let (create, list) = fw.inner.listings.after(&client, req.dir, || client.create(&path, req.data, &options));
-        let (created, listed) = tokio::join!(create, list);
+        let create = || client.create(&path, req.data, &options);
+        let (created, listed) = match req.prefetch {
+            // our own listing and read, pipelined behind our create
+            Some(read) => {
+                let create = create();
+                let (created, listed) = tokio::join!(create, list_and_read(&client, req.dir, read));
+                (created, listed.map(|(l, p)| (l, Some(p))))
+            }
+            // a listing sent after our create: ours, pipelined behind it, or one shared with
+            // the local contenders that asked while another listing was in flight
+            None => {
+                let (create, list) = fw.inner.listings.after(&client, req.dir, create);
+                let (created, listed) = tokio::join!(create, list);
+                (created, listed.map(|l| (l, None)))
+            }
+        };
         match created {
             Ok((stat, sequence)) => {
                 let node = crate::framework::CreatedNode { path: format!("{path}{sequence}"), stat };
@@ -241,10 +277,38 @@ async fn create_node(
     Ok((node, None))
 }
 
-/// A listing of `dir` sent after this call (shared with the other local contenders).
-async fn list_shared(fw: &Framework, dir: &str) -> Result<Arc<Listing>> {
-    let listings = &fw.inner.listings;
-    fw.retry(|client| async move { listings.list(&client, dir).await }).await
+/// A listing of the request's directory sent after this call: shared with the other local
+/// contenders, or our own with the prefetch read pipelined behind it.
+async fn relist(fw: &Framework, req: &Request<'_>) -> Result<Listed> {
+    let (dir, listings) = (req.dir, &fw.inner.listings);
+    match req.prefetch {
+        Some(read) => {
+            let (listing, data) = fw.retry(|client| async move { list_and_read(&client, dir, read).await }).await?;
+            Ok((listing, Some(data)))
+        }
+        None => fw.retry(|client| async move { listings.list(&client, dir).await }).await.map(|l| (l, None)),
+    }
+}
+
+/// Lists `dir` and reads `read` behind it, in one round trip.
+async fn list_and_read(
+    client: &Client,
+    dir: &str,
+    read: &str,
+) -> std::result::Result<(Arc<Listing>, Prefetched), ZkError> {
+    // requests go out in the order their futures are made: the read after the listing
+    let (listed, data) = tokio::join!(client.list_children(dir), client.get_data(read));
+    let children = match listed {
+        Ok(children) => children,
+        Err(ZkError::NoNode) => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    let data = match data {
+        Ok((data, stat)) => Some((data, stat.version)),
+        Err(ZkError::NoNode) => None,
+        Err(e) => return Err(e),
+    };
+    Ok((Arc::new(Listing::new(children)), data))
 }
 
 /// Our own listing of `dir` with a children watch (the semaphore's wait).

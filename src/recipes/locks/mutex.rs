@@ -138,7 +138,8 @@ impl InterProcessMutex {
         let s = &self.shared;
         acquire_reentrant(&s.state.owners, || async move {
             let data = s.state.data.as_deref().unwrap_or(s.fw.default_data());
-            let request = Request { dir: &s.path, name: "lock-", data, driver: &Exclusive::MUTEX, deadline };
+            let request =
+                Request { dir: &s.path, name: "lock-", data, driver: &Exclusive::MUTEX, deadline, prefetch: None };
             let acquired = engine::acquire(&s.fw, &request).await?;
             Ok(acquired.map(|a| HeldNode::new(&s.fw, a, s.state.revocable)))
         })

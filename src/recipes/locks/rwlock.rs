@@ -125,7 +125,7 @@ impl InterProcessReadWriteLock {
 
     async fn contend(&self, name: &str, driver: &dyn Driver, deadline: Option<Instant>) -> Result<Option<HeldNode>> {
         let s = &self.shared;
-        let request = Request { dir: &s.path, name, data: s.fw.default_data(), driver, deadline };
+        let request = Request { dir: &s.path, name, data: s.fw.default_data(), driver, deadline, prefetch: None };
         Ok(engine::acquire(&s.fw, &request).await?.map(|a| HeldNode::new(&s.fw, a, false)))
     }
 
@@ -138,7 +138,14 @@ impl InterProcessReadWriteLock {
         let node = engine::create_owned(&s.fw, &s.path, &name, s.fw.default_data(), CreateMode::Ephemeral).await?;
         Ok(HeldNode::new(
             &s.fw,
-            Acquired { path: node.path, stat: node.stat, status: s.fw.status(), mark: None },
+            Acquired {
+                path: node.path,
+                stat: node.stat,
+                status: s.fw.status(),
+                mark: None,
+                prefetched: None,
+                waited: false,
+            },
             false,
         ))
     }

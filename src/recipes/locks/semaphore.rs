@@ -118,7 +118,8 @@ impl InterProcessSemaphoreV2 {
         let mut leases = Vec::with_capacity(n);
         let data = self.fw.default_data();
         for _ in 0..n {
-            let request = Request { dir: &self.leases_dir, name: "lease-", data, driver: &driver, deadline };
+            let request =
+                Request { dir: &self.leases_dir, name: "lease-", data, driver: &driver, deadline, prefetch: None };
             match engine::acquire(&self.fw, &request).await {
                 Ok(Some(acquired)) => leases.push(Lease::new(HeldNode::new(&self.fw, acquired, false))),
                 Ok(None) => {
