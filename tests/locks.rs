@@ -163,6 +163,72 @@ async fn contract_fifo_fairness() {
     }
 }
 
+/// Waiters on other sessions, deep in the queue and close to its head, with waiters ahead of
+/// them giving up while the head holds: nobody takes over from a waiter that never held, and
+/// the rest hold one at a time in queue order once the head releases. (Close to the head a
+/// waiter watches every node before it; further back it also lists again early when a node
+/// a few places ahead goes: both must tell a quitter from a holder.)
+#[tokio::test]
+async fn contract_deep_queue_with_quitters_keeps_order_and_exclusion() {
+    const WAITERS: usize = 7;
+    const QUITTERS: [usize; 3] = [0, 2, 3];
+    let cs = common::shared_server().await;
+    for kind in KINDS {
+        let path = format!("/{}", common::unique("deep"));
+        let holder_fw = common::framework(&cs).await;
+        let head = Lock::new(kind, &holder_fw, &path).acquire().await;
+        let queue_dir = match kind {
+            Kind::SemaphoreMutex => format!("{path}/locks"),
+            _ => path.clone(),
+        };
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let inside = Arc::new(AtomicUsize::new(0));
+        let mut waiters = Vec::new();
+        for i in 0..WAITERS {
+            let fw = common::framework(&cs).await;
+            let lock = Lock::new(kind, &fw, &path);
+            let (order, inside) = (order.clone(), inside.clone());
+            waiters.push(tokio::spawn(async move {
+                if QUITTERS.contains(&i) {
+                    let quit = lock.acquire_timeout(Duration::from_millis(1500)).await.is_none();
+                    fw.close();
+                    return quit;
+                }
+                let hold = lock.acquire().await;
+                assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders at once");
+                order.lock().unwrap().push(i);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                inside.fetch_sub(1, Ordering::SeqCst);
+                hold.release().await.unwrap();
+                fw.close();
+                true
+            }));
+            let deadline = tokio::time::Instant::now() + WAIT;
+            let queued = if matches!(kind, Kind::SemaphoreMutex) { i + 1 } else { i + 2 };
+            while holder_fw.children(&queue_dir).await.map(|c| c.len()).unwrap_or(0) < queued {
+                assert!(tokio::time::Instant::now() < deadline);
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        assert!(waiters.iter().all(|w| !w.is_finished()), "{kind:?}: all queued before anyone quit");
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while !QUITTERS.iter().all(|&q| waiters[q].is_finished()) {
+            assert!(tokio::time::Instant::now() < deadline, "{kind:?}: the quitters never quit");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(order.lock().unwrap().is_empty(), "{kind:?}: acquired while the head still holds");
+        head.release().await.unwrap();
+        for w in waiters {
+            assert!(tokio::time::timeout(WAIT, w).await.expect("every waiter done").unwrap());
+        }
+        let expected: Vec<usize> = (0..WAITERS).filter(|i| !QUITTERS.contains(i)).collect();
+        assert_eq!(*order.lock().unwrap(), expected, "{kind:?}: queue order");
+        assert!(leftovers(&holder_fw, &path).await.is_empty(), "{kind:?}");
+        holder_fw.close();
+    }
+}
+
 #[tokio::test]
 async fn contract_timeouts_and_try() {
     let cs = common::shared_server().await;

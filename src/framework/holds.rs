@@ -10,6 +10,11 @@
 //! sole holder marks its node here while it holds, a waiter registers the node it watches, and
 //! when that node is deleted the waiter asks whether it was marked — no listing. Entries live
 //! while a holder or a waiter refers to them.
+//!
+//! Local contender nodes are also known while they contend ([`Holds::contender`], by their
+//! protection prefix, registered before the create is sent): a waiter behind a local node needs
+//! no early listing ("ahead" watch, see the lock driver), since that node marks itself when it
+//! holds.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,6 +26,20 @@ use super::session::lock;
 #[derive(Debug, Default)]
 pub(crate) struct Holds {
     nodes: Mutex<HashMap<String, Arc<AtomicBool>>>,
+    contenders: Mutex<std::collections::HashSet<String>>,
+}
+
+/// A local contender (its protection prefix), known as such while this lives.
+#[derive(Debug)]
+pub(crate) struct Contender {
+    holds: Arc<Holds>,
+    prefix: String,
+}
+
+impl Drop for Contender {
+    fn drop(&mut self) {
+        lock(&self.holds.contenders).remove(&self.prefix);
+    }
 }
 
 /// A registration of one node (by a holder or by a waiter); unregisters when dropped.
@@ -42,6 +61,23 @@ impl Holds {
         let entry = self.entry(path);
         entry.held.store(true, Ordering::SeqCst);
         entry
+    }
+
+    /// Registers our contender by its protection prefix (`_c_<uuid>-`) while it contends.
+    pub(crate) fn contender(self: &Arc<Self>, prefix: &str) -> Contender {
+        lock(&self.contenders).insert(prefix.to_string());
+        Contender { holds: self.clone(), prefix: prefix.to_string() }
+    }
+
+    /// Whether the node at `path` is one of our contenders: still contending, or marked as
+    /// holding.
+    pub(crate) fn is_local(&self, path: &str) -> bool {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let contending = {
+            let contenders = lock(&self.contenders);
+            name.char_indices().filter(|(_, c)| *c == '-').any(|(i, _)| contenders.contains(&name[..=i]))
+        };
+        contending || lock(&self.nodes).get(path).is_some_and(|h| h.load(Ordering::SeqCst))
     }
 
     /// Registers a waiter's interest in `path`: [`HoldEntry::was_held`] then tells whether a
@@ -87,5 +123,20 @@ mod tests {
         assert!(lock(&holds.nodes).is_empty(), "no entry outlives its users");
         assert!(!holds.watch("/l/a").was_held(), "a new node at the same path starts unmarked");
         assert!(!holds.watch("/l/b").was_held());
+    }
+
+    #[test]
+    fn contenders_are_local_while_they_wait_and_while_marked() {
+        let holds = Arc::new(Holds::default());
+        let (a, b) = ("/l/_c_1111-lock-0000000001", "/l/_c_2222-lock-0000000002");
+        let waiting = holds.contender("_c_1111-");
+        assert!(holds.is_local(a) && !holds.is_local(b));
+        let watcher = holds.watch(b);
+        assert!(!holds.is_local(b), "a node we only watch is not ours");
+        let held = holds.mark_held(a);
+        drop(waiting);
+        assert!(holds.is_local(a), "holding");
+        drop((held, watcher));
+        assert!(!holds.is_local(a), "released");
     }
 }

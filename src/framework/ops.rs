@@ -59,6 +59,11 @@ impl ProtectedName {
         &self.parent
     }
 
+    /// The unique prefix, `_c_<uuid>-`.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
     /// Whether `child` (a child name of the parent) is ours.
     pub fn matches(&self, child: &str) -> bool {
         child.starts_with(&self.prefix)

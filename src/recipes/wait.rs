@@ -28,27 +28,62 @@ pub(crate) async fn wait_any<I>(fw: &Framework, watchers: I, deadline: Option<In
 where
     I: IntoIterator<Item = OneshotWatcher>,
 {
-    let mut status = fw.status_watch();
-    let session_changed = async move {
-        let _ = status.wait_for(|s| s.closed || s.session_id != session_id).await;
-    };
-    let deadline = async move {
-        match deadline {
-            Some(at) => tokio::time::sleep_until(at).await,
-            None => std::future::pending().await,
+    WatchSet::new(watchers).wait(fw, deadline, session_id).await.0
+}
+
+type Fired = std::pin::Pin<Box<dyn std::future::Future<Output = (usize, EventType)> + Send>>;
+
+/// Watchers waited on together, over several waits: each fires once, and a wait returns with
+/// the first one that fires, leaving the others for the next wait.
+pub(crate) struct WatchSet {
+    pending: Vec<Fired>,
+}
+
+impl WatchSet {
+    /// The watchers, known by their index in this order.
+    pub(crate) fn new<I: IntoIterator<Item = OneshotWatcher>>(watchers: I) -> Self {
+        let pending = watchers
+            .into_iter()
+            .enumerate()
+            .map(|(i, w)| Box::pin(async move { (i, w.changed().await.event_type) }) as Fired)
+            .collect();
+        Self { pending }
+    }
+
+    /// Waits for the first of: one of the watchers firing (its index is returned too),
+    /// `deadline`, the session changing away from `session_id`. A wait that ends otherwise
+    /// (or is dropped) forgets the watchers not yet fired.
+    pub(crate) async fn wait(
+        &mut self,
+        fw: &Framework,
+        deadline: Option<Instant>,
+        session_id: i64,
+    ) -> (Wake, Option<usize>) {
+        let mut status = fw.status_watch();
+        let session_changed = async move {
+            let _ = status.wait_for(|s| s.closed || s.session_id != session_id).await;
+        };
+        let deadline = async move {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        let pending = std::mem::take(&mut self.pending);
+        let fired = async move {
+            if pending.is_empty() {
+                std::future::pending().await
+            } else {
+                futures_util::future::select_all(pending).await
+            }
+        };
+        tokio::select! {
+            ((index, event), _, rest) = fired => {
+                self.pending = rest;
+                (Wake::Event(event), Some(index))
+            }
+            _ = deadline => (Wake::Deadline, None),
+            _ = session_changed => (Wake::SessionChanged, None),
         }
-    };
-    let fired: Vec<_> = watchers.into_iter().map(|w| Box::pin(w.changed())).collect();
-    let fired = async move {
-        if fired.is_empty() {
-            std::future::pending().await
-        } else {
-            futures_util::future::select_all(fired).await.0.event_type
-        }
-    };
-    tokio::select! {
-        event = fired => Wake::Event(event),
-        _ = deadline => Wake::Deadline,
-        _ = session_changed => Wake::SessionChanged,
     }
 }

@@ -30,12 +30,16 @@ pub(crate) fn sort_children(children: &mut [String], lock_names: &[&str]) {
 pub(crate) enum Decision {
     /// We hold it.
     Acquired,
-    /// Wait until `node` (a child name) is deleted or changes, then decide again — unless
-    /// `then_acquired`: the watched node was the head of the list and we are right behind it,
-    /// so its deletion alone means we hold (nodes created later sort after us; the one
-    /// exception, a downgrade's read node, takes a head writer's place, so a head writer
-    /// never hands over directly).
-    Watch { node: String, then_acquired: bool },
+    /// Wait until one of `nodes` (child names; usually just our predecessor) is deleted or
+    /// changes, then decide again — unless `then_acquired`: `nodes` are every node before us
+    /// in the list, so once all of them are deleted we hold (nodes created later sort after
+    /// us; the one exception, a downgrade's read node, takes a writer's place, so never when a
+    /// writer is among them).
+    ///
+    /// `ahead`: a node further ahead whose deletion most likely leaves us a few places from
+    /// the head. Watching it too lets the contender list again while those before it still
+    /// hold — off the hand-off's path — and then wait for all of them with `then_acquired`.
+    Watch { nodes: Vec<String>, then_acquired: bool, ahead: Option<String> },
     /// Wait for any change of the children, then decide again (semaphore leases).
     WatchChildren,
     /// Our node is not in the list: it was deleted (by someone else, or with our session).
@@ -83,6 +87,11 @@ impl Exclusive {
     pub const WRITE: Exclusive = Exclusive { names: RW_NAMES, max_leases: 1 };
 }
 
+/// A sole-holder contender this close to the head (fewer places from it) watches every node
+/// before it and holds when they are gone, without listing again; further back it also watches
+/// the node this many places ahead, and lists again when that one goes.
+pub(crate) const HAND_OFF_DEPTH: usize = 4;
+
 /// Sort names of the read-write lock.
 pub(crate) const READ_NAME: &str = "__READ__";
 /// Sort names of the read-write lock.
@@ -108,12 +117,20 @@ impl Driver for Exclusive {
         if index < self.max_leases {
             return Decision::Acquired;
         }
-        let watched = index - self.max_leases;
-        // A head writer may downgrade before it goes: its owner's plain `__READ__<its seq>` node
-        // then sorts before us and holds, so we must list again (Curator's writers do too).
-        let downgradable = sorted[watched].contains(WRITE_NAME);
-        let then_acquired = watched == 0 && self.max_leases == 1 && !downgradable;
-        Decision::Watch { node: sorted[watched].clone(), then_acquired }
+        let watched = sorted[index - self.max_leases].clone();
+        if self.max_leases > 1 {
+            return Decision::Watch { nodes: vec![watched], then_acquired: false, ahead: None };
+        }
+        // A writer may downgrade before it goes: its owner's plain `__READ__<its seq>` node then
+        // takes its place before us and holds, so behind a writer we must list again (Curator's
+        // writers do too).
+        let before = &sorted[..index];
+        if index < HAND_OFF_DEPTH && !before.iter().any(|c| c.contains(WRITE_NAME)) {
+            return Decision::Watch { nodes: before.to_vec(), then_acquired: true, ahead: None };
+        }
+        let ahead =
+            (index >= HAND_OFF_DEPTH && !watched.contains(WRITE_NAME)).then(|| sorted[index - HAND_OFF_DEPTH].clone());
+        Decision::Watch { nodes: vec![watched], then_acquired: false, ahead }
     }
 }
 
@@ -141,7 +158,7 @@ impl Driver for Read {
             None => Decision::Acquired,
             // Only a writer at the head hands over to us directly, and only if nothing but
             // readers stand between it and us.
-            Some(w) => Decision::Watch { node: sorted[w].clone(), then_acquired: w == 0 },
+            Some(w) => Decision::Watch { nodes: vec![sorted[w].clone()], then_acquired: w == 0, ahead: None },
         }
     }
 }
@@ -204,7 +221,10 @@ mod tests {
         sort_children(&mut v, &["lock-"]);
         assert_eq!(v, names(&["000", B, A, "zzz"]));
         // a foreign child at the head blocks the mutex, exactly as it blocks Curator
-        assert_eq!(Exclusive::MUTEX.decide(&v, B), Decision::Watch { node: "000".into(), then_acquired: true });
+        assert_eq!(
+            Exclusive::MUTEX.decide(&v, B),
+            Decision::Watch { nodes: vec!["000".into()], then_acquired: true, ahead: None }
+        );
         // a foreign child at the tail does not matter
         let tail = names(&[B, "zzz"]);
         assert_eq!(Exclusive::MUTEX.decide(&tail, B), Decision::Acquired);
@@ -214,11 +234,44 @@ mod tests {
     fn mutex_holder_and_waiters() {
         let v = names(&[B, C, A]);
         assert_eq!(Exclusive::MUTEX.decide(&v, B), Decision::Acquired);
-        assert_eq!(Exclusive::MUTEX.decide(&v, C), Decision::Watch { node: B.into(), then_acquired: true });
-        // the third waits for its immediate predecessor, which is not the head
-        assert_eq!(Exclusive::MUTEX.decide(&v, A), Decision::Watch { node: C.into(), then_acquired: false });
+        assert_eq!(
+            Exclusive::MUTEX.decide(&v, C),
+            Decision::Watch { nodes: vec![B.into()], then_acquired: true, ahead: None }
+        );
+        // the third, close to the head, waits for both before it, and then holds
+        assert_eq!(
+            Exclusive::MUTEX.decide(&v, A),
+            Decision::Watch { nodes: vec![B.into(), C.into()], then_acquired: true, ahead: None }
+        );
         assert_eq!(Exclusive::MUTEX.decide(&v, "_c_gone-lock-0000000009"), Decision::Missing);
         assert_eq!(Exclusive::MUTEX.decide(&[], B), Decision::Missing);
+    }
+
+    #[test]
+    fn waiters_further_back_watch_their_predecessor_and_a_node_ahead() {
+        let v = names(&["lock-1", "lock-2", "lock-3", "lock-4", "lock-5", "lock-6"]);
+        assert_eq!(HAND_OFF_DEPTH, 4);
+        let want = Decision::Watch { nodes: vec!["lock-5".into()], then_acquired: false, ahead: Some("lock-2".into()) };
+        assert_eq!(Exclusive::MUTEX.decide(&v, "lock-6"), want);
+        let want = Decision::Watch {
+            nodes: vec!["lock-1".into(), "lock-2".into(), "lock-3".into()],
+            then_acquired: true,
+            ahead: None,
+        };
+        assert_eq!(Exclusive::MUTEX.decide(&v, "lock-4"), want);
+        // a writer close to the head may downgrade: back to the predecessor alone
+        let v = rw(&["_c_1-__WRIT__0000000001", "_c_2-__READ__0000000002", "_c_3-__WRIT__0000000003"]);
+        let want = Decision::Watch { nodes: vec!["_c_2-__READ__0000000002".into()], then_acquired: false, ahead: None };
+        assert_eq!(Exclusive::WRITE.decide(&v, "_c_3-__WRIT__0000000003"), want);
+        // and no early listing behind a writer
+        let v = rw(&[
+            "_c_1-__READ__0000000001",
+            "_c_2-__READ__0000000002",
+            "_c_3-__WRIT__0000000003",
+            "_c_4-__WRIT__0000000004",
+        ]);
+        let want = Decision::Watch { nodes: vec!["_c_3-__WRIT__0000000003".into()], then_acquired: false, ahead: None };
+        assert_eq!(Exclusive::WRITE.decide(&v, "_c_4-__WRIT__0000000004"), want);
     }
 
     #[test]
@@ -227,8 +280,14 @@ mod tests {
         let v = names(&["lock-1", "lock-2", "lock-3", "lock-4"]);
         assert_eq!(d.decide(&v, "lock-1"), Decision::Acquired);
         assert_eq!(d.decide(&v, "lock-2"), Decision::Acquired);
-        assert_eq!(d.decide(&v, "lock-3"), Decision::Watch { node: "lock-1".into(), then_acquired: false });
-        assert_eq!(d.decide(&v, "lock-4"), Decision::Watch { node: "lock-2".into(), then_acquired: false });
+        assert_eq!(
+            d.decide(&v, "lock-3"),
+            Decision::Watch { nodes: vec!["lock-1".into()], then_acquired: false, ahead: None }
+        );
+        assert_eq!(
+            d.decide(&v, "lock-4"),
+            Decision::Watch { nodes: vec!["lock-2".into()], then_acquired: false, ahead: None }
+        );
     }
 
     fn rw(v: &[&str]) -> Vec<String> {
@@ -249,12 +308,16 @@ mod tests {
         assert_eq!(Read.decide(&v, "_c_2-__READ__0000000002"), Decision::Acquired);
         assert_eq!(
             Read.decide(&v, "_c_4-__READ__0000000004"),
-            Decision::Watch { node: "_c_3-__WRIT__0000000003".into(), then_acquired: false }
+            Decision::Watch { nodes: vec!["_c_3-__WRIT__0000000003".into()], then_acquired: false, ahead: None }
         );
-        // the writer waits for its immediate predecessor, a reader
+        // the writer, close to the head behind readers only, waits for both readers
         assert_eq!(
             Exclusive::WRITE.decide(&v, "_c_3-__WRIT__0000000003"),
-            Decision::Watch { node: "_c_2-__READ__0000000002".into(), then_acquired: false }
+            Decision::Watch {
+                nodes: vec!["_c_1-__READ__0000000001".into(), "_c_2-__READ__0000000002".into()],
+                then_acquired: true,
+                ahead: None
+            }
         );
     }
 
@@ -266,12 +329,12 @@ mod tests {
             "_c_3-__READ__0000000003",
             "_c_4-__READ__0000000004",
         ]);
-        let want = Decision::Watch { node: "_c_2-__WRIT__0000000002".into(), then_acquired: false };
+        let want = Decision::Watch { nodes: vec!["_c_2-__WRIT__0000000002".into()], then_acquired: false, ahead: None };
         assert_eq!(Read.decide(&v, "_c_3-__READ__0000000003"), want);
         assert_eq!(Read.decide(&v, "_c_4-__READ__0000000004"), want);
         // a writer at the head with only readers behind it hands over directly
         let v = rw(&["_c_1-__WRIT__0000000001", "_c_3-__READ__0000000003", "_c_4-__READ__0000000004"]);
-        let want = Decision::Watch { node: "_c_1-__WRIT__0000000001".into(), then_acquired: true };
+        let want = Decision::Watch { nodes: vec!["_c_1-__WRIT__0000000001".into()], then_acquired: true, ahead: None };
         assert_eq!(Read.decide(&v, "_c_4-__READ__0000000004"), want);
         assert_eq!(Exclusive::WRITE.decide(&v, "_c_1-__WRIT__0000000001"), Decision::Acquired);
         assert_eq!(Read.decide(&v, "_c_9-__READ__0000000009"), Decision::Missing);
@@ -292,19 +355,19 @@ mod tests {
     fn a_writer_behind_a_head_writer_lists_again_because_it_may_downgrade() {
         // our writer is right behind the holding writer: its deletion alone proves nothing...
         let v = rw(&["_c_1-__WRIT__0000000005", "_c_2-__WRIT__0000000006"]);
-        let want = Decision::Watch { node: "_c_1-__WRIT__0000000005".into(), then_acquired: false };
+        let want = Decision::Watch { nodes: vec!["_c_1-__WRIT__0000000005".into()], then_acquired: false, ahead: None };
         assert_eq!(Exclusive::WRITE.decide(&v, "_c_2-__WRIT__0000000006"), want);
         // ...because the holder may have downgraded meanwhile: its read node keeps its place
         let after = rw(&["_c_2-__WRIT__0000000006", "_c_1-__READ__0000000005"]);
-        let want = Decision::Watch { node: "_c_1-__READ__0000000005".into(), then_acquired: true };
+        let want = Decision::Watch { nodes: vec!["_c_1-__READ__0000000005".into()], then_acquired: true, ahead: None };
         assert_eq!(Exclusive::WRITE.decide(&after, "_c_2-__WRIT__0000000006"), want);
         // a reader at the head cannot downgrade: direct hand-over stays
         let v = rw(&["_c_1-__READ__0000000005", "_c_2-__WRIT__0000000006"]);
-        let want = Decision::Watch { node: "_c_1-__READ__0000000005".into(), then_acquired: true };
+        let want = Decision::Watch { nodes: vec!["_c_1-__READ__0000000005".into()], then_acquired: true, ahead: None };
         assert_eq!(Exclusive::WRITE.decide(&v, "_c_2-__WRIT__0000000006"), want);
         // readers behind a head writer still take over directly (a downgrade node is a reader)
         let v = rw(&["_c_1-__WRIT__0000000005", "_c_3-__READ__0000000007"]);
-        let want = Decision::Watch { node: "_c_1-__WRIT__0000000005".into(), then_acquired: true };
+        let want = Decision::Watch { nodes: vec!["_c_1-__WRIT__0000000005".into()], then_acquired: true, ahead: None };
         assert_eq!(Read.decide(&v, "_c_3-__READ__0000000007"), want);
     }
 
@@ -356,9 +419,14 @@ mod properties {
             prop_assert_eq!(holders, 1);
             for i in 1..names.len() {
                 match Exclusive::MUTEX.decide(&names, &names[i]) {
-                    Decision::Watch { node, then_acquired } => {
-                        prop_assert_eq!(&node, &names[i - 1]);
-                        prop_assert_eq!(then_acquired, i == 1);
+                    // close to the head: every node before it, then it holds
+                    Decision::Watch { nodes, then_acquired: true, ahead: None } if i < HAND_OFF_DEPTH => {
+                        prop_assert_eq!(&nodes[..], &names[..i]);
+                    },
+                    // further back: its predecessor, and the node HAND_OFF_DEPTH places ahead
+                    Decision::Watch { nodes, then_acquired: false, ahead: Some(ahead) } if i >= HAND_OFF_DEPTH => {
+                        prop_assert_eq!(&nodes[..], &names[i - 1..i]);
+                        prop_assert_eq!(&ahead, &names[i - HAND_OFF_DEPTH]);
                     },
                     other => prop_assert!(false, "{:?}", other),
                 }

@@ -1,13 +1,18 @@
-//! The ONE lock engine: create our node (protected), list, sort, ask the driver, watch one
-//! node (or the children), wait, repeat. Every lock, the semaphore and the leader latch use it.
+//! The ONE lock engine: create our node (protected), list, sort, ask the driver, watch,
+//! wait, repeat. Every lock, the semaphore, the leader latch and the atomic values' queue use
+//! it.
 //!
 //! Performance points:
 //! * The first create and the first listing go out together (one round trip): zookeeper-client
 //!   orders requests when the future is created, so the listing sees our node.
-//! * A waiter watches exactly one node; a release wakes one waiter.
-//! * When the node we watch was the head of our last listing and we were right behind it, its
-//!   deletion means we hold the lock: no second listing (O(1) per hand-off). Not behind a
-//!   writer of the read-write lock: it may have downgraded, leaving a read node in its place.
+//! * A release wakes the waiter right behind it (and at most a few near the head): no herd.
+//! * Close to the head (fewer than `HAND_OFF_DEPTH` places), a sole-holder waiter watches every
+//!   node before it; when they are all deleted it holds — no listing between a release and the
+//!   next hold. Further back it watches its predecessor and a node `HAND_OFF_DEPTH` places
+//!   ahead, and lists again when that one goes, while the nodes before it still hold: off the
+//!   hand-off's path. Not behind a writer of the read-write lock: it may have downgraded,
+//!   leaving a read node in its place.
+//! * Behind a local holder, the hand-off needs no listing at all (`framework::holds`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::framework::holds::HoldEntry;
 use crate::framework::listings::Listing;
 use crate::framework::{paths, Framework, ProtectedName, SessionStatus};
-use crate::recipes::wait::{wait, Wake};
+use crate::recipes::wait::{Wake, WatchSet};
 
 /// What to contend for.
 pub(crate) struct Request<'a> {
@@ -95,6 +100,8 @@ impl Drop for Pending<'_> {
 /// error. Cancel safe: dropping the future at any await point leaves no node behind.
 pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<Acquired>> {
     let name = ProtectedName::new(req.dir, req.name);
+    // known as local from before its create until it holds; its mark takes over then (`take`)
+    let _contender = fw.inner.holds.contender(name.prefix());
     let mut pending = Pending { fw, name: &name, node: None, armed: false };
     let started = Instant::now();
     let mut recreations = 0u32;
@@ -118,7 +125,9 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
             // the listing is not kept while waiting: with N waiters that would be O(N²) memory
             // (a listing shared with other local waiters goes when the last one is done with it)
             drop(sorted);
-            let (watcher, then_acquired, after_holder) = match decision {
+            // the watchers (the watched nodes first, then the node ahead), and how many of the
+            // watched nodes are still there
+            let (mut watchers, then_acquired, after_holder, live) = match decision {
                 Decision::Acquired => {
                     let mut acquired = take(fw, req, &mut pending, node, status, waited);
                     acquired.prefetched = prefetched;
@@ -141,19 +150,28 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
                     tracing::debug!(path = %node.path, "our contender node vanished: creating it again");
                     continue 'create;
                 }
-                Decision::Watch { node: watched, then_acquired } => {
+                Decision::Watch { nodes, then_acquired, ahead } => {
                     waited = true;
-                    let watched_path = paths::join(req.dir, &watched);
+                    let watched: Vec<String> = nodes.iter().map(|n| paths::join(req.dir, n)).collect();
                     // registered before the watch: a local holder marks it before it deletes it
-                    let after_holder =
-                        req.driver.holds_after_holder(&watched).then(|| fw.inner.holds.watch(&watched_path));
-                    let handed_over = |a: &Option<HoldEntry>| then_acquired || a.as_ref().is_some_and(|a| a.was_held());
-                    match watch_node(fw, &watched_path).await? {
-                        None if handed_over(&after_holder) => {
+                    let after_holder = match &nodes[..] {
+                        [only] if req.driver.holds_after_holder(only) => Some(fw.inner.holds.watch(&watched[0])),
+                        _ => None,
+                    };
+                    // behind a local node no early listing is needed: it marks itself as it holds
+                    let local = after_holder.is_some() && fw.inner.holds.is_local(&watched[0]);
+                    let ahead = ahead.filter(|_| !local).map(|a| paths::join(req.dir, &a));
+                    let (live, early) = watch_nodes(fw, &watched, ahead.as_deref()).await?;
+                    let handed_over = then_acquired || after_holder.as_ref().is_some_and(|a| a.was_held());
+                    match (live.len(), early) {
+                        (0, _) if handed_over => {
                             return Ok(Some(take(fw, req, &mut pending, node, fw.status(), waited)))
                         }
-                        None => continue,
-                        Some(w) => (w, then_acquired, after_holder),
+                        // what we watch is gone, or the node ahead: list again now
+                        (0, _) | (_, Some(None)) => continue,
+                        (n, early) => {
+                            (WatchSet::new(live.into_iter().chain(early.flatten())), then_acquired, after_holder, n)
+                        }
                     }
                 }
                 Decision::WatchChildren => {
@@ -166,31 +184,41 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
                         continue;
                     }
                     match watcher {
-                        Some(w) => (w, false, None),
+                        Some(w) => (WatchSet::new([w]), false, None, 1),
                         None => continue,
                     }
                 }
             };
-            match wait(fw, watcher, req.deadline, owner).await {
-                // the watched node held as the head (known from our listing, or marked by its
-                // local holder) and is gone: we are the head now
-                Wake::Event(EventType::NodeDeleted)
-                    if then_acquired || after_holder.as_ref().is_some_and(|a| a.was_held()) =>
-                {
-                    let status = fw.status();
-                    if status.session_id == owner {
-                        return Ok(Some(take(fw, req, &mut pending, node, status, waited)));
+            let mut remaining = live;
+            loop {
+                match watchers.wait(fw, req.deadline, owner).await {
+                    // a watched node is gone; when they all are and they were everything before
+                    // us (known from our listing, or the one marked by its local holder), we
+                    // are the head now
+                    (Wake::Event(EventType::NodeDeleted), Some(i))
+                        if i < live && (then_acquired || after_holder.as_ref().is_some_and(|a| a.was_held())) =>
+                    {
+                        remaining -= 1;
+                        if remaining > 0 {
+                            continue;
+                        }
+                        let status = fw.status();
+                        if status.session_id == owner {
+                            return Ok(Some(take(fw, req, &mut pending, node, status, waited)));
+                        }
                     }
-                }
-                Wake::Deadline => {
-                    let path = node.path.clone();
-                    pending.forget_node();
-                    if let Err(e) = fw.delete_guaranteed(&path).await {
-                        tracing::debug!(%path, error = %e, "delete after timeout continues in the background");
+                    (Wake::Deadline, _) => {
+                        let path = node.path.clone();
+                        pending.forget_node();
+                        if let Err(e) = fw.delete_guaranteed(&path).await {
+                            tracing::debug!(%path, error = %e, "delete after timeout continues in the background");
+                        }
+                        return Ok(None);
                     }
-                    return Ok(None);
+                    // any other change (the node ahead went: those before us likely hold now)
+                    _ => {}
                 }
-                Wake::Event(_) | Wake::SessionChanged => {}
+                break;
             }
             listing = Some(relist(fw, req).await?);
         }
@@ -323,15 +351,34 @@ async fn list_and_watch_children(fw: &Framework, dir: &str) -> Result<(Vec<Strin
     .await
 }
 
-/// A data watch on `path` (Curator uses `getData` so that no watch is left on a missing
-/// node); `None` when the node is already gone.
-async fn watch_node(fw: &Framework, path: &str) -> Result<Option<OneshotWatcher>> {
-    fw.retry(|client| async move {
-        match client.get_and_watch_data(path).await {
+/// Data watches on `paths` (Curator uses `getData` so that no watch is left on a missing
+/// node), and on `ahead` when given, all in one round trip: the watchers of the nodes still
+/// there, and `ahead`'s (`Some(None)`: it is gone).
+async fn watch_nodes(
+    fw: &Framework,
+    paths: &[String],
+    ahead: Option<&str>,
+) -> Result<(Vec<OneshotWatcher>, Option<Option<OneshotWatcher>>)> {
+    fn gone_is_none<T>(r: std::result::Result<(Vec<u8>, Stat, T), ZkError>) -> std::result::Result<Option<T>, ZkError> {
+        match r {
             Ok((_, _, watcher)) => Ok(Some(watcher)),
             Err(ZkError::NoNode) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+    fw.retry(|client| async move {
+        // every request goes out before any answer is awaited
+        let watched: Vec<_> = paths.iter().map(|p| client.get_and_watch_data(p)).collect();
+        let early = ahead.map(|a| client.get_and_watch_data(a));
+        let mut live = Vec::with_capacity(watched.len());
+        for w in watched {
+            live.extend(gone_is_none(w.await)?);
+        }
+        let early = match early {
+            Some(early) => Some(gone_is_none(early.await)?),
+            None => None,
+        };
+        Ok((live, early))
     })
     .await
 }

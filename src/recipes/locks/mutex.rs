@@ -17,7 +17,8 @@ use crate::framework::Framework;
 /// A fair, re-entrant, distributed mutex: Curator's `InterProcessMutex`.
 ///
 /// Contenders queue as ephemeral-sequential nodes `<path>/_c_<uuid>-lock-<seq>`; the lowest
-/// holds; each waiter watches only its predecessor. A Curator process using
+/// holds; a waiter watches its predecessor (near the head: every node before it, so that a
+/// release hands over without a listing). A Curator process using
 /// `InterProcessMutex` on the same path excludes and is excluded by this one.
 ///
 /// # Re-entrancy
