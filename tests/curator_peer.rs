@@ -1,14 +1,13 @@
 //! The Curator peer among its own participants, and the znode layouts Curator 5.4 writes.
 //!
-//! Every test starts its own ZooKeeper server (killed on drop) and shares one Curator JVM
-//! (`CuratorPeer::shared`), simulating several Java participants as separate client ids.
+//! The tests share the testing kit's one ZooKeeper server (each in a chroot of its own) and
+//! one Curator JVM (`CuratorPeer::shared`), simulating several Java participants as separate
+//! client ids.
 //! Run with `--nocapture` to see the observed layouts (recorded in `tests/java/LAYOUTS.md`).
 
 use std::future::Future;
-use std::io::{Read, Write};
-use std::net::{IpAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::net::IpAddr;
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,103 +18,33 @@ const SHORT: Duration = Duration::from_millis(200);
 const LONG: Duration = Duration::from_secs(10);
 
 // ------------------------------------------------------------------------------------------
-// A minimal local ZooKeeper server (the shared testing kit is written elsewhere).
+// The server: the testing kit's one shared server per test binary; each test works in a
+// chroot of its own, so that it sees exactly the nodes it made (paths in the tests and in the
+// printed layouts are relative to it).
+
+mod common;
 
 struct ZkServer {
-    child: Child,
-    port: u16,
-    dir: tempfile::TempDir,
+    connect: String,
 }
 
 impl ZkServer {
-    fn start() -> ZkServer {
-        let mut last = String::new();
-        for _ in 0..3 {
-            match Self::try_start() {
-                Ok(server) => return server,
-                Err(e) => last = e,
-            }
-        }
-        panic!("cannot start ZooKeeper: {last}");
-    }
-
-    fn try_start() -> Result<ZkServer, String> {
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port();
-        let data = dir.path().join("data");
-        std::fs::create_dir_all(&data).map_err(|e| e.to_string())?;
-        let cfg = dir.path().join("zoo.cfg");
-        std::fs::write(
-            &cfg,
-            format!(
-                "tickTime=200\ndataDir={}\nclientPort={port}\nclientPortAddress=127.0.0.1\n\
-                 admin.enableServer=false\n4lw.commands.whitelist=*\n",
-                data.display()
-            ),
-        )
-        .map_err(|e| e.to_string())?;
-        let log = std::fs::File::create(dir.path().join("zk.log")).map_err(|e| e.to_string())?;
-        let log2 = log.try_clone().map_err(|e| e.to_string())?;
-        let jar = PathBuf::from("/usr/share/java/zookeeper.jar");
-        if !jar.is_file() {
-            return Err("no /usr/share/java/zookeeper.jar: apt-get install -y zookeeper".into());
-        }
-        let child = Command::new("java")
-            .arg("-cp")
-            .arg(format!("{}:{}", dir.path().display(), jar.display()))
-            .args([
-                "-Dzookeeper.admin.enableServer=false",
-                // Reap empty containers quickly, so tests can tell containers from persistent
-                // nodes (the Stat of a container looks like a persistent node's).
-                "-Dznode.container.checkIntervalMs=100",
-                "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1",
-                "org.apache.zookeeper.server.quorum.QuorumPeerMain",
-            ])
-            .arg(&cfg)
-            .stdin(Stdio::null())
-            .stdout(log)
-            .stderr(log2)
-            .spawn()
-            .map_err(|e| format!("cannot run java: {e}"))?;
-        let mut server = ZkServer { child, port, dir };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if server.srvr().is_some_and(|s| s.contains("Mode:")) {
-                return Ok(server);
-            }
-            if let Ok(Some(status)) = server.child.try_wait() {
-                let log = std::fs::read_to_string(server.dir.path().join("zk.log")).unwrap_or_default();
-                return Err(format!("ZooKeeper exited with {status}: {log}"));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Err("ZooKeeper did not answer `srvr` within 30 s".into())
-        // `server` is dropped (killed) on the error paths.
-    }
-
-    fn srvr(&self) -> Option<String> {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
-        stream.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
-        stream.write_all(b"srvr").ok()?;
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).ok()?;
-        Some(answer)
+    /// A fresh, empty chroot on the shared server.
+    async fn start() -> ZkServer {
+        let cs = common::shared_server().await;
+        let base = format!("/{}", common::unique("curator-peer"));
+        let root = zookeeper_client::Client::connect(&cs).await.expect("connects to the shared server");
+        let mode = zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
+        root.create(&base, &[], &mode).await.expect("creates the test's chroot");
+        ZkServer { connect: format!("{cs}{base}") }
     }
 
     fn connect_string(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        self.connect.clone()
     }
 
     async fn client(&self) -> zookeeper_client::Client {
-        zookeeper_client::Client::connect(&self.connect_string()).await.expect("inspector connects")
-    }
-}
-
-impl Drop for ZkServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        zookeeper_client::Client::connect(&self.connect).await.expect("inspector connects")
     }
 }
 
@@ -247,7 +176,7 @@ async fn errors_are_typed() {
 
 #[tokio::test]
 async fn mutex_excludes_and_layout() {
-    let zk = ZkServer::start();
+    let zk = ZkServer::start().await;
     within(async {
         let peer = peer().await;
         let cs = zk.connect_string();
@@ -314,7 +243,7 @@ async fn mutex_excludes_and_layout() {
 
 #[tokio::test]
 async fn rwlock_layout_and_downgrade() {
-    let zk = ZkServer::start();
+    let zk = ZkServer::start().await;
     within(async {
         let peer = peer().await;
         let cs = zk.connect_string();
@@ -381,7 +310,7 @@ async fn rwlock_layout_and_downgrade() {
 
 #[tokio::test]
 async fn semaphore_limits_leases_and_layout() {
-    let zk = ZkServer::start();
+    let zk = ZkServer::start().await;
     within(async {
         let peer = peer().await;
         let cs = zk.connect_string();
@@ -467,7 +396,7 @@ async fn semaphore_limits_leases_and_layout() {
 
 #[tokio::test]
 async fn leader_latch_elects_one() {
-    let zk = ZkServer::start();
+    let zk = ZkServer::start().await;
     within(async {
         let peer = peer().await;
         let cs = zk.connect_string();
@@ -526,7 +455,7 @@ async fn leader_latch_elects_one() {
 
 #[tokio::test]
 async fn counters_add_up() {
-    let zk = ZkServer::start();
+    let zk = ZkServer::start().await;
     within(async {
         let peer = peer().await;
         let cs = zk.connect_string();
@@ -605,7 +534,7 @@ async fn counters_add_up() {
 
 #[tokio::test]
 async fn barriers_open() {
-    let zk = ZkServer::start();
+    let zk = ZkServer::start().await;
     within(async {
         let peer = peer().await;
         let cs = zk.connect_string();
