@@ -94,6 +94,16 @@ async fn node(zk: &zookeeper_client::Client, path: &str) -> Node {
     Node { name: path.to_string(), owner: stat.ephemeral_owner, data }
 }
 
+/// Waits until `path` has at least `n` children, at most [`LONG`]: the nodes of a call running
+/// in the background take longer than a fixed pause on a loaded machine (the assertions that
+/// follow check the count).
+async fn until_children(zk: &zookeeper_client::Client, path: &str, n: usize) {
+    let deadline = Instant::now() + LONG;
+    while nodes(zk, path).await.len() < n && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// `ephemeralOwner != 0` tells ephemeral nodes; containers and persistent nodes both show 0
 /// (see [`reaped`]).
 fn mode(owner: i64) -> &'static str {
@@ -213,6 +223,7 @@ async fn mutex_excludes_and_layout() {
             let peer = peer.clone();
             tokio::spawn(async move { peer.mutex_acquire("mx-b", "h2", "/locks/mutex", LONG).await })
         };
+        until_children(&inspector, path, 2).await;
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert!(!waiter.is_finished());
         let queued = nodes(&inspector, path).await;
@@ -330,7 +341,8 @@ async fn semaphore_limits_leases_and_layout() {
                 async move { peer.sem_acquire("sem-c", "s3", "/sem", 2, 1, Duration::from_millis(1000)).await },
             )
         };
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        // it takes the `locks` mutex before it creates its lease node
+        until_children(&inspector, "/sem/leases", 3).await;
         let waiting_leases = nodes(&inspector, "/sem/leases").await;
         let waiting_locks = nodes(&inspector, "/sem/locks").await;
         print_layout("SemaphoreV2 while a third waits", "/sem/leases", &waiting_leases);
@@ -547,6 +559,7 @@ async fn barriers_open() {
             let peer = peer.clone();
             tokio::spawn(async move { peer.dbarrier_enter("db-a", "d", "/double", 2, LONG).await })
         };
+        until_children(&inspector, path, 1).await;
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert!(!first.is_finished(), "one member of two does not pass");
         let waiting = nodes(&inspector, path).await;

@@ -10,9 +10,11 @@ use tokio::time::Instant;
 use super::runtime::{block, docker, run, spawn};
 use crate::{Error, Result};
 
-/// How long a network still in use is tried again, and how often.
+/// How long a network still in use is tried again, and how often; for how long of that the
+/// drop itself waits.
 const RETRY_FOR: Duration = Duration::from_secs(60);
 const RETRY_EVERY: Duration = Duration::from_millis(250);
+const WAIT_IN_DROP: Duration = Duration::from_secs(5);
 
 /// A user-defined bridge network, on which the containers find each other by name.
 #[derive(Debug)]
@@ -49,8 +51,18 @@ async fn remove(name: String) -> Result<()> {
 
 impl Drop for Network {
     fn drop(&mut self) {
-        if block(remove(self.name.clone())).is_ok() {
-            return;
+        // Under load the engine may still be releasing the endpoints of the containers just
+        // removed: try again for a few seconds, so that the network is gone when the drop
+        // returns (seen on a busy 2-core machine: one network outlived its cluster's drop).
+        let waited_until = std::time::Instant::now() + WAIT_IN_DROP;
+        loop {
+            if block(remove(self.name.clone())).is_ok() {
+                return;
+            }
+            if std::time::Instant::now() >= waited_until {
+                break;
+            }
+            std::thread::sleep(RETRY_EVERY);
         }
         // Still in use: containers of a start that was given up on are being created or removed
         // on the kit's runtime. Try again once they are gone, without waiting for it here.
