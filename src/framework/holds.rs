@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::session::lock;
+use super::ProtectedName;
 
 /// The marks of one framework.
 #[derive(Debug, Default)]
@@ -73,10 +74,7 @@ impl Holds {
     /// holding.
     pub(crate) fn is_local(&self, path: &str) -> bool {
         let name = path.rsplit('/').next().unwrap_or(path);
-        let contending = {
-            let contenders = lock(&self.contenders);
-            name.char_indices().filter(|(_, c)| *c == '-').any(|(i, _)| contenders.contains(&name[..=i]))
-        };
+        let contending = ProtectedName::prefix_of(name).is_some_and(|p| lock(&self.contenders).contains(p));
         contending || lock(&self.nodes).get(path).is_some_and(|h| h.load(Ordering::SeqCst))
     }
 
@@ -128,8 +126,11 @@ mod tests {
     #[test]
     fn contenders_are_local_while_they_wait_and_while_marked() {
         let holds = Arc::new(Holds::default());
-        let (a, b) = ("/l/_c_1111-lock-0000000001", "/l/_c_2222-lock-0000000002");
-        let waiting = holds.contender("_c_1111-");
+        let (prefix_a, prefix_b) =
+            ("_c_11111111-1111-1111-1111-111111111111-", "_c_22222222-2222-2222-2222-222222222222-");
+        let (a, b) = (format!("/l/{prefix_a}lock-0000000001"), format!("/l/{prefix_b}lock-0000000002"));
+        let (a, b) = (a.as_str(), b.as_str());
+        let waiting = holds.contender(prefix_a);
         assert!(holds.is_local(a) && !holds.is_local(b));
         let watcher = holds.watch(b);
         assert!(!holds.is_local(b), "a node we only watch is not ours");

@@ -64,6 +64,12 @@ impl ProtectedName {
         &self.prefix
     }
 
+    /// The protection prefix a child name starts with (`_c_<uuid>-`), if it has one.
+    pub fn prefix_of(child: &str) -> Option<&str> {
+        // `_c_`, a hyphenated UUID (36 characters), `-`
+        child.get(..40).filter(|p| p.starts_with("_c_") && p.ends_with('-'))
+    }
+
     /// Whether `child` (a child name of the parent) is ours.
     pub fn matches(&self, child: &str) -> bool {
         child.starts_with(&self.prefix)

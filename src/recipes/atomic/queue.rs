@@ -13,26 +13,24 @@
 //! queue (Curator, `queue_on_contention: false`) stay correct, and so does a write made after
 //! our turn's node went with an expired session.
 
-use std::sync::Arc;
-
 use crate::error::Result;
-use crate::framework::holds::HoldEntry;
 use crate::framework::{paths, Framework};
 use crate::recipes::locks::driver::Exclusive;
 use crate::recipes::locks::engine::{self, Prefetched, Request};
+use crate::recipes::locks::HeldNode;
 
 /// The node under an atomic value where contenders queue.
 pub(crate) const QUEUE_NODE: &str = "_lock_";
 
-/// Our turn to write: our lock node, deleted when the turn is dropped unless a write took it.
+/// Our turn to write: a lock hold whose node is deleted when the turn is dropped, unless a
+/// write gave it back.
 pub(crate) struct Turn {
-    fw: Framework,
-    node: Option<(String, i64)>,
+    held: HeldNode,
+    given_back: bool,
     /// The value as read behind the listing that gave us the turn (`None`: not read).
     pub prefetched: Option<Prefetched>,
     /// Whether we had to wait for the turn (contention goes on).
     pub waited: bool,
-    _mark: Option<Arc<HoldEntry>>,
 }
 
 impl Turn {
@@ -50,37 +48,35 @@ impl Turn {
             deadline: None,
             prefetch: Some(value_path),
         };
-        let acquired = engine::acquire(fw, &request).await?.ok_or(crate::Error::Timeout(std::time::Duration::MAX))?;
-        Ok(Turn {
-            fw: fw.clone(),
-            node: Some((acquired.path, acquired.stat.ephemeral_owner)),
-            prefetched: acquired.prefetched,
-            waited: acquired.waited,
-            _mark: acquired.mark,
-        })
+        let mut acquired =
+            engine::acquire(fw, &request).await?.ok_or(crate::Error::Timeout(std::time::Duration::MAX))?;
+        let (prefetched, waited) = (acquired.prefetched.take(), acquired.waited);
+        Ok(Turn { held: HeldNode::new(fw, acquired, false), given_back: false, prefetched, waited })
     }
 
     /// Our lock node, while the turn still has one to give back.
     pub(crate) fn node(&self) -> Option<&str> {
-        self.node.as_ref().map(|(path, _)| path.as_str())
+        (!self.given_back).then(|| self.held.path())
     }
 
     /// The node is gone: deleted by our write's transaction, or with our session.
     pub(crate) fn node_gone(&mut self) {
-        self.node = None;
+        self.given_back = true;
     }
 }
 
 impl Drop for Turn {
     fn drop(&mut self) {
-        if let Some((path, owner)) = self.node.take() {
-            self.fw.delete_now_in_background(path, Some(owner));
+        if !self.given_back {
+            self.held.release_in_background();
         }
     }
 }
 
 #[cfg(all(test, feature = "testing"))]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
 
     /// Turns exclude each other, and the value a turn comes with shows every earlier turn's

@@ -326,29 +326,27 @@ async fn list_and_read(
 ) -> std::result::Result<(Arc<Listing>, Prefetched), ZkError> {
     // requests go out in the order their futures are made: the read after the listing
     let (listed, data) = tokio::join!(client.list_children(dir), client.get_data(read));
-    let children = match listed {
-        Ok(children) => children,
-        Err(ZkError::NoNode) => Vec::new(),
-        Err(e) => return Err(e),
-    };
-    let data = match data {
-        Ok((data, stat)) => Some((data, stat.version)),
-        Err(ZkError::NoNode) => None,
-        Err(e) => return Err(e),
-    };
+    let children = unless_gone(listed)?.unwrap_or_default();
+    let data = unless_gone(data)?.map(|(data, stat)| (data, stat.version));
     Ok((Arc::new(Listing::new(children)), data))
 }
 
 /// Our own listing of `dir` with a children watch (the semaphore's wait).
 async fn list_and_watch_children(fw: &Framework, dir: &str) -> Result<(Vec<String>, Option<OneshotWatcher>)> {
     fw.retry(|client| async move {
-        match client.list_and_watch_children(dir).await {
-            Ok((list, watcher)) => Ok((list, Some(watcher))),
-            Err(ZkError::NoNode) => Ok((Vec::new(), None)),
-            Err(e) => Err(e),
-        }
+        let listed = unless_gone(client.list_and_watch_children(dir).await)?;
+        Ok(listed.map_or((Vec::new(), None), |(list, watcher)| (list, Some(watcher))))
     })
     .await
+}
+
+/// `NoNode` as `None`: the node is gone, or was never there.
+fn unless_gone<T>(result: std::result::Result<T, ZkError>) -> std::result::Result<Option<T>, ZkError> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(ZkError::NoNode) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Data watches on `paths` (Curator uses `getData` so that no watch is left on a missing
@@ -359,23 +357,17 @@ async fn watch_nodes(
     paths: &[String],
     ahead: Option<&str>,
 ) -> Result<(Vec<OneshotWatcher>, Option<Option<OneshotWatcher>>)> {
-    fn gone_is_none<T>(r: std::result::Result<(Vec<u8>, Stat, T), ZkError>) -> std::result::Result<Option<T>, ZkError> {
-        match r {
-            Ok((_, _, watcher)) => Ok(Some(watcher)),
-            Err(ZkError::NoNode) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
+    let watcher = |r| unless_gone(r).map(|w: Option<(Vec<u8>, Stat, OneshotWatcher)>| w.map(|(_, _, w)| w));
     fw.retry(|client| async move {
         // every request goes out before any answer is awaited
         let watched: Vec<_> = paths.iter().map(|p| client.get_and_watch_data(p)).collect();
         let early = ahead.map(|a| client.get_and_watch_data(a));
         let mut live = Vec::with_capacity(watched.len());
         for w in watched {
-            live.extend(gone_is_none(w.await)?);
+            live.extend(watcher(w.await)?);
         }
         let early = match early {
-            Some(early) => Some(gone_is_none(early.await)?),
+            Some(early) => Some(watcher(early.await)?),
             None => None,
         };
         Ok((live, early))
