@@ -8,7 +8,7 @@ use zk_recipes::{DistributedDoubleBarrier, Framework};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (_server, connect) = zk_recipes::testing::server_or_env().await?;
+    let (_server, connect) = zk_recipes_testing::server_or_env().await?;
     let run = std::process::id();
     let mut members = Vec::new();
     for m in 0..5u64 {

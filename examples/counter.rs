@@ -8,7 +8,7 @@ use zk_recipes::{Framework, SharedCount};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (_server, connect) = zk_recipes::testing::server_or_env().await?;
+    let (_server, connect) = zk_recipes_testing::server_or_env().await?;
     let path = format!("/examples/counter/{}", std::process::id());
     let fw = Framework::connect(&connect).await?;
     let count = SharedCount::new(&fw, &path, 0)?;

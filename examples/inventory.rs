@@ -41,7 +41,7 @@ struct Outcome {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (_server, connect) = zk_recipes::testing::server_or_env().await?;
+    let (_server, connect) = zk_recipes_testing::server_or_env().await?;
     let mut workers = Vec::new();
     for _ in 0..WORKERS {
         workers.push(Framework::builder().connect_string(&connect).namespace("inventory-demo").connect().await?);
@@ -135,7 +135,7 @@ async fn sell(workers: &[Framework], path: &str, mode: Mode) -> zk_recipes::Resu
         }));
     }
     for t in tasks {
-        t.await.map_err(|e| zk_recipes::Error::Io(e.to_string()))??;
+        t.await.expect("a seller task panicked")?;
     }
     let elapsed = started.elapsed();
     progress.abort();

@@ -10,7 +10,7 @@ use zk_recipes::{Framework, LeaderLatch, LeaderSelector, LeadershipEnd};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (_server, connect) = zk_recipes::testing::server_or_env().await?;
+    let (_server, connect) = zk_recipes_testing::server_or_env().await?;
     let mut replicas = Vec::new();
     for i in 0..3 {
         let fw = Framework::connect(&connect).await?; // each replica its own session

@@ -10,7 +10,7 @@ use zk_recipes::{Framework, InterProcessMutex};
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // An embedded server unless ZK_CONNECT points at an ensemble.
-    let (_server, connect) = zk_recipes::testing::server_or_env().await?;
+    let (_server, connect) = zk_recipes_testing::server_or_env().await?;
 
     let fw = Framework::builder().connect_string(&connect).session_timeout(Duration::from_secs(10)).connect().await?;
     let mutex = InterProcessMutex::new(&fw, "/quickstart/lock")?;

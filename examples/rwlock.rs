@@ -10,7 +10,7 @@ use zk_recipes::{Error, Framework, InterProcessReadWriteLock};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (_server, connect) = zk_recipes::testing::server_or_env().await?;
+    let (_server, connect) = zk_recipes_testing::server_or_env().await?;
     let fw = Framework::connect(&connect).await?;
     let cache = "/examples/rwlock/cache";
     match fw.create(cache, b"v1", CreateMode::Persistent).await {

@@ -11,7 +11,7 @@ use zk_recipes::{Framework, InterProcessSemaphoreV2};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (_server, connect) = zk_recipes::testing::server_or_env().await?;
+    let (_server, connect) = zk_recipes_testing::server_or_env().await?;
     let busy = Arc::new(AtomicUsize::new(0));
     let peak = Arc::new(AtomicUsize::new(0));
     let mut workers = Vec::new();

@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-cargo run --quiet --release --features testing --example "${1:-inventory}"
+cargo run --quiet --release --example "${1:-inventory}"

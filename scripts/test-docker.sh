@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash docker/build-image.sh
 started=$(date +%s)
-ZK_TEST_BACKEND=docker cargo test --all-features --no-fail-fast --test locks --test framework \
+ZK_TEST_BACKEND=docker cargo test -p zk-recipes --all-features --no-fail-fast --test locks --test framework \
     -- --test-threads="${TEST_THREADS:-2}" "$@"
 echo "Docker subset (locks, framework) took $(( $(date +%s) - started )) s"
 left=$(docker ps -aq --filter label=zk-recipes.test=1)

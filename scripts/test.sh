@@ -10,8 +10,9 @@ bash docker/build-image.sh
 started=$(date +%s)
 # ZooKeeper servers running before the tests (not ours to judge)
 before=$(pgrep -f 'org.apache.zookeeper.server' | sort || true)
-# One test binary at a time; tests inside a binary share one server and run on 2 threads.
-cargo test --all-features --no-fail-fast -- --test-threads="${TEST_THREADS:-2}" "$@"
+# Every crate of the workspace (library, testing kit, zkr); one test binary at a time; tests
+# inside a binary share one server and run on 2 threads.
+cargo test --workspace --all-features --no-fail-fast -- --test-threads="${TEST_THREADS:-2}" "$@"
 # Every example runs against its own embedded server and must succeed.
 for example in $(awk '/^\[\[example\]\]/{e=1; next} /^\[/{e=0} e && /^name = /{gsub(/"/, "", $3); print $3}' Cargo.toml); do
   echo "== example $example"

@@ -96,55 +96,6 @@ pub enum Error {
         /// The node that was written.
         path: String,
     },
-
-    /// The testing kit could not find a ZooKeeper installation.
-    #[error("no ZooKeeper installation found ({searched}); install one with: {install_hint}")]
-    ZooKeeperNotInstalled {
-        /// Where the kit looked.
-        searched: String,
-        /// The command that installs one.
-        install_hint: &'static str,
-    },
-
-    /// The testing kit's Curator peer needs Java and Debian's Curator jars, and some are missing.
-    #[error("Curator peer unavailable ({searched}); install with: {install_hint}")]
-    CuratorNotInstalled {
-        /// What was looked for, and where.
-        searched: String,
-        /// The command that installs what is missing.
-        install_hint: &'static str,
-    },
-
-    /// The testing kit's Curator peer (a Java process) failed: it answered a command with an
-    /// exception (`"<command>: <ExceptionClass>: <message>"`), could not be compiled, or died.
-    #[error("Curator peer: {0}")]
-    Peer(String),
-
-    /// A local process or file operation of the testing kit or CLI failed.
-    #[error("I/O error: {0}")]
-    Io(String),
-
-    /// The Docker daemon refused or failed a request of the testing kit's Docker backend, or
-    /// cannot be reached (`"<what the kit did>: <the daemon's answer>"`).
-    #[error("Docker: {0}")]
-    Docker(String),
-
-    /// A ZooKeeper server process of the testing kit did not come up, or exited while it was
-    /// expected to serve. `log_tail` holds the last lines the JVM wrote, which usually say why
-    /// (a port already in use, a corrupt data directory, a Java version mismatch, ...).
-    #[error("test ZooKeeper server failed: {reason}; last log lines:\n{log_tail}")]
-    TestServerFailed {
-        /// What went wrong, as seen from the kit (exited with a status, not serving in time).
-        reason: String,
-        /// The end of the server's log file.
-        log_tail: String,
-    },
-}
-
-impl From<std::io::Error> for Error {
-    fn from(e: std::io::Error) -> Self {
-        Error::Io(e.to_string())
-    }
 }
 
 /// Shorthand for results of this crate.

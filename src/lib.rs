@@ -63,23 +63,21 @@
 //! * **Session expiry** is survived: waiting recipes re-create their nodes on the new session;
 //!   holders are told they lost, never silently re-acquired.
 //!
-//! # Feature flags
-//! * `cli` (default): builds the `zkr` command-line tool (`cargo install --path .`; see the
-//!   README). It adds `clap` and `libc`; turn default features off for the library alone.
-//! * `testing`: the [`testing`] kit — real ZooKeeper servers (standalone and ensembles) from a
-//!   local installation, session expiry, a TCP proxy for partitions, a Curator peer.
-//! * `docker` (implies `testing`): the kit's Docker backend — the same servers and ensembles in
-//!   containers (image `zk-recipes/zookeeper:3.8`, built by `docker/build-image.sh`), chosen
-//!   with `ZK_TEST_BACKEND=docker`, with network partitions of single servers.
+//! # Companion crates
+//! * [`zk-recipes-testing`](https://docs.rs/zk-recipes-testing): real ZooKeeper servers and
+//!   ensembles (local JVMs or Docker containers), session expiry, a TCP proxy for partitions, a
+//!   Curator peer — for your tests, as Curator ships `curator-test`.
+//! * [`zkr`](https://docs.rs/zkr): the command-line tool — locks, leases, elections, barriers and
+//!   counters from the shell, `zkr inspect`, and `zkr bench` for your own ensemble.
+//!
+//! The library has no feature flags: its dependencies are the ZooKeeper client, tokio (`rt`,
+//! `sync`, `time`, `net`, `macros`), and a few small crates.
 #![deny(missing_docs)]
 
 mod error;
 mod framework;
 mod recipes;
 pub use recipes::*;
-
-#[cfg(feature = "testing")]
-pub mod testing;
 
 pub use error::{Error, Result};
 pub use framework::{

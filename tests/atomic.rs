@@ -7,12 +7,12 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zk_recipes::testing::TestingServer;
 use zk_recipes::zk::CreateMode;
 use zk_recipes::{
     AtomicOptions, DistributedAtomicInteger, DistributedAtomicLong, DistributedAtomicValue, Error, Framework,
     PromotedToLock, RetryNTimes,
 };
+use zk_recipes_testing::TestingServer;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_sessions_increment_without_losing_any() {
@@ -224,7 +224,7 @@ async fn promotion_to_a_lock_after_the_optimistic_tries() {
 
 #[tokio::test]
 async fn a_write_whose_reply_is_lost_counts_once() {
-    use zk_recipes::testing::{ProxyMode, TcpProxy};
+    use zk_recipes_testing::{ProxyMode, TcpProxy};
     let cs = common::shared_server().await;
     let proxy = TcpProxy::start(&cs).await.unwrap();
     let fw = Framework::builder()

@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zk_recipes::testing::{expire_session, TestingServer};
 use zk_recipes::zk::Error as ZkError;
 use zk_recipes::{DistributedBarrier, DistributedDoubleBarrier, Error, Framework, RetryNTimes};
+use zk_recipes_testing::{expire_session, TestingServer};
 
 const WAIT: Duration = Duration::from_secs(20);
 /// How long a waiter must stay blocked to count as blocked.

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use zk_recipes::testing::curator::CuratorPeer;
 use zk_recipes::zk::Error as ZkError;
 use zk_recipes::{DistributedBarrier, DistributedDoubleBarrier, Error, Framework, RetryNTimes, SharedCount};
+use zk_recipes_testing::curator::CuratorPeer;
 
 const LONG: Duration = Duration::from_secs(20);
 const BLOCKED: Duration = Duration::from_millis(300);
@@ -138,11 +138,13 @@ async fn double_barrier_with_curator_and_our_members_opens_and_closes() {
                 ours.iter().map(|fw| Arc::new(DistributedDoubleBarrier::new(fw, &path, 4).unwrap())).collect();
             let java_enter = |cid: &'static str| {
                 let (peer, path) = (peer.clone(), path.clone());
-                tokio::spawn(async move { peer.dbarrier_enter(cid, "d", &path, 4, LONG).await })
+                tokio::spawn(
+                    async move { peer.dbarrier_enter(cid, "d", &path, 4, LONG).await.map_err(|e| e.to_string()) },
+                )
             };
             let rust_enter = |m: &Arc<DistributedDoubleBarrier>| {
                 let m = m.clone();
-                tokio::spawn(async move { m.enter_timeout(LONG).await })
+                tokio::spawn(async move { m.enter_timeout(LONG).await.map_err(|e| e.to_string()) })
             };
             let (first_three, last) = if round == 0 {
                 (vec![rust_enter(&rust_members[0]), rust_enter(&rust_members[1]), java_enter("dbi-j1")], "dbi-j2")
@@ -172,18 +174,18 @@ async fn double_barrier_with_curator_and_our_members_opens_and_closes() {
             // all leave together
             let java_leave = |cid: &'static str| {
                 let peer = peer.clone();
-                tokio::spawn(async move { peer.dbarrier_leave(cid, "d", LONG).await })
+                tokio::spawn(async move { peer.dbarrier_leave(cid, "d", LONG).await.map_err(|e| e.to_string()) })
             };
             let leaving = [
                 java_leave("dbi-j1"),
                 java_leave("dbi-j2"),
                 tokio::spawn({
                     let m = rust_members[0].clone();
-                    async move { m.leave_timeout(LONG).await }
+                    async move { m.leave_timeout(LONG).await.map_err(|e| e.to_string()) }
                 }),
                 tokio::spawn({
                     let m = rust_members[1].clone();
-                    async move { m.leave_timeout(LONG).await }
+                    async move { m.leave_timeout(LONG).await.map_err(|e| e.to_string()) }
                 }),
             ];
             for t in leaving {

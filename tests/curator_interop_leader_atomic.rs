@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zk_recipes::testing::curator::CuratorPeer;
 use zk_recipes::{DistributedAtomicInteger, DistributedAtomicLong, LeaderLatch};
+use zk_recipes_testing::curator::CuratorPeer;
 
 #[tokio::test]
 async fn curator_and_our_latches_elect_exactly_one_leader() {

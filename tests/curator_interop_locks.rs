@@ -13,11 +13,11 @@ use std::time::{Duration, Instant};
 
 use common::Hold;
 use tokio::task::JoinHandle;
-use zk_recipes::testing::curator::CuratorPeer;
 use zk_recipes::{
     Error, Framework, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
     InterProcessSemaphoreV2, RetryNTimes,
 };
+use zk_recipes_testing::curator::CuratorPeer;
 
 /// A timeout that must pass while the other side holds.
 const SHORT: Duration = Duration::from_millis(300);

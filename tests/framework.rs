@@ -6,9 +6,9 @@ mod common;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use zk_recipes::testing::{expire_session, TestingCluster, TestingServer};
 use zk_recipes::zk::{Acl, Acls, CreateMode, Error as ZkError};
 use zk_recipes::{ConnectionState, Error, Framework, RetryNTimes};
+use zk_recipes_testing::{expire_session, TestingCluster, TestingServer};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -267,7 +267,7 @@ async fn close_ends_the_stream_and_later_operations_fail() {
 
 #[tokio::test]
 async fn protected_create_is_recovered_after_a_lost_reply() {
-    use zk_recipes::testing::{ProxyMode, TcpProxy};
+    use zk_recipes_testing::{ProxyMode, TcpProxy};
     let cs = common::shared_server().await;
     let proxy = TcpProxy::start(&cs).await.unwrap();
     let fw = common::framework(proxy.connect_string()).await;

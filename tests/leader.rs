@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use zk_recipes::testing::{expire_session, TestingCluster};
 use zk_recipes::{CloseMode, Error, LeaderLatch, LeaderSelector, LeadershipEnd};
+use zk_recipes_testing::{expire_session, TestingCluster};
 
 const WAIT: Duration = Duration::from_secs(20);
 

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::Hold;
-use zk_recipes::testing::{expire_session, TestingServer};
 use zk_recipes::{
     Error, Framework, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
     InterProcessSemaphoreV2, Lockable, LossReason,
 };
+use zk_recipes_testing::{expire_session, TestingServer};
 
 const WAIT: Duration = Duration::from_secs(20);
 

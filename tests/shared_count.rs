@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
-use zk_recipes::testing::{expire_session, ProxyMode, TcpProxy, TestingServer};
 use zk_recipes::zk::Error as ZkError;
 use zk_recipes::{Error, Framework, Result, RetryNTimes, SharedCount, SharedValue, VersionedValue};
+use zk_recipes_testing::{expire_session, ProxyMode, TcpProxy, TestingServer};
 
 const WAIT: Duration = Duration::from_secs(20);
 

@@ -184,7 +184,7 @@ impl Listings {
     }
 }
 
-#[cfg(all(test, feature = "testing"))]
+#[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -196,7 +196,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn local_waiters_share_listings_and_drain_without_listing() {
         const WAITERS: usize = 1_000;
-        let cs = crate::testing::shared_server().await.unwrap();
+        let cs = zk_recipes_testing::shared_server().await.unwrap();
         let fw = Framework::connect(&cs).await.unwrap();
         let path = format!("/listings-test-{}", std::process::id());
         let mutex = InterProcessMutex::new(&fw, &path).unwrap();

@@ -47,7 +47,10 @@ pub(crate) async fn apply(connect_string: &str) -> usize {
 
 #[cfg(target_os = "linux")]
 mod sys {
-    use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+    use std::net::SocketAddr;
+    use std::os::fd::BorrowedFd;
+
+    use socket2::SockRef;
 
     pub(super) fn set_nodelay_to(servers: &[SocketAddr]) -> usize {
         let Ok(dir) = std::fs::read_dir("/proc/self/fd") else { return 0 };
@@ -60,54 +63,17 @@ mod sys {
             if !is_socket {
                 continue;
             }
-            // The descriptor may be closed (or reused) by another thread meanwhile: the calls
-            // below then fail with EBADF/ENOTSOCK, or see another socket whose peer is checked.
-            if peer(fd).is_some_and(|p| servers.contains(&p)) && nodelay(fd) {
+            // SAFETY: the descriptor is only borrowed for the two calls below and never closed
+            // here. Another thread may close (or reuse) it meanwhile: the calls then fail with
+            // EBADF/ENOTSOCK, or see another socket whose peer is checked like any other.
+            let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+            let socket = SockRef::from(&fd);
+            let to_server = socket.peer_addr().ok().and_then(|a| a.as_socket()).is_some_and(|p| servers.contains(&p));
+            if to_server && socket.set_tcp_nodelay(true).is_ok() {
                 set += 1;
             }
         }
         set
-    }
-
-    fn peer(fd: i32) -> Option<SocketAddr> {
-        // SAFETY: sockaddr_storage is plain data; getpeername writes at most `len` bytes into it.
-        let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-        let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-        // SAFETY: the pointers are to live locals of the sizes given.
-        let rc = unsafe { libc::getpeername(fd, (&mut storage as *mut libc::sockaddr_storage).cast(), &mut len) };
-        if rc != 0 {
-            return None;
-        }
-        match i32::from(storage.ss_family) {
-            libc::AF_INET => {
-                // SAFETY: the family says the storage holds a sockaddr_in.
-                let a: libc::sockaddr_in = unsafe { *(&storage as *const libc::sockaddr_storage).cast() };
-                let ip = Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
-                Some(SocketAddr::V4(SocketAddrV4::new(ip, u16::from_be(a.sin_port))))
-            }
-            libc::AF_INET6 => {
-                // SAFETY: the family says the storage holds a sockaddr_in6.
-                let a: libc::sockaddr_in6 = unsafe { *(&storage as *const libc::sockaddr_storage).cast() };
-                let ip = Ipv6Addr::from(a.sin6_addr.s6_addr);
-                Some(SocketAddr::V6(SocketAddrV6::new(ip, u16::from_be(a.sin6_port), a.sin6_flowinfo, a.sin6_scope_id)))
-            }
-            _ => None,
-        }
-    }
-
-    fn nodelay(fd: i32) -> bool {
-        let on: libc::c_int = 1;
-        // SAFETY: the option value is a live c_int of the size given.
-        let rc = unsafe {
-            libc::setsockopt(
-                fd,
-                libc::IPPROTO_TCP,
-                libc::TCP_NODELAY,
-                (&on as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        rc == 0
     }
 }
 

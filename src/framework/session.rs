@@ -219,9 +219,13 @@ impl Framework {
         let _ = rx.wait_for(|s| s.closed).await;
     }
 
-    /// The session of this framework, for the testing kit (to expire it on purpose).
-    #[cfg(feature = "testing")]
-    pub(crate) fn session_info(&self) -> Result<zookeeper_client::SessionInfo> {
+    /// The current session's id and password, for tools that act on the session itself (the
+    /// testing kit expires it on purpose with them). Whoever has them can take the session
+    /// over: keep them out of logs.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] for a closed framework.
+    pub fn session_info(&self) -> Result<zookeeper_client::SessionInfo> {
         Ok(self.session()?.raw.session().clone())
     }
 }

@@ -3,12 +3,12 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use zk_recipes::testing::{four_letter_word, TestingCluster};
+use zk_recipes_testing::{four_letter_word, TestingCluster};
 
 /// The connect string of the one server this test binary shares (started on first use,
 /// stopped when the test process exits).
 pub async fn shared_server() -> String {
-    zk_recipes::testing::shared_server().await.expect("shared ZooKeeper server")
+    zk_recipes_testing::shared_server().await.expect("shared ZooKeeper server")
 }
 
 /// A name unique within this test process and across runs on one server.

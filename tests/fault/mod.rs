@@ -9,13 +9,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use zk_recipes::testing::{TcpProxy, TestingCluster};
 use zk_recipes::{
     DistributedAtomicLong, Framework, HeldNode, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2,
     LeaderLatch, RetryNTimes,
 };
+use zk_recipes_testing::{TcpProxy, TestingCluster};
 
-pub use zk_recipes::testing::FencedResource;
+pub use zk_recipes_testing::FencedResource;
 
 /// Who holds what right now (holders leave as soon as they see their hold is lost).
 #[derive(Debug, Default)]
@@ -75,7 +75,7 @@ pub struct Client {
 
 impl Client {
     pub fn blackhole(&self, on: bool) {
-        let mode = if on { zk_recipes::testing::ProxyMode::Blackhole } else { zk_recipes::testing::ProxyMode::Pass };
+        let mode = if on { zk_recipes_testing::ProxyMode::Blackhole } else { zk_recipes_testing::ProxyMode::Pass };
         for p in &self.proxies {
             p.set_mode(mode);
         }

@@ -1,6 +1,7 @@
 //! A short smoke run of every `zkr bench` recipe: one JSON line, no violation, no error.
 //! (Benchmarks are measured by `bench/compare.sh`, never in tests.)
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::process::Command;

@@ -1,6 +1,6 @@
 //! A real Apache Curator participant for interoperability tests.
 //!
-//! [`CuratorPeer`] compiles `tests/java/CuratorPeer.java` (embedded in this crate), starts it in
+//! [`CuratorPeer`] compiles `CuratorPeer.java` (next to this module) (embedded in this crate), starts it in
 //! one JVM with Debian's Curator jars, and drives it over stdin/stdout. One JVM hosts any number
 //! of Curator clients ("client ids", one `CuratorFramework` and so one ZooKeeper session each)
 //! and recipe objects ("holder ids"), so a test binary pays the JVM start-up once and then
@@ -98,9 +98,9 @@ pub struct AtomicResult<T> {
 /// # Examples
 ///
 /// ```no_run
-/// # async fn demo(connect_string: &str) -> zk_recipes::Result<()> {
+/// # async fn demo(connect_string: &str) -> zk_recipes_testing::Result<()> {
 /// use std::time::Duration;
-/// use zk_recipes::testing::curator::CuratorPeer;
+/// use zk_recipes_testing::curator::CuratorPeer;
 ///
 /// let peer = CuratorPeer::shared().await?;
 /// peer.connect("java-1", connect_string).await?;

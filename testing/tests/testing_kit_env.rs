@@ -1,8 +1,8 @@
 //! `ZOOKEEPER_HOME` discovery. In its own test binary, with a single test, because it changes a
 //! process-wide environment variable that the other tests' discovery reads.
 
-use zk_recipes::testing::{running_servers, TestingServer};
-use zk_recipes::Error;
+use zk_recipes_testing::Error;
+use zk_recipes_testing::{running_servers, TestingServer};
 
 #[tokio::test]
 async fn zookeeper_home_without_jars_is_an_error_not_a_fall_through() {

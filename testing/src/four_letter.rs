@@ -86,7 +86,7 @@ pub async fn four_letter_word_with_timeout(addr: &str, word: &str, timeout: Dura
     };
     match tokio::time::timeout(timeout, exchange).await {
         Err(_) => Err(Error::Timeout(timeout)),
-        Ok(Err(e)) => Err(Error::Io(format!("four-letter word {word} to {addr}: {e}"))),
+        Ok(Err(e)) => Err(Error::io(format!("four-letter word {word} to {addr}: {e}"))),
         Ok(Ok(answer)) => Ok(String::from_utf8_lossy(&answer).into_owned()),
     }
 }

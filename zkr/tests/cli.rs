@@ -6,6 +6,7 @@
 //! whose `Drop` SIGKILLs the whole group (zkr and its CMD) and reaps zkr, also when a test
 //! fails.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::io::{BufRead, BufReader};
@@ -17,11 +18,11 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::time::Instant;
-use zk_recipes::testing::TestingServer;
 use zk_recipes::{
     DistributedAtomicInteger, DistributedAtomicLong, DistributedBarrier, DistributedDoubleBarrier, Error, Framework,
     InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2, LeaderLatch, SharedCount,
 };
+use zk_recipes_testing::TestingServer;
 
 const ZKR: &str = env!("CARGO_BIN_EXE_zkr");
 const WAIT: Duration = Duration::from_secs(20);

@@ -1,6 +1,6 @@
 //! One server in a container: create, stop, kill, start again, pause, partition, remove. The
-//! methods mirror [`Instance`](crate::testing::instance::Instance)'s, so that
-//! [`Node`](crate::testing::node::Node) dispatches to either.
+//! methods mirror [`Instance`](crate::instance::Instance)'s, so that
+//! [`Node`](crate::node::Node) dispatches to either.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,9 +16,9 @@ use tokio::time::Instant;
 use super::network::Network;
 use super::runtime::{block, docker, run};
 use super::spec::{split_image, Spec, CLIENT_PORT};
-use crate::testing::backend::DEFAULT_IMAGE;
-use crate::testing::four_letter::{server_mode, ServerMode};
-use crate::testing::instance::{LOG_TAIL_LINES, PROBE_TIMEOUT, READY_POLL, STOP_GRACE};
+use crate::backend::DEFAULT_IMAGE;
+use crate::four_letter::{server_mode, ServerMode};
+use crate::instance::{LOG_TAIL_LINES, PROBE_TIMEOUT, READY_POLL, STOP_GRACE};
 use crate::{Error, Result};
 
 type Container = ContainerAsync<GenericImage>;

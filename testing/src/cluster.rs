@@ -40,9 +40,9 @@ const MAX_SERVERS: usize = 32;
 ///
 /// # Examples
 /// ```no_run
-/// # async fn demo() -> zk_recipes::Result<()> {
+/// # async fn demo() -> zk_recipes_testing::Result<()> {
 /// use std::time::Duration;
-/// use zk_recipes::testing::TestingCluster;
+/// use zk_recipes_testing::TestingCluster;
 ///
 /// let cluster = TestingCluster::start(3).await?;
 /// let leader = cluster.wait_for_leader(Duration::from_secs(10)).await?;

@@ -151,7 +151,7 @@ fn process_alive(pid: libc::pid_t) -> bool {
     unsafe { libc::kill(pid, 0) == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) }
 }
 
-/// Servers that are never dropped (a `static`, like [`shared_server`](crate::testing::shared_server))
+/// Servers that are never dropped (a `static`, like [`shared_server`](crate::shared_server))
 /// still have their containers removed when the test process exits normally.
 fn register_exit_cleanup() {
     extern "C" fn at_exit() {

@@ -6,7 +6,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::error::{Error, Result};
-use crate::Framework;
+use zk_recipes::Framework;
 
 /// ZooKeeper's `closeSession` op code.
 const CLOSE_SESSION: i32 = -11;

@@ -1,4 +1,4 @@
-//! The testing kit (feature `testing`): real ZooKeeper servers for tests, as Curator's
+//! The testing kit of zk-recipes: real ZooKeeper servers for tests, as Curator's
 //! `TestingServer` / `TestingCluster` / `KillSession`, but as real processes managed from Rust.
 //!
 //! * [`TestingServer`]: a standalone server from the local installation (Debian's `zookeeper`
@@ -23,6 +23,8 @@
 //! `zookeeper:3.8` works too). Every container carries the label `zk-recipes.test=1` and is
 //! removed when its handle drops.
 
+#![deny(missing_docs)]
+
 mod backend;
 mod builder;
 mod cluster;
@@ -30,6 +32,7 @@ mod config;
 pub mod curator;
 #[cfg(feature = "docker")]
 mod docker;
+mod error;
 mod expire;
 mod fenced;
 mod four_letter;
@@ -45,6 +48,7 @@ mod shared;
 pub use backend::{Backend, BACKEND_ENV, DEFAULT_IMAGE, IMAGE_ENV};
 pub use builder::{Ensemble, Standalone, TestingBuilder};
 pub use cluster::{TestingCluster, TestingClusterBuilder};
+pub use error::{Error, Result};
 pub use expire::expire_session;
 pub use fenced::FencedResource;
 pub use four_letter::{

@@ -1,12 +1,10 @@
 //! A fenced resource: what a store that honours fencing tokens does, for tests.
 
-use std::sync::Mutex;
-
-use crate::framework::lock;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// A resource that accepts a write only with a fencing token at least as large as the largest
 /// it has seen, and records every stale write it refused: the downstream half of fencing (see
-/// [`HeldNode::fencing_token`](crate::HeldNode::fencing_token)).
+/// [`HeldNode::fencing_token`](zk_recipes::HeldNode::fencing_token)).
 #[derive(Debug, Default)]
 pub struct FencedResource {
     inner: Mutex<Fenced>,
@@ -52,6 +50,11 @@ impl FencedResource {
     pub fn rejected(&self) -> Vec<(i64, i64)> {
         lock(&self.inner).rejected.clone()
     }
+}
+
+/// The state, also after a test thread panicked while holding it (the record stays usable).
+fn lock(m: &Mutex<Fenced>) -> MutexGuard<'_, Fenced> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -9,10 +9,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use tokio::sync::Mutex;
-use zk_recipes::testing::{
+use zk_recipes_testing::Error;
+use zk_recipes_testing::{
     four_letter_word, four_letter_word_with_timeout, Backend, ServerMode, TestingCluster, TestingServer,
 };
-use zk_recipes::Error;
 use zookeeper_client::{Acls, Client, CreateMode};
 
 const WAIT: Duration = Duration::from_secs(30);

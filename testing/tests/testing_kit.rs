@@ -5,10 +5,10 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use zk_recipes::testing::{
+use zk_recipes_testing::Error;
+use zk_recipes_testing::{
     four_letter_word, four_letter_word_with_timeout, running_server_pids, ServerMode, TestingCluster, TestingServer,
 };
-use zk_recipes::Error;
 use zookeeper_client::{Acls, Client, CreateMode};
 
 const WAIT: Duration = Duration::from_secs(20);

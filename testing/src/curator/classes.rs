@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use crate::{Error, Result};
 
 /// The Java source of the peer, compiled on first use.
-pub(super) const SOURCE: &str = include_str!("../../../tests/java/CuratorPeer.java");
+pub(super) const SOURCE: &str = include_str!("CuratorPeer.java");
 
 /// The jars the peer needs, relative to the jar directory.
 pub(super) const REQUIRED_JARS: &[&str] = &[
@@ -112,10 +112,10 @@ pub(super) fn publish(work: &Path, dir: &Path) -> Result<()> {
                 tracing::debug!(error = %e, dir = %dir.display(), "replacing incomplete peer class dir");
                 let _ = std::fs::remove_dir_all(dir);
             }
-            Err(e) => return Err(Error::Io(format!("cannot move {} to {}: {e}", work.display(), dir.display()))),
+            Err(e) => return Err(Error::io(format!("cannot move {} to {}: {e}", work.display(), dir.display()))),
         }
     }
-    Err(Error::Io(format!("cannot publish the compiled peer to {}", dir.display())))
+    Err(Error::io(format!("cannot publish the compiled peer to {}", dir.display())))
 }
 
 #[cfg(test)]

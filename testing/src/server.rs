@@ -30,8 +30,8 @@ pub(crate) const PORT_ATTEMPTS: usize = 3;
 ///
 /// # Examples
 /// ```no_run
-/// # async fn demo() -> zk_recipes::Result<()> {
-/// use zk_recipes::testing::TestingServer;
+/// # async fn demo() -> zk_recipes_testing::Result<()> {
+/// use zk_recipes_testing::TestingServer;
 ///
 /// let server = TestingServer::start().await?;
 /// let client = zookeeper_client::Client::connect(server.connect_string()).await?;
@@ -101,7 +101,7 @@ impl TestingServerBuilder {
             attempt += 1;
             let port = match self.kind.port {
                 Some(port) => port,
-                None => free_ports(1)?.pop().ok_or_else(|| Error::Io("no free port".into()))?,
+                None => free_ports(1)?.pop().ok_or_else(|| Error::io("no free port"))?,
             };
             let config = ServerConfig {
                 data_dir: PathBuf::new(),

@@ -109,7 +109,7 @@ impl CuratorPeer {
             let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
                 Ok(rt) => rt,
                 Err(e) => {
-                    let _ = ready_tx.send(Err(Error::Io(format!("cannot build the peer's runtime: {e}"))));
+                    let _ = ready_tx.send(Err(Error::io(format!("cannot build the peer's runtime: {e}"))));
                     return;
                 }
             };

@@ -111,7 +111,7 @@ impl Instance {
         let classpath = std::env::join_paths(
             std::iter::once(self.conf_dir.as_path()).chain(self.install.classpath().iter().map(PathBuf::as_path)),
         )
-        .map_err(|e| Error::Io(format!("class path: {e}")))?;
+        .map_err(|e| Error::io(format!("class path: {e}")))?;
         let mut command = Command::new(self.install.java());
         command
             .current_dir(self.dir.path())

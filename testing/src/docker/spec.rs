@@ -4,8 +4,8 @@
 //! The environment uses only variables that both the local image (`docker/zk-entrypoint.sh`)
 //! and the official `zookeeper` image read, so that `ZK_TEST_IMAGE=zookeeper:3.8` works too.
 
-use crate::testing::config::Settings;
-use crate::testing::instance::JVM_FLAGS;
+use crate::config::Settings;
+use crate::instance::JVM_FLAGS;
 use crate::{Error, Result};
 
 /// The client port inside every container (published on a chosen host port).

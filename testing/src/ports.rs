@@ -20,7 +20,7 @@ const LOW: u16 = 10_000;
 /// Picks `n` distinct free ports on 127.0.0.1.
 ///
 /// # Errors
-/// [`crate::Error::Io`] when the kernel refuses even an ephemeral port.
+/// [`Error::Io`](crate::Error::Io) when the kernel refuses even an ephemeral port.
 pub(crate) fn free_ports(n: usize) -> Result<Vec<u16>> {
     let high = ephemeral_start().max(LOW + 1000);
     // Hold every listener until all are picked so that the ports are distinct.

@@ -53,7 +53,7 @@ pub(crate) async fn start_server(settings: &Settings, port: Option<u16>) -> Resu
         attempt += 1;
         let host_port = match port {
             Some(port) => port,
-            None => free_ports(1)?.pop().ok_or_else(|| Error::Io("no free port".into()))?,
+            None => free_ports(1)?.pop().ok_or_else(|| Error::io("no free port"))?,
         };
         let spec = Spec {
             label: "server".into(),

@@ -11,8 +11,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use zk_recipes::testing::curator::{AtomicResult, CuratorPeer};
-use zk_recipes::Error;
+use zk_recipes_testing::curator::{AtomicResult, CuratorPeer};
+use zk_recipes_testing::Error;
 
 const SHORT: Duration = Duration::from_millis(200);
 const LONG: Duration = Duration::from_secs(10);
@@ -22,6 +22,7 @@ const LONG: Duration = Duration::from_secs(10);
 // chroot of its own, so that it sees exactly the nodes it made (paths in the tests and in the
 // printed layouts are relative to it).
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 struct ZkServer {

@@ -79,9 +79,9 @@ impl ZkProcess {
                     sender
                 }
             };
-            sender.send((command, reply)).map_err(|_| Error::Io("the process spawner thread is gone".into()))?;
+            sender.send((command, reply)).map_err(|_| Error::io("the process spawner thread is gone"))?;
         }
-        answer.await.map_err(|_| Error::Io("the process spawner thread is gone".into()))?.map_err(Error::from)
+        answer.await.map_err(|_| Error::io("the process spawner thread is gone"))?.map_err(Error::from)
     }
 
     fn new(child: Child) -> ZkProcess {
