@@ -59,9 +59,9 @@ impl Backend {
         match value.trim().to_ascii_lowercase().as_str() {
             "local" => Ok(Backend::Local),
             "docker" if cfg!(feature = "docker") => Ok(Backend::Docker),
-            "docker" => {
-                Err(Error::Unsupported("ZK_TEST_BACKEND=docker needs zk-recipes built with the `docker` feature"))
-            }
+            "docker" => Err(Error::Unsupported(
+                "ZK_TEST_BACKEND=docker needs zk-recipes-testing built with its `docker` feature",
+            )),
             "" | "auto" => {
                 Ok(if !cfg!(feature = "docker") || local_installed() { Backend::Local } else { Backend::Docker })
             }

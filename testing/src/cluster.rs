@@ -12,8 +12,7 @@ use super::config::{Peer, ServerConfig};
 use super::four_letter::{server_mode, ServerMode};
 use super::instance::Instance;
 use super::node::{self, Node};
-use super::ports::free_ports;
-use super::server::PORT_ATTEMPTS;
+use super::ports::{on_free_ports, StartFailure};
 use crate::{Error, Result};
 
 /// How long a `srvr` probe of [`TestingCluster::leader`] may take.
@@ -127,17 +126,14 @@ impl TestingClusterBuilder {
 
     #[cfg(not(feature = "docker"))]
     async fn start_docker(&self) -> Result<Vec<Node>> {
-        Err(Error::Unsupported("the Docker backend needs zk-recipes built with the `docker` feature"))
+        Err(Error::Unsupported("the Docker backend needs zk-recipes-testing built with its `docker` feature"))
     }
 
     async fn start_local(&self) -> Result<Vec<Node>> {
         let n = self.kind.servers;
-        let install = self.settings.installation()?;
+        let install = &self.settings.installation()?;
         let deadline = Instant::now() + self.settings.start_timeout;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let ports = free_ports(3 * n)?;
+        on_free_ports(3 * n, None, |ports| async move {
             let peers: Vec<Peer> = (0..n)
                 .map(|i| Peer { id: myid(i), quorum_port: ports[n + i], election_port: ports[2 * n + i] })
                 .collect();
@@ -161,15 +157,12 @@ impl TestingClusterBuilder {
             }
             let waits = guard.0.iter().map(|s| s.wait_until(deadline, ServerMode::is_quorum_member));
             // The first failure ends the wait; the others are killed with `guard`.
-            let Err(error) = try_join_all(waits).await else {
-                return Ok(guard.into_inner());
-            };
-            let clash = guard.0.iter().any(Node::port_clash);
-            if !clash || attempt >= PORT_ATTEMPTS {
-                return Err(error);
+            match try_join_all(waits).await {
+                Ok(_) => Ok(guard.into_inner()),
+                Err(error) => Err(StartFailure { port_clash: guard.0.iter().any(Node::port_clash), error }),
             }
-            tracing::debug!("a port was taken meanwhile; retrying the cluster on other ports");
-        }
+        })
+        .await
     }
 }
 

@@ -10,11 +10,10 @@ use super::builder::{Standalone, TestingBuilder};
 use super::config::ServerConfig;
 use super::instance::Instance;
 use super::node::{self, Node};
-use super::ports::free_ports;
-use crate::{Error, Result};
-
-/// How many times a start is retried with fresh ports when a port was taken meanwhile.
-pub(crate) const PORT_ATTEMPTS: usize = 3;
+use super::ports::{on_free_ports, StartFailure};
+#[cfg(doc)]
+use crate::Error;
+use crate::Result;
 
 /// A standalone ZooKeeper server for tests, in the spirit of Curator's `TestingServer`.
 ///
@@ -90,22 +89,16 @@ impl TestingServerBuilder {
 
     #[cfg(not(feature = "docker"))]
     async fn start_docker(&self) -> Result<Node> {
-        Err(Error::Unsupported("the Docker backend needs zk-recipes built with the `docker` feature"))
+        Err(crate::Error::Unsupported("the Docker backend needs zk-recipes-testing built with its `docker` feature"))
     }
 
     async fn start_local(&self) -> Result<Instance> {
-        let install = self.settings.installation()?;
+        let install = &self.settings.installation()?;
         let deadline = Instant::now() + self.settings.start_timeout;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let port = match self.kind.port {
-                Some(port) => port,
-                None => free_ports(1)?.pop().ok_or_else(|| Error::io("no free port"))?,
-            };
+        on_free_ports(1, self.kind.port.map(|port| vec![port]), |ports| async move {
             let config = ServerConfig {
                 data_dir: PathBuf::new(),
-                client_port: port,
+                client_port: ports[0],
                 timing: self.settings.timing.clone(),
                 peers: Vec::new(),
                 extra: self.settings.extra.clone(),
@@ -113,16 +106,11 @@ impl TestingServerBuilder {
             let instance = Instance::new("server".into(), install.clone(), config, None)?;
             instance.spawn().await?;
             match instance.wait_until(deadline, |_| true).await {
-                Ok(_) => return Ok(instance),
-                Err(e) => {
-                    let retry = self.kind.port.is_none() && attempt < PORT_ATTEMPTS && instance.port_clash();
-                    if !retry {
-                        return Err(e);
-                    }
-                    tracing::debug!(port, "port taken meanwhile; retrying on another port");
-                }
+                Ok(_) => Ok(instance),
+                Err(error) => Err(StartFailure { port_clash: instance.port_clash(), error }),
             }
-        }
+        })
+        .await
     }
 }
 

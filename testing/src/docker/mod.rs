@@ -30,8 +30,7 @@ use spec::{Member, Spec};
 use super::backend::Backend;
 use super::config::Settings;
 use super::four_letter::ServerMode;
-use super::ports::free_ports;
-use super::server::PORT_ATTEMPTS;
+use super::ports::{on_free_ports, StartFailure};
 use crate::{Error, Result};
 
 /// A fresh name stem for the containers and network of one server or cluster.
@@ -48,33 +47,28 @@ pub(crate) async fn start_server(settings: &Settings, port: Option<u16>) -> Resu
     let env = spec::environment(settings, None)?;
     let group = group();
     let deadline = Instant::now() + settings.start_timeout;
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let host_port = match port {
-            Some(port) => port,
-            None => free_ports(1)?.pop().ok_or_else(|| Error::io("no free port"))?,
-        };
+    on_free_ports(1, port.map(|port| vec![port]), |ports| {
         let spec = Spec {
             label: "server".into(),
             name: group.clone(),
             image: image(settings),
             env: env.clone(),
             labels: spec::labels(&group),
-            host_port,
+            host_port: ports[0],
             network: None,
         };
-        match Server::create(spec, None).await {
-            Ok(server) => {
-                server.wait_until(deadline, |_| true).await?;
-                return Ok(server);
-            }
-            Err(e) if port.is_none() && attempt < PORT_ATTEMPTS && is_port_clash(&e) => {
-                tracing::debug!(host_port, "port taken meanwhile; retrying on another port");
-            }
-            Err(e) => return Err(e),
+        async move {
+            let server = Server::create(spec, None).await.map_err(clash_or_not)?;
+            server.wait_until(deadline, |_| true).await?;
+            Ok(server)
         }
-    }
+    })
+    .await
+}
+
+/// A failed container start, marked as a port clash when a host port was taken meanwhile.
+fn clash_or_not(error: Error) -> StartFailure {
+    StartFailure { port_clash: is_port_clash(&error), error }
 }
 
 /// Starts an ensemble of `n` containers on a new network and waits until every one has joined
@@ -90,10 +84,7 @@ pub(crate) async fn start_cluster(settings: &Settings, n: usize) -> Result<Vec<S
         .collect::<Result<Vec<_>>>()?;
     let network = Arc::new(Network::create(group.clone(), spec::labels(&group)).await?);
     let deadline = Instant::now() + settings.start_timeout;
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let ports = free_ports(n)?;
+    on_free_ports(n, None, |ports| {
         let creates = (0..n).map(|i| {
             let spec = Spec {
                 label: format!("server {i} (myid {})", i + 1),
@@ -106,18 +97,16 @@ pub(crate) async fn start_cluster(settings: &Settings, n: usize) -> Result<Vec<S
             };
             Server::create(spec, Some(network.clone()))
         });
-        let created = join_all(creates).await;
-        let clash = created.iter().any(|c| c.as_ref().is_err_and(is_port_clash));
-        let servers = match created.into_iter().collect::<Result<Vec<_>>>() {
-            Ok(servers) => servers,
+        let created = join_all(creates);
+        async move {
+            let created = created.await;
+            let port_clash = created.iter().any(|c| c.as_ref().is_err_and(is_port_clash));
             // The containers that did start are removed as the results are dropped.
-            Err(e) if clash && attempt < PORT_ATTEMPTS => {
-                tracing::debug!(error = %e, "a port was taken meanwhile; retrying the cluster on other ports");
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        try_join_all(servers.iter().map(|s| s.wait_until(deadline, ServerMode::is_quorum_member))).await?;
-        return Ok(servers);
-    }
+            let servers =
+                created.into_iter().collect::<Result<Vec<_>>>().map_err(|error| StartFailure { error, port_clash })?;
+            try_join_all(servers.iter().map(|s| s.wait_until(deadline, ServerMode::is_quorum_member))).await?;
+            Ok(servers)
+        }
+    })
+    .await
 }
