@@ -1,6 +1,6 @@
 //! Double-barrier rounds: 5 members start each round together and finish it together.
 //!
-//! `cargo run --features testing --example barrier`
+//! `cargo run --example barrier`
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! A SharedCount watched by one task while others increment it with versioned sets
 //! (`compare_and_set` from the last value known).
 //!
-//! `cargo run --features testing --example counter`
+//! `cargo run --example counter`
 
 use futures_util::StreamExt;
 use zk_recipes::{Framework, SharedCount};

@@ -3,7 +3,7 @@
 //! InterProcessMutex, which sells exactly the stock; then with a DistributedAtomicLong
 //! compare-and-set. Runs against `$ZK_CONNECT`, or an embedded ZooKeeper when unset.
 //!
-//! `cargo run --release --features testing --example inventory`
+//! `cargo run --release --example inventory`
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -2,7 +2,7 @@
 //! takes over with a higher token; then a LeaderSelector whose task is cancelled when its
 //! leadership is interrupted.
 //!
-//! `cargo run --features testing --example leader`
+//! `cargo run --example leader`
 
 use std::time::Duration;
 

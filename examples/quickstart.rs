@@ -1,7 +1,7 @@
 //! The shortest correct use of a lock: acquire, watch for loss, fence writes with the token,
 //! release. Runs against `$ZK_CONNECT`, or an embedded ZooKeeper server when it is unset.
 //!
-//! `cargo run --features testing --example quickstart`
+//! `cargo run --example quickstart`
 
 use std::time::Duration;
 

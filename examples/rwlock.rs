@@ -1,7 +1,7 @@
 //! Cache refresh: readers share a read lock while serving from a cache node; a writer takes
 //! the write lock to refresh it, downgrades to read to verify, and releases.
 //!
-//! `cargo run --features testing --example rwlock`
+//! `cargo run --example rwlock`
 
 use std::time::Duration;
 

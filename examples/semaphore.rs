@@ -1,7 +1,7 @@
 //! Rate-limit a pool of workers: 8 workers, at most 3 at a time across all processes, with an
 //! InterProcessSemaphoreV2.
 //!
-//! `cargo run --features testing --example semaphore`
+//! `cargo run --example semaphore`
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! The tests share the testing kit's one ZooKeeper server (each in a chroot of its own) and
 //! one Curator JVM (`CuratorPeer::shared`), simulating several Java participants as separate
 //! client ids.
-//! Run with `--nocapture` to see the observed layouts (recorded in `tests/java/LAYOUTS.md`).
+//! Run with `--nocapture` to see the observed layouts (recorded in `testing/src/curator/LAYOUTS.md`).
 
 use std::future::Future;
 use std::net::IpAddr;

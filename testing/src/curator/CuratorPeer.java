@@ -1,6 +1,6 @@
 // A long-running Apache Curator participant that Rust tests drive over stdin/stdout.
 //
-// Part of zk-recipes' testing kit (see src/testing/curator.rs, which compiles and starts this
+// Part of zk-recipes' testing kit (see testing/src/curator/, which compiles and starts this
 // file). Protocol, one request per line on stdin, one answer per line on stdout:
 //
 //   <rid> <command> <arg>...        ->   <rid> OK <payload>
