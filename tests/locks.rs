@@ -382,7 +382,7 @@ async fn contract_lost_on_expire_session() {
         // someone else can take it now, and the old holder's release reports the loss
         let other = common::framework(&cs).await;
         let taken = Lock::new(kind, &other, &path).acquire_timeout(WAIT).await.expect("free after expiry");
-        assert!(matches!(hold.release().await, Err(Error::LockLost(_))), "{kind:?}");
+        assert!(matches!(hold.release().await, Err(Error::LockLost { .. })), "{kind:?}");
         taken.release().await.unwrap();
     }
 }

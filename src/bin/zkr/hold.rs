@@ -76,24 +76,37 @@ impl Held {
         }
     }
 
-    /// Releases (deletes our nodes, closes the latch). `Error::LockLost` when the hold had
+    /// Releases (deletes our nodes, closes the latch). [`Released::Lost`] when the hold had
     /// been lost before.
-    async fn release(self) -> zk_recipes::Result<()> {
-        match self {
+    async fn release(self) -> Released {
+        let released = match self {
             Held::Lock(g) => g.release().await,
             Held::Lease(l) => l.release().await,
             Held::Multi(m, _) => m.release().await,
             Held::Leases(leases) => zk_recipes::return_all(leases).await,
             Held::Leader(latch, node) => {
                 let lost = leadership_lost(&latch, &node);
-                latch.close().await?;
-                match lost {
-                    true => Err(Error::LockLost(format!("{}: no longer the leader before closing", node.path))),
-                    false => Ok(()),
-                }
+                return match latch.close().await {
+                    Err(e) => Released::Failed(e),
+                    Ok(()) if lost => Released::Lost(format!("{}: no longer the leader before closing", node.path)),
+                    Ok(()) => Released::Done,
+                };
             }
+        };
+        match released {
+            Ok(()) => Released::Done,
+            Err(Error::LockLost { path, reason }) => Released::Lost(format!("{path} before release: {reason}")),
+            Err(e) => Released::Failed(e),
         }
     }
+}
+
+/// How a release ended.
+enum Released {
+    Done,
+    /// The hold had been lost before (why, for the message).
+    Lost(String),
+    Failed(Error),
 }
 
 fn leadership_lost(latch: &LeaderLatch, node: &Node) -> bool {
@@ -135,12 +148,12 @@ pub async fn run(
     };
     let released = tokio::time::timeout(RELEASE_TIMEOUT, held.release()).await;
     match released {
-        Ok(Err(Error::LockLost(reason))) if outcome.as_ref().is_ok_and(|&code| code != exit::LOST) => {
+        Ok(Released::Lost(reason)) if outcome.as_ref().is_ok_and(|&code| code != exit::LOST) => {
             eprintln!("zkr: {what} lost ({reason})");
             Ok(exit::LOST)
         }
-        Ok(Err(Error::LockLost(_))) | Ok(Ok(())) => outcome,
-        Ok(Err(e)) => {
+        Ok(Released::Lost(_)) | Ok(Released::Done) => outcome,
+        Ok(Released::Failed(e)) => {
             eprintln!("zkr: releasing the {what}: {e} (the session's end removes it)");
             outcome
         }

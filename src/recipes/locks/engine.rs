@@ -20,7 +20,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zookeeper_client::{Client, CreateMode, Error as ZkError, EventType, OneshotWatcher, Stat};
 
+use super::deadline::{held, Forever, Wait, Waited};
 use super::driver::{sort_children, Decision, Driver};
+use super::held::LossReason;
 use crate::error::{Error, Result};
 use crate::framework::holds::HoldEntry;
 use crate::framework::listings::Listing;
@@ -37,8 +39,6 @@ pub(crate) struct Request<'a> {
     pub data: &'a [u8],
     /// Who holds and what to watch.
     pub driver: &'a dyn Driver,
-    /// Give up at this instant (`None`: wait as long as it takes).
-    pub deadline: Option<Instant>,
     /// A node to read together with every listing (pipelined behind it): when that listing
     /// says we hold, the read shows every write our predecessors made before they let go, so
     /// the holder has it without another round trip ([`Acquired::prefetched`]). Such a
@@ -96,9 +96,15 @@ impl Drop for Pending<'_> {
     }
 }
 
-/// Contends until we hold (`Some`), the deadline passes (`None`, our node deleted), or an
-/// error. Cancel safe: dropping the future at any await point leaves no node behind.
-pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<Acquired>> {
+/// Contends until we hold: [`contend`] without a deadline.
+pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Acquired> {
+    contend(fw, req, Forever).await.map(held)
+}
+
+/// Contends until we hold (`Ok`), `wait`'s deadline passes (its `TimedOut`, our node
+/// deleted), or an error. Cancel safe: dropping the future at any await point leaves no node
+/// behind.
+pub(crate) async fn contend<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Waited<Acquired, W>> {
     let name = ProtectedName::new(req.dir, req.name);
     // known as local from before its create until it holds; its mark takes over then (`take`)
     let _contender = fw.inner.holds.contender(name.prefix());
@@ -131,7 +137,7 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
                 Decision::Acquired => {
                     let mut acquired = take(fw, req, &mut pending, node, status, waited);
                     acquired.prefetched = prefetched;
-                    return Ok(Some(acquired));
+                    return Ok(Ok(acquired));
                 }
                 Decision::Missing => {
                     if status.session_id != owner {
@@ -144,7 +150,9 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
                     pending.forget_node();
                     let lost = ZkError::NoNode;
                     if fw.inner.cfg.retry.allow_retry(recreations, started.elapsed(), &lost).is_none() {
-                        return Err(Error::LockLost(format!("our node {} vanished while waiting", node.path)));
+                        let reason =
+                            if status.session_id != owner { LossReason::SessionLost } else { LossReason::NodeDeleted };
+                        return Err(Error::LockLost { path: node.path, reason });
                     }
                     recreations += 1;
                     tracing::debug!(path = %node.path, "our contender node vanished: creating it again");
@@ -164,9 +172,7 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
                     let (live, early) = watch_nodes(fw, &watched, ahead.as_deref()).await?;
                     let handed_over = then_acquired || after_holder.as_ref().is_some_and(|a| a.was_held());
                     match (live.len(), early) {
-                        (0, _) if handed_over => {
-                            return Ok(Some(take(fw, req, &mut pending, node, fw.status(), waited)))
-                        }
+                        (0, _) if handed_over => return Ok(Ok(take(fw, req, &mut pending, node, fw.status(), waited))),
                         // what we watch is gone, or the node ahead: list again now
                         (0, _) | (_, Some(None)) => continue,
                         (n, early) => {
@@ -191,7 +197,7 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
             };
             let mut remaining = live;
             loop {
-                match watchers.wait(fw, req.deadline, owner).await {
+                match watchers.wait(fw, wait.instant(), owner).await {
                     // a watched node is gone; when they all are and they were everything before
                     // us (known from our listing, or the one marked by its local holder), we
                     // are the head now
@@ -204,16 +210,19 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<
                         }
                         let status = fw.status();
                         if status.session_id == owner {
-                            return Ok(Some(take(fw, req, &mut pending, node, status, waited)));
+                            return Ok(Ok(take(fw, req, &mut pending, node, status, waited)));
                         }
                     }
+                    // (a wait without a deadline is never woken by one: it lists again below)
                     (Wake::Deadline, _) => {
-                        let path = node.path.clone();
-                        pending.forget_node();
-                        if let Err(e) = fw.delete_guaranteed(&path).await {
-                            tracing::debug!(%path, error = %e, "delete after timeout continues in the background");
+                        if let Some((_, timed_out)) = wait.deadline() {
+                            let path = node.path.clone();
+                            pending.forget_node();
+                            if let Err(e) = fw.delete_guaranteed(&path).await {
+                                tracing::debug!(%path, error = %e, "delete after timeout continues in the background");
+                            }
+                            return Ok(Err(timed_out));
                         }
-                        return Ok(None);
                     }
                     // any other change (the node ahead went: those before us likely hold now)
                     _ => {}

@@ -165,7 +165,7 @@ impl HeldNode {
         let loss = self.loss();
         self.fw.delete_guaranteed(&self.path).await?;
         match loss {
-            Some(reason) => Err(Error::LockLost(format!("{} before release: {reason}", self.path))),
+            Some(reason) => Err(Error::LockLost { path: self.path.clone(), reason }),
             None => Ok(()),
         }
     }

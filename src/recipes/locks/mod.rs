@@ -1,5 +1,6 @@
 //! Locks: one engine, a driver per lock kind, guards.
 
+pub(crate) mod deadline;
 pub(crate) mod driver;
 pub(crate) mod engine;
 mod handle;

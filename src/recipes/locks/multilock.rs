@@ -5,6 +5,7 @@ use std::time::Duration;
 use futures_util::future::select_all;
 use tokio::time::Instant;
 
+use super::deadline::{held, in_time, Forever, Until, Wait, Waited};
 use super::held::{HeldNode, LossReason};
 use super::lease::Lease;
 use super::mutex::InterProcessMutex;
@@ -46,12 +47,12 @@ impl Lockable {
         }
     }
 
-    async fn acquire_until(&self, deadline: Option<Instant>) -> Result<Option<Held>> {
+    async fn acquire_until<W: Wait>(&self, wait: W) -> Result<Waited<Held, W>> {
         Ok(match self {
-            Self::Mutex(m) => m.acquire_until(deadline).await?.map(Held::Lock),
-            Self::Read(l) => l.read_until(deadline).await?.map(Held::Lock),
-            Self::Write(l) => l.write_until(deadline).await?.map(Held::Lock),
-            Self::SemaphoreMutex(m) => m.acquire_until(deadline).await?.map(Held::Lease),
+            Self::Mutex(m) => m.acquire_until(wait).await?.map(Held::Lock),
+            Self::Read(l) => l.read_until(wait).await?.map(Held::Lock),
+            Self::Write(l) => l.write_until(wait).await?.map(Held::Lock),
+            Self::SemaphoreMutex(m) => m.acquire_until(wait).await?.map(Held::Lease),
         })
     }
 }
@@ -135,7 +136,7 @@ impl InterProcessMultiLock {
     /// # Cancel safety
     /// Cancel safe: members already held are released in the background.
     pub async fn acquire(&self) -> Result<MultiLockGuard> {
-        self.acquire_until(None).await?.ok_or(Error::Timeout(Duration::MAX))
+        self.acquire_until(Forever).await.map(held)
     }
 
     /// Waits at most `timeout` for the whole set (`Ok(None)` when it passed; nothing held).
@@ -146,21 +147,25 @@ impl InterProcessMultiLock {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<MultiLockGuard>> {
-        self.acquire_until(Some(Instant::now() + timeout)).await
+        self.acquire_until(Until(Instant::now() + timeout)).await.map(in_time)
     }
 
-    async fn acquire_until(&self, deadline: Option<Instant>) -> Result<Option<MultiLockGuard>> {
+    async fn acquire_until<W: Wait>(&self, wait: W) -> Result<Waited<MultiLockGuard, W>> {
         let mut held = Vec::with_capacity(self.members.len());
         for member in &self.members {
-            match member.acquire_until(deadline).await {
-                Ok(Some(h)) => held.push(h),
-                outcome => {
+            match member.acquire_until(wait).await {
+                Ok(Ok(h)) => held.push(h),
+                Ok(Err(timed_out)) => {
                     rollback(held).await;
-                    return outcome.map(|_| None);
+                    return Ok(Err(timed_out));
+                }
+                Err(e) => {
+                    rollback(held).await;
+                    return Err(e);
                 }
             }
         }
-        Ok(Some(MultiLockGuard { held }))
+        Ok(Ok(MultiLockGuard { held }))
     }
 }
 

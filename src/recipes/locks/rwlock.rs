@@ -6,6 +6,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zookeeper_client::CreateMode;
 
+use super::deadline::{held, in_time, Forever, Until, Wait, Waited};
 use super::driver::{sort_key_multi, Driver, Exclusive, Read, READ_NAME, WRITE_NAME};
 use super::engine::{self, Acquired, Request};
 use super::handle::Shared;
@@ -67,7 +68,7 @@ impl InterProcessReadWriteLock {
     /// # Cancel safety
     /// Cancel safe: no node is left behind.
     pub async fn read(&self) -> Result<LockGuard> {
-        self.read_until(None).await?.ok_or(Error::Timeout(Duration::MAX))
+        self.read_until(Forever).await.map(held)
     }
 
     /// Waits at most `timeout` for the read lock (`Ok(None)` when it passed).
@@ -78,7 +79,7 @@ impl InterProcessReadWriteLock {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn read_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.read_until(Some(Instant::now() + timeout)).await
+        self.read_until(Until(Instant::now() + timeout)).await.map(in_time)
     }
 
     /// Waits for the write lock.
@@ -90,7 +91,7 @@ impl InterProcessReadWriteLock {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn write(&self) -> Result<LockGuard> {
-        self.write_until(None).await?.ok_or(Error::Timeout(Duration::MAX))
+        self.write_until(Forever).await.map(held)
     }
 
     /// Waits at most `timeout` for the write lock (`Ok(None)` when it passed).
@@ -101,32 +102,32 @@ impl InterProcessReadWriteLock {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn write_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.write_until(Some(Instant::now() + timeout)).await
+        self.write_until(Until(Instant::now() + timeout)).await.map(in_time)
     }
 
-    pub(crate) async fn read_until(&self, deadline: Option<Instant>) -> Result<Option<LockGuard>> {
+    pub(crate) async fn read_until<W: Wait>(&self, wait: W) -> Result<Waited<LockGuard, W>> {
         let s = &self.shared;
-        acquire_reentrant(&s.state.readers, || async move {
+        acquire_reentrant::<W, _, _>(&s.state.readers, || async move {
             if let Some(write) = held_by_current(&s.state.writers) {
-                return self.downgrade(write.node()).await.map(Some);
+                return self.downgrade(write.node()).await.map(Ok);
             }
-            self.contend(READ_NAME, &Read, deadline).await
+            self.contend(READ_NAME, &Read, wait).await
         })
         .await
     }
 
-    pub(crate) async fn write_until(&self, deadline: Option<Instant>) -> Result<Option<LockGuard>> {
+    pub(crate) async fn write_until<W: Wait>(&self, wait: W) -> Result<Waited<LockGuard, W>> {
         let s = &self.shared;
         if held_by_current(&s.state.writers).is_none() && held_by_current(&s.state.readers).is_some() {
             return Err(Error::Unsupported("upgrading a read lock to a write lock (it would deadlock)"));
         }
-        acquire_reentrant(&s.state.writers, || self.contend(WRITE_NAME, &Exclusive::WRITE, deadline)).await
+        acquire_reentrant::<W, _, _>(&s.state.writers, || self.contend(WRITE_NAME, &Exclusive::WRITE, wait)).await
     }
 
-    async fn contend(&self, name: &str, driver: &dyn Driver, deadline: Option<Instant>) -> Result<Option<HeldNode>> {
+    async fn contend<W: Wait>(&self, name: &str, driver: &dyn Driver, wait: W) -> Result<Waited<HeldNode, W>> {
         let s = &self.shared;
-        let request = Request { dir: &s.path, name, data: s.fw.default_data(), driver, deadline, prefetch: None };
-        Ok(engine::acquire(&s.fw, &request).await?.map(|a| HeldNode::new(&s.fw, a, false)))
+        let request = Request { dir: &s.path, name, data: s.fw.default_data(), driver, prefetch: None };
+        Ok(engine::contend(&s.fw, &request, wait).await?.map(|a| HeldNode::new(&s.fw, a, false)))
     }
 
     /// The read node of a write holder: a plain ephemeral, protected node named after the
