@@ -7,11 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::Hold;
 use zk_recipes::testing::{expire_session, TestingServer};
 use zk_recipes::{
-    Error, Framework, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
-    InterProcessSemaphoreV2, Lockable, LossReason,
+    Error, Framework, HeldLock, InterProcessLock, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
+    InterProcessSemaphoreMutex, InterProcessSemaphoreV2, LossReason,
 };
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -26,32 +25,25 @@ enum Kind {
 
 const KINDS: [Kind; 3] = [Kind::Mutex, Kind::Write, Kind::SemaphoreMutex];
 
+/// A lock of one kind, through the common [`InterProcessLock`] trait.
 #[derive(Clone)]
-enum Lock {
-    Mutex(InterProcessMutex),
-    Write(InterProcessReadWriteLock),
-    SemaphoreMutex(InterProcessSemaphoreMutex),
-}
+struct Lock(Arc<dyn InterProcessLock>);
 
 impl Lock {
     fn new(kind: Kind, fw: &Framework, path: &str) -> Lock {
-        match kind {
-            Kind::Mutex => Lock::Mutex(InterProcessMutex::new(fw, path).unwrap()),
-            Kind::Write => Lock::Write(InterProcessReadWriteLock::new(fw, path).unwrap()),
-            Kind::SemaphoreMutex => Lock::SemaphoreMutex(InterProcessSemaphoreMutex::new(fw, path).unwrap()),
-        }
+        Lock(match kind {
+            Kind::Mutex => Arc::new(InterProcessMutex::new(fw, path).unwrap()),
+            Kind::Write => Arc::new(InterProcessReadWriteLock::new(fw, path).unwrap().write_lock()),
+            Kind::SemaphoreMutex => Arc::new(InterProcessSemaphoreMutex::new(fw, path).unwrap()),
+        })
     }
 
-    async fn acquire(&self) -> Hold {
+    async fn acquire(&self) -> HeldLock {
         self.acquire_timeout(WAIT).await.expect("acquired in time")
     }
 
-    async fn acquire_timeout(&self, t: Duration) -> Option<Hold> {
-        match self {
-            Lock::Mutex(m) => m.acquire_timeout(t).await.unwrap().map(Hold::Guard),
-            Lock::Write(l) => l.write_timeout(t).await.unwrap().map(Hold::Guard),
-            Lock::SemaphoreMutex(m) => m.acquire_timeout(t).await.unwrap().map(Hold::Lease),
-        }
+    async fn acquire_timeout(&self, t: Duration) -> Option<HeldLock> {
+        self.0.acquire_timeout(t).await.unwrap()
     }
 }
 
@@ -587,12 +579,12 @@ async fn multilock_is_all_or_nothing() {
     let base = format!("/{}", common::unique("multi"));
     let (p1, p2, p3) = (format!("{base}/one"), format!("{base}/two"), format!("{base}/three"));
     let blocker = InterProcessReadWriteLock::new(&b, &p2).unwrap().write().await.unwrap();
-    let multi = InterProcessMultiLock::new([
-        Lockable::Mutex(InterProcessMutex::new(&a, &p3).unwrap()),
-        Lockable::Mutex(InterProcessMutex::new(&a, &p1).unwrap()),
-        Lockable::Write(InterProcessReadWriteLock::new(&a, &p2).unwrap()),
-    ])
-    .unwrap();
+    let members: [Arc<dyn InterProcessLock>; 3] = [
+        Arc::new(InterProcessMutex::new(&a, &p3).unwrap()),
+        Arc::new(InterProcessMutex::new(&a, &p1).unwrap()),
+        Arc::new(InterProcessReadWriteLock::new(&a, &p2).unwrap().write_lock()),
+    ];
+    let multi = InterProcessMultiLock::new(members).unwrap();
     let started = tokio::time::Instant::now();
     assert!(multi.acquire_timeout(Duration::from_millis(400)).await.unwrap().is_none());
     let took = started.elapsed();
@@ -606,8 +598,14 @@ async fn multilock_is_all_or_nothing() {
     let all = multi.acquire_timeout(WAIT).await.unwrap().expect("all free");
     assert_eq!(all.nodes().count(), 3);
     assert!(!all.is_lost());
+    // reported in the order given (acquired in path order: p1, p2, p3)
     let paths: Vec<String> = all.nodes().map(|n| n.path().to_string()).collect();
-    assert!(paths[0].starts_with(&p1) && paths[1].starts_with(&p3) && paths[2].starts_with(&p2), "{paths:?}");
+    assert!(paths[0].starts_with(&p3) && paths[1].starts_with(&p1) && paths[2].starts_with(&p2), "{paths:?}");
+    let members: Vec<&str> = all.members().map(|(member, _)| member.path()).collect();
+    assert_eq!(members, [&p3, &p1, &p2]);
+    for (member, node) in all.members() {
+        assert_eq!(node.path().rsplit_once('/').unwrap().0, member.path());
+    }
     all.release().await.unwrap();
     let from_paths = InterProcessMultiLock::from_paths(&a, [&p1, &p2]).unwrap();
     from_paths.acquire().await.unwrap().release().await.unwrap();

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures_util::future::select_all;
 use futures_util::StreamExt;
-use zk_recipes::{Error, LeaderLatch, Lease, LockGuard, MultiLockGuard};
+use zk_recipes::{Error, HeldLock, LeaderLatch, Lease, MultiLockGuard};
 
 use crate::args::Supervision;
 use crate::child::{self, Child};
@@ -34,10 +34,10 @@ impl Node {
 
 /// Something held, of any recipe.
 pub enum Held {
-    Lock(LockGuard),
-    Lease(Lease),
-    /// A multi-lock and its nodes in the order of the PATH arguments.
-    Multi(MultiLockGuard, Vec<Node>),
+    /// A lock of any kind.
+    Lock(HeldLock),
+    /// A multi-lock (its members in the order of the PATH arguments).
+    Multi(MultiLockGuard),
     Leases(Vec<Lease>),
     Leader(LeaderLatch, Node),
 }
@@ -47,8 +47,7 @@ impl Held {
     pub fn nodes(&self) -> Vec<Node> {
         match self {
             Held::Lock(g) => vec![Node::of(g)],
-            Held::Lease(l) => vec![Node::of(l)],
-            Held::Multi(_, nodes) => nodes.clone(),
+            Held::Multi(m) => m.nodes().map(Node::of).collect(),
             Held::Leases(leases) => leases.iter().map(|l| Node::of(l)).collect(),
             Held::Leader(_, node) => vec![node.clone()],
         }
@@ -58,8 +57,7 @@ impl Held {
     async fn lost(&self) -> String {
         match self {
             Held::Lock(g) => g.lost().await.to_string(),
-            Held::Lease(l) => l.lost().await.to_string(),
-            Held::Multi(m, _) => m.lost().await.to_string(),
+            Held::Multi(m) => m.lost().await.to_string(),
             Held::Leases(leases) => select_all(leases.iter().map(|l| Box::pin(l.lost()))).await.0.to_string(),
             Held::Leader(latch, node) => {
                 // subscribe first, then look: no change can slip between the two
@@ -81,8 +79,7 @@ impl Held {
     async fn release(self) -> Released {
         let released = match self {
             Held::Lock(g) => g.release().await,
-            Held::Lease(l) => l.release().await,
-            Held::Multi(m, _) => m.release().await,
+            Held::Multi(m) => m.release().await,
             Held::Leases(leases) => zk_recipes::return_all(leases).await,
             Held::Leader(latch, node) => {
                 let lost = leadership_lost(&latch, &node);

@@ -60,6 +60,38 @@ impl InterProcessReadWriteLock {
         &self.shared.path
     }
 
+    /// The read side as a lock of its own (Curator's `readLock()`), e.g. for an
+    /// [`InterProcessMultiLock`](crate::InterProcessMultiLock).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// use std::sync::Arc;
+    /// use zk_recipes::{InterProcessLock, InterProcessMultiLock, InterProcessReadWriteLock};
+    /// let (a, b) = (InterProcessReadWriteLock::new(&fw, "/a")?, InterProcessReadWriteLock::new(&fw, "/b")?);
+    /// let members: [Arc<dyn InterProcessLock>; 2] = [Arc::new(a.read_lock()), Arc::new(b.write_lock())];
+    /// let guard = InterProcessMultiLock::new(members)?.acquire().await?;
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn read_lock(&self) -> ReadLock {
+        ReadLock { lock: self.clone() }
+    }
+
+    /// The write side as a lock of its own (Curator's `writeLock()`); see
+    /// [`read_lock`](Self::read_lock).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(fw: &zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// let write = zk_recipes::InterProcessReadWriteLock::new(fw, "/a")?.write_lock();
+    /// assert_eq!(write.path(), "/a");
+    /// # Ok(()) }
+    /// ```
+    pub fn write_lock(&self) -> WriteLock {
+        WriteLock { lock: self.clone() }
+    }
+
     /// Waits for the read lock.
     ///
     /// # Errors
@@ -160,5 +192,153 @@ impl InterProcessReadWriteLock {
     /// Cancel safe.
     pub async fn participants(&self) -> Result<Vec<String>> {
         participants(&self.shared.fw, &self.shared.path, &Read).await
+    }
+}
+
+/// The read side of an [`InterProcessReadWriteLock`] as a lock of its own (Curator's
+/// `readLock()`): what [`InterProcessReadWriteLock::read_lock`] returns, an
+/// [`InterProcessLock`](crate::InterProcessLock) (e.g. a member of an
+/// [`InterProcessMultiLock`](crate::InterProcessMultiLock)). Shares the read-write lock's
+/// re-entrancy bookkeeping: it is the same lock, not a copy.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::InterProcessReadWriteLock;
+/// let side = InterProcessReadWriteLock::new(&fw, "/locks/table")?.read_lock();
+/// let guard = side.acquire().await?;
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReadLock {
+    lock: InterProcessReadWriteLock,
+}
+
+impl ReadLock {
+    /// Waits for the read lock: [`InterProcessReadWriteLock::read`].
+    ///
+    /// # Errors
+    /// As [`InterProcessReadWriteLock::read`].
+    ///
+    /// # Cancel safety
+    /// Cancel safe: no node is left behind.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(side: zk_recipes::ReadLock) -> zk_recipes::Result<()> {
+    /// side.acquire().await?.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire(&self) -> Result<LockGuard> {
+        self.lock.read().await
+    }
+
+    /// Waits at most `timeout` for the read lock (`Ok(None)` when it passed):
+    /// [`InterProcessReadWriteLock::read_timeout`].
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(side: zk_recipes::ReadLock) -> zk_recipes::Result<()> {
+    /// if let Some(guard) = side.acquire_timeout(std::time::Duration::from_secs(1)).await? {
+    ///     guard.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
+        self.lock.read_timeout(timeout).await
+    }
+
+    /// The lock path (shared by both sides).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(fw: &zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// let side = zk_recipes::InterProcessReadWriteLock::new(fw, "/locks/table")?.read_lock();
+    /// assert_eq!(side.path(), "/locks/table");
+    /// # Ok(()) }
+    /// ```
+    pub fn path(&self) -> &str {
+        self.lock.path()
+    }
+}
+
+/// The write side of an [`InterProcessReadWriteLock`] as a lock of its own (Curator's
+/// `writeLock()`): what [`InterProcessReadWriteLock::write_lock`] returns, an
+/// [`InterProcessLock`](crate::InterProcessLock) (e.g. a member of an
+/// [`InterProcessMultiLock`](crate::InterProcessMultiLock)). Shares the read-write lock's
+/// re-entrancy bookkeeping: it is the same lock, not a copy.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::InterProcessReadWriteLock;
+/// let side = InterProcessReadWriteLock::new(&fw, "/locks/table")?.write_lock();
+/// let guard = side.acquire().await?;
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct WriteLock {
+    lock: InterProcessReadWriteLock,
+}
+
+impl WriteLock {
+    /// Waits for the write lock: [`InterProcessReadWriteLock::write`].
+    ///
+    /// # Errors
+    /// As [`InterProcessReadWriteLock::write`].
+    ///
+    /// # Cancel safety
+    /// Cancel safe: no node is left behind.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(side: zk_recipes::WriteLock) -> zk_recipes::Result<()> {
+    /// side.acquire().await?.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire(&self) -> Result<LockGuard> {
+        self.lock.write().await
+    }
+
+    /// Waits at most `timeout` for the write lock (`Ok(None)` when it passed):
+    /// [`InterProcessReadWriteLock::write_timeout`].
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(side: zk_recipes::WriteLock) -> zk_recipes::Result<()> {
+    /// if let Some(guard) = side.acquire_timeout(std::time::Duration::from_secs(1)).await? {
+    ///     guard.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
+        self.lock.write_timeout(timeout).await
+    }
+
+    /// The lock path (shared by both sides).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(fw: &zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// let side = zk_recipes::InterProcessReadWriteLock::new(fw, "/locks/table")?.write_lock();
+    /// assert_eq!(side.path(), "/locks/table");
+    /// # Ok(()) }
+    /// ```
+    pub fn path(&self) -> &str {
+        self.lock.path()
     }
 }

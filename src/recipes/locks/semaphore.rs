@@ -215,10 +215,6 @@ impl InterProcessSemaphoreMutex {
         self.semaphore.acquire().await
     }
 
-    pub(crate) async fn acquire_until<W: Wait>(&self, wait: W) -> Result<Waited<Lease, W>> {
-        self.semaphore.acquire_one(wait).await
-    }
-
     /// Waits at most `timeout` (`Ok(None)` when it passed).
     ///
     /// # Errors
