@@ -647,3 +647,96 @@ async fn bad_input_gets_typed_errors() {
     closed.close();
     assert_eq!(m.acquire().await.unwrap_err(), Error::Closed);
 }
+
+/// Compile-time bounds, as tokio's `tests/async_send_sync.rs` checks them: every guard and
+/// lease is `Send + Sync + 'static` (it may move to and be released from any task), every
+/// acquire future is `Send` (it may run inside `tokio::spawn`). A violation fails the build,
+/// not a test run.
+mod bounds {
+    use std::future::Future;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use zk_recipes::{
+        HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
+        InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, MultiLockGuard, ReadLock, WriteLock,
+    };
+
+    fn send_sync_static<T: Send + Sync + 'static>() {}
+
+    fn send<F: Future + Send>(_: F) {}
+
+    #[test]
+    fn guards_leases_and_handles_are_send_sync_static() {
+        send_sync_static::<LockGuard>();
+        send_sync_static::<Lease>();
+        send_sync_static::<Vec<Lease>>();
+        send_sync_static::<HeldLock>();
+        send_sync_static::<HeldNode>();
+        send_sync_static::<MultiLockGuard>();
+        send_sync_static::<InterProcessMutex>();
+        send_sync_static::<InterProcessReadWriteLock>();
+        send_sync_static::<ReadLock>();
+        send_sync_static::<WriteLock>();
+        send_sync_static::<InterProcessSemaphoreMutex>();
+        send_sync_static::<InterProcessSemaphoreV2>();
+        send_sync_static::<InterProcessMultiLock>();
+        send_sync_static::<Arc<dyn InterProcessLock>>();
+    }
+
+    /// Never run: it only has to compile.
+    #[allow(clippy::too_many_arguments)]
+    fn acquire_futures(
+        mutex: &InterProcessMutex,
+        rw: &InterProcessReadWriteLock,
+        read: &ReadLock,
+        write: &WriteLock,
+        semaphore_mutex: &InterProcessSemaphoreMutex,
+        semaphore: &InterProcessSemaphoreV2,
+        multi: &InterProcessMultiLock,
+        any: &dyn InterProcessLock,
+    ) {
+        let t = Duration::ZERO;
+        send(mutex.acquire());
+        send(mutex.try_acquire());
+        send(mutex.acquire_timeout(t));
+        send(rw.read());
+        send(rw.read_timeout(t));
+        send(rw.write());
+        send(rw.write_timeout(t));
+        send(read.acquire());
+        send(read.acquire_timeout(t));
+        send(write.acquire());
+        send(write.acquire_timeout(t));
+        send(semaphore_mutex.acquire());
+        send(semaphore_mutex.acquire_timeout(t));
+        send(semaphore.acquire());
+        send(semaphore.acquire_many(2));
+        send(semaphore.acquire_timeout(t));
+        send(semaphore.acquire_many_timeout(2, t));
+        send(multi.acquire());
+        send(multi.acquire_timeout(t));
+        send(any.acquire());
+        send(any.acquire_timeout(t));
+        send(InterProcessLock::acquire(mutex));
+        send(InterProcessLock::acquire_timeout(semaphore_mutex, t));
+    }
+
+    /// Never run: it only has to compile.
+    fn release_and_loss_futures(guard: LockGuard, lease: Lease, held: HeldLock, all: MultiLockGuard) {
+        send(guard.lost());
+        send(lease.lost());
+        send(held.lost());
+        send(all.lost());
+        send(guard.release());
+        send(lease.release());
+        send(held.release());
+        send(all.release());
+    }
+
+    #[test]
+    fn acquire_release_and_loss_futures_are_send() {
+        // the checks are the functions' bodies, at compile time
+        let _ = (acquire_futures as fn(_, _, _, _, _, _, _, _), release_and_loss_futures as fn(_, _, _, _));
+    }
+}
