@@ -12,7 +12,7 @@
 //!   ahead, and lists again when that one goes, while the nodes before it still hold: off the
 //!   hand-off's path. Not behind a writer of the read-write lock: it may have downgraded,
 //!   leaving a read node in its place.
-//! * Behind a local holder, the hand-off needs no listing at all (`framework::holds`).
+//! * Behind a local holder, the hand-off needs no listing at all (`locks::holds`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,9 +23,9 @@ use zookeeper_client::{Client, CreateMode, Error as ZkError, EventType, OneshotW
 use super::deadline::{held, Forever, Wait, Waited};
 use super::driver::{sort_children, Decision, Driver};
 use super::held::LossReason;
+use super::holds::{HoldEntry, Holds};
+use super::listings::{Listing, Listings};
 use crate::error::{Error, Result};
-use crate::framework::holds::HoldEntry;
-use crate::framework::listings::Listing;
 use crate::framework::{paths, Framework, ProtectedName, SessionStatus};
 use crate::recipes::wait::{Wake, WatchSet};
 
@@ -60,7 +60,7 @@ pub(crate) struct Acquired {
     /// The framework's status when we started holding.
     pub status: SessionStatus,
     /// Our node marked as held by the queue's sole head, for local waiters (see
-    /// `framework::holds`), while the hold lives.
+    /// `locks::holds`), while the hold lives.
     pub mark: Option<Arc<HoldEntry>>,
     /// The [`Request::prefetch`] read, when a listing decided that we hold.
     pub prefetched: Option<Prefetched>,
@@ -107,7 +107,7 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Acquire
 pub(crate) async fn contend<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Waited<Acquired, W>> {
     let name = ProtectedName::new(req.dir, req.name);
     // known as local from before its create until it holds; its mark takes over then (`take`)
-    let _contender = fw.inner.holds.contender(name.prefix());
+    let _contender = fw.session_extension::<Holds>().contender(name.prefix());
     let mut pending = Pending { fw, name: &name, node: None, armed: false };
     let started = Instant::now();
     let mut recreations = 0u32;
@@ -163,11 +163,13 @@ pub(crate) async fn contend<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W)
                     let watched: Vec<String> = nodes.iter().map(|n| paths::join(req.dir, n)).collect();
                     // registered before the watch: a local holder marks it before it deletes it
                     let after_holder = match &nodes[..] {
-                        [only] if req.driver.holds_after_holder(only) => Some(fw.inner.holds.watch(&watched[0])),
+                        [only] if req.driver.holds_after_holder(only) => {
+                            Some(fw.session_extension::<Holds>().watch(&watched[0]))
+                        }
                         _ => None,
                     };
                     // behind a local node no early listing is needed: it marks itself as it holds
-                    let local = after_holder.is_some() && fw.inner.holds.is_local(&watched[0]);
+                    let local = after_holder.is_some() && fw.session_extension::<Holds>().is_local(&watched[0]);
                     let ahead = ahead.filter(|_| !local).map(|a| paths::join(req.dir, &a));
                     let (live, early) = watch_nodes(fw, &watched, ahead.as_deref()).await?;
                     let handed_over = then_acquired || after_holder.as_ref().is_some_and(|a| a.was_held());
@@ -259,7 +261,7 @@ fn take(
     waited: bool,
 ) -> Acquired {
     pending.forget_node();
-    let mark = req.driver.sole_holder().then(|| Arc::new(fw.inner.holds.mark_held(&node.path)));
+    let mark = req.driver.sole_holder().then(|| Arc::new(fw.session_extension::<Holds>().mark_held(&node.path)));
     Acquired { path: node.path, stat: node.stat, status, mark, prefetched: None, waited }
 }
 
@@ -292,7 +294,7 @@ async fn create_node(
             // a listing sent after our create: ours, pipelined behind it, or one shared with
             // the local contenders that asked while another listing was in flight
             None => {
-                let (create, list) = fw.inner.listings.after(&client, req.dir, create);
+                let (create, list) = fw.session_extension::<Listings>().after(&client, req.dir, create);
                 let (created, listed) = tokio::join!(create, list);
                 (created, listed.map(|l| (l, None)))
             }
@@ -317,7 +319,7 @@ async fn create_node(
 /// A listing of the request's directory sent after this call: shared with the other local
 /// contenders, or our own with the prefetch read pipelined behind it.
 async fn relist(fw: &Framework, req: &Request<'_>) -> Result<Listed> {
-    let (dir, listings) = (req.dir, &fw.inner.listings);
+    let (dir, listings) = (req.dir, &fw.session_extension::<Listings>());
     match req.prefetch {
         Some(read) => {
             let (listing, data) = fw.retry(|client| async move { list_and_read(&client, dir, read).await }).await?;
@@ -382,4 +384,64 @@ async fn watch_nodes(
         Ok((live, early))
     })
     .await
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use std::sync::{Arc, Mutex};
+
+    use super::super::listings::Listings;
+    use crate::framework::lock;
+    use crate::{Framework, InterProcessMutex};
+
+    /// 1,000 waiters of one process on one session queue with a handful of listings instead
+    /// of 1,000, and drain with none: each hand-off from a local holder needs no listing.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn local_waiters_share_listings_and_drain_without_listing() {
+        const WAITERS: usize = 1_000;
+        let cs = crate::testing::shared_server().await.unwrap();
+        let fw = Framework::connect(&cs).await.unwrap();
+        let path = format!("/listings-test-{}", std::process::id());
+        let mutex = InterProcessMutex::new(&fw, &path).unwrap();
+        let first = mutex.acquire().await.unwrap();
+        let sent = || fw.session_extension::<Listings>().sent();
+        let before = sent();
+        let inside = Arc::new(AtomicUsize::new(0));
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks = Vec::new();
+        for _ in 0..WAITERS {
+            let (m, inside, order) = (mutex.clone(), inside.clone(), order.clone());
+            tasks.push(tokio::spawn(async move {
+                let g = m.acquire().await.unwrap();
+                assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders at once");
+                lock(&order).push(g.fencing_token());
+                inside.fetch_sub(1, Ordering::SeqCst);
+                g.release().await.unwrap();
+            }));
+        }
+        while fw.children(&path).await.unwrap().len() < WAITERS + 1 {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        // every waiter has its listing once it watches its predecessor: wait for that
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+        while fw.session_extension::<Listings>().any_in_flight() {
+            assert!(tokio::time::Instant::now() < deadline, "listings never settled");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let queued = sent() - before;
+        assert!(queued <= 20, "{queued} listings for {WAITERS} local waiters");
+        drop(first);
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let drained = sent() - before - queued;
+        assert_eq!(drained, 0, "a hand-off from a local holder needs no listing");
+        let order = lock(&order).clone();
+        assert_eq!(order.len(), WAITERS);
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "held in queue order, tokens increasing");
+        assert!(fw.children(&path).await.unwrap().is_empty(), "no node left");
+        fw.close();
+    }
 }
