@@ -66,9 +66,15 @@ pub enum Error {
     #[error("the connection to ZooKeeper is suspended")]
     Suspended,
 
-    /// A lock, lease or leadership that was held is no longer held.
-    #[error("lock lost: {0}")]
-    LockLost(String),
+    /// A lock, lease or leadership that was held is no longer held: found when releasing,
+    /// re-entering, or while waiting (our contender node vanished).
+    #[error("lock lost: {path}: {reason}")]
+    LockLost {
+        /// The full path of the node that held (or was waiting).
+        path: String,
+        /// Why it can no longer be trusted.
+        reason: crate::LossReason,
+    },
 
     /// A guard, lease or recipe handle was released or closed already.
     #[error("already released")]

@@ -27,7 +27,9 @@
 //!   [`InterProcessReadWriteLock`], [`InterProcessMultiLock`], and the counting
 //!   [`InterProcessSemaphoreV2`] with [`Lease`]s. Acquire returns an owned guard that derefs to
 //!   [`HeldNode`]: its [`fencing_token`](HeldNode::fencing_token) and its
-//!   [`lost`](HeldNode::lost) signal.
+//!   [`lost`](HeldNode::lost) signal. Every exclusive kind (and each side of the read-write
+//!   lock) is an [`InterProcessLock`]: one shape, one guard ([`HeldLock`]), usable as
+//!   `dyn InterProcessLock` and as a member of a multi-lock.
 //! * Leader election — [`LeaderLatch`] (await, observe, fencing token per leadership) and
 //!   [`LeaderSelector`] (runs a task while leading, cancels it when leadership is lost).
 //! * Counters — [`DistributedAtomicLong`], [`DistributedAtomicInteger`],

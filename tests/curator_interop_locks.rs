@@ -11,10 +11,9 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::Hold;
 use tokio::task::JoinHandle;
 use zk_recipes::{
-    Error, Framework, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
+    Error, Framework, HeldLock, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
     InterProcessSemaphoreV2, RetryNTimes,
 };
 use zk_recipes_testing::curator::CuratorPeer;
@@ -443,11 +442,11 @@ async fn our_participant(cs: String, path: String, kind: Kind, who: usize, cycle
     for i in 0..cycles {
         let write = writes(kind, who, i);
         let hold = match kind {
-            Kind::Mutex => mutex.acquire_timeout(LONG).await.unwrap().map(Hold::Guard),
-            Kind::SemaphoreMutex => semmutex.acquire_timeout(LONG).await.unwrap().map(Hold::Lease),
-            Kind::Semaphore(_) => sem.as_ref().unwrap().acquire_timeout(LONG).await.unwrap().map(Hold::Lease),
-            Kind::ReadWrite if write => rw.write_timeout(LONG).await.unwrap().map(Hold::Guard),
-            Kind::ReadWrite => rw.read_timeout(LONG).await.unwrap().map(Hold::Guard),
+            Kind::Mutex => mutex.acquire_timeout(LONG).await.unwrap().map(HeldLock::from),
+            Kind::SemaphoreMutex => semmutex.acquire_timeout(LONG).await.unwrap().map(HeldLock::from),
+            Kind::Semaphore(_) => sem.as_ref().unwrap().acquire_timeout(LONG).await.unwrap().map(HeldLock::from),
+            Kind::ReadWrite if write => rw.write_timeout(LONG).await.unwrap().map(HeldLock::from),
+            Kind::ReadWrite => rw.read_timeout(LONG).await.unwrap().map(HeldLock::from),
         }
         .unwrap_or_else(|| panic!("ours-{who} acquired in time"));
         let start = Instant::now();

@@ -7,10 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::Hold;
 use zk_recipes::{
-    Error, Framework, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
-    InterProcessSemaphoreV2, Lockable, LossReason,
+    Error, Framework, HeldLock, InterProcessLock, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
+    InterProcessSemaphoreMutex, InterProcessSemaphoreV2, LossReason,
 };
 use zk_recipes_testing::{expire_session, TestingServer};
 
@@ -26,32 +25,25 @@ enum Kind {
 
 const KINDS: [Kind; 3] = [Kind::Mutex, Kind::Write, Kind::SemaphoreMutex];
 
+/// A lock of one kind, through the common [`InterProcessLock`] trait.
 #[derive(Clone)]
-enum Lock {
-    Mutex(InterProcessMutex),
-    Write(InterProcessReadWriteLock),
-    SemaphoreMutex(InterProcessSemaphoreMutex),
-}
+struct Lock(Arc<dyn InterProcessLock>);
 
 impl Lock {
     fn new(kind: Kind, fw: &Framework, path: &str) -> Lock {
-        match kind {
-            Kind::Mutex => Lock::Mutex(InterProcessMutex::new(fw, path).unwrap()),
-            Kind::Write => Lock::Write(InterProcessReadWriteLock::new(fw, path).unwrap()),
-            Kind::SemaphoreMutex => Lock::SemaphoreMutex(InterProcessSemaphoreMutex::new(fw, path).unwrap()),
-        }
+        Lock(match kind {
+            Kind::Mutex => Arc::new(InterProcessMutex::new(fw, path).unwrap()),
+            Kind::Write => Arc::new(InterProcessReadWriteLock::new(fw, path).unwrap().write_lock()),
+            Kind::SemaphoreMutex => Arc::new(InterProcessSemaphoreMutex::new(fw, path).unwrap()),
+        })
     }
 
-    async fn acquire(&self) -> Hold {
+    async fn acquire(&self) -> HeldLock {
         self.acquire_timeout(WAIT).await.expect("acquired in time")
     }
 
-    async fn acquire_timeout(&self, t: Duration) -> Option<Hold> {
-        match self {
-            Lock::Mutex(m) => m.acquire_timeout(t).await.unwrap().map(Hold::Guard),
-            Lock::Write(l) => l.write_timeout(t).await.unwrap().map(Hold::Guard),
-            Lock::SemaphoreMutex(m) => m.acquire_timeout(t).await.unwrap().map(Hold::Lease),
-        }
+    async fn acquire_timeout(&self, t: Duration) -> Option<HeldLock> {
+        self.0.acquire_timeout(t).await.unwrap()
     }
 }
 
@@ -382,7 +374,7 @@ async fn contract_lost_on_expire_session() {
         // someone else can take it now, and the old holder's release reports the loss
         let other = common::framework(&cs).await;
         let taken = Lock::new(kind, &other, &path).acquire_timeout(WAIT).await.expect("free after expiry");
-        assert!(matches!(hold.release().await, Err(Error::LockLost(_))), "{kind:?}");
+        assert!(matches!(hold.release().await, Err(Error::LockLost { .. })), "{kind:?}");
         taken.release().await.unwrap();
     }
 }
@@ -587,12 +579,12 @@ async fn multilock_is_all_or_nothing() {
     let base = format!("/{}", common::unique("multi"));
     let (p1, p2, p3) = (format!("{base}/one"), format!("{base}/two"), format!("{base}/three"));
     let blocker = InterProcessReadWriteLock::new(&b, &p2).unwrap().write().await.unwrap();
-    let multi = InterProcessMultiLock::new([
-        Lockable::Mutex(InterProcessMutex::new(&a, &p3).unwrap()),
-        Lockable::Mutex(InterProcessMutex::new(&a, &p1).unwrap()),
-        Lockable::Write(InterProcessReadWriteLock::new(&a, &p2).unwrap()),
-    ])
-    .unwrap();
+    let members: [Arc<dyn InterProcessLock>; 3] = [
+        Arc::new(InterProcessMutex::new(&a, &p3).unwrap()),
+        Arc::new(InterProcessMutex::new(&a, &p1).unwrap()),
+        Arc::new(InterProcessReadWriteLock::new(&a, &p2).unwrap().write_lock()),
+    ];
+    let multi = InterProcessMultiLock::new(members).unwrap();
     let started = tokio::time::Instant::now();
     assert!(multi.acquire_timeout(Duration::from_millis(400)).await.unwrap().is_none());
     let took = started.elapsed();
@@ -606,8 +598,14 @@ async fn multilock_is_all_or_nothing() {
     let all = multi.acquire_timeout(WAIT).await.unwrap().expect("all free");
     assert_eq!(all.nodes().count(), 3);
     assert!(!all.is_lost());
+    // reported in the order given (acquired in path order: p1, p2, p3)
     let paths: Vec<String> = all.nodes().map(|n| n.path().to_string()).collect();
-    assert!(paths[0].starts_with(&p1) && paths[1].starts_with(&p3) && paths[2].starts_with(&p2), "{paths:?}");
+    assert!(paths[0].starts_with(&p3) && paths[1].starts_with(&p1) && paths[2].starts_with(&p2), "{paths:?}");
+    let members: Vec<&str> = all.members().map(|(member, _)| member.path()).collect();
+    assert_eq!(members, [&p3, &p1, &p2]);
+    for (member, node) in all.members() {
+        assert_eq!(node.path().rsplit_once('/').unwrap().0, member.path());
+    }
     all.release().await.unwrap();
     let from_paths = InterProcessMultiLock::from_paths(&a, [&p1, &p2]).unwrap();
     from_paths.acquire().await.unwrap().release().await.unwrap();
@@ -648,4 +646,97 @@ async fn bad_input_gets_typed_errors() {
     let m = InterProcessMutex::new(&closed, "/closed").unwrap();
     closed.close();
     assert_eq!(m.acquire().await.unwrap_err(), Error::Closed);
+}
+
+/// Compile-time bounds, as tokio's `tests/async_send_sync.rs` checks them: every guard and
+/// lease is `Send + Sync + 'static` (it may move to and be released from any task), every
+/// acquire future is `Send` (it may run inside `tokio::spawn`). A violation fails the build,
+/// not a test run.
+mod bounds {
+    use std::future::Future;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use zk_recipes::{
+        HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
+        InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, MultiLockGuard, ReadLock, WriteLock,
+    };
+
+    fn send_sync_static<T: Send + Sync + 'static>() {}
+
+    fn send<F: Future + Send>(_: F) {}
+
+    #[test]
+    fn guards_leases_and_handles_are_send_sync_static() {
+        send_sync_static::<LockGuard>();
+        send_sync_static::<Lease>();
+        send_sync_static::<Vec<Lease>>();
+        send_sync_static::<HeldLock>();
+        send_sync_static::<HeldNode>();
+        send_sync_static::<MultiLockGuard>();
+        send_sync_static::<InterProcessMutex>();
+        send_sync_static::<InterProcessReadWriteLock>();
+        send_sync_static::<ReadLock>();
+        send_sync_static::<WriteLock>();
+        send_sync_static::<InterProcessSemaphoreMutex>();
+        send_sync_static::<InterProcessSemaphoreV2>();
+        send_sync_static::<InterProcessMultiLock>();
+        send_sync_static::<Arc<dyn InterProcessLock>>();
+    }
+
+    /// Never run: it only has to compile.
+    #[allow(clippy::too_many_arguments)]
+    fn acquire_futures(
+        mutex: &InterProcessMutex,
+        rw: &InterProcessReadWriteLock,
+        read: &ReadLock,
+        write: &WriteLock,
+        semaphore_mutex: &InterProcessSemaphoreMutex,
+        semaphore: &InterProcessSemaphoreV2,
+        multi: &InterProcessMultiLock,
+        any: &dyn InterProcessLock,
+    ) {
+        let t = Duration::ZERO;
+        send(mutex.acquire());
+        send(mutex.try_acquire());
+        send(mutex.acquire_timeout(t));
+        send(rw.read());
+        send(rw.read_timeout(t));
+        send(rw.write());
+        send(rw.write_timeout(t));
+        send(read.acquire());
+        send(read.acquire_timeout(t));
+        send(write.acquire());
+        send(write.acquire_timeout(t));
+        send(semaphore_mutex.acquire());
+        send(semaphore_mutex.acquire_timeout(t));
+        send(semaphore.acquire());
+        send(semaphore.acquire_many(2));
+        send(semaphore.acquire_timeout(t));
+        send(semaphore.acquire_many_timeout(2, t));
+        send(multi.acquire());
+        send(multi.acquire_timeout(t));
+        send(any.acquire());
+        send(any.acquire_timeout(t));
+        send(InterProcessLock::acquire(mutex));
+        send(InterProcessLock::acquire_timeout(semaphore_mutex, t));
+    }
+
+    /// Never run: it only has to compile.
+    fn release_and_loss_futures(guard: LockGuard, lease: Lease, held: HeldLock, all: MultiLockGuard) {
+        send(guard.lost());
+        send(lease.lost());
+        send(held.lost());
+        send(all.lost());
+        send(guard.release());
+        send(lease.release());
+        send(held.release());
+        send(all.release());
+    }
+
+    #[test]
+    fn acquire_release_and_loss_futures_are_send() {
+        // the checks are the functions' bodies, at compile time
+        let _ = (acquire_futures as fn(_, _, _, _, _, _, _, _), release_and_loss_futures as fn(_, _, _, _));
+    }
 }

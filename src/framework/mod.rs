@@ -2,8 +2,7 @@
 //! states, re-creation after expiry) and the building blocks every recipe shares.
 
 mod builder;
-pub(crate) mod holds;
-pub(crate) mod listings;
+mod extensions;
 mod nodelay;
 mod ops;
 pub(crate) mod paths;

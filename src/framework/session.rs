@@ -28,10 +28,8 @@ pub(crate) struct Inner {
     events: Mutex<Option<broadcast::Sender<ConnectionState>>>,
     pub runtime: tokio::runtime::Handle,
     pub pending_deletes: std::sync::atomic::AtomicUsize,
-    /// Children listings shared by the local contenders of a directory.
-    pub listings: Arc<super::listings::Listings>,
-    /// Our nodes that hold as a queue's head, for local waiters behind them.
-    pub holds: Arc<super::holds::Holds>,
+    /// What recipes keep per session (emptied when a new session is built).
+    pub extensions: super::extensions::Extensions,
 }
 
 /// A cloneable handle over one ZooKeeper session, re-created after expiry: Curator's
@@ -100,8 +98,7 @@ impl Framework {
             events: Mutex::new(Some(events)),
             runtime: tokio::runtime::Handle::current(),
             pending_deletes: Default::default(),
-            listings: Default::default(),
-            holds: Default::default(),
+            extensions: Default::default(),
         });
         tokio::spawn(supervise(Arc::downgrade(&inner), watcher, timeout));
         Ok(Framework { inner })
@@ -358,6 +355,7 @@ async fn reconnect(inner: &Weak<Inner>) -> Option<Session> {
                 }
                 *slot = Some(session.clone());
                 drop(slot);
+                this.extensions.clear();
                 this.set_state(ConnectionState::Reconnected, Some(session.raw.session_id().0));
                 return Some(session);
             }

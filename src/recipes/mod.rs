@@ -16,7 +16,8 @@ pub use barriers::{DistributedBarrier, DistributedDoubleBarrier};
 pub use inspect::{inspect, Inspection, NodeInfo, RecipeKind};
 pub use leader::{CloseMode, LeaderContext, LeaderLatch, LeaderSelector, Leadership, LeadershipEnd, Participant};
 pub use locks::{
-    return_all, HeldNode, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
-    InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, Lockable, LossReason, MultiLockGuard,
+    return_all, HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex,
+    InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, LossReason,
+    MultiLockGuard, ReadLock, WriteLock,
 };
 pub use shared::{SharedCount, SharedValue, VersionedValue};

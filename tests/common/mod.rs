@@ -42,31 +42,6 @@ pub async fn server_of_session(cluster: &TestingCluster, session_id: i64) -> Opt
     None
 }
 
-/// A hold of any lock kind: a guard of a mutex or read-write lock, or a semaphore lease.
-pub enum Hold {
-    Guard(zk_recipes::LockGuard),
-    Lease(zk_recipes::Lease),
-}
-
-impl std::ops::Deref for Hold {
-    type Target = zk_recipes::HeldNode;
-    fn deref(&self) -> &zk_recipes::HeldNode {
-        match self {
-            Hold::Guard(g) => g,
-            Hold::Lease(l) => l,
-        }
-    }
-}
-
-impl Hold {
-    pub async fn release(self) -> zk_recipes::Result<()> {
-        match self {
-            Hold::Guard(g) => g.release().await,
-            Hold::Lease(l) => l.release().await,
-        }
-    }
-}
-
 /// A framework for tests: 4 s sessions (the test servers' maximum), 5 s connection timeout,
 /// retries every 100 ms.
 pub async fn framework(cs: &str) -> zk_recipes::Framework {

@@ -50,7 +50,7 @@ impl From<Error> for CliError {
             Error::ConnectTimeout { .. } | Error::RetriesExhausted { .. } => UNAVAILABLE,
             Error::ZooKeeper(ZkError::ConnectionLoss | ZkError::NoHosts | ZkError::Timeout) => UNAVAILABLE,
             Error::Timeout(_) => TIMEOUT,
-            Error::LockLost(_) => LOST,
+            Error::LockLost { .. } => LOST,
             _ => FAILURE,
         };
         CliError::new(code, e.to_string())
@@ -74,7 +74,7 @@ mod tests {
         let timeout = Duration::from_millis(300);
         assert_eq!(code(Error::ConnectTimeout { connect_string: "h:1".into(), timeout }), UNAVAILABLE);
         assert_eq!(code(Error::Timeout(timeout)), TIMEOUT);
-        assert_eq!(code(Error::LockLost("gone".into())), LOST);
+        assert_eq!(code(Error::LockLost { path: "/l/n".into(), reason: zk_recipes::LossReason::NodeDeleted }), LOST);
         assert_eq!(code(Error::ZooKeeper(ZkError::NoAuth)), FAILURE);
         assert_eq!(signalled(15), 143);
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures_util::future::select_all;
 use futures_util::StreamExt;
-use zk_recipes::{Error, LeaderLatch, Lease, LockGuard, MultiLockGuard};
+use zk_recipes::{Error, HeldLock, LeaderLatch, Lease, MultiLockGuard};
 
 use crate::args::Supervision;
 use crate::child::{self, Child};
@@ -34,10 +34,10 @@ impl Node {
 
 /// Something held, of any recipe.
 pub enum Held {
-    Lock(LockGuard),
-    Lease(Lease),
-    /// A multi-lock and its nodes in the order of the PATH arguments.
-    Multi(MultiLockGuard, Vec<Node>),
+    /// A lock of any kind.
+    Lock(HeldLock),
+    /// A multi-lock (its members in the order of the PATH arguments).
+    Multi(MultiLockGuard),
     Leases(Vec<Lease>),
     Leader(LeaderLatch, Node),
 }
@@ -47,8 +47,7 @@ impl Held {
     pub fn nodes(&self) -> Vec<Node> {
         match self {
             Held::Lock(g) => vec![Node::of(g)],
-            Held::Lease(l) => vec![Node::of(l)],
-            Held::Multi(_, nodes) => nodes.clone(),
+            Held::Multi(m) => m.nodes().map(Node::of).collect(),
             Held::Leases(leases) => leases.iter().map(|l| Node::of(l)).collect(),
             Held::Leader(_, node) => vec![node.clone()],
         }
@@ -58,8 +57,7 @@ impl Held {
     async fn lost(&self) -> String {
         match self {
             Held::Lock(g) => g.lost().await.to_string(),
-            Held::Lease(l) => l.lost().await.to_string(),
-            Held::Multi(m, _) => m.lost().await.to_string(),
+            Held::Multi(m) => m.lost().await.to_string(),
             Held::Leases(leases) => select_all(leases.iter().map(|l| Box::pin(l.lost()))).await.0.to_string(),
             Held::Leader(latch, node) => {
                 // subscribe first, then look: no change can slip between the two
@@ -76,24 +74,36 @@ impl Held {
         }
     }
 
-    /// Releases (deletes our nodes, closes the latch). `Error::LockLost` when the hold had
+    /// Releases (deletes our nodes, closes the latch). [`Released::Lost`] when the hold had
     /// been lost before.
-    async fn release(self) -> zk_recipes::Result<()> {
-        match self {
+    async fn release(self) -> Released {
+        let released = match self {
             Held::Lock(g) => g.release().await,
-            Held::Lease(l) => l.release().await,
-            Held::Multi(m, _) => m.release().await,
+            Held::Multi(m) => m.release().await,
             Held::Leases(leases) => zk_recipes::return_all(leases).await,
             Held::Leader(latch, node) => {
                 let lost = leadership_lost(&latch, &node);
-                latch.close().await?;
-                match lost {
-                    true => Err(Error::LockLost(format!("{}: no longer the leader before closing", node.path))),
-                    false => Ok(()),
-                }
+                return match latch.close().await {
+                    Err(e) => Released::Failed(e),
+                    Ok(()) if lost => Released::Lost(format!("{}: no longer the leader before closing", node.path)),
+                    Ok(()) => Released::Done,
+                };
             }
+        };
+        match released {
+            Ok(()) => Released::Done,
+            Err(Error::LockLost { path, reason }) => Released::Lost(format!("{path} before release: {reason}")),
+            Err(e) => Released::Failed(e),
         }
     }
+}
+
+/// How a release ended.
+enum Released {
+    Done,
+    /// The hold had been lost before (why, for the message).
+    Lost(String),
+    Failed(Error),
 }
 
 fn leadership_lost(latch: &LeaderLatch, node: &Node) -> bool {
@@ -135,12 +145,12 @@ pub async fn run(
     };
     let released = tokio::time::timeout(RELEASE_TIMEOUT, held.release()).await;
     match released {
-        Ok(Err(Error::LockLost(reason))) if outcome.as_ref().is_ok_and(|&code| code != exit::LOST) => {
+        Ok(Released::Lost(reason)) if outcome.as_ref().is_ok_and(|&code| code != exit::LOST) => {
             eprintln!("zkr: {what} lost ({reason})");
             Ok(exit::LOST)
         }
-        Ok(Err(Error::LockLost(_))) | Ok(Ok(())) => outcome,
-        Ok(Err(e)) => {
+        Ok(Released::Lost(_)) | Ok(Released::Done) => outcome,
+        Ok(Released::Failed(e)) => {
             eprintln!("zkr: releasing the {what}: {e} (the session's end removes it)");
             outcome
         }

@@ -40,16 +40,9 @@ impl Turn {
     /// Cancel safe: an abandoned turn leaves no node behind.
     pub(crate) async fn take(fw: &Framework, value_path: &str) -> Result<Turn> {
         let dir = paths::join(value_path, QUEUE_NODE);
-        let request = Request {
-            dir: &dir,
-            name: "lock-",
-            data: &[],
-            driver: &Exclusive::MUTEX,
-            deadline: None,
-            prefetch: Some(value_path),
-        };
-        let mut acquired =
-            engine::acquire(fw, &request).await?.ok_or(crate::Error::Timeout(std::time::Duration::MAX))?;
+        let request =
+            Request { dir: &dir, name: "lock-", data: &[], driver: &Exclusive::MUTEX, prefetch: Some(value_path) };
+        let mut acquired = engine::acquire(fw, &request).await?;
         let (prefetched, waited) = (acquired.prefetched.take(), acquired.waited);
         Ok(Turn { held: HeldNode::new(fw, acquired, false), given_back: false, prefetched, waited })
     }

@@ -269,17 +269,9 @@ async fn run(inner: std::sync::Weak<Inner>) {
         let fw = this.fw.clone();
         let (path, id) = (this.path.clone(), this.id.clone());
         drop(this);
-        let request = Request {
-            dir: &path,
-            name: LATCH_NAME,
-            data: id.as_bytes(),
-            driver: &DRIVER,
-            deadline: None,
-            prefetch: None,
-        };
+        let request = Request { dir: &path, name: LATCH_NAME, data: id.as_bytes(), driver: &DRIVER, prefetch: None };
         let node = match engine::acquire(&fw, &request).await {
-            Ok(Some(acquired)) => HeldNode::new(&fw, acquired, true),
-            Ok(None) => continue,
+            Ok(acquired) => HeldNode::new(&fw, acquired, true),
             Err(Error::Closed) => return,
             Err(e) => {
                 tracing::warn!(%path, error = %e, "leader latch: could not queue; retrying");

@@ -12,7 +12,7 @@
 //!   ahead, and lists again when that one goes, while the nodes before it still hold: off the
 //!   hand-off's path. Not behind a writer of the read-write lock: it may have downgraded,
 //!   leaving a read node in its place.
-//! * Behind a local holder, the hand-off needs no listing at all (`framework::holds`).
+//! * Behind a local holder, the hand-off needs no listing at all (`locks::holds`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,11 +20,13 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zookeeper_client::{Client, CreateMode, Error as ZkError, EventType, OneshotWatcher, Stat};
 
+use super::deadline::{held, Forever, Wait, Waited};
 use super::driver::{sort_children, Decision, Driver};
+use super::held::LossReason;
+use super::holds::{HoldEntry, Holds};
+use super::listings::{Listing, Listings};
 use crate::error::{Error, Result};
-use crate::framework::holds::HoldEntry;
-use crate::framework::listings::Listing;
-use crate::framework::{paths, Framework, ProtectedName, SessionStatus};
+use crate::framework::{paths, CreatedNode, Framework, ProtectedName, SessionStatus};
 use crate::recipes::wait::{Wake, WatchSet};
 
 /// What to contend for.
@@ -37,8 +39,6 @@ pub(crate) struct Request<'a> {
     pub data: &'a [u8],
     /// Who holds and what to watch.
     pub driver: &'a dyn Driver,
-    /// Give up at this instant (`None`: wait as long as it takes).
-    pub deadline: Option<Instant>,
     /// A node to read together with every listing (pipelined behind it): when that listing
     /// says we hold, the read shows every write our predecessors made before they let go, so
     /// the holder has it without another round trip ([`Acquired::prefetched`]). Such a
@@ -60,7 +60,7 @@ pub(crate) struct Acquired {
     /// The framework's status when we started holding.
     pub status: SessionStatus,
     /// Our node marked as held by the queue's sole head, for local waiters (see
-    /// `framework::holds`), while the hold lives.
+    /// `locks::holds`), while the hold lives.
     pub mark: Option<Arc<HoldEntry>>,
     /// The [`Request::prefetch`] read, when a listing decided that we hold.
     pub prefetched: Option<Prefetched>,
@@ -96,132 +96,266 @@ impl Drop for Pending<'_> {
     }
 }
 
-/// Contends until we hold (`Some`), the deadline passes (`None`, our node deleted), or an
-/// error. Cancel safe: dropping the future at any await point leaves no node behind.
-pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Option<Acquired>> {
+/// Contends until we hold: [`contend`] without a deadline.
+pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Acquired> {
+    contend(fw, req, Forever).await.map(held)
+}
+
+/// Contends until we hold (`Ok`), `wait`'s deadline passes (its `TimedOut`, our node
+/// deleted), or an error. Cancel safe: dropping the future at any await point leaves no node
+/// behind.
+pub(crate) async fn contend<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Waited<Acquired, W>> {
     let name = ProtectedName::new(req.dir, req.name);
     // known as local from before its create until it holds; its mark takes over then (`take`)
-    let _contender = fw.inner.holds.contender(name.prefix());
-    let mut pending = Pending { fw, name: &name, node: None, armed: false };
-    let started = Instant::now();
-    let mut recreations = 0u32;
-    let mut first = true;
-    let mut waited = false;
-    'create: loop {
-        let (node, mut listing) = create_node(fw, req, &name, &mut pending, std::mem::take(&mut first)).await?;
-        let our_name = paths::node_name(&node.path).to_string();
-        let owner = node.stat.ephemeral_owner;
+    let _contender = fw.session_extension::<Holds>().contender(name.prefix());
+    let mut contention = Contention {
+        fw,
+        req,
+        wait,
+        pending: Pending { fw, name: &name, node: None, armed: false },
+        started: Instant::now(),
+        recreations: 0,
+        waited: false,
+    };
+    let mut pipelined = true;
+    loop {
+        let pending = &mut contention.pending;
+        let (node, listing) = create_node(fw, req, &name, pending, std::mem::take(&mut pipelined)).await?;
+        if let Some(outcome) = contention.queue(node, listing).await? {
+            return Ok(outcome);
+        }
+        // our node vanished while we waited (and the retry policy allows): create it again
+    }
+}
+
+/// One acquire, across the nodes it creates (one, unless ours vanishes while it waits).
+struct Contention<'a, 'r, W> {
+    fw: &'a Framework,
+    req: &'a Request<'r>,
+    wait: W,
+    /// Deletes our node if the acquire is abandoned.
+    pending: Pending<'a>,
+    started: Instant,
+    /// How often our node was created again.
+    recreations: u32,
+    /// Whether we waited for anyone.
+    waited: bool,
+}
+
+/// Our node in the queue.
+struct Queued {
+    node: CreatedNode,
+    /// Its name, as listings show it.
+    name: String,
+    /// The session that owns it.
+    owner: i64,
+}
+
+/// What a waiter waits for, once a decision said to wait.
+struct Waiting {
+    /// The watched nodes first, then the node ahead (or the children watch).
+    watchers: WatchSet,
+    /// How many of the watchers, from the first, watch nodes before ours.
+    live: usize,
+    /// Those nodes were everything before ours in our listing: all of them gone, we hold.
+    then_acquired: bool,
+    /// The one watched node, registered with the local holds before it was watched: marked
+    /// if a local holder held through it.
+    after_holder: Option<HoldEntry>,
+}
+
+impl Waiting {
+    /// Whether, once every watched node is deleted, we are the head: known from our listing,
+    /// or from the mark of the watched node's local holder.
+    fn handed_over(&self) -> bool {
+        self.then_acquired || self.after_holder.as_ref().is_some_and(HoldEntry::was_held)
+    }
+}
+
+/// What comes after a watch is set.
+enum Next {
+    /// Wait for a change.
+    Wait(Waiting),
+    /// Everything before us is gone already, and we know that we hold.
+    HandedOver,
+    /// Decide again from this listing.
+    Decide(Listed),
+    /// List again, then decide.
+    Relist,
+}
+
+/// How a wait ended.
+enum Woken<T> {
+    /// The last watched node was deleted and we hold (the status then).
+    Head(SessionStatus),
+    /// The deadline passed; our node is deleted.
+    TimedOut(T),
+    /// Anything else: list again.
+    Changed,
+}
+
+impl<W: Wait> Contention<'_, '_, W> {
+    /// Waits in the queue with `node` until we hold (`Some`), or our node vanishes and may be
+    /// created again (`None`). `listing`: one sent after our create, if we have it.
+    async fn queue(&mut self, node: CreatedNode, mut listing: Option<Listed>) -> Result<Option<Waited<Acquired, W>>> {
+        let ours = Queued { name: paths::node_name(&node.path).to_string(), owner: node.stat.ephemeral_owner, node };
         loop {
-            let Some((current, prefetched)) = listing.take() else {
+            let listed = match listing.take() {
+                Some(listed) => listed,
                 // lost sync with the list: list again
-                listing = Some(relist(fw, req).await?);
-                continue;
+                None => relist(self.fw, self.req).await?,
             };
-            let sorted = current.sorted(req.driver.lock_names(), sort_children);
-            drop(current);
-            let status = fw.status();
-            let decision =
-                if status.session_id != owner { Decision::Missing } else { req.driver.decide(&sorted, &our_name) };
-            // the listing is not kept while waiting: with N waiters that would be O(N²) memory
-            // (a listing shared with other local waiters goes when the last one is done with it)
-            drop(sorted);
-            // the watchers (the watched nodes first, then the node ahead), and how many of the
-            // watched nodes are still there
-            let (mut watchers, then_acquired, after_holder, live) = match decision {
-                Decision::Acquired => {
-                    let mut acquired = take(fw, req, &mut pending, node, status, waited);
-                    acquired.prefetched = prefetched;
-                    return Ok(Some(acquired));
-                }
+            let (decision, status, prefetched) = self.decide(&ours, listed);
+            let next = match decision {
+                Decision::Acquired => return Ok(Some(Ok(self.take(ours.node, status, prefetched)))),
                 Decision::Missing => {
-                    if status.session_id != owner {
-                        // a node of an older session may linger until the server expires it
-                        let old = pending.node.take();
-                        if let Some((path, _)) = old {
-                            fw.delete_in_background(path, None);
-                        }
-                    }
-                    pending.forget_node();
-                    let lost = ZkError::NoNode;
-                    if fw.inner.cfg.retry.allow_retry(recreations, started.elapsed(), &lost).is_none() {
-                        return Err(Error::LockLost(format!("our node {} vanished while waiting", node.path)));
-                    }
-                    recreations += 1;
-                    tracing::debug!(path = %node.path, "our contender node vanished: creating it again");
-                    continue 'create;
+                    self.vanished(&ours, status)?;
+                    return Ok(None);
                 }
-                Decision::Watch { nodes, then_acquired, ahead } => {
-                    waited = true;
-                    let watched: Vec<String> = nodes.iter().map(|n| paths::join(req.dir, n)).collect();
-                    // registered before the watch: a local holder marks it before it deletes it
-                    let after_holder = match &nodes[..] {
-                        [only] if req.driver.holds_after_holder(only) => Some(fw.inner.holds.watch(&watched[0])),
-                        _ => None,
-                    };
-                    // behind a local node no early listing is needed: it marks itself as it holds
-                    let local = after_holder.is_some() && fw.inner.holds.is_local(&watched[0]);
-                    let ahead = ahead.filter(|_| !local).map(|a| paths::join(req.dir, &a));
-                    let (live, early) = watch_nodes(fw, &watched, ahead.as_deref()).await?;
-                    let handed_over = then_acquired || after_holder.as_ref().is_some_and(|a| a.was_held());
-                    match (live.len(), early) {
-                        (0, _) if handed_over => {
-                            return Ok(Some(take(fw, req, &mut pending, node, fw.status(), waited)))
-                        }
-                        // what we watch is gone, or the node ahead: list again now
-                        (0, _) | (_, Some(None)) => continue,
-                        (n, early) => {
-                            (WatchSet::new(live.into_iter().chain(early.flatten())), then_acquired, after_holder, n)
-                        }
-                    }
+                Decision::Watch { nodes, then_acquired, ahead } => self.watch(&nodes, then_acquired, ahead).await?,
+                Decision::WatchChildren => self.watch_children(&ours).await?,
+            };
+            let waiting = match next {
+                Next::Wait(waiting) => waiting,
+                Next::HandedOver => return Ok(Some(Ok(self.take(ours.node, self.fw.status(), None)))),
+                Next::Decide(listed) => {
+                    listing = Some(listed);
+                    continue;
                 }
-                Decision::WatchChildren => {
-                    waited = true;
-                    let (list, watcher) = list_and_watch_children(fw, req.dir).await?;
-                    let list = Arc::new(Listing::new(list));
-                    let check = list.sorted(req.driver.lock_names(), sort_children);
-                    if req.driver.decide(&check, &our_name) != Decision::WatchChildren {
-                        listing = Some((list, None));
+                Next::Relist => continue,
+            };
+            match self.wait_for_change(&ours, waiting).await {
+                Woken::Head(status) => return Ok(Some(Ok(self.take(ours.node, status, None)))),
+                Woken::TimedOut(timed_out) => return Ok(Some(Err(timed_out))),
+                Woken::Changed => listing = Some(relist(self.fw, self.req).await?),
+            }
+        }
+    }
+
+    /// The driver's decision on `listed` (and the status it was made with, and the prefetch
+    /// read). The listing is not kept while waiting: with N waiters that would be O(N²)
+    /// memory (a listing shared with other local waiters goes when the last one is done).
+    fn decide(&self, ours: &Queued, (listing, prefetched): Listed) -> (Decision, SessionStatus, Option<Prefetched>) {
+        let sorted = listing.sorted(self.req.driver.lock_names(), sort_children);
+        drop(listing);
+        let status = self.fw.status();
+        let decision = if status.session_id != ours.owner {
+            Decision::Missing
+        } else {
+            self.req.driver.decide(&sorted, &ours.name)
+        };
+        (decision, status, prefetched)
+    }
+
+    /// Our node is not in the listing: forgets it, and says whether to create it again (the
+    /// retry policy allows) or [`Error::LockLost`].
+    fn vanished(&mut self, ours: &Queued, status: SessionStatus) -> Result<()> {
+        let session_changed = status.session_id != ours.owner;
+        if session_changed {
+            // a node of an older session may linger until the server expires it
+            if let Some((path, _)) = self.pending.node.take() {
+                self.fw.delete_in_background(path, None);
+            }
+        }
+        self.pending.forget_node();
+        let lost = ZkError::NoNode;
+        if self.fw.inner.cfg.retry.allow_retry(self.recreations, self.started.elapsed(), &lost).is_none() {
+            let reason = if session_changed { LossReason::SessionLost } else { LossReason::NodeDeleted };
+            return Err(Error::LockLost { path: ours.node.path.clone(), reason });
+        }
+        self.recreations += 1;
+        tracing::debug!(path = %ours.node.path, "our contender node vanished: creating it again");
+        Ok(())
+    }
+
+    /// Watches `nodes` (children of the request's directory) and the node `ahead`, in one
+    /// round trip.
+    async fn watch(&mut self, nodes: &[String], then_acquired: bool, ahead: Option<String>) -> Result<Next> {
+        self.waited = true;
+        let (fw, req) = (self.fw, self.req);
+        let watched: Vec<String> = nodes.iter().map(|n| paths::join(req.dir, n)).collect();
+        // registered before the watch: a local holder marks it before it deletes it
+        let after_holder = match nodes {
+            [only] if req.driver.holds_after_holder(only) => Some(fw.session_extension::<Holds>().watch(&watched[0])),
+            _ => None,
+        };
+        // behind a local node no early listing is needed: it marks itself as it holds
+        let local = after_holder.is_some() && fw.session_extension::<Holds>().is_local(&watched[0]);
+        let ahead = ahead.filter(|_| !local).map(|a| paths::join(req.dir, &a));
+        let (live, early) = watch_nodes(fw, &watched, ahead.as_deref()).await?;
+        let handed_over = then_acquired || after_holder.as_ref().is_some_and(HoldEntry::was_held);
+        Ok(match (live.len(), early) {
+            (0, _) if handed_over => Next::HandedOver,
+            // what we watch is gone, or the node ahead: list again now
+            (0, _) | (_, Some(None)) => Next::Relist,
+            (live_count, early) => Next::Wait(Waiting {
+                watchers: WatchSet::new(live.into_iter().chain(early.flatten())),
+                live: live_count,
+                then_acquired,
+                after_holder,
+            }),
+        })
+    }
+
+    /// Our own listing with a children watch (the semaphore's wait).
+    async fn watch_children(&mut self, ours: &Queued) -> Result<Next> {
+        self.waited = true;
+        let (list, watcher) = list_and_watch_children(self.fw, self.req.dir).await?;
+        let list = Arc::new(Listing::new(list));
+        let check = list.sorted(self.req.driver.lock_names(), sort_children);
+        if self.req.driver.decide(&check, &ours.name) != Decision::WatchChildren {
+            return Ok(Next::Decide((list, None)));
+        }
+        Ok(match watcher {
+            Some(w) => {
+                Next::Wait(Waiting { watchers: WatchSet::new([w]), live: 1, then_acquired: false, after_holder: None })
+            }
+            None => Next::Relist,
+        })
+    }
+
+    /// Waits for what `waiting` watches, the deadline, or the session to change.
+    async fn wait_for_change(&mut self, ours: &Queued, mut waiting: Waiting) -> Woken<W::TimedOut> {
+        let mut remaining = waiting.live;
+        loop {
+            match waiting.watchers.wait(self.fw, self.wait.instant(), ours.owner).await {
+                // a watched node is gone; when they all are and they were everything before
+                // us (known from our listing, or the one marked by its local holder), we are
+                // the head now
+                (Wake::Event(EventType::NodeDeleted), Some(i)) if i < waiting.live && waiting.handed_over() => {
+                    remaining -= 1;
+                    if remaining > 0 {
                         continue;
                     }
-                    match watcher {
-                        Some(w) => (WatchSet::new([w]), false, None, 1),
-                        None => continue,
+                    let status = self.fw.status();
+                    if status.session_id == ours.owner {
+                        return Woken::Head(status);
                     }
                 }
-            };
-            let mut remaining = live;
-            loop {
-                match watchers.wait(fw, req.deadline, owner).await {
-                    // a watched node is gone; when they all are and they were everything before
-                    // us (known from our listing, or the one marked by its local holder), we
-                    // are the head now
-                    (Wake::Event(EventType::NodeDeleted), Some(i))
-                        if i < live && (then_acquired || after_holder.as_ref().is_some_and(|a| a.was_held())) =>
-                    {
-                        remaining -= 1;
-                        if remaining > 0 {
-                            continue;
-                        }
-                        let status = fw.status();
-                        if status.session_id == owner {
-                            return Ok(Some(take(fw, req, &mut pending, node, status, waited)));
-                        }
-                    }
-                    (Wake::Deadline, _) => {
-                        let path = node.path.clone();
-                        pending.forget_node();
-                        if let Err(e) = fw.delete_guaranteed(&path).await {
+                // (a wait without a deadline is never woken by one: it lists again)
+                (Wake::Deadline, _) => {
+                    if let Some((_, timed_out)) = self.wait.deadline() {
+                        let path = &ours.node.path;
+                        self.pending.forget_node();
+                        if let Err(e) = self.fw.delete_guaranteed(path).await {
                             tracing::debug!(%path, error = %e, "delete after timeout continues in the background");
                         }
-                        return Ok(None);
+                        return Woken::TimedOut(timed_out);
                     }
-                    // any other change (the node ahead went: those before us likely hold now)
-                    _ => {}
                 }
-                break;
+                // any other change (the node ahead went: those before us likely hold now)
+                _ => {}
             }
-            listing = Some(relist(fw, req).await?);
+            return Woken::Changed;
         }
+    }
+
+    /// We hold with `node`: it is the guard's now (the acquire no longer deletes it).
+    fn take(&mut self, node: CreatedNode, status: SessionStatus, prefetched: Option<Prefetched>) -> Acquired {
+        self.pending.forget_node();
+        let holds = self.fw.session_extension::<Holds>();
+        let mark = self.req.driver.sole_holder().then(|| Arc::new(holds.mark_held(&node.path)));
+        Acquired { path: node.path, stat: node.stat, status, mark, prefetched, waited: self.waited }
     }
 }
 
@@ -233,25 +367,12 @@ pub(crate) async fn create_owned(
     name: &str,
     data: &[u8],
     mode: CreateMode,
-) -> Result<crate::framework::CreatedNode> {
+) -> Result<CreatedNode> {
     let protected = ProtectedName::new(dir, name);
     let mut pending = Pending { fw, name: &protected, node: None, armed: true };
     let node = fw.create_protected_name(&protected, data, mode, false).await?;
     pending.forget_node();
     Ok(node)
-}
-
-fn take(
-    fw: &Framework,
-    req: &Request<'_>,
-    pending: &mut Pending<'_>,
-    node: crate::framework::CreatedNode,
-    status: SessionStatus,
-    waited: bool,
-) -> Acquired {
-    pending.forget_node();
-    let mark = req.driver.sole_holder().then(|| Arc::new(fw.inner.holds.mark_held(&node.path)));
-    Acquired { path: node.path, stat: node.stat, status, mark, prefetched: None, waited }
 }
 
 /// A listing and what comes with it: the [`Request::prefetch`] read, when asked for.
@@ -264,7 +385,7 @@ async fn create_node(
     name: &ProtectedName,
     pending: &mut Pending<'_>,
     pipelined: bool,
-) -> Result<(crate::framework::CreatedNode, Option<Listed>)> {
+) -> Result<(CreatedNode, Option<Listed>)> {
     const MODE: CreateMode = CreateMode::EphemeralSequential;
     let mut maybe_created = false;
     if pipelined && fw.wait_connected(Duration::ZERO).await.is_ok() {
@@ -283,14 +404,14 @@ async fn create_node(
             // a listing sent after our create: ours, pipelined behind it, or one shared with
             // the local contenders that asked while another listing was in flight
             None => {
-                let (create, list) = fw.inner.listings.after(&client, req.dir, create);
+                let (create, list) = fw.session_extension::<Listings>().after(&client, req.dir, create);
                 let (created, listed) = tokio::join!(create, list);
                 (created, listed.map(|l| (l, None)))
             }
         };
         match created {
             Ok((stat, sequence)) => {
-                let node = crate::framework::CreatedNode { path: format!("{path}{sequence}"), stat };
+                let node = CreatedNode { path: format!("{path}{sequence}"), stat };
                 pending.node = Some((node.path.clone(), stat.ephemeral_owner));
                 return Ok((node, listed.ok()));
             }
@@ -308,7 +429,7 @@ async fn create_node(
 /// A listing of the request's directory sent after this call: shared with the other local
 /// contenders, or our own with the prefetch read pipelined behind it.
 async fn relist(fw: &Framework, req: &Request<'_>) -> Result<Listed> {
-    let (dir, listings) = (req.dir, &fw.inner.listings);
+    let (dir, listings) = (req.dir, &fw.session_extension::<Listings>());
     match req.prefetch {
         Some(read) => {
             let (listing, data) = fw.retry(|client| async move { list_and_read(&client, dir, read).await }).await?;
@@ -373,4 +494,64 @@ async fn watch_nodes(
         Ok((live, early))
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use std::sync::{Arc, Mutex};
+
+    use super::super::listings::Listings;
+    use crate::framework::lock;
+    use crate::{Framework, InterProcessMutex};
+
+    /// 1,000 waiters of one process on one session queue with a handful of listings instead
+    /// of 1,000, and drain with none: each hand-off from a local holder needs no listing.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn local_waiters_share_listings_and_drain_without_listing() {
+        const WAITERS: usize = 1_000;
+        let cs = zk_recipes_testing::shared_server().await.unwrap();
+        let fw = Framework::connect(&cs).await.unwrap();
+        let path = format!("/listings-test-{}", std::process::id());
+        let mutex = InterProcessMutex::new(&fw, &path).unwrap();
+        let first = mutex.acquire().await.unwrap();
+        let sent = || fw.session_extension::<Listings>().sent();
+        let before = sent();
+        let inside = Arc::new(AtomicUsize::new(0));
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks = Vec::new();
+        for _ in 0..WAITERS {
+            let (m, inside, order) = (mutex.clone(), inside.clone(), order.clone());
+            tasks.push(tokio::spawn(async move {
+                let g = m.acquire().await.unwrap();
+                assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders at once");
+                lock(&order).push(g.fencing_token());
+                inside.fetch_sub(1, Ordering::SeqCst);
+                g.release().await.unwrap();
+            }));
+        }
+        while fw.children(&path).await.unwrap().len() < WAITERS + 1 {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        // every waiter has its listing once it watches its predecessor: wait for that
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+        while fw.session_extension::<Listings>().any_in_flight() {
+            assert!(tokio::time::Instant::now() < deadline, "listings never settled");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let queued = sent() - before;
+        assert!(queued <= 20, "{queued} listings for {WAITERS} local waiters");
+        drop(first);
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let drained = sent() - before - queued;
+        assert_eq!(drained, 0, "a hand-off from a local holder needs no listing");
+        let order = lock(&order).clone();
+        assert_eq!(order.len(), WAITERS);
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "held in queue order, tokens increasing");
+        assert!(fw.children(&path).await.unwrap().is_empty(), "no node left");
+        fw.close();
+    }
 }

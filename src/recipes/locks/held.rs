@@ -6,8 +6,8 @@ use tokio::sync::watch;
 use zookeeper_client::{Error as ZkError, EventType, Stat};
 
 use super::engine::Acquired;
+use super::holds::HoldEntry;
 use crate::error::{Error, Result};
-use crate::framework::holds::HoldEntry;
 use crate::framework::{lock, ConnectionState, Framework, SessionStatus};
 
 /// Curator's revocation request: these bytes as the holder's node data.
@@ -69,7 +69,7 @@ pub struct HeldNode {
     stat: Stat,
     baseline: SessionStatus,
     watched: Mutex<Option<watch::Receiver<Watched>>>,
-    /// Tells local waiters behind us that we held (see `framework::holds`).
+    /// Tells local waiters behind us that we held (see `locks::holds`).
     _mark: Option<Arc<HoldEntry>>,
 }
 
@@ -165,7 +165,7 @@ impl HeldNode {
         let loss = self.loss();
         self.fw.delete_guaranteed(&self.path).await?;
         match loss {
-            Some(reason) => Err(Error::LockLost(format!("{} before release: {reason}", self.path))),
+            Some(reason) => Err(Error::LockLost { path: self.path.clone(), reason }),
             None => Ok(()),
         }
     }

@@ -1,10 +1,14 @@
 //! Locks: one engine, a driver per lock kind, guards.
 
+pub(crate) mod deadline;
 pub(crate) mod driver;
 pub(crate) mod engine;
 mod handle;
 mod held;
+mod holds;
 mod lease;
+mod listings;
+mod lock;
 mod multilock;
 mod mutex;
 mod owner;
@@ -14,8 +18,9 @@ mod semaphore;
 
 pub use held::{HeldNode, LossReason};
 pub use lease::Lease;
-pub use multilock::{InterProcessMultiLock, Lockable, MultiLockGuard};
+pub use lock::{HeldLock, InterProcessLock};
+pub use multilock::{InterProcessMultiLock, MultiLockGuard};
 pub use mutex::InterProcessMutex;
 pub use reentrant::LockGuard;
-pub use rwlock::InterProcessReadWriteLock;
+pub use rwlock::{InterProcessReadWriteLock, ReadLock, WriteLock};
 pub use semaphore::{return_all, InterProcessSemaphoreMutex, InterProcessSemaphoreV2};

@@ -1,117 +1,82 @@
 //! `InterProcessMultiLock`: several locks as one, all or nothing.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::select_all;
+use futures_util::future::{select_all, BoxFuture};
 use tokio::time::Instant;
 
+use super::deadline::{held, in_time, Forever, TimedOut, Until, Wait, Waited};
 use super::held::{HeldNode, LossReason};
-use super::lease::Lease;
+use super::lock::{HeldLock, InterProcessLock};
 use super::mutex::InterProcessMutex;
-use super::reentrant::LockGuard;
-use super::rwlock::InterProcessReadWriteLock;
-use super::semaphore::InterProcessSemaphoreMutex;
 use crate::error::{Error, Result};
 use crate::framework::Framework;
 
-/// One member of an [`InterProcessMultiLock`].
-#[non_exhaustive]
-#[derive(Debug, Clone)]
-pub enum Lockable {
-    /// An [`InterProcessMutex`].
-    Mutex(InterProcessMutex),
-    /// The read side of an [`InterProcessReadWriteLock`].
-    Read(InterProcessReadWriteLock),
-    /// The write side of an [`InterProcessReadWriteLock`].
-    Write(InterProcessReadWriteLock),
-    /// An [`InterProcessSemaphoreMutex`].
-    SemaphoreMutex(InterProcessSemaphoreMutex),
-}
-
-impl Lockable {
-    fn path(&self) -> &str {
-        match self {
-            Self::Mutex(m) => m.path(),
-            Self::Read(l) | Self::Write(l) => l.path(),
-            Self::SemaphoreMutex(m) => m.path(),
-        }
-    }
-
-    fn rank(&self) -> u8 {
-        match self {
-            Self::Mutex(_) => 0,
-            Self::Write(_) => 1,
-            Self::Read(_) => 2,
-            Self::SemaphoreMutex(_) => 3,
-        }
-    }
-
-    async fn acquire_until(&self, deadline: Option<Instant>) -> Result<Option<Held>> {
-        Ok(match self {
-            Self::Mutex(m) => m.acquire_until(deadline).await?.map(Held::Lock),
-            Self::Read(l) => l.read_until(deadline).await?.map(Held::Lock),
-            Self::Write(l) => l.write_until(deadline).await?.map(Held::Lock),
-            Self::SemaphoreMutex(m) => m.acquire_until(deadline).await?.map(Held::Lease),
-        })
-    }
-}
-
-impl From<InterProcessMutex> for Lockable {
-    fn from(m: InterProcessMutex) -> Self {
-        Self::Mutex(m)
-    }
-}
-
-impl From<InterProcessSemaphoreMutex> for Lockable {
-    fn from(m: InterProcessSemaphoreMutex) -> Self {
-        Self::SemaphoreMutex(m)
-    }
-}
-
-#[derive(Debug)]
-enum Held {
-    Lock(LockGuard),
-    Lease(Lease),
-}
-
-impl Held {
-    fn node(&self) -> &HeldNode {
-        match self {
-            Held::Lock(g) => g,
-            Held::Lease(l) => l,
-        }
-    }
-
-    async fn release(self) -> Result<()> {
-        match self {
-            Held::Lock(g) => g.release().await,
-            Held::Lease(l) => l.release().await,
-        }
-    }
-}
-
 /// Several locks held as one: Curator's `InterProcessMultiLock`.
 ///
-/// All or nothing: the members are acquired one by one in a stable order (by path, so that
-/// two processes locking overlapping sets cannot deadlock each other), under ONE deadline for
-/// the whole set; if any member fails or the deadline passes, the members already held are
-/// released in reverse order and nothing stays held.
+/// The members are any [`InterProcessLock`]s: [`InterProcessMutex`]es, semaphore mutexes,
+/// either side of read-write locks ([`read_lock`](crate::InterProcessReadWriteLock::read_lock),
+/// [`write_lock`](crate::InterProcessReadWriteLock::write_lock)), mixed at will.
+///
+/// All or nothing: the members are acquired one by one in a stable order (by path, then by
+/// kind: mutex, write, read, semaphore mutex; so that two processes locking overlapping sets
+/// cannot deadlock each other), under ONE deadline for the whole set; if any member fails or
+/// the deadline passes, the members already held are released in reverse order and nothing
+/// stays held.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use std::sync::Arc;
+/// use zk_recipes::{InterProcessLock, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock};
+/// let members: Vec<Arc<dyn InterProcessLock>> = vec![
+///     Arc::new(InterProcessMutex::new(&fw, "/locks/orders")?),
+///     Arc::new(InterProcessReadWriteLock::new(&fw, "/locks/stock")?.write_lock()),
+/// ];
+/// let multi = InterProcessMultiLock::new(members)?;
+/// let guard = multi.acquire().await?;
+/// for (member, node) in guard.members() {
+///     println!("{} held as {} (token {})", member.path(), node.path(), node.fencing_token());
+/// }
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct InterProcessMultiLock {
-    members: Vec<Lockable>,
+    /// In acquisition order.
+    members: Vec<Member>,
+}
+
+/// A member and its place in the order the members were given.
+#[derive(Debug, Clone)]
+struct Member {
+    lock: Arc<dyn InterProcessLock>,
+    given: usize,
 }
 
 impl InterProcessMultiLock {
-    /// A multi-lock over `members`.
+    /// A multi-lock over `members` (any [`InterProcessLock`]s).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for an empty set.
-    pub fn new(members: impl IntoIterator<Item = Lockable>) -> Result<Self> {
-        let mut members: Vec<Lockable> = members.into_iter().collect();
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(fw: &zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// use std::sync::Arc;
+    /// use zk_recipes::{InterProcessLock, InterProcessMultiLock, InterProcessSemaphoreMutex};
+    /// let one: Arc<dyn InterProcessLock> = Arc::new(InterProcessSemaphoreMutex::new(fw, "/jobs/1")?);
+    /// let multi = InterProcessMultiLock::new([one])?;
+    /// # Ok(()) }
+    /// ```
+    pub fn new(members: impl IntoIterator<Item = Arc<dyn InterProcessLock>>) -> Result<Self> {
+        let mut members: Vec<Member> =
+            members.into_iter().enumerate().map(|(given, lock)| Member { lock, given }).collect();
         if members.is_empty() {
             return Err(Error::InvalidArgument("a multi-lock needs at least one lock".into()));
         }
-        members.sort_by(|a, b| a.path().cmp(b.path()).then(a.rank().cmp(&b.rank())));
+        members.sort_by(|a, b| a.lock.path().cmp(b.lock.path()).then(a.lock.rank().cmp(&b.lock.rank())));
         Ok(Self { members })
     }
 
@@ -119,10 +84,18 @@ impl InterProcessMultiLock {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for no paths; [`Error::InvalidPath`].
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// let multi = zk_recipes::InterProcessMultiLock::from_paths(&fw, ["/locks/a", "/locks/b"])?;
+    /// multi.acquire().await?.release().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn from_paths<S: AsRef<str>>(fw: &Framework, paths: impl IntoIterator<Item = S>) -> Result<Self> {
         let members = paths
             .into_iter()
-            .map(|p| InterProcessMutex::new(fw, p.as_ref()).map(Lockable::Mutex))
+            .map(|p| Ok(Arc::new(InterProcessMutex::new(fw, p.as_ref())?) as Arc<dyn InterProcessLock>))
             .collect::<Result<Vec<_>>>()?;
         Self::new(members)
     }
@@ -134,8 +107,16 @@ impl InterProcessMultiLock {
     ///
     /// # Cancel safety
     /// Cancel safe: members already held are released in the background.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(multi: zk_recipes::InterProcessMultiLock) -> zk_recipes::Result<()> {
+    /// let guard = multi.acquire().await?;
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn acquire(&self) -> Result<MultiLockGuard> {
-        self.acquire_until(None).await?.ok_or(Error::Timeout(Duration::MAX))
+        self.acquire_until(Forever).await.map(held)
     }
 
     /// Waits at most `timeout` for the whole set (`Ok(None)` when it passed; nothing held).
@@ -145,27 +126,61 @@ impl InterProcessMultiLock {
     ///
     /// # Cancel safety
     /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(multi: zk_recipes::InterProcessMultiLock) -> zk_recipes::Result<()> {
+    /// if let Some(guard) = multi.acquire_timeout(std::time::Duration::from_secs(2)).await? {
+    ///     guard.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<MultiLockGuard>> {
-        self.acquire_until(Some(Instant::now() + timeout)).await
+        self.acquire_until(Until(Instant::now() + timeout)).await.map(in_time)
     }
 
-    async fn acquire_until(&self, deadline: Option<Instant>) -> Result<Option<MultiLockGuard>> {
+    async fn acquire_until<W: MemberWait>(&self, wait: W) -> Result<Waited<MultiLockGuard, W>> {
         let mut held = Vec::with_capacity(self.members.len());
         for member in &self.members {
-            match member.acquire_until(deadline).await {
-                Ok(Some(h)) => held.push(h),
-                outcome => {
+            match wait.acquire(&*member.lock).await {
+                Ok(Ok(h)) => held.push((member.clone(), h)),
+                Ok(Err(timed_out)) => {
                     rollback(held).await;
-                    return outcome.map(|_| None);
+                    return Ok(Err(timed_out));
+                }
+                Err(e) => {
+                    rollback(held).await;
+                    return Err(e);
                 }
             }
         }
-        Ok(Some(MultiLockGuard { held }))
+        let mut given: Vec<usize> = (0..held.len()).collect();
+        given.sort_by_key(|&i| held[i].0.given);
+        Ok(Ok(MultiLockGuard { held, given }))
     }
 }
 
-async fn rollback(held: Vec<Held>) {
-    for h in held.into_iter().rev() {
+/// A [`Wait`] for one member, through the [`InterProcessLock`] object: forever, or what is
+/// left of the set's deadline.
+trait MemberWait: Wait {
+    fn acquire(self, lock: &dyn InterProcessLock) -> BoxFuture<'_, Result<Waited<HeldLock, Self>>>;
+}
+
+impl MemberWait for Forever {
+    fn acquire(self, lock: &dyn InterProcessLock) -> BoxFuture<'_, Result<Waited<HeldLock, Self>>> {
+        Box::pin(async move { lock.acquire().await.map(Ok) })
+    }
+}
+
+impl MemberWait for Until {
+    fn acquire(self, lock: &dyn InterProcessLock) -> BoxFuture<'_, Result<Waited<HeldLock, Self>>> {
+        let left = self.0.saturating_duration_since(Instant::now());
+        Box::pin(async move { Ok(lock.acquire_timeout(left).await?.ok_or(TimedOut)) })
+    }
+}
+
+async fn rollback(held: Vec<(Member, HeldLock)>) {
+    for (_, h) in held.into_iter().rev() {
         if let Err(e) = h.release().await {
             tracing::debug!(error = %e, "multi-lock rollback: release failed (continues in the background)");
         }
@@ -174,19 +189,69 @@ async fn rollback(held: Vec<Held>) {
 
 /// The hold of every member of an [`InterProcessMultiLock`]. Dropping it releases all in the
 /// background.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(multi: zk_recipes::InterProcessMultiLock) -> zk_recipes::Result<()> {
+/// let guard = multi.acquire().await?;
+/// let tokens: Vec<i64> = guard.nodes().map(|n| n.fencing_token()).collect();
+/// tokio::select! {
+///     reason = guard.lost() => println!("lost: {reason}"),
+///     _ = async { /* work, passing `tokens` along */ } => {}
+/// }
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
 #[must_use = "the locks are released when the guard is dropped"]
 #[derive(Debug)]
 pub struct MultiLockGuard {
-    held: Vec<Held>,
+    /// In acquisition order.
+    held: Vec<(Member, HeldLock)>,
+    /// Indices into `held`, in the order the members were given.
+    given: Vec<usize>,
 }
 
 impl MultiLockGuard {
-    /// Each member's node, in acquisition order.
+    /// Each member with its held node, in the order the members were given to
+    /// [`InterProcessMultiLock::new`] (or the paths to
+    /// [`from_paths`](InterProcessMultiLock::from_paths)).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(guard: &zk_recipes::MultiLockGuard) {
+    /// for (member, node) in guard.members() {
+    ///     println!("{} -> {}", member.path(), node.path());
+    /// }
+    /// # }
+    /// ```
+    pub fn members(&self) -> impl Iterator<Item = (&dyn InterProcessLock, &HeldNode)> {
+        self.given.iter().map(|&i| {
+            let (member, held) = &self.held[i];
+            (&*member.lock, &**held)
+        })
+    }
+
+    /// Each member's node, in the order the members were given (as
+    /// [`members`](Self::members)).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(guard: &zk_recipes::MultiLockGuard) {
+    /// let paths: Vec<&str> = guard.nodes().map(|n| n.path()).collect();
+    /// # }
+    /// ```
     pub fn nodes(&self) -> impl Iterator<Item = &HeldNode> {
-        self.held.iter().map(Held::node)
+        self.members().map(|(_, node)| node)
     }
 
     /// Whether any member's hold is lost.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(guard: &zk_recipes::MultiLockGuard) {
+    /// assert!(!guard.is_lost());
+    /// # }
+    /// ```
     pub fn is_lost(&self) -> bool {
         self.nodes().any(HeldNode::is_lost)
     }
@@ -195,21 +260,35 @@ impl MultiLockGuard {
     ///
     /// # Cancel safety
     /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(guard: zk_recipes::MultiLockGuard) {
+    /// let reason = guard.lost().await;
+    /// # }
+    /// ```
     pub async fn lost(&self) -> LossReason {
         let all = self.nodes().map(|n| Box::pin(n.lost()));
         select_all(all).await.0
     }
 
-    /// Releases every member in reverse order.
+    /// Releases every member in reverse acquisition order.
     ///
     /// # Errors
     /// The first release error; every member is released either way.
     ///
     /// # Cancel safety
     /// Cancel safe: the rest is released in the background.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(guard: zk_recipes::MultiLockGuard) -> zk_recipes::Result<()> {
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn release(mut self) -> Result<()> {
         let mut first = Ok(());
-        while let Some(h) = self.held.pop() {
+        while let Some((_, h)) = self.held.pop() {
             if let Err(e) = h.release().await {
                 if first.is_ok() {
                     first = Err(e);

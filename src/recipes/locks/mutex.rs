@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::deadline::{held, in_time, Forever, Until, Wait, Waited};
 use super::driver::{sort_children, Driver, Exclusive};
 use super::engine::{self, Request};
 use super::handle::Shared;
@@ -110,7 +111,7 @@ impl InterProcessMutex {
     /// is deleted in the background, found by its protected prefix if its create never
     /// answered).
     pub async fn acquire(&self) -> Result<LockGuard> {
-        self.acquire_until(None).await?.ok_or(Error::Timeout(Duration::MAX))
+        self.acquire_until(Forever).await.map(held)
     }
 
     /// Acquires only if that needs no waiting: `Ok(None)` when someone else holds it.
@@ -121,7 +122,7 @@ impl InterProcessMutex {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn try_acquire(&self) -> Result<Option<LockGuard>> {
-        self.acquire_until(Some(Instant::now())).await
+        self.acquire_until(Until(Instant::now())).await.map(in_time)
     }
 
     /// Waits at most `timeout`: `Ok(None)` when it passed (our node is deleted).
@@ -132,16 +133,15 @@ impl InterProcessMutex {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.acquire_until(Some(Instant::now() + timeout)).await
+        self.acquire_until(Until(Instant::now() + timeout)).await.map(in_time)
     }
 
-    pub(crate) async fn acquire_until(&self, deadline: Option<Instant>) -> Result<Option<LockGuard>> {
+    pub(crate) async fn acquire_until<W: Wait>(&self, wait: W) -> Result<Waited<LockGuard, W>> {
         let s = &self.shared;
-        acquire_reentrant(&s.state.owners, || async move {
+        acquire_reentrant::<W, _, _>(&s.state.owners, || async move {
             let data = s.state.data.as_deref().unwrap_or(s.fw.default_data());
-            let request =
-                Request { dir: &s.path, name: "lock-", data, driver: &Exclusive::MUTEX, deadline, prefetch: None };
-            let acquired = engine::acquire(&s.fw, &request).await?;
+            let request = Request { dir: &s.path, name: "lock-", data, driver: &Exclusive::MUTEX, prefetch: None };
+            let acquired = engine::contend(&s.fw, &request, wait).await?;
             Ok(acquired.map(|a| HeldNode::new(&s.fw, a, s.state.revocable)))
         })
         .await

@@ -5,6 +5,7 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use super::deadline::{Wait, Waited};
 use super::held::HeldNode;
 use super::owner::{Owner, Owners};
 use crate::error::{Error, Result};
@@ -80,11 +81,15 @@ impl LockGuard {
 
 /// Acquires re-entrantly for the current owner: re-enter what it holds, else run `acquire`.
 /// Two acquisitions of one owner never race (the second waits for the first, then
-/// re-enters). `Ok(None)` means `acquire` timed out.
-pub(crate) async fn acquire_reentrant<F, Fut>(owners: &Arc<Owners<Entry>>, acquire: F) -> Result<Option<LockGuard>>
+/// re-enters). `Ok(Err(_))` means `acquire` timed out.
+pub(crate) async fn acquire_reentrant<W, F, Fut>(
+    owners: &Arc<Owners<Entry>>,
+    acquire: F,
+) -> Result<Waited<LockGuard, W>>
 where
+    W: Wait,
     F: FnOnce() -> Fut,
-    Fut: Future<Output = Result<Option<HeldNode>>>,
+    Fut: Future<Output = Result<Waited<HeldNode, W>>>,
 {
     let owner = Owner::current();
     let gate = owners.gate(owner);
@@ -92,14 +97,17 @@ where
         let _turn = gate.lock().await;
         if let Some(entry) = owners.held(owner) {
             if let Some(reason) = entry.node.loss() {
-                return Err(Error::LockLost(format!("cannot re-enter {}: {reason}", entry.node.path())));
+                return Err(Error::LockLost { path: entry.node.path().to_string(), reason });
             }
-            return Ok(Some(LockGuard { entry }));
+            return Ok(Ok(LockGuard { entry }));
         }
-        let Some(node) = acquire().await? else { return Ok(None) };
+        let node = match acquire().await? {
+            Ok(node) => node,
+            Err(timed_out) => return Ok(Err(timed_out)),
+        };
         let entry = Arc::new(Entry { node, owner, owners: owners.clone(), released: AtomicBool::new(false) });
         owners.set(owner, &entry);
-        Ok(Some(LockGuard { entry }))
+        Ok(Ok(LockGuard { entry }))
     }
     .await;
     drop(gate);

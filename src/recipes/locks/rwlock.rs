@@ -6,6 +6,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zookeeper_client::CreateMode;
 
+use super::deadline::{held, in_time, Forever, Until, Wait, Waited};
 use super::driver::{sort_key_multi, Driver, Exclusive, Read, READ_NAME, WRITE_NAME};
 use super::engine::{self, Acquired, Request};
 use super::handle::Shared;
@@ -59,6 +60,38 @@ impl InterProcessReadWriteLock {
         &self.shared.path
     }
 
+    /// The read side as a lock of its own (Curator's `readLock()`), e.g. for an
+    /// [`InterProcessMultiLock`](crate::InterProcessMultiLock).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// use std::sync::Arc;
+    /// use zk_recipes::{InterProcessLock, InterProcessMultiLock, InterProcessReadWriteLock};
+    /// let (a, b) = (InterProcessReadWriteLock::new(&fw, "/a")?, InterProcessReadWriteLock::new(&fw, "/b")?);
+    /// let members: [Arc<dyn InterProcessLock>; 2] = [Arc::new(a.read_lock()), Arc::new(b.write_lock())];
+    /// let guard = InterProcessMultiLock::new(members)?.acquire().await?;
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn read_lock(&self) -> ReadLock {
+        ReadLock { lock: self.clone() }
+    }
+
+    /// The write side as a lock of its own (Curator's `writeLock()`); see
+    /// [`read_lock`](Self::read_lock).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(fw: &zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// let write = zk_recipes::InterProcessReadWriteLock::new(fw, "/a")?.write_lock();
+    /// assert_eq!(write.path(), "/a");
+    /// # Ok(()) }
+    /// ```
+    pub fn write_lock(&self) -> WriteLock {
+        WriteLock { lock: self.clone() }
+    }
+
     /// Waits for the read lock.
     ///
     /// # Errors
@@ -67,7 +100,7 @@ impl InterProcessReadWriteLock {
     /// # Cancel safety
     /// Cancel safe: no node is left behind.
     pub async fn read(&self) -> Result<LockGuard> {
-        self.read_until(None).await?.ok_or(Error::Timeout(Duration::MAX))
+        self.read_until(Forever).await.map(held)
     }
 
     /// Waits at most `timeout` for the read lock (`Ok(None)` when it passed).
@@ -78,7 +111,7 @@ impl InterProcessReadWriteLock {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn read_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.read_until(Some(Instant::now() + timeout)).await
+        self.read_until(Until(Instant::now() + timeout)).await.map(in_time)
     }
 
     /// Waits for the write lock.
@@ -90,7 +123,7 @@ impl InterProcessReadWriteLock {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn write(&self) -> Result<LockGuard> {
-        self.write_until(None).await?.ok_or(Error::Timeout(Duration::MAX))
+        self.write_until(Forever).await.map(held)
     }
 
     /// Waits at most `timeout` for the write lock (`Ok(None)` when it passed).
@@ -101,32 +134,32 @@ impl InterProcessReadWriteLock {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn write_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.write_until(Some(Instant::now() + timeout)).await
+        self.write_until(Until(Instant::now() + timeout)).await.map(in_time)
     }
 
-    pub(crate) async fn read_until(&self, deadline: Option<Instant>) -> Result<Option<LockGuard>> {
+    pub(crate) async fn read_until<W: Wait>(&self, wait: W) -> Result<Waited<LockGuard, W>> {
         let s = &self.shared;
-        acquire_reentrant(&s.state.readers, || async move {
+        acquire_reentrant::<W, _, _>(&s.state.readers, || async move {
             if let Some(write) = held_by_current(&s.state.writers) {
-                return self.downgrade(write.node()).await.map(Some);
+                return self.downgrade(write.node()).await.map(Ok);
             }
-            self.contend(READ_NAME, &Read, deadline).await
+            self.contend(READ_NAME, &Read, wait).await
         })
         .await
     }
 
-    pub(crate) async fn write_until(&self, deadline: Option<Instant>) -> Result<Option<LockGuard>> {
+    pub(crate) async fn write_until<W: Wait>(&self, wait: W) -> Result<Waited<LockGuard, W>> {
         let s = &self.shared;
         if held_by_current(&s.state.writers).is_none() && held_by_current(&s.state.readers).is_some() {
             return Err(Error::Unsupported("upgrading a read lock to a write lock (it would deadlock)"));
         }
-        acquire_reentrant(&s.state.writers, || self.contend(WRITE_NAME, &Exclusive::WRITE, deadline)).await
+        acquire_reentrant::<W, _, _>(&s.state.writers, || self.contend(WRITE_NAME, &Exclusive::WRITE, wait)).await
     }
 
-    async fn contend(&self, name: &str, driver: &dyn Driver, deadline: Option<Instant>) -> Result<Option<HeldNode>> {
+    async fn contend<W: Wait>(&self, name: &str, driver: &dyn Driver, wait: W) -> Result<Waited<HeldNode, W>> {
         let s = &self.shared;
-        let request = Request { dir: &s.path, name, data: s.fw.default_data(), driver, deadline, prefetch: None };
-        Ok(engine::acquire(&s.fw, &request).await?.map(|a| HeldNode::new(&s.fw, a, false)))
+        let request = Request { dir: &s.path, name, data: s.fw.default_data(), driver, prefetch: None };
+        Ok(engine::contend(&s.fw, &request, wait).await?.map(|a| HeldNode::new(&s.fw, a, false)))
     }
 
     /// The read node of a write holder: a plain ephemeral, protected node named after the
@@ -159,5 +192,153 @@ impl InterProcessReadWriteLock {
     /// Cancel safe.
     pub async fn participants(&self) -> Result<Vec<String>> {
         participants(&self.shared.fw, &self.shared.path, &Read).await
+    }
+}
+
+/// The read side of an [`InterProcessReadWriteLock`] as a lock of its own (Curator's
+/// `readLock()`): what [`InterProcessReadWriteLock::read_lock`] returns, an
+/// [`InterProcessLock`](crate::InterProcessLock) (e.g. a member of an
+/// [`InterProcessMultiLock`](crate::InterProcessMultiLock)). Shares the read-write lock's
+/// re-entrancy bookkeeping: it is the same lock, not a copy.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::InterProcessReadWriteLock;
+/// let side = InterProcessReadWriteLock::new(&fw, "/locks/table")?.read_lock();
+/// let guard = side.acquire().await?;
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReadLock {
+    lock: InterProcessReadWriteLock,
+}
+
+impl ReadLock {
+    /// Waits for the read lock: [`InterProcessReadWriteLock::read`].
+    ///
+    /// # Errors
+    /// As [`InterProcessReadWriteLock::read`].
+    ///
+    /// # Cancel safety
+    /// Cancel safe: no node is left behind.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(side: zk_recipes::ReadLock) -> zk_recipes::Result<()> {
+    /// side.acquire().await?.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire(&self) -> Result<LockGuard> {
+        self.lock.read().await
+    }
+
+    /// Waits at most `timeout` for the read lock (`Ok(None)` when it passed):
+    /// [`InterProcessReadWriteLock::read_timeout`].
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(side: zk_recipes::ReadLock) -> zk_recipes::Result<()> {
+    /// if let Some(guard) = side.acquire_timeout(std::time::Duration::from_secs(1)).await? {
+    ///     guard.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
+        self.lock.read_timeout(timeout).await
+    }
+
+    /// The lock path (shared by both sides).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(fw: &zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// let side = zk_recipes::InterProcessReadWriteLock::new(fw, "/locks/table")?.read_lock();
+    /// assert_eq!(side.path(), "/locks/table");
+    /// # Ok(()) }
+    /// ```
+    pub fn path(&self) -> &str {
+        self.lock.path()
+    }
+}
+
+/// The write side of an [`InterProcessReadWriteLock`] as a lock of its own (Curator's
+/// `writeLock()`): what [`InterProcessReadWriteLock::write_lock`] returns, an
+/// [`InterProcessLock`](crate::InterProcessLock) (e.g. a member of an
+/// [`InterProcessMultiLock`](crate::InterProcessMultiLock)). Shares the read-write lock's
+/// re-entrancy bookkeeping: it is the same lock, not a copy.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::InterProcessReadWriteLock;
+/// let side = InterProcessReadWriteLock::new(&fw, "/locks/table")?.write_lock();
+/// let guard = side.acquire().await?;
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct WriteLock {
+    lock: InterProcessReadWriteLock,
+}
+
+impl WriteLock {
+    /// Waits for the write lock: [`InterProcessReadWriteLock::write`].
+    ///
+    /// # Errors
+    /// As [`InterProcessReadWriteLock::write`].
+    ///
+    /// # Cancel safety
+    /// Cancel safe: no node is left behind.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(side: zk_recipes::WriteLock) -> zk_recipes::Result<()> {
+    /// side.acquire().await?.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire(&self) -> Result<LockGuard> {
+        self.lock.write().await
+    }
+
+    /// Waits at most `timeout` for the write lock (`Ok(None)` when it passed):
+    /// [`InterProcessReadWriteLock::write_timeout`].
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(side: zk_recipes::WriteLock) -> zk_recipes::Result<()> {
+    /// if let Some(guard) = side.acquire_timeout(std::time::Duration::from_secs(1)).await? {
+    ///     guard.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
+        self.lock.write_timeout(timeout).await
+    }
+
+    /// The lock path (shared by both sides).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(fw: &zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// let side = zk_recipes::InterProcessReadWriteLock::new(fw, "/locks/table")?.write_lock();
+    /// assert_eq!(side.path(), "/locks/table");
+    /// # Ok(()) }
+    /// ```
+    pub fn path(&self) -> &str {
+        self.lock.path()
     }
 }

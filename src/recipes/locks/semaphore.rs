@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::deadline::{held, in_time, Forever, Until, Wait, Waited};
 use super::driver::LeaseCount;
 use super::engine::{self, Request};
 use super::held::HeldNode;
@@ -70,8 +71,15 @@ impl InterProcessSemaphoreV2 {
     /// # Cancel safety
     /// Cancel safe: no node (lease or internal lock) is left behind.
     pub async fn acquire(&self) -> Result<Lease> {
-        let mut leases = self.acquire_many(1).await?;
-        leases.pop().ok_or_else(|| Error::InvalidArgument("no lease".into()))
+        self.acquire_one(Forever).await.map(held)
+    }
+
+    /// One lease, under `wait`.
+    pub(crate) async fn acquire_one<W: Wait>(&self, wait: W) -> Result<Waited<Lease, W>> {
+        match self.acquire_until(1, wait).await? {
+            Ok(leases) => leases.into_iter().next().map(Ok).ok_or_else(|| Error::InvalidArgument("no lease".into())),
+            Err(timed_out) => Ok(Err(timed_out)),
+        }
     }
 
     /// Waits for `n` leases, all or nothing.
@@ -83,7 +91,7 @@ impl InterProcessSemaphoreV2 {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn acquire_many(&self, n: usize) -> Result<Vec<Lease>> {
-        self.acquire_until(n, None).await?.ok_or(Error::Timeout(Duration::MAX))
+        self.acquire_until(n, Forever).await.map(held)
     }
 
     /// Waits at most `timeout` for one lease (`Ok(None)` when it passed).
@@ -94,7 +102,7 @@ impl InterProcessSemaphoreV2 {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<Lease>> {
-        Ok(self.acquire_until(1, Some(Instant::now() + timeout)).await?.and_then(|mut v| v.pop()))
+        self.acquire_one(Until(Instant::now() + timeout)).await.map(in_time)
     }
 
     /// Waits at most `timeout` for `n` leases, all or nothing (`Ok(None)` when it passed;
@@ -106,26 +114,28 @@ impl InterProcessSemaphoreV2 {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn acquire_many_timeout(&self, n: usize, timeout: Duration) -> Result<Option<Vec<Lease>>> {
-        self.acquire_until(n, Some(Instant::now() + timeout)).await
+        self.acquire_until(n, Until(Instant::now() + timeout)).await.map(in_time)
     }
 
-    pub(crate) async fn acquire_until(&self, n: usize, deadline: Option<Instant>) -> Result<Option<Vec<Lease>>> {
+    pub(crate) async fn acquire_until<W: Wait>(&self, n: usize, wait: W) -> Result<Waited<Vec<Lease>, W>> {
         if n == 0 || n > self.max_leases {
             return Err(Error::InvalidArgument(format!("cannot acquire {n} of {} leases", self.max_leases)));
         }
-        let Some(lock) = self.lock.acquire_until(deadline).await? else { return Ok(None) };
+        let lock = match self.lock.acquire_until(wait).await? {
+            Ok(lock) => lock,
+            Err(timed_out) => return Ok(Err(timed_out)),
+        };
         let driver = LeaseCount { max_leases: self.max_leases };
         let mut leases = Vec::with_capacity(n);
         let data = self.fw.default_data();
         for _ in 0..n {
-            let request =
-                Request { dir: &self.leases_dir, name: "lease-", data, driver: &driver, deadline, prefetch: None };
-            match engine::acquire(&self.fw, &request).await {
-                Ok(Some(acquired)) => leases.push(Lease::new(HeldNode::new(&self.fw, acquired, false))),
-                Ok(None) => {
+            let request = Request { dir: &self.leases_dir, name: "lease-", data, driver: &driver, prefetch: None };
+            match engine::contend(&self.fw, &request, wait).await {
+                Ok(Ok(acquired)) => leases.push(Lease::new(HeldNode::new(&self.fw, acquired, false))),
+                Ok(Err(timed_out)) => {
                     return_all(leases).await.ok();
                     release_quietly(lock).await;
-                    return Ok(None);
+                    return Ok(Err(timed_out));
                 }
                 Err(e) => {
                     return_all(leases).await.ok();
@@ -137,7 +147,7 @@ impl InterProcessSemaphoreV2 {
         // The lease holder need not wait for the internal lock's release: dropping sends its
         // delete at once (ordered before anything we do next) and finishes it in the background.
         drop(lock);
-        Ok(Some(leases))
+        Ok(Ok(leases))
     }
 
     /// The current lease nodes, in order.
@@ -214,10 +224,6 @@ impl InterProcessSemaphoreMutex {
     /// Cancel safe.
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<Lease>> {
         self.semaphore.acquire_timeout(timeout).await
-    }
-
-    pub(crate) async fn acquire_until(&self, deadline: Option<Instant>) -> Result<Option<Lease>> {
-        Ok(self.semaphore.acquire_until(1, deadline).await?.and_then(|mut v| v.pop()))
     }
 
     /// The lock path.

@@ -1,16 +1,17 @@
 //! `zkr lock` and `zkr semaphore`.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use zk_recipes::{
-    Framework, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
-    InterProcessSemaphoreV2, Lockable,
+    Framework, InterProcessLock, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
+    InterProcessSemaphoreMutex, InterProcessSemaphoreV2,
 };
 
 use super::timed_out;
 use crate::args::{LockArgs, LockKind, SemaphoreArgs};
-use crate::exit::{CliError, CliResult};
+use crate::exit::CliResult;
 use crate::hold::{self, Held, Node};
 use crate::Ctx;
 
@@ -63,98 +64,27 @@ where
 
 async fn acquire(fw: &Framework, args: &LockArgs) -> CliResult<Option<Held>> {
     let t = args.hold.timeout;
-    if let [path] = args.paths.as_slice() {
-        let held = match args.kind {
-            LockKind::Mutex => {
-                let m = InterProcessMutex::new(fw, path)?;
-                timed(t, m.acquire(), |t| m.acquire_timeout(t)).await?.map(Held::Lock)
-            }
-            LockKind::Read => {
-                let l = InterProcessReadWriteLock::new(fw, path)?;
-                timed(t, l.read(), |t| l.read_timeout(t)).await?.map(Held::Lock)
-            }
-            LockKind::Write => {
-                let l = InterProcessReadWriteLock::new(fw, path)?;
-                timed(t, l.write(), |t| l.write_timeout(t)).await?.map(Held::Lock)
-            }
-            LockKind::SemaphoreMutex => {
-                let m = InterProcessSemaphoreMutex::new(fw, path)?;
-                timed(t, m.acquire(), |t| m.acquire_timeout(t)).await?.map(Held::Lease)
-            }
-        };
-        return Ok(held);
-    }
-    let members = args
-        .paths
-        .iter()
-        .map(|path| {
-            Ok(match args.kind {
-                LockKind::Mutex => Lockable::Mutex(InterProcessMutex::new(fw, path)?),
-                LockKind::Read => Lockable::Read(InterProcessReadWriteLock::new(fw, path)?),
-                LockKind::Write => Lockable::Write(InterProcessReadWriteLock::new(fw, path)?),
-                LockKind::SemaphoreMutex => Lockable::SemaphoreMutex(InterProcessSemaphoreMutex::new(fw, path)?),
-            })
-        })
-        .collect::<zk_recipes::Result<Vec<_>>>()?;
-    let multi = InterProcessMultiLock::new(members)?;
-    let Some(guard) = timed(t, multi.acquire(), |t| multi.acquire_timeout(t)).await? else { return Ok(None) };
-    let nodes = in_path_order(&args.paths, args.kind, guard.nodes().map(Node::of).collect())?;
-    Ok(Some(Held::Multi(guard, nodes)))
-}
-
-/// The multi-lock's nodes (it acquires in sorted path order) in the order of `paths`.
-fn in_path_order(paths: &[String], kind: LockKind, nodes: Vec<Node>) -> CliResult<Vec<Node>> {
-    // a lock node is a child of the lock's path; a semaphore mutex's is under <path>/leases
-    let lock_path = |node: &Node| {
-        let mut dir = parent(&node.path);
-        if kind == LockKind::SemaphoreMutex {
-            dir = parent(dir);
-        }
-        dir.to_string()
+    let locks = args.paths.iter().map(|path| lock_of(fw, args.kind, path)).collect::<zk_recipes::Result<Vec<_>>>()?;
+    let multi = match <[_; 1]>::try_from(locks) {
+        Ok([lock]) => return Ok(timed(t, lock.acquire(), |t| lock.acquire_timeout(t)).await?.map(Held::Lock)),
+        // several: one multi-lock, whose guard gives the nodes in the order of the PATHs
+        Err(locks) => InterProcessMultiLock::new(locks)?,
     };
-    paths
-        .iter()
-        .map(|path| {
-            nodes
-                .iter()
-                .find(|n| lock_path(n) == *path)
-                .cloned()
-                .ok_or_else(|| CliError::new(crate::exit::FAILURE, format!("no held node found for {path}")))
-        })
-        .collect()
+    Ok(timed(t, multi.acquire(), |t| multi.acquire_timeout(t)).await?.map(Held::Multi))
 }
 
-fn parent(path: &str) -> &str {
-    match path.rfind('/') {
-        Some(0) | None => "/",
-        Some(i) => &path[..i],
-    }
+/// The lock of `kind` at `path`.
+fn lock_of(fw: &Framework, kind: LockKind, path: &str) -> zk_recipes::Result<Arc<dyn InterProcessLock>> {
+    Ok(match kind {
+        LockKind::Mutex => Arc::new(InterProcessMutex::new(fw, path)?),
+        LockKind::Read => Arc::new(InterProcessReadWriteLock::new(fw, path)?.read_lock()),
+        LockKind::Write => Arc::new(InterProcessReadWriteLock::new(fw, path)?.write_lock()),
+        LockKind::SemaphoreMutex => Arc::new(InterProcessSemaphoreMutex::new(fw, path)?),
+    })
 }
 
 /// Node paths separated by spaces (ZooKeeper paths cannot be split wrongly: a node name may
 /// contain a space, but none of ours do).
 fn join_paths(nodes: &[Node]) -> String {
     nodes.iter().map(|n| n.path.as_str()).collect::<Vec<_>>().join(" ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn node(path: &str, token: i64) -> Node {
-        Node { path: path.into(), token }
-    }
-
-    #[test]
-    fn multi_lock_nodes_follow_the_given_paths() {
-        let nodes = vec![node("/a/_c_1-lock-0000000000", 1), node("/a/b/_c_2-lock-0000000003", 2)];
-        let paths = vec!["/a/b".to_string(), "/a".to_string()];
-        let ordered = in_path_order(&paths, LockKind::Mutex, nodes).unwrap();
-        assert_eq!(ordered.iter().map(|n| n.token).collect::<Vec<_>>(), [2, 1]);
-
-        let leases = vec![node("/x/leases/_c_1-lease-0000000000", 5), node("/y/leases/_c_2-lease-0000000000", 6)];
-        let paths = vec!["/y".to_string(), "/x".to_string()];
-        let ordered = in_path_order(&paths, LockKind::SemaphoreMutex, leases).unwrap();
-        assert_eq!(join_paths(&ordered), "/y/leases/_c_2-lease-0000000000 /x/leases/_c_1-lease-0000000000");
-    }
 }

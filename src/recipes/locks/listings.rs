@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use zookeeper_client::{Client, Error as ZkError};
 
-use super::session::lock;
+use crate::framework::lock;
 
 /// The children of a directory, as one listing returned them.
 #[derive(Debug)]
@@ -174,6 +174,18 @@ impl Listings {
         (issued, listing)
     }
 
+    /// Listings sent so far.
+    #[cfg(test)]
+    pub(crate) fn sent(&self) -> u64 {
+        self.sent.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether a listing is in flight for any directory.
+    #[cfg(test)]
+    pub(crate) fn any_in_flight(&self) -> bool {
+        lock(&self.dirs).values().any(|d| d.in_flight)
+    }
+
     /// A listing of `dir` sent after this call, shared with other local askers.
     pub(crate) fn list<'c>(
         self: &Arc<Self>,
@@ -181,62 +193,5 @@ impl Listings {
         dir: &str,
     ) -> impl Future<Output = Listed> + Send + 'c {
         self.after(client, dir, || ()).1
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    use super::*;
-    use crate::{Framework, InterProcessMutex};
-
-    /// 1,000 waiters of one process on one session queue with a handful of listings instead
-    /// of 1,000, and drain with none: each hand-off from a local holder needs no listing.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn local_waiters_share_listings_and_drain_without_listing() {
-        const WAITERS: usize = 1_000;
-        let cs = zk_recipes_testing::shared_server().await.unwrap();
-        let fw = Framework::connect(&cs).await.unwrap();
-        let path = format!("/listings-test-{}", std::process::id());
-        let mutex = InterProcessMutex::new(&fw, &path).unwrap();
-        let first = mutex.acquire().await.unwrap();
-        let sent = || fw.inner.listings.sent.load(Ordering::Relaxed);
-        let before = sent();
-        let inside = Arc::new(AtomicUsize::new(0));
-        let order = Arc::new(Mutex::new(Vec::new()));
-        let mut tasks = Vec::new();
-        for _ in 0..WAITERS {
-            let (m, inside, order) = (mutex.clone(), inside.clone(), order.clone());
-            tasks.push(tokio::spawn(async move {
-                let g = m.acquire().await.unwrap();
-                assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders at once");
-                lock(&order).push(g.fencing_token());
-                inside.fetch_sub(1, Ordering::SeqCst);
-                g.release().await.unwrap();
-            }));
-        }
-        while fw.children(&path).await.unwrap().len() < WAITERS + 1 {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-        // every waiter has its listing once it watches its predecessor: wait for that
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
-        while lock(&fw.inner.listings.dirs).values().any(|d| d.in_flight) {
-            assert!(tokio::time::Instant::now() < deadline, "listings never settled");
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-        let queued = sent() - before;
-        assert!(queued <= 20, "{queued} listings for {WAITERS} local waiters");
-        drop(first);
-        for t in tasks {
-            t.await.unwrap();
-        }
-        let drained = sent() - before - queued;
-        assert_eq!(drained, 0, "a hand-off from a local holder needs no listing");
-        let order = lock(&order).clone();
-        assert_eq!(order.len(), WAITERS);
-        assert!(order.windows(2).all(|w| w[0] < w[1]), "held in queue order, tokens increasing");
-        assert!(fw.children(&path).await.unwrap().is_empty(), "no node left");
-        fw.close();
     }
 }

@@ -20,8 +20,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::session::lock;
-use super::ProtectedName;
+use crate::framework::{lock, ProtectedName};
 
 /// The marks of one framework.
 #[derive(Debug, Default)]

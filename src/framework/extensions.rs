@@ -1,0 +1,71 @@
+//! One per-session extension slot: state that recipes keep per ZooKeeper session, without the
+//! framework knowing its type (in the spirit of `http::Extensions`: a map keyed by `TypeId`).
+//!
+//! The lock engine keeps its caches here (shared listings, local hand-off marks). The slot is
+//! emptied when the framework builds a new session, so that nothing learnt about the old
+//! session's nodes leaks into the new one; whoever still holds an `Arc` of an old value keeps
+//! it until done with it.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::session::{lock, Framework};
+
+/// Values of any `Default + Send + Sync` type, one per type, for the current session.
+#[derive(Debug, Default)]
+pub(crate) struct Extensions {
+    values: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+}
+
+impl Extensions {
+    /// The value of type `T`, made with `T::default()` on first use.
+    pub(crate) fn get_or_default<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
+        let mut values = lock(&self.values);
+        let value = values.entry(TypeId::of::<T>()).or_insert_with(|| Arc::new(T::default())).clone();
+        match value.downcast::<T>() {
+            Ok(value) => value,
+            // keyed by the type, so this is the value of another type only if the map was
+            // corrupted: start over with a fresh one rather than panic
+            Err(_) => {
+                let fresh = Arc::new(T::default());
+                values.insert(TypeId::of::<T>(), fresh.clone());
+                fresh
+            }
+        }
+    }
+
+    /// Forgets every value (a new session begins).
+    pub(crate) fn clear(&self) {
+        lock(&self.values).clear();
+    }
+}
+
+impl Framework {
+    /// The current session's value of type `T` (made with `T::default()` on first use; a new
+    /// session starts with none).
+    pub(crate) fn session_extension<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
+        self.inner.extensions.get_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Default)]
+    struct Counter(std::sync::atomic::AtomicU32);
+
+    #[test]
+    fn one_value_per_type_until_cleared() {
+        let ext = Extensions::default();
+        let a = ext.get_or_default::<Counter>();
+        a.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        assert!(Arc::ptr_eq(&a, &ext.get_or_default::<Counter>()));
+        assert_eq!(*ext.get_or_default::<String>(), "");
+        ext.clear();
+        let b = ext.get_or_default::<Counter>();
+        assert!(!Arc::ptr_eq(&a, &b), "a new session starts over");
+        assert_eq!(b.0.load(std::sync::atomic::Ordering::SeqCst), 0);
+    }
+}
