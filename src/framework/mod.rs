@@ -1,6 +1,7 @@
 //! The framework: a session manager over one ZooKeeper session (connect, retry, connection
 //! states, re-creation after expiry) and the building blocks every recipe shares.
 
+pub(crate) mod backoff;
 mod builder;
 pub(crate) mod holds;
 pub(crate) mod listings;

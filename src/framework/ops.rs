@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zookeeper_client::{Acls, Client, CreateMode, CreateOptions, Error as ZkError, Stat};
 
+use super::backoff::Backoff;
 use super::paths::{self, validate_path};
 use super::retry::{is_retryable, RetryPolicy};
 use super::Framework;
@@ -366,7 +367,7 @@ impl Framework {
         fw.inner.pending_deletes.fetch_add(1, Ordering::SeqCst);
         let runtime = self.inner.runtime.clone();
         runtime.spawn(async move {
-            let mut pause = Duration::from_millis(20);
+            let mut pause = Backoff::new(Duration::from_millis(20), Duration::from_secs(1)).with_jitter();
             loop {
                 if fw.is_closed() || ephemeral_owner.is_some_and(|owner| owner != fw.status().session_id) {
                     break;
@@ -385,8 +386,7 @@ impl Framework {
                         break;
                     }
                 }
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(1));
+                pause.sleep().await;
             }
             fw.inner.pending_deletes.fetch_sub(1, Ordering::SeqCst);
         });

@@ -9,6 +9,7 @@ use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 use zookeeper_client::{Client, SessionState};
 
+use super::backoff::Backoff;
 use super::builder::{Config, FrameworkBuilder};
 use super::state::{ConnectionState, ErrorPolicy, SessionStatus};
 use crate::error::{Error, Result};
@@ -337,7 +338,7 @@ async fn supervise(inner: Weak<Inner>, mut watcher: zookeeper_client::StateWatch
 
 /// Builds new sessions until one works (or the framework goes away) and installs it.
 async fn reconnect(inner: &Weak<Inner>) -> Option<Session> {
-    let mut pause = Duration::from_millis(50);
+    let mut pause = Backoff::new(Duration::from_millis(50), Duration::from_secs(2)).with_jitter();
     loop {
         let this = inner.upgrade()?;
         if this.status.borrow().closed {
@@ -359,8 +360,7 @@ async fn reconnect(inner: &Weak<Inner>) -> Option<Session> {
             }
             Err(e) => {
                 tracing::warn!(error = %e, "could not re-create the session; retrying");
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(2));
+                pause.sleep().await;
             }
         }
     }

@@ -11,6 +11,7 @@ use tokio::task::JoinHandle;
 
 use super::participant::{participants, Participant};
 use crate::error::{Error, Result};
+use crate::framework::backoff::Backoff;
 use crate::framework::{lock, paths, Framework};
 use crate::recipes::locks::driver::Exclusive;
 use crate::recipes::locks::engine::{self, Request};
@@ -263,7 +264,7 @@ fn set_leadership(inner: &Inner, node: Option<&HeldNode>) {
 
 /// Contends, leads until the hold is lost, re-queues; until the latch goes away.
 async fn run(inner: std::sync::Weak<Inner>) {
-    let mut pause = Duration::from_millis(50);
+    let mut pause = Backoff::new(Duration::from_millis(50), Duration::from_secs(2)).with_jitter();
     loop {
         let Some(this) = inner.upgrade() else { return };
         let fw = this.fw.clone();
@@ -283,12 +284,11 @@ async fn run(inner: std::sync::Weak<Inner>) {
             Err(Error::Closed) => return,
             Err(e) => {
                 tracing::warn!(%path, error = %e, "leader latch: could not queue; retrying");
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(2));
+                pause.sleep().await;
                 continue;
             }
         };
-        pause = Duration::from_millis(50);
+        pause.reset();
         let Some(this) = inner.upgrade() else { return };
         set_leadership(&this, Some(&node));
         drop(this);

@@ -12,6 +12,7 @@ use tokio::task::JoinHandle;
 
 use super::participant::{participants, Participant};
 use crate::error::{Error, Result};
+use crate::framework::backoff::Backoff;
 use crate::framework::{lock, Framework};
 use crate::recipes::locks::{InterProcessMutex, LossReason};
 
@@ -192,7 +193,7 @@ impl LeaderSelector {
 }
 
 async fn run(inner: std::sync::Weak<Inner>) {
-    let mut pause = Duration::from_millis(50);
+    let mut pause = Backoff::new(Duration::from_millis(50), Duration::from_secs(2)).with_jitter();
     loop {
         let Some(this) = inner.upgrade() else { return };
         let mutex = this.mutex.clone();
@@ -202,12 +203,11 @@ async fn run(inner: std::sync::Weak<Inner>) {
             Err(Error::Closed) => return,
             Err(e) => {
                 tracing::warn!(error = %e, "leader selector: could not queue; retrying");
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(2));
+                pause.sleep().await;
                 continue;
             }
         };
-        pause = Duration::from_millis(50);
+        pause.reset();
         let Some(this) = inner.upgrade() else { return };
         let ctx = LeaderContext { token: guard.fencing_token(), node: guard.path().to_string(), id: this.id.clone() };
         this.leading.send_replace(Some(ctx.token));

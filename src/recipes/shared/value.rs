@@ -8,6 +8,7 @@ use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher, Stat};
 
 use super::cas::{self, Cas};
 use crate::error::{Error, Result};
+use crate::framework::backoff::Backoff;
 use crate::framework::{is_retryable, paths, Framework};
 use crate::recipes::wait::wait;
 
@@ -244,11 +245,10 @@ where
     T: Send + 'static,
     D: Fn(&str, &[u8]) -> Result<T> + Send + 'static,
 {
-    const FIRST_PAUSE: Duration = Duration::from_millis(50);
     async_stream::stream! {
         // the last modification yielded (`mzxid` changes with every write and every creation)
         let mut last: Option<i64> = None;
-        let mut pause = FIRST_PAUSE;
+        let mut pause = Backoff::new(Duration::from_millis(50), Duration::from_secs(2));
         loop {
             let session = fw.status().session_id;
             let seen = fw
@@ -271,10 +271,9 @@ where
                 Err(e) => {
                     yield Err(e);
                     tokio::select! {
-                        _ = tokio::time::sleep(pause) => {}
+                        _ = pause.sleep() => {}
                         _ = fw.closed() => break,
                     }
-                    pause = (pause * 2).min(Duration::from_secs(2));
                     continue;
                 }
                 Ok(Seen::Appeared) => continue,
@@ -287,7 +286,7 @@ where
                     watcher
                 }
             };
-            pause = FIRST_PAUSE;
+            pause.reset();
             // any wake-up (event, session change, close) leads to a fresh read
             wait(&fw, watcher, None, session).await;
         }
