@@ -205,12 +205,23 @@ impl Framework {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn wait_connected(&self, timeout: Duration) -> Result<()> {
+        tokio::time::timeout(timeout, self.wait_until_connected()).await.map_err(|_| Error::Timeout(timeout))?
+    }
+
+    /// Waits, with no time limit, until the framework is connected (again): through
+    /// suspensions and the re-creation of a lost session, until it is closed.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] when closed (or dropped by every other handle) first.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub(crate) async fn wait_until_connected(&self) -> Result<()> {
         let mut rx = self.status_watch();
-        let wait = async move { rx.wait_for(|s| s.closed || s.state.is_connected()).await.map(|s| s.closed) };
-        match tokio::time::timeout(timeout, wait).await {
-            Err(_) => Err(Error::Timeout(timeout)),
-            Ok(Err(_)) | Ok(Ok(true)) => Err(Error::Closed),
-            Ok(Ok(false)) => Ok(()),
+        let closed = rx.wait_for(|s| s.closed || s.state.is_connected()).await.map(|s| s.closed);
+        match closed {
+            Ok(false) => Ok(()),
+            _ => Err(Error::Closed),
         }
     }
 

@@ -301,7 +301,7 @@ async fn run(inner: std::sync::Weak<Inner>) {
         if reason == LossReason::Closed {
             return;
         }
-        if fw.wait_connected(Duration::from_secs(3600)).await.is_err() {
+        if fw.wait_until_connected().await.is_err() {
             return;
         }
     }

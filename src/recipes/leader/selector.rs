@@ -222,7 +222,7 @@ async fn run(inner: std::sync::Weak<Inner>) {
         if let Err(e) = guard.release().await {
             tracing::debug!(error = %e, "leader selector: release after leadership");
         }
-        if matches!(end, LeadershipEnd::Lost(_)) && this.fw.wait_connected(Duration::from_secs(3600)).await.is_err() {
+        if matches!(end, LeadershipEnd::Lost(_)) && this.fw.wait_until_connected().await.is_err() {
             return;
         }
         if !this.auto_requeue.load(Ordering::SeqCst) {
