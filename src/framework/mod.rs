@@ -11,6 +11,7 @@ pub(crate) mod paths;
 mod retry;
 mod session;
 mod state;
+pub(crate) mod wait;
 
 pub use builder::FrameworkBuilder;
 pub use ops::CreatedNode;

@@ -6,7 +6,6 @@ mod inspect;
 mod leader;
 pub(crate) mod locks;
 mod shared;
-mod wait;
 
 pub use atomic::{
     AtomicNumber, AtomicOptions, AtomicStats, AtomicValue, DistributedAtomicInteger, DistributedAtomicLong,

@@ -6,8 +6,8 @@ use tokio::time::Instant;
 use zookeeper_client::{CreateMode, Error as ZkError};
 
 use crate::error::{Error, Result};
+use crate::framework::wait::{wait, Wake};
 use crate::framework::{paths, Framework};
-use crate::recipes::wait::{wait, Wake};
 
 /// A barrier that blocks every waiter while it is set: Curator's `DistributedBarrier`.
 ///

@@ -7,8 +7,8 @@ use tokio::time::Instant;
 use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher};
 
 use crate::error::{Error, Result};
+use crate::framework::wait::{wait, wait_any, Wake};
 use crate::framework::{paths, Framework};
-use crate::recipes::wait::{wait, wait_any, Wake};
 
 /// The name of the node that opens the barrier.
 const READY: &str = "ready";

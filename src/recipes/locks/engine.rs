@@ -24,8 +24,8 @@ use super::driver::{sort_children, Decision, Driver};
 use crate::error::{Error, Result};
 use crate::framework::holds::HoldEntry;
 use crate::framework::listings::Listing;
+use crate::framework::wait::{Wake, WatchSet};
 use crate::framework::{paths, Framework, ProtectedName, SessionStatus};
-use crate::recipes::wait::{Wake, WatchSet};
 
 /// What to contend for.
 pub(crate) struct Request<'a> {

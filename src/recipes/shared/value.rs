@@ -9,8 +9,8 @@ use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher, Stat};
 use super::cas::{self, Cas};
 use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
+use crate::framework::wait::wait;
 use crate::framework::{is_retryable, paths, Framework};
-use crate::recipes::wait::wait;
 
 /// A value together with the node version it was read or written at (Curator's
 /// `VersionedValue`): hand it back to `compare_and_set` or `try_set` to write only if nobody
