@@ -76,6 +76,7 @@
 mod error;
 mod framework;
 mod recipes;
+mod sync;
 pub use recipes::*;
 
 #[cfg(feature = "testing")]

@@ -21,6 +21,5 @@ pub use retry::{
     is_retryable, BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryForever, RetryNTimes,
     RetryOneTime, RetryPolicy, RetryUntilElapsed, MAX_EXPONENTIAL_RETRIES,
 };
-pub(crate) use session::lock;
 pub use session::Framework;
 pub use state::{ConnectionState, ErrorPolicy, SessionStatus};

@@ -13,6 +13,8 @@ use super::backoff::Backoff;
 use super::builder::{Config, FrameworkBuilder};
 use super::state::{ConnectionState, ErrorPolicy, SessionStatus};
 use crate::error::{Error, Result};
+// re-exported for holds.rs and listings.rs, which import it from here
+pub(crate) use crate::sync::lock;
 
 /// One ZooKeeper session: the plain client (for the namespace itself) and the client rooted
 /// at the namespace that everything else uses.
@@ -236,10 +238,6 @@ impl Framework {
     pub(crate) fn session_info(&self) -> Result<zookeeper_client::SessionInfo> {
         Ok(self.session()?.raw.session().clone())
     }
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Inner {

@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use crate::framework::lock;
+use crate::sync::lock;
 
 /// A resource that accepts a write only with a fencing token at least as large as the largest
 /// it has seen, and records every stale write it refused: the downstream half of fencing (see

@@ -24,8 +24,9 @@ use tokio::time::Instant;
 use zookeeper_client::{CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult};
 
 use crate::error::{Error, Result};
-use crate::framework::{is_retryable, lock, paths, Framework};
+use crate::framework::{is_retryable, paths, Framework};
 use crate::recipes::locks::InterProcessMutex;
+use crate::sync::lock;
 
 use super::queue::Turn;
 

@@ -13,8 +13,9 @@ use tokio::task::JoinHandle;
 use super::participant::{participants, Participant};
 use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
-use crate::framework::{lock, Framework};
+use crate::framework::Framework;
 use crate::recipes::locks::{InterProcessMutex, LossReason};
+use crate::sync::lock;
 
 /// What the leadership task gets: the leadership token and the moment it started.
 #[derive(Debug, Clone)]

@@ -8,7 +8,8 @@ use zookeeper_client::{Error as ZkError, EventType, Stat};
 use super::engine::Acquired;
 use crate::error::{Error, Result};
 use crate::framework::holds::HoldEntry;
-use crate::framework::{lock, ConnectionState, Framework, SessionStatus};
+use crate::framework::{ConnectionState, Framework, SessionStatus};
+use crate::sync::lock;
 
 /// Curator's revocation request: these bytes as the holder's node data.
 pub(crate) const REVOKE_MESSAGE: &[u8] = b"__REVOKE__";
