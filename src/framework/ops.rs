@@ -102,7 +102,7 @@ impl Framework {
         F: FnMut(Client) -> Fut,
         Fut: Future<Output = std::result::Result<T, ZkError>>,
     {
-        self.retry_with(&*self.inner.cfg.retry, op).await
+        self.retry_with(self.retry_policy(), op).await
     }
 
     /// [`retry`](Self::retry) with another policy than the framework's.
@@ -120,7 +120,7 @@ impl Framework {
         let start = Instant::now();
         let mut retries = 0u32;
         loop {
-            let outcome = match self.wait_connected(self.inner.cfg.connection_timeout).await {
+            let outcome = match self.wait_connected(self.connection_timeout()).await {
                 Err(Error::Closed) => return Err(Error::Closed),
                 Err(_) => Err(ZkError::ConnectionLoss),
                 Ok(()) => op(self.client()?).await,
@@ -343,15 +343,12 @@ impl Framework {
             _ => return self.delete_in_background(path, ephemeral_owner),
         };
         let sent = client.delete(&path, None);
-        let fw = self.clone();
-        fw.inner.pending_deletes.fetch_add(1, Ordering::SeqCst);
-        self.inner.runtime.spawn(async move {
+        self.spawn_counted_delete(|fw| async move {
             match sent.await {
                 Ok(()) | Err(ZkError::NoNode) => {}
                 Err(e) if is_retryable(&e) => fw.delete_in_background(path, ephemeral_owner),
                 Err(e) => tracing::warn!(%path, error = %e, "release: delete refused"),
             }
-            fw.inner.pending_deletes.fetch_sub(1, Ordering::SeqCst);
         });
     }
 
@@ -362,11 +359,31 @@ impl Framework {
         self.spawn_delete(DeleteTarget::Protected(name), Some(owner));
     }
 
+    /// Spawns `delete` (given a handle of this framework) on the framework's runtime, counted
+    /// in [`pending_background_deletes`](Self::pending_background_deletes) until it ends (or is
+    /// dropped with the runtime).
+    fn spawn_counted_delete<F, Fut>(&self, delete: F)
+    where
+        F: FnOnce(Framework) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        struct Pending(Framework);
+        impl Drop for Pending {
+            fn drop(&mut self) {
+                self.0.inner.pending_deletes.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        self.inner.pending_deletes.fetch_add(1, Ordering::SeqCst);
+        let pending = Pending(self.clone());
+        let work = delete(self.clone());
+        self.runtime().spawn(async move {
+            work.await;
+            drop(pending);
+        });
+    }
+
     fn spawn_delete(&self, target: DeleteTarget, ephemeral_owner: Option<i64>) {
-        let fw = self.clone();
-        fw.inner.pending_deletes.fetch_add(1, Ordering::SeqCst);
-        let runtime = self.inner.runtime.clone();
-        runtime.spawn(async move {
+        self.spawn_counted_delete(|fw| async move {
             let mut pause = Backoff::new(Duration::from_millis(20), Duration::from_secs(1)).with_jitter();
             loop {
                 if fw.is_closed() || ephemeral_owner.is_some_and(|owner| owner != fw.status().session_id) {
@@ -388,7 +405,6 @@ impl Framework {
                 }
                 pause.sleep().await;
             }
-            fw.inner.pending_deletes.fetch_sub(1, Ordering::SeqCst);
         });
     }
 

@@ -11,6 +11,7 @@ use zookeeper_client::{Client, SessionState};
 
 use super::backoff::Backoff;
 use super::builder::{Config, FrameworkBuilder};
+use super::retry::RetryPolicy;
 use super::state::{ConnectionState, ErrorPolicy, SessionStatus};
 use crate::error::{Error, Result};
 // re-exported for holds.rs and listings.rs, which import it from here
@@ -225,6 +226,22 @@ impl Framework {
             Ok(false) => Ok(()),
             _ => Err(Error::Closed),
         }
+    }
+
+    /// The runtime the framework was built on: background work (deletes, monitors, recipe
+    /// tasks) is spawned there, so that it can be started from `Drop` outside a runtime.
+    pub(crate) fn runtime(&self) -> &tokio::runtime::Handle {
+        &self.inner.runtime
+    }
+
+    /// The framework's retry policy (see [`FrameworkBuilder::retry_policy`]).
+    pub(crate) fn retry_policy(&self) -> &dyn RetryPolicy {
+        &*self.inner.cfg.retry
+    }
+
+    /// How long an operation attempt waits for a connection.
+    pub(crate) fn connection_timeout(&self) -> Duration {
+        self.inner.cfg.connection_timeout
     }
 
     /// Resolves once the framework is closed (or dropped by every other handle).

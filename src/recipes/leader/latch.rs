@@ -111,7 +111,7 @@ impl LeaderLatch {
         if self.inner.started.swap(true, Ordering::SeqCst) {
             return Err(Error::InvalidArgument("the latch was started already".into()));
         }
-        let task = self.inner.fw.inner.runtime.spawn(run(Arc::downgrade(&self.inner)));
+        let task = self.inner.fw.runtime().spawn(run(Arc::downgrade(&self.inner)));
         *lock(&self.inner.task) = Some(task);
         Ok(())
     }

@@ -127,7 +127,7 @@ impl LeaderSelector {
         if runner.is_some() {
             return Err(Error::InvalidArgument("the selector was started already".into()));
         }
-        *runner = Some(self.inner.fw.inner.runtime.spawn(run(Arc::downgrade(&self.inner))));
+        *runner = Some(self.inner.fw.runtime().spawn(run(Arc::downgrade(&self.inner))));
         Ok(())
     }
 
