@@ -6,26 +6,11 @@ use std::time::Duration;
 use futures_core::Stream;
 use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher, Stat};
 
-use super::cas::{self, Cas};
+use super::cas::{self, Cas, VersionedValue};
 use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
 use crate::framework::wait::wait;
 use crate::framework::{is_retryable, paths, Framework};
-
-/// A value together with the node version it was read or written at (Curator's
-/// `VersionedValue`): hand it back to `compare_and_set` or `try_set` to write only if nobody
-/// wrote in between.
-///
-/// # Curator compatibility
-/// `version` is the node's data version (`Stat.version`), as in Curator's `VersionedValue`,
-/// so versions read by either side are comparable.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VersionedValue<T> {
-    /// The node's data version when the value was read.
-    pub version: i32,
-    /// The value.
-    pub value: T,
-}
 
 /// Bytes shared through one node: Curator's `SharedValue`.
 ///
