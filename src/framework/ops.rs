@@ -30,6 +30,9 @@ impl CreatedNode {
     }
 }
 
+/// The start of a protected node's name (Curator's `withProtection`): `_c_<uuid>-<name>`.
+pub(crate) const PROTECTED_PREFIX: &str = "_c_";
+
 /// The name of a protected node (Curator's `withProtection`): `_c_<uuid>-<name>`. After a
 /// connection loss during create, the node is found again by its unique prefix.
 #[derive(Debug, Clone)]
@@ -48,7 +51,11 @@ enum DeleteTarget {
 
 impl ProtectedName {
     pub fn new(parent: &str, name: &str) -> Self {
-        Self { parent: parent.to_string(), prefix: format!("_c_{}-", uuid::Uuid::new_v4()), name: name.to_string() }
+        Self {
+            parent: parent.to_string(),
+            prefix: format!("{PROTECTED_PREFIX}{}-", uuid::Uuid::new_v4()),
+            name: name.to_string(),
+        }
     }
 
     /// The path to create: `<parent>/_c_<uuid>-<name>`.
@@ -68,7 +75,7 @@ impl ProtectedName {
     /// The protection prefix a child name starts with (`_c_<uuid>-`), if it has one.
     pub fn prefix_of(child: &str) -> Option<&str> {
         // `_c_`, a hyphenated UUID (36 characters), `-`
-        child.get(..40).filter(|p| p.starts_with("_c_") && p.ends_with('-'))
+        child.get(..40).filter(|p| p.starts_with(PROTECTED_PREFIX) && p.ends_with('-'))
     }
 
     /// Whether `child` (a child name of the parent) is ours.

@@ -7,7 +7,11 @@ use zookeeper_client::Error as ZkError;
 
 use crate::error::{Error, Result};
 use crate::framework::{paths, Framework};
-use crate::recipes::locks::driver::{sort_children, READ_NAME, WRITE_NAME};
+use crate::recipes::layout::{
+    ATOMIC_QUEUE, ATOMIC_TXN_MARKER, DOUBLE_BARRIER_READY, LATCH_NAME, LEASE_NAME, LOCK_NAME, READ_NAME,
+    SEMAPHORE_LEASES, SEMAPHORE_LOCKS, WRITE_NAME,
+};
+use crate::recipes::locks::driver::sort_children;
 
 /// The recipe recognised at a path from its node names.
 #[non_exhaustive]
@@ -98,7 +102,7 @@ pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
         other => other?,
     };
     // an atomic value's transaction markers and its contention queue
-    children.retain(|c| !c.starts_with("_txn_") && c != crate::recipes::atomic::QUEUE_NODE);
+    children.retain(|c| !c.starts_with(ATOMIC_TXN_MARKER) && c != ATOMIC_QUEUE);
     let has = |needle: &str| children.iter().any(|c| c.contains(needle));
     if children.is_empty() {
         let value = match data.len() {
@@ -110,9 +114,9 @@ pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
         let value = value.or_else(|| Some(String::from_utf8_lossy(&data).into_owned()));
         return Ok(Inspection { value, ..empty(kind) });
     }
-    if children.iter().any(|c| c == "leases") {
-        let leases = nodes(fw, &paths::join(path, "leases"), &["lease-"]).await?;
-        let waiting = nodes(fw, &paths::join(path, "locks"), &["lock-"]).await?;
+    if children.iter().any(|c| c == SEMAPHORE_LEASES) {
+        let leases = nodes(fw, &paths::join(path, SEMAPHORE_LEASES), &[LEASE_NAME]).await?;
+        let waiting = nodes(fw, &paths::join(path, SEMAPHORE_LOCKS), &[LOCK_NAME]).await?;
         return Ok(Inspection { kind: RecipeKind::Semaphore, holders: leases, waiters: waiting, value: None });
     }
     if has(READ_NAME) || has(WRITE_NAME) {
@@ -126,15 +130,15 @@ pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
         let (holders, waiters) = split_at(all, split);
         return Ok(Inspection { kind: RecipeKind::ReadWriteLock, holders, waiters, value: None });
     }
-    for (name, kind) in [("latch-", RecipeKind::LeaderLatch), ("lock-", RecipeKind::Mutex)] {
+    for (name, kind) in [(LATCH_NAME, RecipeKind::LeaderLatch), (LOCK_NAME, RecipeKind::Mutex)] {
         if has(name) {
             let (holders, waiters) = split_at(nodes(fw, path, &[name]).await?, 1);
             return Ok(Inspection { kind, holders, waiters, value: None });
         }
     }
     let members = nodes(fw, path, &[]).await?;
-    if members.iter().any(|m| m.name == "ready") || members.iter().all(|m| m.session_id != 0) {
-        let (ready, members): (Vec<_>, Vec<_>) = members.into_iter().partition(|m| m.name == "ready");
+    if members.iter().any(|m| m.name == DOUBLE_BARRIER_READY) || members.iter().all(|m| m.session_id != 0) {
+        let (ready, members): (Vec<_>, Vec<_>) = members.into_iter().partition(|m| m.name == DOUBLE_BARRIER_READY);
         let value = Some(if ready.is_empty() { "not ready" } else { "ready" }.to_string());
         return Ok(Inspection { kind: RecipeKind::DoubleBarrier, holders: members, waiters: Vec::new(), value });
     }

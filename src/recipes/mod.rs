@@ -3,6 +3,7 @@
 mod atomic;
 mod barriers;
 mod inspect;
+mod layout;
 mod leader;
 pub(crate) mod locks;
 mod shared;

@@ -15,12 +15,10 @@
 
 use crate::error::Result;
 use crate::framework::{paths, Framework};
+use crate::recipes::layout;
 use crate::recipes::locks::driver::Exclusive;
 use crate::recipes::locks::engine::{self, Prefetched, Request};
 use crate::recipes::locks::HeldNode;
-
-/// The node under an atomic value where contenders queue.
-pub(crate) const QUEUE_NODE: &str = "_lock_";
 
 /// Our turn to write: a lock hold whose node is deleted when the turn is dropped, unless a
 /// write gave it back.
@@ -39,10 +37,10 @@ impl Turn {
     /// # Cancel safety
     /// Cancel safe: an abandoned turn leaves no node behind.
     pub(crate) async fn take(fw: &Framework, value_path: &str) -> Result<Turn> {
-        let dir = paths::join(value_path, QUEUE_NODE);
+        let dir = paths::join(value_path, layout::ATOMIC_QUEUE);
         let request = Request {
             dir: &dir,
-            name: "lock-",
+            name: layout::LOCK_NAME,
             data: &[],
             driver: &Exclusive::MUTEX,
             deadline: None,
@@ -121,7 +119,7 @@ mod tests {
         }
         let (data, _) = setup.get_data(&path).await.unwrap();
         assert_eq!(String::from_utf8(data).unwrap(), (SESSIONS * TURNS).to_string(), "lost increments");
-        let queue = paths::join(&path, QUEUE_NODE);
+        let queue = paths::join(&path, layout::ATOMIC_QUEUE);
         assert!(setup.children(&queue).await.unwrap().is_empty(), "a turn's node was left behind");
         assert!(prefetched.load(std::sync::atomic::Ordering::SeqCst) > 0, "no turn came with its value");
         setup.close();

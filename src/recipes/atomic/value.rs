@@ -25,6 +25,7 @@ use zookeeper_client::{CreateMode, Error as ZkError, MultiWriteError, MultiWrite
 
 use crate::error::{Error, Result};
 use crate::framework::{is_retryable, paths, Framework};
+use crate::recipes::layout;
 use crate::recipes::locks::InterProcessMutex;
 use crate::sync::lock;
 
@@ -428,7 +429,10 @@ impl DistributedAtomicValue {
         let (marker, previous) = {
             let mut state = lock(&self.inner.state);
             state.next += 1;
-            let marker = paths::join(&self.inner.path, &format!("_txn_{}-{}", self.inner.instance, state.next));
+            let marker = paths::join(
+                &self.inner.path,
+                &format!("{}{}-{}", layout::ATOMIC_TXN_MARKER, self.inner.instance, state.next),
+            );
             (marker, state.marker.clone())
         };
         let options = fw.create_options(CreateMode::Persistent);

@@ -9,9 +9,7 @@ use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher};
 use crate::error::{Error, Result};
 use crate::framework::wait::{wait, wait_any, Wake};
 use crate::framework::{paths, Framework};
-
-/// The name of the node that opens the barrier.
-const READY: &str = "ready";
+use crate::recipes::layout::DOUBLE_BARRIER_READY;
 
 /// A double barrier: Curator's `DistributedDoubleBarrier`. [`enter`](Self::enter) blocks until
 /// `member_qty` members have entered; [`leave`](Self::leave) blocks until every member has
@@ -106,7 +104,7 @@ impl DistributedDoubleBarrier {
         Ok(Self {
             fw: fw.clone(),
             path: path.to_string(),
-            ready_path: paths::join(path, READY),
+            ready_path: paths::join(path, DOUBLE_BARRIER_READY),
             our_path: paths::join(path, &our_name),
             our_name,
             member_qty,
@@ -233,7 +231,10 @@ impl DistributedDoubleBarrier {
                     Err(ZkError::NoNode) => (Vec::new(), vec![ready_watcher]),
                     Err(e) => return Err(e),
                 };
-                Ok(Entering::Waiting { members: members.into_iter().filter(|c| c != READY).collect(), watchers })
+                Ok(Entering::Waiting {
+                    members: members.into_iter().filter(|c| c != DOUBLE_BARRIER_READY).collect(),
+                    watchers,
+                })
             })
             .await
     }
@@ -333,7 +334,7 @@ impl DistributedDoubleBarrier {
                 }
             })
             .await?;
-        Ok(children.into_iter().filter(|c| c != READY).collect())
+        Ok(children.into_iter().filter(|c| c != DOUBLE_BARRIER_READY).collect())
     }
 
     /// Watches `watched` (exists) and, in the same round trip, deletes our node when asked.

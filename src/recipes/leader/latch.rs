@@ -13,12 +13,12 @@ use super::participant::{participants, Participant};
 use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
 use crate::framework::{paths, Framework};
+use crate::recipes::layout::LATCH_NAME;
 use crate::recipes::locks::driver::Exclusive;
 use crate::recipes::locks::engine::{self, Request};
 use crate::recipes::locks::{HeldNode, LossReason};
 use crate::sync::lock;
 
-const LATCH_NAME: &str = "latch-";
 const DRIVER: Exclusive = Exclusive { names: &[LATCH_NAME], max_leases: 1 };
 
 /// The leadership state of a latch.

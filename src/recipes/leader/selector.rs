@@ -14,6 +14,7 @@ use super::participant::{participants, Participant};
 use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
 use crate::framework::Framework;
+use crate::recipes::layout;
 use crate::recipes::locks::{InterProcessMutex, LossReason};
 use crate::sync::lock;
 
@@ -169,7 +170,7 @@ impl LeaderSelector {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn participants(&self) -> Result<Vec<Participant>> {
-        participants(&self.inner.fw, self.inner.mutex.path(), "lock-").await
+        participants(&self.inner.fw, self.inner.mutex.path(), layout::LOCK_NAME).await
     }
 
     /// The current leader, if any.

@@ -13,6 +13,7 @@ use super::owner::Owners;
 use super::reentrant::{acquire_reentrant, held_by_current, Entry, LockGuard};
 use crate::error::{Error, Result};
 use crate::framework::Framework;
+use crate::recipes::layout::LOCK_NAME;
 
 /// A fair, re-entrant, distributed mutex: Curator's `InterProcessMutex`.
 ///
@@ -140,7 +141,7 @@ impl InterProcessMutex {
         acquire_reentrant(&s.state.owners, || async move {
             let data = s.state.data.as_deref().unwrap_or(s.fw.default_data());
             let request =
-                Request { dir: &s.path, name: "lock-", data, driver: &Exclusive::MUTEX, deadline, prefetch: None };
+                Request { dir: &s.path, name: LOCK_NAME, data, driver: &Exclusive::MUTEX, deadline, prefetch: None };
             let acquired = engine::acquire(&s.fw, &request).await?;
             Ok(acquired.map(|a| HeldNode::new(&s.fw, a, s.state.revocable)))
         })

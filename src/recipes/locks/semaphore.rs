@@ -11,6 +11,7 @@ use super::lease::Lease;
 use super::mutex::{participants, InterProcessMutex};
 use crate::error::{Error, Result};
 use crate::framework::{paths, Framework};
+use crate::recipes::layout::{LEASE_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS};
 
 /// A counting semaphore across processes: Curator's `InterProcessSemaphoreV2`.
 ///
@@ -51,8 +52,8 @@ impl InterProcessSemaphoreV2 {
         }
         Ok(Self {
             fw: fw.clone(),
-            leases_dir: paths::join(path, "leases"),
-            lock: InterProcessMutex::new(fw, &paths::join(path, "locks"))?,
+            leases_dir: paths::join(path, SEMAPHORE_LEASES),
+            lock: InterProcessMutex::new(fw, &paths::join(path, SEMAPHORE_LOCKS))?,
             max_leases,
         })
     }
@@ -119,7 +120,7 @@ impl InterProcessSemaphoreV2 {
         let data = self.fw.default_data();
         for _ in 0..n {
             let request =
-                Request { dir: &self.leases_dir, name: "lease-", data, driver: &driver, deadline, prefetch: None };
+                Request { dir: &self.leases_dir, name: LEASE_NAME, data, driver: &driver, deadline, prefetch: None };
             match engine::acquire(&self.fw, &request).await {
                 Ok(Some(acquired)) => leases.push(Lease::new(HeldNode::new(&self.fw, acquired, false))),
                 Ok(None) => {
