@@ -5,6 +5,7 @@ pub(crate) mod backoff;
 mod builder;
 pub(crate) mod holds;
 pub(crate) mod listings;
+mod missing;
 mod nodelay;
 mod ops;
 pub(crate) mod paths;
@@ -14,6 +15,7 @@ mod state;
 pub(crate) mod wait;
 
 pub use builder::FrameworkBuilder;
+pub(crate) use missing::IfExists;
 pub use ops::CreatedNode;
 pub(crate) use ops::ProtectedName;
 pub use paths::validate_path;

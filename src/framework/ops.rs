@@ -9,6 +9,7 @@ use tokio::time::Instant;
 use zookeeper_client::{Acls, Client, CreateMode, CreateOptions, Error as ZkError, Stat};
 
 use super::backoff::Backoff;
+use super::missing::IfExists;
 use super::paths::{self, validate_path};
 use super::retry::{is_retryable, RetryPolicy};
 use super::Framework;
@@ -278,10 +279,7 @@ impl Framework {
         name: &ProtectedName,
         mode: CreateMode,
     ) -> std::result::Result<Option<CreatedNode>, ZkError> {
-        let children = match client.list_children(name.parent()).await {
-            Err(ZkError::NoNode) => return Ok(None),
-            other => other?,
-        };
+        let Some(children) = client.list_children(name.parent()).await.if_exists()? else { return Ok(None) };
         for child in children.into_iter().filter(|c| name.matches(c)) {
             let path = paths::join(name.parent(), &child);
             let Some(stat) = client.check_stat(&path).await? else { continue };
@@ -289,10 +287,7 @@ impl Framework {
                 return Ok(Some(CreatedNode { path, stat }));
             }
             // A leftover of an older session: it will vanish with that session; do not wait.
-            match client.delete(&path, None).await {
-                Ok(()) | Err(ZkError::NoNode) => {}
-                Err(e) => return Err(e),
-            }
+            client.delete(&path, None).await.if_exists()?;
         }
         Ok(None)
     }
@@ -312,7 +307,7 @@ impl Framework {
     pub async fn delete_guaranteed(&self, path: &str) -> Result<()> {
         validate_path(path)?;
         let owner = self.status().session_id;
-        match self.delete_once_retried(path).await {
+        match self.delete_if_exists(path).await {
             Err(e @ (Error::RetriesExhausted { .. } | Error::Timeout(_))) => {
                 self.delete_in_background(path.to_string(), Some(owner));
                 Err(e)
@@ -321,14 +316,9 @@ impl Framework {
         }
     }
 
-    async fn delete_once_retried(&self, path: &str) -> Result<()> {
-        self.retry(|client| async move {
-            match client.delete(path, None).await {
-                Err(ZkError::NoNode) => Ok(()),
-                other => other,
-            }
-        })
-        .await
+    /// Deletes `path` (any version) through the retry loop; a missing node counts as deleted.
+    pub(crate) async fn delete_if_exists(&self, path: &str) -> Result<()> {
+        self.retry(|client| async move { client.delete(path, None).await.if_exists().map(drop) }).await
     }
 
     /// Deletes `path` in the background, retrying with backoff until it is gone, the session
@@ -397,7 +387,7 @@ impl Framework {
                     break;
                 }
                 let outcome = match &target {
-                    DeleteTarget::Path(path) => fw.delete_once_retried(path).await,
+                    DeleteTarget::Path(path) => fw.delete_if_exists(path).await,
                     DeleteTarget::Protected(name) => fw.delete_protected_once(name).await,
                 };
                 match outcome {
@@ -416,12 +406,9 @@ impl Framework {
     }
 
     async fn delete_protected_once(&self, name: &ProtectedName) -> Result<()> {
-        let children = match self.children(name.parent()).await {
-            Err(Error::ZooKeeper(ZkError::NoNode)) => return Ok(()),
-            other => other?,
-        };
+        let children = self.children_or_empty(name.parent()).await?;
         for child in children.iter().filter(|c| name.matches(c)) {
-            self.delete_once_retried(&paths::join(name.parent(), child)).await?;
+            self.delete_if_exists(&paths::join(name.parent(), child)).await?;
         }
         Ok(())
     }

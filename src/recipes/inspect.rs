@@ -3,10 +3,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use zookeeper_client::Error as ZkError;
-
-use crate::error::{Error, Result};
-use crate::framework::{paths, Framework};
+use crate::error::Result;
+use crate::framework::{paths, Framework, IfExists};
 use crate::recipes::layout::{
     ATOMIC_QUEUE, ATOMIC_TXN_MARKER, DOUBLE_BARRIER_READY, LATCH_NAME, LEASE_NAME, LOCK_NAME, READ_NAME,
     SEMAPHORE_LEASES, SEMAPHORE_LOCKS, WRITE_NAME,
@@ -93,14 +91,8 @@ pub struct Inspection {
 pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
     paths::validate_path(path)?;
     let empty = |kind| Inspection { kind, holders: Vec::new(), waiters: Vec::new(), value: None };
-    let (data, _) = match fw.get_data(path).await {
-        Err(Error::ZooKeeper(ZkError::NoNode)) => return Ok(empty(RecipeKind::Missing)),
-        other => other?,
-    };
-    let mut children = match fw.children(path).await {
-        Err(Error::ZooKeeper(ZkError::NoNode)) => return Ok(empty(RecipeKind::Missing)),
-        other => other?,
-    };
+    let Some((data, _)) = fw.get_data(path).await.if_exists()? else { return Ok(empty(RecipeKind::Missing)) };
+    let Some(mut children) = fw.children(path).await.if_exists()? else { return Ok(empty(RecipeKind::Missing)) };
     // an atomic value's transaction markers and its contention queue
     children.retain(|c| !c.starts_with(ATOMIC_TXN_MARKER) && c != ATOMIC_QUEUE);
     let has = |needle: &str| children.iter().any(|c| c.contains(needle));
@@ -150,31 +142,23 @@ fn split_at(mut all: Vec<NodeInfo>, at: usize) -> (Vec<NodeInfo>, Vec<NodeInfo>)
     (all, waiters)
 }
 
-/// The children of `dir`, sorted as the recipe sorts them, with their stats and data.
-async fn nodes(fw: &Framework, dir: &str, names: &[&'static str]) -> Result<Vec<NodeInfo>> {
-    let mut children = match fw.children(dir).await {
-        Err(Error::ZooKeeper(ZkError::NoNode)) => return Ok(Vec::new()),
-        other => other?,
-    };
-    if names.is_empty() {
-        children.sort();
-    } else {
-        sort_children(&mut children, names);
-    }
+/// The children of `dir` (none when it is missing), sorted as the recipe named `names` sorts
+/// them (by name without `names`), with their stats and data; children deleted meanwhile are
+/// left out. Also the leader recipes' participants.
+pub(crate) async fn nodes(fw: &Framework, dir: &str, names: &[&str]) -> Result<Vec<NodeInfo>> {
+    let mut children = fw.children_or_empty(dir).await?;
+    sort_children(&mut children, names);
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
     let mut out = Vec::with_capacity(children.len());
     for name in children {
-        match fw.get_data(&paths::join(dir, &name)).await {
-            Ok((data, stat)) => out.push(NodeInfo {
-                name,
-                session_id: stat.ephemeral_owner,
-                fencing_token: stat.czxid,
-                age_ms: now - stat.ctime,
-                data: String::from_utf8_lossy(&data).into_owned(),
-            }),
-            Err(Error::ZooKeeper(ZkError::NoNode)) => continue,
-            Err(e) => return Err(e),
-        }
+        let Some((data, stat)) = fw.get_data(&paths::join(dir, &name)).await.if_exists()? else { continue };
+        out.push(NodeInfo {
+            name,
+            session_id: stat.ephemeral_owner,
+            fencing_token: stat.czxid,
+            age_ms: now - stat.ctime,
+            data: String::from_utf8_lossy(&data).into_owned(),
+        });
     }
     Ok(out)
 }

@@ -179,10 +179,7 @@ impl InterProcessMutex {
 
 /// The children of `dir`, sorted as `driver` sorts them (missing dir: none).
 pub(crate) async fn participants(fw: &Framework, dir: &str, driver: &dyn Driver) -> Result<Vec<String>> {
-    let mut children = match fw.children(dir).await {
-        Err(Error::ZooKeeper(zookeeper_client::Error::NoNode)) => Vec::new(),
-        other => other?,
-    };
+    let mut children = fw.children_or_empty(dir).await?;
     sort_children(&mut children, driver.lock_names());
     Ok(children)
 }

@@ -10,7 +10,7 @@ use super::cas::{self, Cas, VersionedValue};
 use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
 use crate::framework::wait::wait;
-use crate::framework::{is_retryable, paths, Framework};
+use crate::framework::{is_retryable, paths, Framework, IfExists};
 
 /// Bytes shared through one node: Curator's `SharedValue`.
 ///
@@ -102,10 +102,8 @@ impl SharedValue {
     /// Not cancel safe: the write may have been applied.
     pub async fn set(&self, value: &[u8]) -> Result<()> {
         loop {
-            match self.fw.set_data(&self.path, value, None).await {
-                Ok(_) => return Ok(()),
-                Err(Error::ZooKeeper(ZkError::NoNode)) => {}
-                Err(e) => return Err(e),
+            if self.fw.set_data(&self.path, value, None).await.if_exists()?.is_some() {
+                return Ok(());
             }
             match self.fw.create(&self.path, value, CreateMode::Persistent).await {
                 Ok(_) => return Ok(()),
