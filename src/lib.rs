@@ -79,6 +79,7 @@
 mod error;
 mod framework;
 mod recipes;
+mod sync;
 pub use recipes::*;
 
 pub use error::{Error, Result};

@@ -10,7 +10,8 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::session::{lock, Framework};
+use super::session::Framework;
+use crate::sync::lock;
 
 /// Values of any `Default + Send + Sync` type, one per type, for the current session.
 #[derive(Debug, Default)]

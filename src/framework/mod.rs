@@ -1,16 +1,20 @@
 //! The framework: a session manager over one ZooKeeper session (connect, retry, connection
 //! states, re-creation after expiry) and the building blocks every recipe shares.
 
+pub(crate) mod backoff;
 mod builder;
 mod extensions;
+mod missing;
 mod nodelay;
 mod ops;
 pub(crate) mod paths;
 mod retry;
 mod session;
 mod state;
+pub(crate) mod wait;
 
 pub use builder::FrameworkBuilder;
+pub(crate) use missing::IfExists;
 pub use ops::CreatedNode;
 pub(crate) use ops::ProtectedName;
 pub use paths::validate_path;
@@ -18,6 +22,5 @@ pub use retry::{
     is_retryable, BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryForever, RetryNTimes,
     RetryOneTime, RetryPolicy, RetryUntilElapsed, MAX_EXPONENTIAL_RETRIES,
 };
-pub(crate) use session::lock;
 pub use session::Framework;
 pub use state::{ConnectionState, ErrorPolicy, SessionStatus};

@@ -8,6 +8,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zookeeper_client::{Acls, Client, CreateMode, CreateOptions, Error as ZkError, Stat};
 
+use super::backoff::Backoff;
+use super::missing::IfExists;
 use super::paths::{self, validate_path};
 use super::retry::{is_retryable, RetryPolicy};
 use super::Framework;
@@ -29,6 +31,9 @@ impl CreatedNode {
     }
 }
 
+/// The start of a protected node's name (Curator's `withProtection`): `_c_<uuid>-<name>`.
+pub(crate) const PROTECTED_PREFIX: &str = "_c_";
+
 /// The name of a protected node (Curator's `withProtection`): `_c_<uuid>-<name>`. After a
 /// connection loss during create, the node is found again by its unique prefix.
 #[derive(Debug, Clone)]
@@ -47,7 +52,11 @@ enum DeleteTarget {
 
 impl ProtectedName {
     pub fn new(parent: &str, name: &str) -> Self {
-        Self { parent: parent.to_string(), prefix: format!("_c_{}-", uuid::Uuid::new_v4()), name: name.to_string() }
+        Self {
+            parent: parent.to_string(),
+            prefix: format!("{PROTECTED_PREFIX}{}-", uuid::Uuid::new_v4()),
+            name: name.to_string(),
+        }
     }
 
     /// The path to create: `<parent>/_c_<uuid>-<name>`.
@@ -67,7 +76,7 @@ impl ProtectedName {
     /// The protection prefix a child name starts with (`_c_<uuid>-`), if it has one.
     pub fn prefix_of(child: &str) -> Option<&str> {
         // `_c_`, a hyphenated UUID (36 characters), `-`
-        child.get(..40).filter(|p| p.starts_with("_c_") && p.ends_with('-'))
+        child.get(..40).filter(|p| p.starts_with(PROTECTED_PREFIX) && p.ends_with('-'))
     }
 
     /// Whether `child` (a child name of the parent) is ours.
@@ -101,7 +110,7 @@ impl Framework {
         F: FnMut(Client) -> Fut,
         Fut: Future<Output = std::result::Result<T, ZkError>>,
     {
-        self.retry_with(&*self.inner.cfg.retry, op).await
+        self.retry_with(self.retry_policy(), op).await
     }
 
     /// [`retry`](Self::retry) with another policy than the framework's.
@@ -119,7 +128,7 @@ impl Framework {
         let start = Instant::now();
         let mut retries = 0u32;
         loop {
-            let outcome = match self.wait_connected(self.inner.cfg.connection_timeout).await {
+            let outcome = match self.wait_connected(self.connection_timeout()).await {
                 Err(Error::Closed) => return Err(Error::Closed),
                 Err(_) => Err(ZkError::ConnectionLoss),
                 Ok(()) => op(self.client()?).await,
@@ -270,10 +279,7 @@ impl Framework {
         name: &ProtectedName,
         mode: CreateMode,
     ) -> std::result::Result<Option<CreatedNode>, ZkError> {
-        let children = match client.list_children(name.parent()).await {
-            Err(ZkError::NoNode) => return Ok(None),
-            other => other?,
-        };
+        let Some(children) = client.list_children(name.parent()).await.if_exists()? else { return Ok(None) };
         for child in children.into_iter().filter(|c| name.matches(c)) {
             let path = paths::join(name.parent(), &child);
             let Some(stat) = client.check_stat(&path).await? else { continue };
@@ -281,10 +287,7 @@ impl Framework {
                 return Ok(Some(CreatedNode { path, stat }));
             }
             // A leftover of an older session: it will vanish with that session; do not wait.
-            match client.delete(&path, None).await {
-                Ok(()) | Err(ZkError::NoNode) => {}
-                Err(e) => return Err(e),
-            }
+            client.delete(&path, None).await.if_exists()?;
         }
         Ok(None)
     }
@@ -304,7 +307,7 @@ impl Framework {
     pub async fn delete_guaranteed(&self, path: &str) -> Result<()> {
         validate_path(path)?;
         let owner = self.status().session_id;
-        match self.delete_once_retried(path).await {
+        match self.delete_if_exists(path).await {
             Err(e @ (Error::RetriesExhausted { .. } | Error::Timeout(_))) => {
                 self.delete_in_background(path.to_string(), Some(owner));
                 Err(e)
@@ -313,14 +316,9 @@ impl Framework {
         }
     }
 
-    async fn delete_once_retried(&self, path: &str) -> Result<()> {
-        self.retry(|client| async move {
-            match client.delete(path, None).await {
-                Err(ZkError::NoNode) => Ok(()),
-                other => other,
-            }
-        })
-        .await
+    /// Deletes `path` (any version) through the retry loop; a missing node counts as deleted.
+    pub(crate) async fn delete_if_exists(&self, path: &str) -> Result<()> {
+        self.retry(|client| async move { client.delete(path, None).await.if_exists().map(drop) }).await
     }
 
     /// Deletes `path` in the background, retrying with backoff until it is gone, the session
@@ -342,15 +340,12 @@ impl Framework {
             _ => return self.delete_in_background(path, ephemeral_owner),
         };
         let sent = client.delete(&path, None);
-        let fw = self.clone();
-        fw.inner.pending_deletes.fetch_add(1, Ordering::SeqCst);
-        self.inner.runtime.spawn(async move {
+        self.spawn_counted_delete(|fw| async move {
             match sent.await {
                 Ok(()) | Err(ZkError::NoNode) => {}
                 Err(e) if is_retryable(&e) => fw.delete_in_background(path, ephemeral_owner),
                 Err(e) => tracing::warn!(%path, error = %e, "release: delete refused"),
             }
-            fw.inner.pending_deletes.fetch_sub(1, Ordering::SeqCst);
         });
     }
 
@@ -361,18 +356,38 @@ impl Framework {
         self.spawn_delete(DeleteTarget::Protected(name), Some(owner));
     }
 
+    /// Spawns `delete` (given a handle of this framework) on the framework's runtime, counted
+    /// in [`pending_background_deletes`](Self::pending_background_deletes) until it ends (or is
+    /// dropped with the runtime).
+    fn spawn_counted_delete<F, Fut>(&self, delete: F)
+    where
+        F: FnOnce(Framework) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        struct Pending(Framework);
+        impl Drop for Pending {
+            fn drop(&mut self) {
+                self.0.inner.pending_deletes.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        self.inner.pending_deletes.fetch_add(1, Ordering::SeqCst);
+        let pending = Pending(self.clone());
+        let work = delete(self.clone());
+        self.runtime().spawn(async move {
+            work.await;
+            drop(pending);
+        });
+    }
+
     fn spawn_delete(&self, target: DeleteTarget, ephemeral_owner: Option<i64>) {
-        let fw = self.clone();
-        fw.inner.pending_deletes.fetch_add(1, Ordering::SeqCst);
-        let runtime = self.inner.runtime.clone();
-        runtime.spawn(async move {
-            let mut pause = Duration::from_millis(20);
+        self.spawn_counted_delete(|fw| async move {
+            let mut pause = Backoff::new(Duration::from_millis(20), Duration::from_secs(1)).with_jitter();
             loop {
                 if fw.is_closed() || ephemeral_owner.is_some_and(|owner| owner != fw.status().session_id) {
                     break;
                 }
                 let outcome = match &target {
-                    DeleteTarget::Path(path) => fw.delete_once_retried(path).await,
+                    DeleteTarget::Path(path) => fw.delete_if_exists(path).await,
                     DeleteTarget::Protected(name) => fw.delete_protected_once(name).await,
                 };
                 match outcome {
@@ -385,20 +400,15 @@ impl Framework {
                         break;
                     }
                 }
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(1));
+                pause.sleep().await;
             }
-            fw.inner.pending_deletes.fetch_sub(1, Ordering::SeqCst);
         });
     }
 
     async fn delete_protected_once(&self, name: &ProtectedName) -> Result<()> {
-        let children = match self.children(name.parent()).await {
-            Err(Error::ZooKeeper(ZkError::NoNode)) => return Ok(()),
-            other => other?,
-        };
+        let children = self.children_or_empty(name.parent()).await?;
         for child in children.iter().filter(|c| name.matches(c)) {
-            self.delete_once_retried(&paths::join(name.parent(), child)).await?;
+            self.delete_if_exists(&paths::join(name.parent(), child)).await?;
         }
         Ok(())
     }

@@ -9,9 +9,13 @@ use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 use zookeeper_client::{Client, SessionState};
 
+use super::backoff::Backoff;
 use super::builder::{Config, FrameworkBuilder};
+use super::retry::RetryPolicy;
 use super::state::{ConnectionState, ErrorPolicy, SessionStatus};
 use crate::error::{Error, Result};
+// re-exported for holds.rs and listings.rs, which import it from here
+use crate::sync::lock;
 
 /// One ZooKeeper session: the plain client (for the namespace itself) and the client rooted
 /// at the namespace that everything else uses.
@@ -201,13 +205,40 @@ impl Framework {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn wait_connected(&self, timeout: Duration) -> Result<()> {
+        tokio::time::timeout(timeout, self.wait_until_connected()).await.map_err(|_| Error::Timeout(timeout))?
+    }
+
+    /// Waits, with no time limit, until the framework is connected (again): through
+    /// suspensions and the re-creation of a lost session, until it is closed.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] when closed (or dropped by every other handle) first.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub(crate) async fn wait_until_connected(&self) -> Result<()> {
         let mut rx = self.status_watch();
-        let wait = async move { rx.wait_for(|s| s.closed || s.state.is_connected()).await.map(|s| s.closed) };
-        match tokio::time::timeout(timeout, wait).await {
-            Err(_) => Err(Error::Timeout(timeout)),
-            Ok(Err(_)) | Ok(Ok(true)) => Err(Error::Closed),
-            Ok(Ok(false)) => Ok(()),
+        let closed = rx.wait_for(|s| s.closed || s.state.is_connected()).await.map(|s| s.closed);
+        match closed {
+            Ok(false) => Ok(()),
+            _ => Err(Error::Closed),
         }
+    }
+
+    /// The runtime the framework was built on: background work (deletes, monitors, recipe
+    /// tasks) is spawned there, so that it can be started from `Drop` outside a runtime.
+    pub(crate) fn runtime(&self) -> &tokio::runtime::Handle {
+        &self.inner.runtime
+    }
+
+    /// The framework's retry policy (see [`FrameworkBuilder::retry_policy`]).
+    pub(crate) fn retry_policy(&self) -> &dyn RetryPolicy {
+        &*self.inner.cfg.retry
+    }
+
+    /// How long an operation attempt waits for a connection.
+    pub(crate) fn connection_timeout(&self) -> Duration {
+        self.inner.cfg.connection_timeout
     }
 
     /// Resolves once the framework is closed (or dropped by every other handle).
@@ -225,10 +256,6 @@ impl Framework {
     pub fn session_info(&self) -> Result<zookeeper_client::SessionInfo> {
         Ok(self.session()?.raw.session().clone())
     }
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Inner {
@@ -338,7 +365,7 @@ async fn supervise(inner: Weak<Inner>, mut watcher: zookeeper_client::StateWatch
 
 /// Builds new sessions until one works (or the framework goes away) and installs it.
 async fn reconnect(inner: &Weak<Inner>) -> Option<Session> {
-    let mut pause = Duration::from_millis(50);
+    let mut pause = Backoff::new(Duration::from_millis(50), Duration::from_secs(2)).with_jitter();
     loop {
         let this = inner.upgrade()?;
         if this.status.borrow().closed {
@@ -361,8 +388,7 @@ async fn reconnect(inner: &Weak<Inner>) -> Option<Session> {
             }
             Err(e) => {
                 tracing::warn!(error = %e, "could not re-create the session; retrying");
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(2));
+                pause.sleep().await;
             }
         }
     }

@@ -3,11 +3,13 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use zookeeper_client::Error as ZkError;
-
-use crate::error::{Error, Result};
-use crate::framework::{paths, Framework};
-use crate::recipes::locks::driver::{sort_children, READ_NAME, WRITE_NAME};
+use crate::error::Result;
+use crate::framework::{paths, Framework, IfExists};
+use crate::recipes::layout::{
+    ATOMIC_QUEUE, ATOMIC_TXN_MARKER, DOUBLE_BARRIER_READY, LATCH_NAME, LEASE_NAME, LOCK_NAME, READ_NAME,
+    SEMAPHORE_LEASES, SEMAPHORE_LOCKS, WRITE_NAME,
+};
+use crate::recipes::locks::driver::sort_children;
 
 /// The recipe recognised at a path from its node names.
 #[non_exhaustive]
@@ -89,16 +91,10 @@ pub struct Inspection {
 pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
     paths::validate_path(path)?;
     let empty = |kind| Inspection { kind, holders: Vec::new(), waiters: Vec::new(), value: None };
-    let (data, _) = match fw.get_data(path).await {
-        Err(Error::ZooKeeper(ZkError::NoNode)) => return Ok(empty(RecipeKind::Missing)),
-        other => other?,
-    };
-    let mut children = match fw.children(path).await {
-        Err(Error::ZooKeeper(ZkError::NoNode)) => return Ok(empty(RecipeKind::Missing)),
-        other => other?,
-    };
+    let Some((data, _)) = fw.get_data(path).await.if_exists()? else { return Ok(empty(RecipeKind::Missing)) };
+    let Some(mut children) = fw.children(path).await.if_exists()? else { return Ok(empty(RecipeKind::Missing)) };
     // an atomic value's transaction markers and its contention queue
-    children.retain(|c| !c.starts_with("_txn_") && c != crate::recipes::atomic::QUEUE_NODE);
+    children.retain(|c| !c.starts_with(ATOMIC_TXN_MARKER) && c != ATOMIC_QUEUE);
     let has = |needle: &str| children.iter().any(|c| c.contains(needle));
     if children.is_empty() {
         let value = match data.len() {
@@ -110,9 +106,9 @@ pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
         let value = value.or_else(|| Some(String::from_utf8_lossy(&data).into_owned()));
         return Ok(Inspection { value, ..empty(kind) });
     }
-    if children.iter().any(|c| c == "leases") {
-        let leases = nodes(fw, &paths::join(path, "leases"), &["lease-"]).await?;
-        let waiting = nodes(fw, &paths::join(path, "locks"), &["lock-"]).await?;
+    if children.iter().any(|c| c == SEMAPHORE_LEASES) {
+        let leases = nodes(fw, &paths::join(path, SEMAPHORE_LEASES), &[LEASE_NAME]).await?;
+        let waiting = nodes(fw, &paths::join(path, SEMAPHORE_LOCKS), &[LOCK_NAME]).await?;
         return Ok(Inspection { kind: RecipeKind::Semaphore, holders: leases, waiters: waiting, value: None });
     }
     if has(READ_NAME) || has(WRITE_NAME) {
@@ -126,15 +122,15 @@ pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
         let (holders, waiters) = split_at(all, split);
         return Ok(Inspection { kind: RecipeKind::ReadWriteLock, holders, waiters, value: None });
     }
-    for (name, kind) in [("latch-", RecipeKind::LeaderLatch), ("lock-", RecipeKind::Mutex)] {
+    for (name, kind) in [(LATCH_NAME, RecipeKind::LeaderLatch), (LOCK_NAME, RecipeKind::Mutex)] {
         if has(name) {
             let (holders, waiters) = split_at(nodes(fw, path, &[name]).await?, 1);
             return Ok(Inspection { kind, holders, waiters, value: None });
         }
     }
     let members = nodes(fw, path, &[]).await?;
-    if members.iter().any(|m| m.name == "ready") || members.iter().all(|m| m.session_id != 0) {
-        let (ready, members): (Vec<_>, Vec<_>) = members.into_iter().partition(|m| m.name == "ready");
+    if members.iter().any(|m| m.name == DOUBLE_BARRIER_READY) || members.iter().all(|m| m.session_id != 0) {
+        let (ready, members): (Vec<_>, Vec<_>) = members.into_iter().partition(|m| m.name == DOUBLE_BARRIER_READY);
         let value = Some(if ready.is_empty() { "not ready" } else { "ready" }.to_string());
         return Ok(Inspection { kind: RecipeKind::DoubleBarrier, holders: members, waiters: Vec::new(), value });
     }
@@ -146,31 +142,23 @@ fn split_at(mut all: Vec<NodeInfo>, at: usize) -> (Vec<NodeInfo>, Vec<NodeInfo>)
     (all, waiters)
 }
 
-/// The children of `dir`, sorted as the recipe sorts them, with their stats and data.
-async fn nodes(fw: &Framework, dir: &str, names: &[&'static str]) -> Result<Vec<NodeInfo>> {
-    let mut children = match fw.children(dir).await {
-        Err(Error::ZooKeeper(ZkError::NoNode)) => return Ok(Vec::new()),
-        other => other?,
-    };
-    if names.is_empty() {
-        children.sort();
-    } else {
-        sort_children(&mut children, names);
-    }
+/// The children of `dir` (none when it is missing), sorted as the recipe named `names` sorts
+/// them (by name without `names`), with their stats and data; children deleted meanwhile are
+/// left out. Also the leader recipes' participants.
+pub(crate) async fn nodes(fw: &Framework, dir: &str, names: &[&str]) -> Result<Vec<NodeInfo>> {
+    let mut children = fw.children_or_empty(dir).await?;
+    sort_children(&mut children, names);
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
     let mut out = Vec::with_capacity(children.len());
     for name in children {
-        match fw.get_data(&paths::join(dir, &name)).await {
-            Ok((data, stat)) => out.push(NodeInfo {
-                name,
-                session_id: stat.ephemeral_owner,
-                fencing_token: stat.czxid,
-                age_ms: now - stat.ctime,
-                data: String::from_utf8_lossy(&data).into_owned(),
-            }),
-            Err(Error::ZooKeeper(ZkError::NoNode)) => continue,
-            Err(e) => return Err(e),
-        }
+        let Some((data, stat)) = fw.get_data(&paths::join(dir, &name)).await.if_exists()? else { continue };
+        out.push(NodeInfo {
+            name,
+            session_id: stat.ephemeral_owner,
+            fencing_token: stat.czxid,
+            age_ms: now - stat.ctime,
+            data: String::from_utf8_lossy(&data).into_owned(),
+        });
     }
     Ok(out)
 }

@@ -3,10 +3,10 @@
 mod atomic;
 mod barriers;
 mod inspect;
+mod layout;
 mod leader;
 pub(crate) mod locks;
 mod shared;
-mod wait;
 
 pub use atomic::{
     AtomicNumber, AtomicOptions, AtomicStats, AtomicValue, DistributedAtomicInteger, DistributedAtomicLong,

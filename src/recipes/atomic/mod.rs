@@ -5,5 +5,4 @@ mod queue;
 mod value;
 
 pub use number::{AtomicNumber, DistributedAtomicInteger, DistributedAtomicLong, DistributedAtomicNumber};
-pub(crate) use queue::QUEUE_NODE;
 pub use value::{AtomicOptions, AtomicStats, AtomicValue, DistributedAtomicValue, PromotedToLock};

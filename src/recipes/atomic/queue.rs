@@ -15,12 +15,10 @@
 
 use crate::error::Result;
 use crate::framework::{paths, Framework};
+use crate::recipes::layout;
 use crate::recipes::locks::driver::Exclusive;
 use crate::recipes::locks::engine::{self, Prefetched, Request};
 use crate::recipes::locks::HeldNode;
-
-/// The node under an atomic value where contenders queue.
-pub(crate) const QUEUE_NODE: &str = "_lock_";
 
 /// Our turn to write: a lock hold whose node is deleted when the turn is dropped, unless a
 /// write gave it back.
@@ -39,9 +37,14 @@ impl Turn {
     /// # Cancel safety
     /// Cancel safe: an abandoned turn leaves no node behind.
     pub(crate) async fn take(fw: &Framework, value_path: &str) -> Result<Turn> {
-        let dir = paths::join(value_path, QUEUE_NODE);
-        let request =
-            Request { dir: &dir, name: "lock-", data: &[], driver: &Exclusive::MUTEX, prefetch: Some(value_path) };
+        let dir = paths::join(value_path, layout::ATOMIC_QUEUE);
+        let request = Request {
+            dir: &dir,
+            name: layout::LOCK_NAME,
+            data: &[],
+            driver: &Exclusive::MUTEX,
+            prefetch: Some(value_path),
+        };
         let mut acquired = engine::acquire(fw, &request).await?;
         let (prefetched, waited) = (acquired.prefetched.take(), acquired.waited);
         Ok(Turn { held: HeldNode::new(fw, acquired, false), given_back: false, prefetched, waited })

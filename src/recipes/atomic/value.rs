@@ -24,8 +24,10 @@ use tokio::time::Instant;
 use zookeeper_client::{CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult};
 
 use crate::error::{Error, Result};
-use crate::framework::{is_retryable, lock, paths, Framework};
+use crate::framework::{is_retryable, paths, Framework, IfExists};
+use crate::recipes::layout;
 use crate::recipes::locks::InterProcessMutex;
+use crate::sync::lock;
 
 use super::queue::Turn;
 
@@ -205,11 +207,8 @@ impl DistributedAtomicValue {
     }
 
     async fn read(&self) -> Result<(Vec<u8>, Option<i32>)> {
-        match self.inner.fw.get_data(&self.inner.path).await {
-            Ok((data, stat)) => Ok((data, Some(stat.version))),
-            Err(Error::ZooKeeper(ZkError::NoNode)) => Ok((Vec::new(), None)),
-            Err(e) => Err(e),
-        }
+        let read = self.inner.fw.get_data(&self.inner.path).await.if_exists()?;
+        Ok(read.map_or((Vec::new(), None), |(data, stat)| (data, Some(stat.version))))
     }
 
     /// Sets `new` whatever the current value (Curator's `forceSet`).
@@ -427,7 +426,10 @@ impl DistributedAtomicValue {
         let (marker, previous) = {
             let mut state = lock(&self.inner.state);
             state.next += 1;
-            let marker = paths::join(&self.inner.path, &format!("_txn_{}-{}", self.inner.instance, state.next));
+            let marker = paths::join(
+                &self.inner.path,
+                &format!("{}{}-{}", layout::ATOMIC_TXN_MARKER, self.inner.instance, state.next),
+            );
             (marker, state.marker.clone())
         };
         let options = fw.create_options(CreateMode::Persistent);

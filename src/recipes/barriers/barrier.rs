@@ -6,8 +6,8 @@ use tokio::time::Instant;
 use zookeeper_client::{CreateMode, Error as ZkError};
 
 use crate::error::{Error, Result};
+use crate::framework::wait::{wait, Wake};
 use crate::framework::{paths, Framework};
-use crate::recipes::wait::{wait, Wake};
 
 /// A barrier that blocks every waiter while it is set: Curator's `DistributedBarrier`.
 ///
@@ -83,15 +83,7 @@ impl DistributedBarrier {
     /// Cancel safe in the sense that nothing is left half-done: the barrier may or may not have
     /// been removed.
     pub async fn remove_barrier(&self) -> Result<()> {
-        let path = self.path.as_str();
-        self.fw
-            .retry(|client| async move {
-                match client.delete(path, None).await {
-                    Err(ZkError::NoNode) => Ok(()),
-                    other => other,
-                }
-            })
-            .await
+        self.fw.delete_if_exists(&self.path).await
     }
 
     /// Waits until the barrier is not set (at once when it is not).

@@ -7,11 +7,9 @@ use tokio::time::Instant;
 use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher};
 
 use crate::error::{Error, Result};
-use crate::framework::{paths, Framework};
-use crate::recipes::wait::{wait, wait_any, Wake};
-
-/// The name of the node that opens the barrier.
-const READY: &str = "ready";
+use crate::framework::wait::{wait, wait_any, Wake};
+use crate::framework::{paths, Framework, IfExists};
+use crate::recipes::layout::DOUBLE_BARRIER_READY;
 
 /// A double barrier: Curator's `DistributedDoubleBarrier`. [`enter`](Self::enter) blocks until
 /// `member_qty` members have entered; [`leave`](Self::leave) blocks until every member has
@@ -106,7 +104,7 @@ impl DistributedDoubleBarrier {
         Ok(Self {
             fw: fw.clone(),
             path: path.to_string(),
-            ready_path: paths::join(path, READY),
+            ready_path: paths::join(path, DOUBLE_BARRIER_READY),
             our_path: paths::join(path, &our_name),
             our_name,
             member_qty,
@@ -228,12 +226,14 @@ impl DistributedDoubleBarrier {
                 if ready.is_some() {
                     return Ok(Entering::Ready);
                 }
-                let (members, watchers) = match children {
-                    Ok((children, watcher)) => (children, vec![ready_watcher, watcher]),
-                    Err(ZkError::NoNode) => (Vec::new(), vec![ready_watcher]),
-                    Err(e) => return Err(e),
+                let (members, watchers) = match children.if_exists()? {
+                    Some((children, watcher)) => (children, vec![ready_watcher, watcher]),
+                    None => (Vec::new(), vec![ready_watcher]),
                 };
-                Ok(Entering::Waiting { members: members.into_iter().filter(|c| c != READY).collect(), watchers })
+                Ok(Entering::Waiting {
+                    members: members.into_iter().filter(|c| c != DOUBLE_BARRIER_READY).collect(),
+                    watchers,
+                })
             })
             .await
     }
@@ -256,10 +256,7 @@ impl DistributedDoubleBarrier {
                 .retry(|client| async move {
                     match client.check_stat(path).await? {
                         Some(stat) if stat.ephemeral_owner == client.session_id().0 => Ok(Some(stat.ephemeral_owner)),
-                        Some(_) => match client.delete(path, None).await {
-                            Ok(()) | Err(ZkError::NoNode) => Ok(None),
-                            Err(e) => Err(e),
-                        },
+                        Some(_) => client.delete(path, None).await.if_exists().map(|_| None),
                         None => Ok(None),
                     }
                 })
@@ -309,31 +306,14 @@ impl DistributedDoubleBarrier {
             }
         }
         guard.disarm();
-        let ready = self.ready_path.as_str();
-        self.fw
-            .retry(|client| async move {
-                match client.delete(ready, None).await {
-                    Err(ZkError::NoNode) => Ok(()),
-                    other => other,
-                }
-            })
-            .await?;
+        self.fw.delete_if_exists(&self.ready_path).await?;
         Ok(true)
     }
 
     /// The member names (without `ready`), unsorted; none when the barrier node is gone.
     async fn members(&self) -> Result<Vec<String>> {
-        let path = self.path.as_str();
-        let children = self
-            .fw
-            .retry(|client| async move {
-                match client.list_children(path).await {
-                    Err(ZkError::NoNode) => Ok(Vec::new()),
-                    other => other,
-                }
-            })
-            .await?;
-        Ok(children.into_iter().filter(|c| c != READY).collect())
+        let children = self.fw.children_or_empty(&self.path).await?;
+        Ok(children.into_iter().filter(|c| c != DOUBLE_BARRIER_READY).collect())
     }
 
     /// Watches `watched` (exists) and, in the same round trip, deletes our node when asked.
@@ -346,10 +326,7 @@ impl DistributedDoubleBarrier {
                 let delete = delete_ours.then(|| client.delete(ours, None));
                 let (stat, watcher) = watch.await?;
                 if let Some(delete) = delete {
-                    match delete.await {
-                        Ok(()) | Err(ZkError::NoNode) => {}
-                        Err(e) => return Err(e),
-                    }
+                    delete.await.if_exists()?;
                 }
                 Ok(stat.map(|_| watcher))
             })

@@ -11,12 +11,14 @@ use tokio::task::JoinHandle;
 
 use super::participant::{participants, Participant};
 use crate::error::{Error, Result};
-use crate::framework::{lock, paths, Framework};
+use crate::framework::backoff::Backoff;
+use crate::framework::{paths, Framework};
+use crate::recipes::layout::LATCH_NAME;
 use crate::recipes::locks::driver::Exclusive;
 use crate::recipes::locks::engine::{self, Request};
 use crate::recipes::locks::{HeldNode, LossReason};
+use crate::sync::lock;
 
-const LATCH_NAME: &str = "latch-";
 const DRIVER: Exclusive = Exclusive { names: &[LATCH_NAME], max_leases: 1 };
 
 /// The leadership state of a latch.
@@ -109,7 +111,7 @@ impl LeaderLatch {
         if self.inner.started.swap(true, Ordering::SeqCst) {
             return Err(Error::InvalidArgument("the latch was started already".into()));
         }
-        let task = self.inner.fw.inner.runtime.spawn(run(Arc::downgrade(&self.inner)));
+        let task = self.inner.fw.runtime().spawn(run(Arc::downgrade(&self.inner)));
         *lock(&self.inner.task) = Some(task);
         Ok(())
     }
@@ -263,7 +265,7 @@ fn set_leadership(inner: &Inner, node: Option<&HeldNode>) {
 
 /// Contends, leads until the hold is lost, re-queues; until the latch goes away.
 async fn run(inner: std::sync::Weak<Inner>) {
-    let mut pause = Duration::from_millis(50);
+    let mut pause = Backoff::new(Duration::from_millis(50), Duration::from_secs(2)).with_jitter();
     loop {
         let Some(this) = inner.upgrade() else { return };
         let fw = this.fw.clone();
@@ -275,12 +277,11 @@ async fn run(inner: std::sync::Weak<Inner>) {
             Err(Error::Closed) => return,
             Err(e) => {
                 tracing::warn!(%path, error = %e, "leader latch: could not queue; retrying");
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(2));
+                pause.sleep().await;
                 continue;
             }
         };
-        pause = Duration::from_millis(50);
+        pause.reset();
         let Some(this) = inner.upgrade() else { return };
         set_leadership(&this, Some(&node));
         drop(this);
@@ -293,7 +294,7 @@ async fn run(inner: std::sync::Weak<Inner>) {
         if reason == LossReason::Closed {
             return;
         }
-        if fw.wait_connected(Duration::from_secs(3600)).await.is_err() {
+        if fw.wait_until_connected().await.is_err() {
             return;
         }
     }

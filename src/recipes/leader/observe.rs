@@ -5,8 +5,8 @@ use zookeeper_client::{Error as ZkError, OneshotWatcher};
 
 use super::participant::{participants, Participant};
 use crate::error::Result;
+use crate::framework::wait::wait;
 use crate::framework::{paths, Framework};
-use crate::recipes::wait::wait;
 
 /// The leader of the latch (or selector, with `name = "lock-"`) at `path` now, then again
 /// every time it changes: `None` while nobody leads. Survives reconnects and new sessions;

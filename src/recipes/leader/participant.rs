@@ -1,10 +1,7 @@
 //! Who takes part in an election, in queue order.
 
-use zookeeper_client::Error as ZkError;
-
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::framework::{paths, Framework};
-use crate::recipes::locks::driver::sort_children;
 
 /// One participant of a [`LeaderLatch`](crate::LeaderLatch) or
 /// [`LeaderSelector`](crate::LeaderSelector).
@@ -20,22 +17,11 @@ pub struct Participant {
 
 /// The participants under `dir` in queue order (nodes sorted by the text after `name`).
 pub(crate) async fn participants(fw: &Framework, dir: &str, name: &'static str) -> Result<Vec<Participant>> {
-    let mut children = match fw.children(dir).await {
-        Err(Error::ZooKeeper(ZkError::NoNode)) => return Ok(Vec::new()),
-        other => other?,
-    };
-    sort_children(&mut children, &[name]);
-    let mut out = Vec::with_capacity(children.len());
-    for child in children {
-        let node = paths::join(dir, &child);
-        match fw.get_data(&node).await {
-            Ok((data, _)) => {
-                let is_leader = out.is_empty();
-                out.push(Participant { id: String::from_utf8_lossy(&data).into_owned(), node, is_leader });
-            }
-            Err(Error::ZooKeeper(ZkError::NoNode)) => continue, // left meanwhile
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(out)
+    let nodes = crate::recipes::inspect::nodes(fw, dir, &[name]).await?;
+    let participants = nodes.into_iter().enumerate().map(|(i, n)| Participant {
+        id: n.data,
+        node: paths::join(dir, &n.name),
+        is_leader: i == 0,
+    });
+    Ok(participants.collect())
 }

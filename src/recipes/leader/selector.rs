@@ -12,8 +12,11 @@ use tokio::task::JoinHandle;
 
 use super::participant::{participants, Participant};
 use crate::error::{Error, Result};
-use crate::framework::{lock, Framework};
+use crate::framework::backoff::Backoff;
+use crate::framework::Framework;
+use crate::recipes::layout;
 use crate::recipes::locks::{InterProcessMutex, LossReason};
+use crate::sync::lock;
 
 /// What the leadership task gets: the leadership token and the moment it started.
 #[derive(Debug, Clone)]
@@ -125,7 +128,7 @@ impl LeaderSelector {
         if runner.is_some() {
             return Err(Error::InvalidArgument("the selector was started already".into()));
         }
-        *runner = Some(self.inner.fw.inner.runtime.spawn(run(Arc::downgrade(&self.inner))));
+        *runner = Some(self.inner.fw.runtime().spawn(run(Arc::downgrade(&self.inner))));
         Ok(())
     }
 
@@ -167,7 +170,7 @@ impl LeaderSelector {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn participants(&self) -> Result<Vec<Participant>> {
-        participants(&self.inner.fw, self.inner.mutex.path(), "lock-").await
+        participants(&self.inner.fw, self.inner.mutex.path(), layout::LOCK_NAME).await
     }
 
     /// The current leader, if any.
@@ -192,7 +195,7 @@ impl LeaderSelector {
 }
 
 async fn run(inner: std::sync::Weak<Inner>) {
-    let mut pause = Duration::from_millis(50);
+    let mut pause = Backoff::new(Duration::from_millis(50), Duration::from_secs(2)).with_jitter();
     loop {
         let Some(this) = inner.upgrade() else { return };
         let mutex = this.mutex.clone();
@@ -202,12 +205,11 @@ async fn run(inner: std::sync::Weak<Inner>) {
             Err(Error::Closed) => return,
             Err(e) => {
                 tracing::warn!(error = %e, "leader selector: could not queue; retrying");
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(2));
+                pause.sleep().await;
                 continue;
             }
         };
-        pause = Duration::from_millis(50);
+        pause.reset();
         let Some(this) = inner.upgrade() else { return };
         let ctx = LeaderContext { token: guard.fencing_token(), node: guard.path().to_string(), id: this.id.clone() };
         this.leading.send_replace(Some(ctx.token));
@@ -222,7 +224,7 @@ async fn run(inner: std::sync::Weak<Inner>) {
         if let Err(e) = guard.release().await {
             tracing::debug!(error = %e, "leader selector: release after leadership");
         }
-        if matches!(end, LeadershipEnd::Lost(_)) && this.fw.wait_connected(Duration::from_secs(3600)).await.is_err() {
+        if matches!(end, LeadershipEnd::Lost(_)) && this.fw.wait_until_connected().await.is_err() {
             return;
         }
         if !this.auto_requeue.load(Ordering::SeqCst) {

@@ -82,7 +82,7 @@ pub(crate) struct Exclusive {
 
 impl Exclusive {
     /// The InterProcessMutex driver (`lock-`, one holder).
-    pub const MUTEX: Exclusive = Exclusive { names: &["lock-"], max_leases: 1 };
+    pub const MUTEX: Exclusive = Exclusive { names: &[crate::recipes::layout::LOCK_NAME], max_leases: 1 };
     /// The write side of the read-write lock: first among all readers and writers.
     pub const WRITE: Exclusive = Exclusive { names: RW_NAMES, max_leases: 1 };
 }
@@ -93,9 +93,9 @@ impl Exclusive {
 pub(crate) const HAND_OFF_DEPTH: usize = 4;
 
 /// Sort names of the read-write lock.
-pub(crate) const READ_NAME: &str = "__READ__";
+pub(crate) const READ_NAME: &str = crate::recipes::layout::READ_NAME;
 /// Sort names of the read-write lock.
-pub(crate) const WRITE_NAME: &str = "__WRIT__";
+pub(crate) const WRITE_NAME: &str = crate::recipes::layout::WRITE_NAME;
 const RW_NAMES: &[&str] = &[READ_NAME, WRITE_NAME];
 
 impl Driver for Exclusive {
@@ -172,7 +172,7 @@ pub(crate) struct LeaseCount {
 
 impl Driver for LeaseCount {
     fn lock_names(&self) -> &[&'static str] {
-        &["lease-"]
+        &[crate::recipes::layout::LEASE_NAME]
     }
 
     fn decide(&self, sorted: &[String], ours: &str) -> Decision {

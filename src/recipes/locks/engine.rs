@@ -26,8 +26,8 @@ use super::held::LossReason;
 use super::holds::{HoldEntry, Holds};
 use super::listings::{Listing, Listings};
 use crate::error::{Error, Result};
+use crate::framework::wait::{Wake, WatchSet};
 use crate::framework::{paths, CreatedNode, Framework, ProtectedName, SessionStatus};
-use crate::recipes::wait::{Wake, WatchSet};
 
 /// What to contend for.
 pub(crate) struct Request<'a> {
@@ -503,7 +503,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::super::listings::Listings;
-    use crate::framework::lock;
+    use crate::sync::lock;
     use crate::{Framework, InterProcessMutex};
 
     /// 1,000 waiters of one process on one session queue with a handful of listings instead

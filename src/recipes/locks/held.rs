@@ -8,10 +8,11 @@ use zookeeper_client::{Error as ZkError, EventType, Stat};
 use super::engine::Acquired;
 use super::holds::HoldEntry;
 use crate::error::{Error, Result};
-use crate::framework::{lock, ConnectionState, Framework, SessionStatus};
+use crate::framework::{ConnectionState, Framework, SessionStatus};
+use crate::sync::lock;
 
 /// Curator's revocation request: these bytes as the holder's node data.
-pub(crate) const REVOKE_MESSAGE: &[u8] = b"__REVOKE__";
+pub(crate) const REVOKE_MESSAGE: &[u8] = crate::recipes::layout::REVOKE_MESSAGE;
 
 /// Why a held lock, lease or leadership can no longer be trusted.
 #[non_exhaustive]

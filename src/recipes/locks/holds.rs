@@ -20,7 +20,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::framework::{lock, ProtectedName};
+use crate::framework::ProtectedName;
+use crate::sync::lock;
 
 /// The marks of one framework.
 #[derive(Debug, Default)]

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use zookeeper_client::{Client, Error as ZkError};
 
-use crate::framework::lock;
+use crate::sync::lock;
 
 /// The children of a directory, as one listing returned them.
 #[derive(Debug)]

@@ -12,8 +12,11 @@ use super::handle::Shared;
 use super::held::{HeldNode, REVOKE_MESSAGE};
 use super::owner::Owners;
 use super::reentrant::{acquire_reentrant, held_by_current, Entry, LockGuard};
-use crate::error::{Error, Result};
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::Result;
 use crate::framework::Framework;
+use crate::recipes::layout::LOCK_NAME;
 
 /// A fair, re-entrant, distributed mutex: Curator's `InterProcessMutex`.
 ///
@@ -140,7 +143,7 @@ impl InterProcessMutex {
         let s = &self.shared;
         acquire_reentrant::<W, _, _>(&s.state.owners, || async move {
             let data = s.state.data.as_deref().unwrap_or(s.fw.default_data());
-            let request = Request { dir: &s.path, name: "lock-", data, driver: &Exclusive::MUTEX, prefetch: None };
+            let request = Request { dir: &s.path, name: LOCK_NAME, data, driver: &Exclusive::MUTEX, prefetch: None };
             let acquired = engine::contend(&s.fw, &request, wait).await?;
             Ok(acquired.map(|a| HeldNode::new(&s.fw, a, s.state.revocable)))
         })
@@ -178,10 +181,7 @@ impl InterProcessMutex {
 
 /// The children of `dir`, sorted as `driver` sorts them (missing dir: none).
 pub(crate) async fn participants(fw: &Framework, dir: &str, driver: &dyn Driver) -> Result<Vec<String>> {
-    let mut children = match fw.children(dir).await {
-        Err(Error::ZooKeeper(zookeeper_client::Error::NoNode)) => Vec::new(),
-        other => other?,
-    };
+    let mut children = fw.children_or_empty(dir).await?;
     sort_children(&mut children, driver.lock_names());
     Ok(children)
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, Weak};
 
-use crate::framework::lock;
+use crate::sync::lock;
 
 /// The owner of a re-entrant hold: the current tokio task, or — outside a task (the body of
 /// `block_on`, `#[tokio::test]`) — the current thread.

@@ -12,6 +12,7 @@ use super::lease::Lease;
 use super::mutex::{participants, InterProcessMutex};
 use crate::error::{Error, Result};
 use crate::framework::{paths, Framework};
+use crate::recipes::layout::{LEASE_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS};
 
 /// A counting semaphore across processes: Curator's `InterProcessSemaphoreV2`.
 ///
@@ -52,8 +53,8 @@ impl InterProcessSemaphoreV2 {
         }
         Ok(Self {
             fw: fw.clone(),
-            leases_dir: paths::join(path, "leases"),
-            lock: InterProcessMutex::new(fw, &paths::join(path, "locks"))?,
+            leases_dir: paths::join(path, SEMAPHORE_LEASES),
+            lock: InterProcessMutex::new(fw, &paths::join(path, SEMAPHORE_LOCKS))?,
             max_leases,
         })
     }
@@ -129,7 +130,7 @@ impl InterProcessSemaphoreV2 {
         let mut leases = Vec::with_capacity(n);
         let data = self.fw.default_data();
         for _ in 0..n {
-            let request = Request { dir: &self.leases_dir, name: "lease-", data, driver: &driver, prefetch: None };
+            let request = Request { dir: &self.leases_dir, name: LEASE_NAME, data, driver: &driver, prefetch: None };
             match engine::contend(&self.fw, &request, wait).await {
                 Ok(Ok(acquired)) => leases.push(Lease::new(HeldNode::new(&self.fw, acquired, false))),
                 Ok(Err(timed_out)) => {

@@ -1,13 +1,28 @@
 //! The one conditional write under `SharedValue` and `SharedCount`: a versioned `setData`,
-//! followed by a `getData` of the node when refused, exactly once across lost replies.
+//! followed by a `getData` of the node when refused, exactly once across lost replies; and
+//! the versioned value it compares.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use zookeeper_client::Error as ZkError;
 
-use super::value::VersionedValue;
 use crate::error::{Error, Result};
 use crate::framework::Framework;
+
+/// A value together with the node version it was read or written at (Curator's
+/// `VersionedValue`): hand it back to `compare_and_set` or `try_set` to write only if nobody
+/// wrote in between.
+///
+/// # Curator compatibility
+/// `version` is the node's data version (`Stat.version`), as in Curator's `VersionedValue`,
+/// so versions read by either side are comparable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionedValue<T> {
+    /// The node's data version when the value was read.
+    pub version: i32,
+    /// The value.
+    pub value: T,
+}
 
 /// What a conditional write did.
 pub(super) enum Cas {

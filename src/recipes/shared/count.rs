@@ -2,7 +2,8 @@
 
 use futures_core::Stream;
 
-use super::value::{value_changes, SharedValue, VersionedValue};
+use super::cas::VersionedValue;
+use super::value::{value_changes, SharedValue};
 use crate::error::{Error, Result};
 use crate::framework::Framework;
 

@@ -5,5 +5,6 @@ mod cas;
 mod count;
 mod value;
 
+pub use cas::VersionedValue;
 pub use count::SharedCount;
-pub use value::{SharedValue, VersionedValue};
+pub use value::SharedValue;

@@ -6,25 +6,11 @@ use std::time::Duration;
 use futures_core::Stream;
 use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher, Stat};
 
-use super::cas::{self, Cas};
+use super::cas::{self, Cas, VersionedValue};
 use crate::error::{Error, Result};
-use crate::framework::{is_retryable, paths, Framework};
-use crate::recipes::wait::wait;
-
-/// A value together with the node version it was read or written at (Curator's
-/// `VersionedValue`): hand it back to `compare_and_set` or `try_set` to write only if nobody
-/// wrote in between.
-///
-/// # Curator compatibility
-/// `version` is the node's data version (`Stat.version`), as in Curator's `VersionedValue`,
-/// so versions read by either side are comparable.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VersionedValue<T> {
-    /// The node's data version when the value was read.
-    pub version: i32,
-    /// The value.
-    pub value: T,
-}
+use crate::framework::backoff::Backoff;
+use crate::framework::wait::wait;
+use crate::framework::{is_retryable, paths, Framework, IfExists};
 
 /// Bytes shared through one node: Curator's `SharedValue`.
 ///
@@ -116,10 +102,8 @@ impl SharedValue {
     /// Not cancel safe: the write may have been applied.
     pub async fn set(&self, value: &[u8]) -> Result<()> {
         loop {
-            match self.fw.set_data(&self.path, value, None).await {
-                Ok(_) => return Ok(()),
-                Err(Error::ZooKeeper(ZkError::NoNode)) => {}
-                Err(e) => return Err(e),
+            if self.fw.set_data(&self.path, value, None).await.if_exists()?.is_some() {
+                return Ok(());
             }
             match self.fw.create(&self.path, value, CreateMode::Persistent).await {
                 Ok(_) => return Ok(()),
@@ -244,11 +228,10 @@ where
     T: Send + 'static,
     D: Fn(&str, &[u8]) -> Result<T> + Send + 'static,
 {
-    const FIRST_PAUSE: Duration = Duration::from_millis(50);
     async_stream::stream! {
         // the last modification yielded (`mzxid` changes with every write and every creation)
         let mut last: Option<i64> = None;
-        let mut pause = FIRST_PAUSE;
+        let mut pause = Backoff::new(Duration::from_millis(50), Duration::from_secs(2));
         loop {
             let session = fw.status().session_id;
             let seen = fw
@@ -271,10 +254,9 @@ where
                 Err(e) => {
                     yield Err(e);
                     tokio::select! {
-                        _ = tokio::time::sleep(pause) => {}
+                        _ = pause.sleep() => {}
                         _ = fw.closed() => break,
                     }
-                    pause = (pause * 2).min(Duration::from_secs(2));
                     continue;
                 }
                 Ok(Seen::Appeared) => continue,
@@ -287,7 +269,7 @@ where
                     watcher
                 }
             };
-            pause = FIRST_PAUSE;
+            pause.reset();
             // any wake-up (event, session change, close) leads to a fresh read
             wait(&fw, watcher, None, session).await;
         }

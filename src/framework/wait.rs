@@ -1,10 +1,11 @@
-//! The one place recipes wait: for a watch to fire, a deadline to pass, or the session to
-//! change under them. Every recipe's loop re-checks its condition after any wake-up.
+//! The one wait of the framework and its recipes: for a watch to fire, a deadline to pass, or
+//! the session to change under them. Every caller's loop re-checks its condition after any
+//! wake-up.
 
 use tokio::time::Instant;
 use zookeeper_client::{EventType, OneshotWatcher};
 
-use crate::framework::Framework;
+use super::Framework;
 
 /// Why a wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

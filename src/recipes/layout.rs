@@ -1,0 +1,46 @@
+//! Every recipe's node names in one place: the znode schema shared with Apache Curator 5.x
+//! (see each recipe's `# Curator compatibility`), used by the recipes that write the nodes and
+//! by [`inspect`](super::inspect) that reads them back.
+//!
+//! | recipe | nodes |
+//! |---|---|
+//! | InterProcessMutex, LeaderSelector | `<path>/_c_<uuid>-lock-<seq>` |
+//! | read-write lock | `<path>/_c_<uuid>-__READ__<seq>`, `<path>/_c_<uuid>-__WRIT__<seq>` |
+//! | SemaphoreV2, semaphore mutex | `<path>/locks/_c_<uuid>-lock-<seq>`, `<path>/leases/_c_<uuid>-lease-<seq>` |
+//! | LeaderLatch | `<path>/_c_<uuid>-latch-<seq>` |
+//! | DistributedDoubleBarrier | `<path>/<uuid>` members, `<path>/ready` |
+//! | atomic values (ours, not Curator's) | `<path>/_lock_/_c_<uuid>-lock-<seq>` queue, `<path>/_txn_<instance>-<n>` markers |
+//!
+//! The protected prefix `_c_<uuid>-` belongs to the framework's protected create
+//! (`PROTECTED_PREFIX` in `src/framework/ops.rs`).
+//!
+//! A node's sort key is the text after the last occurrence of its recipe's name (`lock-`,
+//! `__READ__`/`__WRIT__`, `lease-`, `latch-`).
+
+/// The name of an InterProcessMutex node (and of a LeaderSelector's, a semaphore's mutex, an
+/// atomic value's queue).
+pub(crate) const LOCK_NAME: &str = "lock-";
+/// The name of a read lock node of the read-write lock.
+pub(crate) const READ_NAME: &str = "__READ__";
+/// The name of a write lock node of the read-write lock.
+pub(crate) const WRITE_NAME: &str = "__WRIT__";
+/// The data a revoker writes into a lock node to ask its holder to release.
+pub(crate) const REVOKE_MESSAGE: &[u8] = b"__REVOKE__";
+
+/// The semaphore's directory of lease nodes, under its path.
+pub(crate) const SEMAPHORE_LEASES: &str = "leases";
+/// The semaphore's mutex (taken while a lease is created), under its path.
+pub(crate) const SEMAPHORE_LOCKS: &str = "locks";
+/// The name of a semaphore lease node.
+pub(crate) const LEASE_NAME: &str = "lease-";
+
+/// The name of a leader latch node.
+pub(crate) const LATCH_NAME: &str = "latch-";
+
+/// The double barrier's node that tells the members the threshold was reached.
+pub(crate) const DOUBLE_BARRIER_READY: &str = "ready";
+
+/// The directory under an atomic value where contenders queue.
+pub(crate) const ATOMIC_QUEUE: &str = "_lock_";
+/// The name prefix of an atomic value's transaction markers (`_txn_<instance>-<n>`).
+pub(crate) const ATOMIC_TXN_MARKER: &str = "_txn_";
