@@ -1,13 +1,12 @@
 //! `inspect` recognises every recipe and orders holders and waiters.
 
-mod common;
-
 use std::time::Duration;
 
 use zk_recipes::{
     inspect, DistributedAtomicLong, Framework, Inspection, InterProcessMutex, InterProcessReadWriteLock,
     InterProcessSemaphoreV2, LeaderLatch, RecipeKind,
 };
+use zk_recipes_testing::fixtures;
 
 /// Inspects until `done` holds (the queue settles asynchronously).
 async fn inspect_until(fw: &Framework, path: &str, done: impl Fn(&Inspection) -> bool) -> Inspection {
@@ -24,10 +23,10 @@ async fn inspect_until(fw: &Framework, path: &str, done: impl Fn(&Inspection) ->
 
 #[tokio::test]
 async fn recognises_locks_with_holders_then_waiters() {
-    let cs = common::shared_server().await;
-    let a = common::framework(&cs).await;
-    let b = common::framework(&cs).await;
-    let base = format!("/{}", common::unique("inspect"));
+    let cs = fixtures::shared_server().await;
+    let a = fixtures::framework(&cs).await;
+    let b = fixtures::framework(&cs).await;
+    let base = format!("/{}", fixtures::unique("inspect"));
     assert_eq!(inspect(&a, &format!("{base}/nothing")).await.unwrap().kind, RecipeKind::Missing);
 
     // mutex: holder a, waiter b
@@ -50,7 +49,7 @@ async fn recognises_locks_with_holders_then_waiters() {
     let path = format!("{base}/rw");
     let r1 = InterProcessReadWriteLock::new(&a, &path).unwrap().read().await.unwrap();
     let r2 = InterProcessReadWriteLock::new(&b, &path).unwrap().read().await.unwrap();
-    let w = InterProcessReadWriteLock::new(&common::framework(&cs).await, &path).unwrap();
+    let w = InterProcessReadWriteLock::new(&fixtures::framework(&cs).await, &path).unwrap();
     let writer = tokio::spawn(async move { w.write_timeout(Duration::from_secs(20)).await.map(|g| g.is_some()) });
     let found = inspect_until(&a, &path, |i| i.waiters.len() == 1).await;
     assert_eq!(found.kind, RecipeKind::ReadWriteLock);
