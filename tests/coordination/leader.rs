@@ -205,7 +205,7 @@ async fn selector_runs_the_task_and_cancels_it_on_loss_or_interrupt() {
     assert_eq!(end, LeadershipEnd::Interrupted);
     ends.borrow_and_update();
     fixtures::eventually(WAIT, "requeued leadership", || async {
-        selector.leadership_token().is_none_or(|t| t != first_token)
+        selector.leadership_token().is_some_and(|t| t != first_token)
     })
     .await;
     assert_eq!(runs.load(Ordering::SeqCst), 2);
