@@ -31,6 +31,7 @@ async fn recognises_locks_with_holders_then_waiters() {
 
     // mutex: holder a, waiter b
     let path = format!("{base}/mutex");
+    let before_acquire = std::time::Instant::now();
     let held = InterProcessMutex::new(&a, &path).unwrap().acquire().await.unwrap();
     let m = InterProcessMutex::new(&b, &path).unwrap();
     let waiter = tokio::spawn(async move { m.acquire_timeout(Duration::from_secs(20)).await.map(|g| g.is_some()) });
@@ -40,7 +41,14 @@ async fn recognises_locks_with_holders_then_waiters() {
     assert_eq!(format!("{path}/{}", found.holders[0].name), held.path());
     assert_eq!(found.holders[0].session_id, a.status().session_id);
     assert_eq!(found.holders[0].fencing_token, held.fencing_token());
-    assert!(found.holders[0].age_ms >= 0);
+    // the age is the holder node's, made during this test (server and test share a clock;
+    // 100 ms for the millisecond roundings)
+    let age_bound = before_acquire.elapsed().as_millis() as i64 + 100;
+    assert!(
+        (0..=age_bound).contains(&found.holders[0].age_ms),
+        "age {} ms, at most {age_bound}",
+        found.holders[0].age_ms
+    );
     assert_eq!(found.waiters[0].session_id, b.status().session_id);
     held.release().await.unwrap();
     assert!(waiter.await.unwrap().unwrap());
