@@ -1,7 +1,7 @@
 //! `zkr lock` frozen with SIGSTOP past the session timeout on a real 3-node ensemble: the
 //! server gives the lock away, the thawed zkr notices, stops its command and exits 76, and the
 //! fenced store refuses every write the frozen holder's command made with its old token.
-//! Writes its result for `docs/RELIABILITY.md` beside the fault suite's (tests/faults.rs).
+//! Writes its result for `docs/RELIABILITY.md` beside the fault suite's (tests/faults/).
 
 use std::time::{Duration, Instant};
 
