@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Assembles docs/RELIABILITY.md from the results the fault-injection suite (tests/faults.rs)
+# Assembles docs/RELIABILITY.md from the results the fault-injection suite (tests/faults/)
 # wrote under target/tmp/reliability/ during its last run.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The Docker subset: the lock suite (tests/locks.rs) and the framework suite
-# (tests/framework.rs) once more, with every test server in a container
+# The Docker subset: the lock suite (tests/locks/) and the framework suite
+# (tests/framework/: with acl, inspect, bad_input) once more, with every test server in a container
 # (ZK_TEST_BACKEND=docker, image zk-recipes/zookeeper:3.8 built by docker/build-image.sh).
 # Needs the docker command and a reachable daemon; builds the image if it is missing.
 # Fails if any container or network of the testing kit is left behind.

@@ -9,6 +9,8 @@
 //! * [`shared_server`]: one server per test binary for tests that do not break it.
 //! * [`TcpProxy`]: cut, blackhole, delay a client's link, or drop its replies.
 //! * [`curator::CuratorPeer`]: a Java process running Apache Curator, for interop tests.
+//! * [`fixtures`]: what the integration tests share: a framework with the test defaults,
+//!   unique names, `eventually` / `within` deadlines, the ephemeral nodes left under a path.
 //!
 //! Every process the kit starts is killed when its handle drops, and by the kernel if the
 //! test process dies (the JVMs are spawned from one long-lived thread with a parent-death
@@ -35,6 +37,7 @@ mod docker;
 mod error;
 mod expire;
 mod fenced;
+pub mod fixtures;
 mod four_letter;
 mod install;
 mod instance;

@@ -5,13 +5,13 @@
 //! client ids.
 //! Run with `--nocapture` to see the observed layouts (recorded in `testing/src/curator/LAYOUTS.md`).
 
-use std::future::Future;
 use std::net::IpAddr;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use zk_recipes_testing::curator::{AtomicResult, CuratorPeer};
+use zk_recipes_testing::fixtures;
 use zk_recipes_testing::Error;
 
 const SHORT: Duration = Duration::from_millis(200);
@@ -22,9 +22,6 @@ const LONG: Duration = Duration::from_secs(10);
 // chroot of its own, so that it sees exactly the nodes it made (paths in the tests and in the
 // printed layouts are relative to it).
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
-
 struct ZkServer {
     connect: String,
 }
@@ -32,8 +29,8 @@ struct ZkServer {
 impl ZkServer {
     /// A fresh, empty chroot on the shared server.
     async fn start() -> ZkServer {
-        let cs = common::shared_server().await;
-        let base = format!("/{}", common::unique("curator-peer"));
+        let cs = fixtures::shared_server().await;
+        let base = format!("/{}", fixtures::unique("curator-peer"));
         let root = zookeeper_client::Client::connect(&cs).await.expect("connects to the shared server");
         let mode = zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::anyone_all());
         root.create(&base, &[], &mode).await.expect("creates the test's chroot");
@@ -61,9 +58,8 @@ async fn peer() -> Arc<CuratorPeer> {
     peer
 }
 
-async fn within<F: Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(90), f).await.expect("test finished in time")
-}
+/// How long a whole test may take.
+const TEST_LIMIT: Duration = Duration::from_secs(90);
 
 #[derive(Debug)]
 struct Node {
@@ -168,7 +164,7 @@ fn assert_default_data(n: &Node) {
 
 #[tokio::test]
 async fn errors_are_typed() {
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let peer = peer().await;
         peer.ping().await.expect("ping");
         match peer.mutex_release("nobody", "h").await {
@@ -188,7 +184,7 @@ async fn errors_are_typed() {
 #[tokio::test]
 async fn mutex_excludes_and_layout() {
     let zk = ZkServer::start().await;
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let peer = peer().await;
         let cs = zk.connect_string();
         let sa = peer.connect("mx-a", &cs).await.unwrap();
@@ -256,7 +252,7 @@ async fn mutex_excludes_and_layout() {
 #[tokio::test]
 async fn rwlock_layout_and_downgrade() {
     let zk = ZkServer::start().await;
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let peer = peer().await;
         let cs = zk.connect_string();
         let sa = peer.connect("rw-a", &cs).await.unwrap();
@@ -323,7 +319,7 @@ async fn rwlock_layout_and_downgrade() {
 #[tokio::test]
 async fn semaphore_limits_leases_and_layout() {
     let zk = ZkServer::start().await;
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let peer = peer().await;
         let cs = zk.connect_string();
         let sa = peer.connect("sem-a", &cs).await.unwrap();
@@ -410,7 +406,7 @@ async fn semaphore_limits_leases_and_layout() {
 #[tokio::test]
 async fn leader_latch_elects_one() {
     let zk = ZkServer::start().await;
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let peer = peer().await;
         let cs = zk.connect_string();
         let sa = peer.connect("ll-a", &cs).await.unwrap();
@@ -469,7 +465,7 @@ async fn leader_latch_elects_one() {
 #[tokio::test]
 async fn counters_add_up() {
     let zk = ZkServer::start().await;
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let peer = peer().await;
         let cs = zk.connect_string();
         peer.connect("ct-a", &cs).await.unwrap();
@@ -548,7 +544,7 @@ async fn counters_add_up() {
 #[tokio::test]
 async fn barriers_open() {
     let zk = ZkServer::start().await;
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let peer = peer().await;
         let cs = zk.connect_string();
         let sa = peer.connect("db-a", &cs).await.unwrap();
@@ -612,7 +608,7 @@ async fn barriers_open() {
 
 #[tokio::test]
 async fn dedicated_peer_lifecycle() {
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         // Dropping a peer kills and reaps its JVM.
         let peer = CuratorPeer::start().await.expect("peer starts");
         let pid = peer.pid().expect("pid");

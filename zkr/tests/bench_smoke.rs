@@ -1,10 +1,8 @@
 //! A short smoke run of every `zkr bench` recipe: one JSON line, no violation, no error.
 //! (Benchmarks are measured by `bench/compare.sh`, never in tests.)
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
-
 use std::process::Command;
+use zk_recipes_testing::fixtures;
 
 fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     let at = line.find(&format!("\"{key}\":"))? + key.len() + 3;
@@ -22,8 +20,8 @@ fn bench(cs: &str, args: &[&str]) -> (i32, String) {
 
 #[tokio::test]
 async fn every_recipe_runs_clean() {
-    let cs = common::shared_server().await;
-    let base = format!("/{}", common::unique("bench"));
+    let cs = fixtures::shared_server().await;
+    let base = format!("/{}", fixtures::unique("bench"));
     let mut runs: Vec<Vec<&str>> = [
         "mutex",
         "rwlock",

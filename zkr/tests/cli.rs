@@ -6,9 +6,6 @@
 //! whose `Drop` SIGKILLs the whole group (zkr and its CMD) and reaps zkr, also when a test
 //! fails.
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
@@ -22,6 +19,7 @@ use zk_recipes::{
     DistributedAtomicInteger, DistributedAtomicLong, DistributedBarrier, DistributedDoubleBarrier, Error, Framework,
     InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2, LeaderLatch, SharedCount,
 };
+use zk_recipes_testing::fixtures;
 use zk_recipes_testing::TestingServer;
 
 const ZKR: &str = env!("CARGO_BIN_EXE_zkr");
@@ -160,7 +158,7 @@ async fn run_with(cs: &str, args: &[&str], env: &[(&str, &str)]) -> (i32, Vec<St
 }
 
 fn path(prefix: &str) -> String {
-    format!("/{}", common::unique(&format!("cli-{prefix}")))
+    format!("/{}", fixtures::unique(&format!("cli-{prefix}")))
 }
 
 /// Children of `path` (none when it does not exist), sorted.
@@ -211,7 +209,7 @@ const TERM_RECORDER: &str =
 
 #[tokio::test]
 async fn usage_errors_exit_2_and_unreachable_exits_69() {
-    let closed = format!("127.0.0.1:{}", common::closed_port());
+    let closed = format!("127.0.0.1:{}", fixtures::closed_port());
     // refused before connecting: exit 2 even with ZooKeeper unreachable
     for args in [
         &["lock", "relative/path"][..],
@@ -248,8 +246,8 @@ async fn usage_errors_exit_2_and_unreachable_exits_69() {
 
 #[tokio::test]
 async fn cmd_gets_the_lock_env_and_its_exit_code_passes_through() {
-    let cs = common::shared_server().await;
-    let fw = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
     let lock = path("env");
     let dir = tempfile::tempdir().unwrap();
     let go = temp_file(&dir, "go");
@@ -271,8 +269,8 @@ async fn cmd_gets_the_lock_env_and_its_exit_code_passes_through() {
 
 #[tokio::test]
 async fn without_cmd_prints_the_held_node_and_sigterm_releases() {
-    let cs = common::shared_server().await;
-    let fw = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
     let lock = path("hold");
     let mut holder = Zkr::start(&cs, &["lock", &lock], &[]);
     let line = holder.line().await;
@@ -307,7 +305,7 @@ async fn without_cmd_prints_the_held_node_and_sigterm_releases() {
     assert!(children(&fw, &lock).await.is_empty());
 
     // under --namespace, printed paths are relative to it, like PATH
-    let namespace = common::unique("cli-ns");
+    let namespace = fixtures::unique("cli-ns");
     let mut holder = Zkr::start(&cs, &["--namespace", &namespace, "lock", "/l"], &[]);
     let line = holder.line().await;
     let (node, token) = line.split_once(' ').unwrap();
@@ -323,8 +321,8 @@ fn zk_node_name(path: &str) -> String {
 
 #[tokio::test]
 async fn signals_to_zkr_are_forwarded_to_cmd_and_the_lock_released_after() {
-    let cs = common::shared_server().await;
-    let fw = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
     let lock = path("forward");
     let script = r#"trap 'kill $! 2>/dev/null; exit 3' TERM; echo ready; sleep 30 & wait"#;
     let mut zkr = Zkr::start(&cs, &["lock", &lock, "--", "sh", "-c", script], &[]);
@@ -343,8 +341,8 @@ async fn delete_only_child(fw: &Framework, dir: &str) {
 
 #[tokio::test]
 async fn loss_by_node_deletion_exits_76_after_acting_on_cmd() {
-    let cs = common::shared_server().await;
-    let fw = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
     let dir = tempfile::tempdir().unwrap();
 
     // term (the default): CMD gets SIGTERM
@@ -415,8 +413,8 @@ async fn loss_by_server_stop_exits_76_and_terminates_cmd() {
 
 #[tokio::test]
 async fn multi_lock_over_several_paths() {
-    let cs = common::shared_server().await;
-    let fw = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
     let (b, a) = (path("multi-b"), path("multi-a"));
     // the nodes are printed in the order of the PATHs given
     let mut holder = Zkr::start(&cs, &["lock", &b, &a], &[]);
@@ -442,8 +440,8 @@ async fn multi_lock_over_several_paths() {
 
 #[tokio::test]
 async fn semaphore_leases() {
-    let cs = common::shared_server().await;
-    let fw = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
     let sem = path("semaphore");
     let leases = format!("{sem}/leases");
     let mut holder = Zkr::start(&cs, &["--json", "semaphore", &sem, "--leases", "3", "--count", "2"], &[]);
@@ -529,8 +527,8 @@ async fn check_inspect(cs: &str, fw: &Framework, at: &str, kind: &str, holders: 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inspect_every_recipe_human_and_json() {
-    let cs = common::shared_server().await;
-    let (fw, other) = (common::framework(&cs).await, common::framework(&cs).await);
+    let cs = fixtures::shared_server().await;
+    let (fw, other) = (fixtures::framework(&cs).await, fixtures::framework(&cs).await);
     let mut background = Vec::new();
 
     let mutex = path("inspect-mutex");
@@ -594,8 +592,8 @@ async fn inspect_every_recipe_human_and_json() {
 
 #[tokio::test]
 async fn atomic_and_shared_count_operations() {
-    let cs = common::shared_server().await;
-    let fw = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
     let counter = path("atomic");
     for (args, expect, code) in [
         (&["get"][..], "0", 0),
@@ -644,8 +642,8 @@ async fn atomic_and_shared_count_operations() {
 
 #[tokio::test]
 async fn elect_runs_cmd_while_leader_and_observe_follows_the_leader() {
-    let cs = common::shared_server().await;
-    let fw = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
     let election = path("elect");
     let mut observer = Zkr::start(&cs, &["elect", &election, "--observe"], &[]);
     assert_eq!(observer.line().await, "", "no leader yet: an empty line");
@@ -680,8 +678,8 @@ async fn elect_runs_cmd_while_leader_and_observe_follows_the_leader() {
 
 #[tokio::test]
 async fn barrier_and_double_barrier() {
-    let cs = common::shared_server().await;
-    let fw = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
     let barrier = path("barrier");
     assert_eq!(run(&cs, &["barrier", &barrier, "set"]).await.0, 0);
     assert!(fw.exists(&barrier).await.unwrap().is_some());
@@ -708,7 +706,7 @@ async fn barrier_and_double_barrier() {
 /// one file: the stamps must come in start/end pairs of the same round, in time order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_zkr_locks_never_overlap() {
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     let lock = path("overlap");
     let dir = tempfile::tempdir().unwrap();
     let file = temp_file(&dir, "stamps");

@@ -1,13 +1,11 @@
 //! `zkr lock` frozen with SIGSTOP past the session timeout on a real 3-node ensemble: the
 //! server gives the lock away, the thawed zkr notices, stops its command and exits 76, and the
 //! fenced store refuses every write the frozen holder's command made with its old token.
-//! Writes its result for `docs/RELIABILITY.md` beside the fault suite's (tests/faults.rs).
-
-#[path = "../../tests/common/mod.rs"]
-mod common;
+//! Writes its result for `docs/RELIABILITY.md` beside the fault suite's (tests/faults/).
 
 use std::time::{Duration, Instant};
 
+use zk_recipes_testing::fixtures;
 use zk_recipes_testing::{FencedResource, TestingCluster};
 
 async fn sleep(ms: u64) {
@@ -57,17 +55,16 @@ async fn sigstop_a_zkr_holder_past_the_session_timeout() {
     let read_tokens = || -> Vec<i64> {
         std::fs::read_to_string(&writes).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).collect()
     };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while read_tokens().is_empty() {
-        assert!(Instant::now() < deadline, "the zkr holder never ran its command");
-        sleep(20).await;
-    }
+    fixtures::eventually(Duration::from_secs(20), "the zkr holder never ran its command", || async {
+        !read_tokens().is_empty()
+    })
+    .await;
     let old_token = read_tokens()[0];
     // freeze zkr (its command keeps running: the classic paused holder)
     let paused_at = Instant::now();
     // SAFETY: a signal to our child process.
     unsafe { libc::kill(holder.0.id() as i32, libc::SIGSTOP) };
-    let fw = common::framework(&cs).await;
+    let fw = fixtures::framework(&cs).await;
     let mutex = zk_recipes::InterProcessMutex::new(&fw, "/sigstop").unwrap();
     let guard = mutex.acquire_timeout(Duration::from_secs(30)).await.unwrap().expect("the lock after the expiry");
     let waited = paused_at.elapsed();

@@ -2,8 +2,6 @@
 //! under contention, the change stream across session expiry and server restarts, Curator's
 //! encoding and corrupt data.
 
-mod common;
-
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -11,21 +9,11 @@ use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
 use zk_recipes::zk::Error as ZkError;
-use zk_recipes::{Error, Framework, Result, RetryNTimes, SharedCount, SharedValue, VersionedValue};
+use zk_recipes::{Error, Framework, Result, SharedCount, SharedValue, VersionedValue};
+use zk_recipes_testing::fixtures::{self, framework};
 use zk_recipes_testing::{expire_session, ProxyMode, TcpProxy, TestingServer};
 
 const WAIT: Duration = Duration::from_secs(20);
-
-async fn framework(cs: &str) -> Framework {
-    Framework::builder()
-        .connect_string(cs)
-        .session_timeout(Duration::from_secs(4))
-        .connection_timeout(Duration::from_secs(5))
-        .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)))
-        .connect()
-        .await
-        .expect("connect")
-}
 
 type Changes<T> = Pin<Box<dyn Stream<Item = Result<VersionedValue<T>>> + Send>>;
 
@@ -65,8 +53,8 @@ enum Increment {
 async fn sixteen_sessions_increment(how: Increment) -> (SharedCount, VersionedValue<i32>) {
     const SESSIONS: usize = 16;
     const INCREMENTS: usize = 10;
-    let cs = common::shared_server().await;
-    let path = format!("/{}/count", common::unique("shared"));
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}/count", fixtures::unique("shared"));
     let setup = framework(&cs).await;
     let count = SharedCount::new(&setup, &path, 0).unwrap();
     count.start().await.unwrap();
@@ -154,9 +142,9 @@ async fn compare_and_set_loops_from_16_sessions_lose_no_increment() {
 
 #[tokio::test]
 async fn compare_and_set_returns_what_a_fresh_get_returns() {
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     let (a_fw, b_fw) = (framework(&cs).await, framework(&cs).await);
-    let path = format!("/{}/count", common::unique("cas"));
+    let path = format!("/{}/count", fixtures::unique("cas"));
     let a = SharedCount::new(&a_fw, &path, 5).unwrap();
     let b = SharedCount::new(&b_fw, &path, 0).unwrap();
     a.start().await.unwrap();
@@ -200,9 +188,9 @@ async fn compare_and_set_returns_what_a_fresh_get_returns() {
 
 #[tokio::test]
 async fn shared_value_compare_and_set_bytes() {
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     let (a_fw, b_fw) = (framework(&cs).await, framework(&cs).await);
-    let path = format!("/{}/config", common::unique("value-cas"));
+    let path = format!("/{}/config", fixtures::unique("value-cas"));
     let a = SharedValue::new(&a_fw, &path, b"seed".to_vec()).unwrap();
     let b = SharedValue::new(&b_fw, &path, Vec::new()).unwrap();
     let none = VersionedValue { version: 0, value: Vec::new() };
@@ -229,11 +217,11 @@ async fn framework_via(proxy: &TcpProxy) -> Framework {
 
 #[tokio::test]
 async fn compare_and_set_with_a_lost_reply_never_reports_an_applied_write_as_refused() {
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     let proxy = TcpProxy::start(&cs).await.unwrap();
     let fw = framework_via(&proxy).await;
     let direct = framework(&cs).await;
-    let path = format!("/{}", common::unique("cas-lost-reply"));
+    let path = format!("/{}", fixtures::unique("cas-lost-reply"));
     let count = SharedCount::new(&fw, &path, 0).unwrap();
     let reader = SharedCount::new(&direct, &path, 0).unwrap();
     count.start().await.unwrap();
@@ -245,11 +233,10 @@ async fn compare_and_set_with_a_lost_reply_never_reports_an_applied_write_as_ref
             let (count, known) = (count.clone(), known.clone());
             async move { count.compare_and_set(&known, known.value + 1).await }
         });
-        let deadline = tokio::time::Instant::now() + WAIT;
-        while reader.get().await.unwrap().value < round {
-            assert!(tokio::time::Instant::now() < deadline, "the write never reached the server");
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        fixtures::eventually(WAIT, "the write never reached the server", || async {
+            reader.get().await.unwrap().value >= round
+        })
+        .await;
         // the client reconnects and sends the write again: refused, as the first one applied
         proxy.set_mode(ProxyMode::Pass);
         proxy.cut();
@@ -269,11 +256,11 @@ async fn compare_and_set_with_a_lost_reply_never_reports_an_applied_write_as_ref
 
 #[tokio::test]
 async fn compare_and_set_with_a_lost_request_returns_the_other_write() {
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     let proxy = TcpProxy::start(&cs).await.unwrap();
     let fw = framework_via(&proxy).await;
     let direct = framework(&cs).await;
-    let path = format!("/{}", common::unique("cas-lost-request"));
+    let path = format!("/{}", fixtures::unique("cas-lost-request"));
     let count = SharedCount::new(&fw, &path, 0).unwrap();
     let other = SharedCount::new(&direct, &path, 0).unwrap();
     count.start().await.unwrap();
@@ -298,8 +285,8 @@ async fn compare_and_set_with_a_lost_request_returns_the_other_write() {
 
 #[tokio::test]
 async fn changes_see_updates_and_survive_session_expiry() {
-    let cs = common::shared_server().await;
-    let path = format!("/{}", common::unique("changes"));
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}", fixtures::unique("changes"));
     let watcher_fw = framework(&cs).await;
     let writer_fw = framework(&cs).await;
     let watched = SharedCount::new(&watcher_fw, &path, 7).unwrap();
@@ -365,11 +352,7 @@ async fn changes_survive_a_server_restart() {
     // long outage: the session is lost and a new one is built
     let losses = fw.status().losses;
     server.stop().await;
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while fw.status().losses == losses {
-        assert!(tokio::time::Instant::now() < deadline, "session never lost");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    fixtures::eventually(WAIT, "session never lost", || async { fw.status().losses != losses }).await;
     server.restart().await.unwrap();
     fw.wait_connected(WAIT).await.unwrap();
     let other = framework(cs).await;
@@ -380,9 +363,9 @@ async fn changes_survive_a_server_restart() {
 
 #[tokio::test]
 async fn corrupt_bytes_are_a_typed_error() {
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     let fw = framework(&cs).await;
-    let path = format!("/{}", common::unique("corrupt"));
+    let path = format!("/{}", fixtures::unique("corrupt"));
     let count = SharedCount::new(&fw, &path, 0).unwrap();
     count.start().await.unwrap();
     let mut changes: Changes<i32> = Box::pin(count.changes());
@@ -403,10 +386,10 @@ async fn corrupt_bytes_are_a_typed_error() {
 
 #[tokio::test]
 async fn shared_value_bytes_seed_and_compare_and_set() {
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     let a = framework(&cs).await;
     let b = framework(&cs).await;
-    let path = format!("/{}/config", common::unique("value"));
+    let path = format!("/{}/config", fixtures::unique("value"));
     let va = SharedValue::new(&a, &path, b"seed".to_vec()).unwrap();
     let vb = SharedValue::new(&b, &path, b"other seed".to_vec()).unwrap();
     assert!(matches!(va.get().await, Err(Error::ZooKeeper(ZkError::NoNode))), "not started");

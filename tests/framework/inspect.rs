@@ -1,13 +1,12 @@
 //! `inspect` recognises every recipe and orders holders and waiters.
 
-mod common;
-
 use std::time::Duration;
 
 use zk_recipes::{
     inspect, DistributedAtomicLong, Framework, Inspection, InterProcessMutex, InterProcessReadWriteLock,
     InterProcessSemaphoreV2, LeaderLatch, RecipeKind,
 };
+use zk_recipes_testing::fixtures;
 
 /// Inspects until `done` holds (the queue settles asynchronously).
 async fn inspect_until(fw: &Framework, path: &str, done: impl Fn(&Inspection) -> bool) -> Inspection {
@@ -24,14 +23,15 @@ async fn inspect_until(fw: &Framework, path: &str, done: impl Fn(&Inspection) ->
 
 #[tokio::test]
 async fn recognises_locks_with_holders_then_waiters() {
-    let cs = common::shared_server().await;
-    let a = common::framework(&cs).await;
-    let b = common::framework(&cs).await;
-    let base = format!("/{}", common::unique("inspect"));
+    let cs = fixtures::shared_server().await;
+    let a = fixtures::framework(&cs).await;
+    let b = fixtures::framework(&cs).await;
+    let base = format!("/{}", fixtures::unique("inspect"));
     assert_eq!(inspect(&a, &format!("{base}/nothing")).await.unwrap().kind, RecipeKind::Missing);
 
     // mutex: holder a, waiter b
     let path = format!("{base}/mutex");
+    let before_acquire = std::time::Instant::now();
     let held = InterProcessMutex::new(&a, &path).unwrap().acquire().await.unwrap();
     let m = InterProcessMutex::new(&b, &path).unwrap();
     let waiter = tokio::spawn(async move { m.acquire_timeout(Duration::from_secs(20)).await.map(|g| g.is_some()) });
@@ -41,7 +41,14 @@ async fn recognises_locks_with_holders_then_waiters() {
     assert_eq!(format!("{path}/{}", found.holders[0].name), held.path());
     assert_eq!(found.holders[0].session_id, a.status().session_id);
     assert_eq!(found.holders[0].fencing_token, held.fencing_token());
-    assert!(found.holders[0].age_ms >= 0);
+    // the age is the holder node's, made during this test (server and test share a clock;
+    // 100 ms for the millisecond roundings)
+    let age_bound = before_acquire.elapsed().as_millis() as i64 + 100;
+    assert!(
+        (0..=age_bound).contains(&found.holders[0].age_ms),
+        "age {} ms, at most {age_bound}",
+        found.holders[0].age_ms
+    );
     assert_eq!(found.waiters[0].session_id, b.status().session_id);
     held.release().await.unwrap();
     assert!(waiter.await.unwrap().unwrap());
@@ -50,7 +57,7 @@ async fn recognises_locks_with_holders_then_waiters() {
     let path = format!("{base}/rw");
     let r1 = InterProcessReadWriteLock::new(&a, &path).unwrap().read().await.unwrap();
     let r2 = InterProcessReadWriteLock::new(&b, &path).unwrap().read().await.unwrap();
-    let w = InterProcessReadWriteLock::new(&common::framework(&cs).await, &path).unwrap();
+    let w = InterProcessReadWriteLock::new(&fixtures::framework(&cs).await, &path).unwrap();
     let writer = tokio::spawn(async move { w.write_timeout(Duration::from_secs(20)).await.map(|g| g.is_some()) });
     let found = inspect_until(&a, &path, |i| i.waiters.len() == 1).await;
     assert_eq!(found.kind, RecipeKind::ReadWriteLock);

@@ -1,8 +1,6 @@
 //! Lock recipes against a real ZooKeeper server: contract tests shared by every exclusive lock
 //! kind, then what is specific to each.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,7 +9,7 @@ use zk_recipes::{
     Error, Framework, HeldLock, InterProcessLock, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
     InterProcessSemaphoreMutex, InterProcessSemaphoreV2, LossReason,
 };
-use zk_recipes_testing::{expire_session, TestingServer};
+use zk_recipes_testing::{expire_session, fixtures, TestingServer};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -47,40 +45,11 @@ impl Lock {
     }
 }
 
-/// Every node under `path`, recursively (what a lock leaves behind).
-async fn leftovers(fw: &Framework, path: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut stack = vec![path.to_string()];
-    while let Some(dir) = stack.pop() {
-        let children = match fw.children(&dir).await {
-            Err(Error::ZooKeeper(zk_recipes::zk::Error::NoNode)) => continue,
-            other => other.unwrap(),
-        };
-        for c in children {
-            let child = format!("{dir}/{c}");
-            let stat = fw.exists(&child).await.unwrap();
-            if stat.is_some_and(|s| s.ephemeral_owner != 0) {
-                found.push(child.clone());
-            }
-            stack.push(child);
-        }
-    }
-    found
-}
-
-async fn settle(fws: &[&Framework]) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while fws.iter().any(|f| f.pending_background_deletes() > 0) {
-        assert!(tokio::time::Instant::now() < deadline, "background deletes never finished");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contract_mutual_exclusion_under_16_sessions() {
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     for kind in KINDS {
-        let path = format!("/{}", common::unique("exclusion"));
+        let path = format!("/{}", fixtures::unique("exclusion"));
         let inside = Arc::new(AtomicUsize::new(0));
         let overlaps = Arc::new(AtomicUsize::new(0));
         let total = Arc::new(AtomicUsize::new(0));
@@ -89,7 +58,7 @@ async fn contract_mutual_exclusion_under_16_sessions() {
             let (cs, path, inside, overlaps, total) =
                 (cs.clone(), path.clone(), inside.clone(), overlaps.clone(), total.clone());
             tasks.push(tokio::spawn(async move {
-                let fw = common::framework(&cs).await;
+                let fw = fixtures::framework(&cs).await;
                 let lock = Lock::new(kind, &fw, &path);
                 for _ in 0..4 {
                     let hold = lock.acquire().await;
@@ -109,17 +78,17 @@ async fn contract_mutual_exclusion_under_16_sessions() {
         }
         assert_eq!(overlaps.load(Ordering::SeqCst), 0, "{kind:?}: two holders at once");
         assert_eq!(total.load(Ordering::SeqCst), 64, "{kind:?}");
-        let fw = common::framework(&cs).await;
-        assert_eq!(leftovers(&fw, &path).await, Vec::<String>::new(), "{kind:?}");
+        let fw = fixtures::framework(&cs).await;
+        assert_eq!(fixtures::ephemerals(&fw, &path).await.unwrap(), Vec::<String>::new(), "{kind:?}");
     }
 }
 
 #[tokio::test]
 async fn contract_fifo_fairness() {
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     for kind in KINDS {
-        let path = format!("/{}", common::unique("fifo"));
-        let holder_fw = common::framework(&cs).await;
+        let path = format!("/{}", fixtures::unique("fifo"));
+        let holder_fw = fixtures::framework(&cs).await;
         let first = Lock::new(kind, &holder_fw, &path).acquire().await;
         let order = Arc::new(std::sync::Mutex::new(Vec::new()));
         let mut waiters = Vec::new();
@@ -128,7 +97,7 @@ async fn contract_fifo_fairness() {
             _ => path.clone(),
         };
         for i in 0..4 {
-            let fw = common::framework(&cs).await;
+            let fw = fixtures::framework(&cs).await;
             let lock = Lock::new(kind, &fw, &path);
             let order = order.clone();
             waiters.push(tokio::spawn(async move {
@@ -139,13 +108,12 @@ async fn contract_fifo_fairness() {
                 fw.close();
             }));
             // wait until waiter i has queued its node before starting the next
-            let deadline = tokio::time::Instant::now() + WAIT;
             // the semaphore mutex's holder keeps no node in `locks`; the mutexes' holder does
             let queued = if matches!(kind, Kind::SemaphoreMutex) { i + 1 } else { i + 2 };
-            while holder_fw.children(&queue_dir).await.map(|c| c.len()).unwrap_or(0) < queued {
-                assert!(tokio::time::Instant::now() < deadline);
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
+            fixtures::eventually(WAIT, format!("{kind:?}: waiter {i} queued"), || async {
+                holder_fw.children(&queue_dir).await.map(|c| c.len()).unwrap_or(0) >= queued
+            })
+            .await;
         }
         first.release().await.unwrap();
         for w in waiters {
@@ -164,10 +132,10 @@ async fn contract_fifo_fairness() {
 async fn contract_deep_queue_with_quitters_keeps_order_and_exclusion() {
     const WAITERS: usize = 7;
     const QUITTERS: [usize; 3] = [0, 2, 3];
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     for kind in KINDS {
-        let path = format!("/{}", common::unique("deep"));
-        let holder_fw = common::framework(&cs).await;
+        let path = format!("/{}", fixtures::unique("deep"));
+        let holder_fw = fixtures::framework(&cs).await;
         let head = Lock::new(kind, &holder_fw, &path).acquire().await;
         let queue_dir = match kind {
             Kind::SemaphoreMutex => format!("{path}/locks"),
@@ -177,7 +145,7 @@ async fn contract_deep_queue_with_quitters_keeps_order_and_exclusion() {
         let inside = Arc::new(AtomicUsize::new(0));
         let mut waiters = Vec::new();
         for i in 0..WAITERS {
-            let fw = common::framework(&cs).await;
+            let fw = fixtures::framework(&cs).await;
             let lock = Lock::new(kind, &fw, &path);
             let (order, inside) = (order.clone(), inside.clone());
             waiters.push(tokio::spawn(async move {
@@ -195,19 +163,17 @@ async fn contract_deep_queue_with_quitters_keeps_order_and_exclusion() {
                 fw.close();
                 true
             }));
-            let deadline = tokio::time::Instant::now() + WAIT;
             let queued = if matches!(kind, Kind::SemaphoreMutex) { i + 1 } else { i + 2 };
-            while holder_fw.children(&queue_dir).await.map(|c| c.len()).unwrap_or(0) < queued {
-                assert!(tokio::time::Instant::now() < deadline);
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
+            fixtures::eventually(WAIT, format!("{kind:?}: waiter {i} queued"), || async {
+                holder_fw.children(&queue_dir).await.map(|c| c.len()).unwrap_or(0) >= queued
+            })
+            .await;
         }
         assert!(waiters.iter().all(|w| !w.is_finished()), "{kind:?}: all queued before anyone quit");
-        let deadline = tokio::time::Instant::now() + WAIT;
-        while !QUITTERS.iter().all(|&q| waiters[q].is_finished()) {
-            assert!(tokio::time::Instant::now() < deadline, "{kind:?}: the quitters never quit");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        fixtures::eventually(WAIT, format!("{kind:?}: the quitters never quit"), || async {
+            QUITTERS.iter().all(|&q| waiters[q].is_finished())
+        })
+        .await;
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert!(order.lock().unwrap().is_empty(), "{kind:?}: acquired while the head still holds");
         head.release().await.unwrap();
@@ -216,33 +182,33 @@ async fn contract_deep_queue_with_quitters_keeps_order_and_exclusion() {
         }
         let expected: Vec<usize> = (0..WAITERS).filter(|i| !QUITTERS.contains(i)).collect();
         assert_eq!(*order.lock().unwrap(), expected, "{kind:?}: queue order");
-        assert!(leftovers(&holder_fw, &path).await.is_empty(), "{kind:?}");
+        assert!(fixtures::ephemerals(&holder_fw, &path).await.unwrap().is_empty(), "{kind:?}");
         holder_fw.close();
     }
 }
 
 #[tokio::test]
 async fn contract_timeouts_and_try() {
-    let cs = common::shared_server().await;
-    let a = common::framework(&cs).await;
-    let b = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let a = fixtures::framework(&cs).await;
+    let b = fixtures::framework(&cs).await;
     for kind in KINDS {
-        let path = format!("/{}", common::unique("timeout"));
+        let path = format!("/{}", fixtures::unique("timeout"));
         let held = Lock::new(kind, &a, &path).acquire().await;
         let other = Lock::new(kind, &b, &path);
         let started = tokio::time::Instant::now();
         assert!(other.acquire_timeout(Duration::from_millis(300)).await.is_none(), "{kind:?}");
         assert!(started.elapsed() >= Duration::from_millis(300));
         assert!(other.acquire_timeout(Duration::ZERO).await.is_none(), "{kind:?}");
-        settle(&[&b]).await;
-        let left = leftovers(&a, &path).await;
+        fixtures::settle(&[&b]).await;
+        let left = fixtures::ephemerals(&a, &path).await.unwrap();
         assert_eq!(left, vec![held.path().to_string()], "{kind:?}: only the holder's node");
         held.release().await.unwrap();
         let now = other.acquire_timeout(Duration::from_millis(2000)).await.expect("free now");
         now.release().await.unwrap();
-        assert!(leftovers(&a, &path).await.is_empty());
+        assert!(fixtures::ephemerals(&a, &path).await.unwrap().is_empty());
     }
-    let m = InterProcessMutex::new(&a, &format!("/{}", common::unique("try"))).unwrap();
+    let m = InterProcessMutex::new(&a, &format!("/{}", fixtures::unique("try"))).unwrap();
     let g = m.try_acquire().await.unwrap().expect("free");
     let m2 = InterProcessMutex::new(&b, m.path()).unwrap();
     assert!(m2.try_acquire().await.unwrap().is_none());
@@ -253,10 +219,10 @@ async fn contract_timeouts_and_try() {
 /// whose predecessor gives up (never held) must keep waiting while the head still holds.
 #[tokio::test]
 async fn contract_waiter_behind_a_waiter_that_gives_up_keeps_waiting() {
-    let cs = common::shared_server().await;
-    let fw = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
     for kind in KINDS {
-        let path = format!("/{}", common::unique("gives-up"));
+        let path = format!("/{}", fixtures::unique("gives-up"));
         let head = Lock::new(kind, &fw, &path).acquire().await;
         let quitter = {
             let lock = Lock::new(kind, &fw, &path);
@@ -286,11 +252,11 @@ async fn contract_waiter_behind_a_waiter_that_gives_up_keeps_waiting() {
 
 #[tokio::test]
 async fn contract_no_orphans_after_100_cancelled_acquisitions() {
-    let cs = common::shared_server().await;
-    let a = common::framework(&cs).await;
-    let b = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let a = fixtures::framework(&cs).await;
+    let b = fixtures::framework(&cs).await;
     for kind in KINDS {
-        let path = format!("/{}", common::unique("cancel"));
+        let path = format!("/{}", fixtures::unique("cancel"));
         let lock_b = Lock::new(kind, &b, &path);
         let mut held = Some(Lock::new(kind, &a, &path).acquire().await);
         let mut granted = 0;
@@ -316,23 +282,27 @@ async fn contract_no_orphans_after_100_cancelled_acquisitions() {
                 let _ = tokio::time::timeout(delay, lock_b.acquire_timeout(WAIT)).await;
             }
             if held.is_none() {
-                settle(&[&b]).await;
+                fixtures::settle(&[&b]).await;
                 held = Some(Lock::new(kind, &a, &path).acquire().await);
             }
         }
         held.take().unwrap().release().await.unwrap();
-        settle(&[&a, &b]).await;
-        assert_eq!(leftovers(&a, &path).await, Vec::<String>::new(), "{kind:?}: orphans (granted {granted})");
+        fixtures::settle(&[&a, &b]).await;
+        assert_eq!(
+            fixtures::ephemerals(&a, &path).await.unwrap(),
+            Vec::<String>::new(),
+            "{kind:?}: orphans (granted {granted})"
+        );
     }
 }
 
 #[tokio::test]
 async fn contract_fencing_tokens_increase_across_holders_and_parent_reaping() {
-    let cs = common::shared_server().await;
-    let a = common::framework(&cs).await;
-    let b = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let a = fixtures::framework(&cs).await;
+    let b = fixtures::framework(&cs).await;
     for kind in KINDS {
-        let path = format!("/{}", common::unique("fencing"));
+        let path = format!("/{}", fixtures::unique("fencing"));
         let mut last = i64::MIN;
         for i in 0..6 {
             let fw = if i % 2 == 0 { &a } else { &b };
@@ -346,11 +316,10 @@ async fn contract_fencing_tokens_increase_across_holders_and_parent_reaping() {
             Kind::SemaphoreMutex => format!("{path}/leases"),
             _ => path.clone(),
         };
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-        while a.exists(&queue_dir).await.unwrap().is_some() {
-            assert!(tokio::time::Instant::now() < deadline, "container {queue_dir} never reaped");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        fixtures::eventually(Duration::from_secs(30), format!("container {queue_dir} never reaped"), || async {
+            a.exists(&queue_dir).await.unwrap().is_none()
+        })
+        .await;
         let hold = Lock::new(kind, &a, &path).acquire().await;
         assert!(hold.path().ends_with("0000000000"), "{kind:?}: sequence restarted: {}", hold.path());
         assert!(hold.fencing_token() > last, "{kind:?}: token after reaping");
@@ -360,10 +329,10 @@ async fn contract_fencing_tokens_increase_across_holders_and_parent_reaping() {
 
 #[tokio::test]
 async fn contract_lost_on_expire_session() {
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     for kind in KINDS {
-        let fw = common::framework(&cs).await;
-        let path = format!("/{}", common::unique("expire"));
+        let fw = fixtures::framework(&cs).await;
+        let path = format!("/{}", fixtures::unique("expire"));
         let hold = Lock::new(kind, &fw, &path).acquire().await;
         assert!(!hold.is_lost());
         expire_session(&fw).await.unwrap();
@@ -372,7 +341,7 @@ async fn contract_lost_on_expire_session() {
         assert!(matches!(reason, LossReason::SessionLost | LossReason::Suspended), "{kind:?}: {reason:?}");
         assert!(hold.is_lost());
         // someone else can take it now, and the old holder's release reports the loss
-        let other = common::framework(&cs).await;
+        let other = fixtures::framework(&cs).await;
         let taken = Lock::new(kind, &other, &path).acquire_timeout(WAIT).await.expect("free after expiry");
         assert!(matches!(hold.release().await, Err(Error::LockLost { .. })), "{kind:?}");
         taken.release().await.unwrap();
@@ -383,7 +352,7 @@ async fn contract_lost_on_expire_session() {
 async fn lost_on_server_stop_and_on_node_deletion() {
     let server = TestingServer::start().await.unwrap();
     let cs = server.connect_string().to_string();
-    let fw = common::framework(&cs).await;
+    let fw = fixtures::framework(&cs).await;
     let m = InterProcessMutex::new(&fw, "/stop").unwrap();
     let guard = m.acquire().await.unwrap();
     server.stop().await;
@@ -407,16 +376,16 @@ async fn lost_on_server_stop_and_on_node_deletion() {
     let lost = g.lost();
     tokio::pin!(lost);
     assert!(tokio::time::timeout(Duration::from_millis(200), &mut lost).await.is_err(), "not lost yet");
-    let admin = common::framework(&cs).await;
+    let admin = fixtures::framework(&cs).await;
     admin.delete(g.path()).await.unwrap();
     assert_eq!(tokio::time::timeout(WAIT, lost).await.unwrap(), LossReason::NodeDeleted);
 }
 
 #[tokio::test]
 async fn mutex_is_reentrant_per_task_only() {
-    let cs = common::shared_server().await;
-    let fw = common::framework(&cs).await;
-    let m = InterProcessMutex::new(&fw, &format!("/{}", common::unique("reentrant"))).unwrap();
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    let m = InterProcessMutex::new(&fw, &format!("/{}", fixtures::unique("reentrant"))).unwrap();
     let g1 = m.acquire().await.unwrap();
     let g2 = m.acquire().await.unwrap();
     assert_eq!(g1.path(), g2.path(), "one node for both holds");
@@ -436,7 +405,7 @@ async fn mutex_is_reentrant_per_task_only() {
     tokio::spawn(async move { g2.release().await.unwrap() }).await.unwrap();
     assert!(waiter.await.unwrap().is_some());
     // the semaphore mutex is not re-entrant
-    let sm = InterProcessSemaphoreMutex::new(&fw, &format!("/{}", common::unique("semmutex"))).unwrap();
+    let sm = InterProcessSemaphoreMutex::new(&fw, &format!("/{}", fixtures::unique("semmutex"))).unwrap();
     let held = sm.acquire().await.unwrap();
     assert!(sm.acquire_timeout(Duration::from_millis(200)).await.unwrap().is_none());
     held.release().await.unwrap();
@@ -444,15 +413,15 @@ async fn mutex_is_reentrant_per_task_only() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn semaphore_never_exceeds_max_leases_under_16_contenders() {
-    let cs = common::shared_server().await;
-    let path = format!("/{}", common::unique("semaphore"));
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}", fixtures::unique("semaphore"));
     let inside = Arc::new(AtomicUsize::new(0));
     let peak = Arc::new(AtomicUsize::new(0));
     let mut tasks = Vec::new();
     for i in 0..16 {
         let (cs, path, inside, peak) = (cs.clone(), path.clone(), inside.clone(), peak.clone());
         tasks.push(tokio::spawn(async move {
-            let fw = common::framework(&cs).await;
+            let fw = fixtures::framework(&cs).await;
             let sem = InterProcessSemaphoreV2::new(&fw, &path, 3).unwrap();
             for _ in 0..3 {
                 let n = if i % 4 == 0 { 2 } else { 1 };
@@ -472,16 +441,16 @@ async fn semaphore_never_exceeds_max_leases_under_16_contenders() {
     let peak = peak.load(Ordering::SeqCst);
     assert!(peak <= 3, "more than 3 leases held at once: {peak}");
     assert!(peak >= 2, "the semaphore never let several in: {peak}");
-    let fw = common::framework(&cs).await;
-    assert!(leftovers(&fw, &path).await.is_empty());
+    let fw = fixtures::framework(&cs).await;
+    assert!(fixtures::ephemerals(&fw, &path).await.unwrap().is_empty());
 }
 
 #[tokio::test]
 async fn semaphore_leases_and_timeouts() {
-    let cs = common::shared_server().await;
-    let a = common::framework(&cs).await;
-    let b = common::framework(&cs).await;
-    let path = format!("/{}", common::unique("leases"));
+    let cs = fixtures::shared_server().await;
+    let a = fixtures::framework(&cs).await;
+    let b = fixtures::framework(&cs).await;
+    let path = format!("/{}", fixtures::unique("leases"));
     let sa = InterProcessSemaphoreV2::new(&a, &path, 2).unwrap();
     let sb = InterProcessSemaphoreV2::new(&b, &path, 2).unwrap();
     let two = sa.acquire_many(2).await.unwrap();
@@ -493,16 +462,16 @@ async fn semaphore_leases_and_timeouts() {
     let one = sb.acquire_timeout(WAIT).await.unwrap().expect("a lease is free");
     zk_recipes::return_all(two).await.unwrap();
     one.release().await.unwrap();
-    settle(&[&a, &b]).await;
-    assert!(leftovers(&a, &path).await.is_empty());
+    fixtures::settle(&[&a, &b]).await;
+    assert!(fixtures::ephemerals(&a, &path).await.unwrap().is_empty());
 }
 
 #[tokio::test]
 async fn rwlock_sharing_exclusion_downgrade_and_upgrade_error() {
-    let cs = common::shared_server().await;
-    let a = common::framework(&cs).await;
-    let b = common::framework(&cs).await;
-    let path = format!("/{}", common::unique("rwlock"));
+    let cs = fixtures::shared_server().await;
+    let a = fixtures::framework(&cs).await;
+    let b = fixtures::framework(&cs).await;
+    let path = format!("/{}", fixtures::unique("rwlock"));
     let la = InterProcessReadWriteLock::new(&a, &path).unwrap();
     let lb = InterProcessReadWriteLock::new(&b, &path).unwrap();
     // readers share
@@ -511,7 +480,7 @@ async fn rwlock_sharing_exclusion_downgrade_and_upgrade_error() {
     // a writer waits for readers
     assert!(lb.write_timeout(Duration::from_millis(200)).await.is_err_and(|e| matches!(e, Error::Unsupported(_))));
     drop(rb);
-    settle(&[&b]).await;
+    fixtures::settle(&[&b]).await;
     let lb2 = InterProcessReadWriteLock::new(&b, &path).unwrap();
     let writer = tokio::spawn(async move { lb2.write_timeout(WAIT).await.unwrap().map(|g| g.fencing_token()) });
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -534,28 +503,28 @@ async fn rwlock_sharing_exclusion_downgrade_and_upgrade_error() {
     w.release().await.unwrap();
     // now readers share with the downgraded reader, writers wait
     let rb = lb.read_timeout(Duration::from_secs(2)).await.unwrap().expect("shares with the downgraded reader");
-    let lc = InterProcessReadWriteLock::new(&common::framework(&cs).await, &path).unwrap();
+    let lc = InterProcessReadWriteLock::new(&fixtures::framework(&cs).await, &path).unwrap();
     assert!(lc.write_timeout(Duration::from_millis(200)).await.unwrap().is_none());
     r.release().await.unwrap();
     rb.release().await.unwrap();
-    settle(&[&a, &b]).await;
-    assert!(leftovers(&a, &path).await.is_empty());
+    fixtures::settle(&[&a, &b]).await;
+    assert!(fixtures::ephemerals(&a, &path).await.unwrap().is_empty());
 }
 
 #[tokio::test]
 async fn readers_behind_writers_wake_in_turn() {
-    let cs = common::shared_server().await;
-    let a = common::framework(&cs).await;
-    let path = format!("/{}", common::unique("rwqueue"));
+    let cs = fixtures::shared_server().await;
+    let a = fixtures::framework(&cs).await;
+    let path = format!("/{}", fixtures::unique("rwqueue"));
     let w1 = InterProcessReadWriteLock::new(&a, &path).unwrap().write().await.unwrap();
     // writer 2 queues, then readers 3 and 4 queue behind it
-    let b = common::framework(&cs).await;
+    let b = fixtures::framework(&cs).await;
     let lb = InterProcessReadWriteLock::new(&b, &path).unwrap();
     let w2 = tokio::spawn(async move { lb.write_timeout(WAIT).await.unwrap() });
     tokio::time::sleep(Duration::from_millis(150)).await;
     let mut readers = Vec::new();
     for _ in 0..2 {
-        let fw = common::framework(&cs).await;
+        let fw = fixtures::framework(&cs).await;
         let l = InterProcessReadWriteLock::new(&fw, &path).unwrap();
         readers.push(tokio::spawn(async move { l.read_timeout(WAIT).await.unwrap().map(|g| (g, fw)) }));
     }
@@ -573,10 +542,10 @@ async fn readers_behind_writers_wake_in_turn() {
 
 #[tokio::test]
 async fn multilock_is_all_or_nothing() {
-    let cs = common::shared_server().await;
-    let a = common::framework(&cs).await;
-    let b = common::framework(&cs).await;
-    let base = format!("/{}", common::unique("multi"));
+    let cs = fixtures::shared_server().await;
+    let a = fixtures::framework(&cs).await;
+    let b = fixtures::framework(&cs).await;
+    let base = format!("/{}", fixtures::unique("multi"));
     let (p1, p2, p3) = (format!("{base}/one"), format!("{base}/two"), format!("{base}/three"));
     let blocker = InterProcessReadWriteLock::new(&b, &p2).unwrap().write().await.unwrap();
     let members: [Arc<dyn InterProcessLock>; 3] = [
@@ -589,11 +558,11 @@ async fn multilock_is_all_or_nothing() {
     assert!(multi.acquire_timeout(Duration::from_millis(400)).await.unwrap().is_none());
     let took = started.elapsed();
     assert!(took < Duration::from_millis(1500), "one deadline for the whole set: {took:?}");
-    settle(&[&a]).await;
+    fixtures::settle(&[&a]).await;
     // nothing of the set is held after the rollback
-    assert!(leftovers(&a, &p1).await.is_empty());
-    assert!(leftovers(&a, &p3).await.is_empty());
-    assert_eq!(leftovers(&a, &p2).await, vec![blocker.path().to_string()]);
+    assert!(fixtures::ephemerals(&a, &p1).await.unwrap().is_empty());
+    assert!(fixtures::ephemerals(&a, &p3).await.unwrap().is_empty());
+    assert_eq!(fixtures::ephemerals(&a, &p2).await.unwrap(), vec![blocker.path().to_string()]);
     blocker.release().await.unwrap();
     let all = multi.acquire_timeout(WAIT).await.unwrap().expect("all free");
     assert_eq!(all.nodes().count(), 3);
@@ -613,10 +582,10 @@ async fn multilock_is_all_or_nothing() {
 
 #[tokio::test]
 async fn revocation_is_requested_through_the_node_data() {
-    let cs = common::shared_server().await;
-    let a = common::framework(&cs).await;
-    let b = common::framework(&cs).await;
-    let path = format!("/{}", common::unique("revoke"));
+    let cs = fixtures::shared_server().await;
+    let a = fixtures::framework(&cs).await;
+    let b = fixtures::framework(&cs).await;
+    let path = format!("/{}", fixtures::unique("revoke"));
     let guard = InterProcessMutex::new(&a, &path).unwrap().revocable().acquire().await.unwrap();
     assert!(!guard.revocation_requested());
     let holder = InterProcessMutex::new(&b, &path).unwrap().participants().await.unwrap();
@@ -628,21 +597,21 @@ async fn revocation_is_requested_through_the_node_data() {
 
 #[tokio::test]
 async fn bad_input_gets_typed_errors() {
-    let cs = common::shared_server().await;
-    let fw = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
     for bad in ["", "relative", "/", "/a/", "/a//b", "/nul\0"] {
         assert!(matches!(InterProcessMutex::new(&fw, bad), Err(Error::InvalidPath { .. })), "{bad:?}");
         assert!(matches!(InterProcessReadWriteLock::new(&fw, bad), Err(Error::InvalidPath { .. })));
         assert!(matches!(InterProcessSemaphoreV2::new(&fw, bad, 1), Err(Error::InvalidPath { .. })));
     }
     assert!(matches!(InterProcessSemaphoreV2::new(&fw, "/s", 0), Err(Error::InvalidArgument(_))));
-    let sem = InterProcessSemaphoreV2::new(&fw, &format!("/{}", common::unique("bad")), 2).unwrap();
+    let sem = InterProcessSemaphoreV2::new(&fw, &format!("/{}", fixtures::unique("bad")), 2).unwrap();
     assert!(matches!(sem.acquire_many(0).await, Err(Error::InvalidArgument(_))));
     assert!(matches!(sem.acquire_many(3).await, Err(Error::InvalidArgument(_))));
     assert!(matches!(InterProcessMultiLock::new(Vec::new()), Err(Error::InvalidArgument(_))));
     assert!(matches!(InterProcessMultiLock::from_paths(&fw, Vec::<String>::new()), Err(Error::InvalidArgument(_))));
     // a closed framework
-    let closed = common::framework(&cs).await;
+    let closed = fixtures::framework(&cs).await;
     let m = InterProcessMutex::new(&closed, "/closed").unwrap();
     closed.close();
     assert_eq!(m.acquire().await.unwrap_err(), Error::Closed);

@@ -1,10 +1,9 @@
 //! With digest auth and a creator-only ACL, other sessions cannot touch our recipe nodes, and
 //! the recipes still work.
 
-mod common;
-
 use zk_recipes::zk::{Acls, Error as ZkError};
 use zk_recipes::{DistributedAtomicLong, Error, Framework, InterProcessMutex};
+use zk_recipes_testing::fixtures;
 
 async fn owner(cs: &str) -> Framework {
     Framework::builder()
@@ -18,11 +17,11 @@ async fn owner(cs: &str) -> Framework {
 
 #[tokio::test]
 async fn creator_only_nodes_are_safe_from_other_sessions() {
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     let a = owner(&cs).await;
     let b = owner(&cs).await;
-    let stranger = common::framework(&cs).await;
-    let base = format!("/{}", common::unique("acl"));
+    let stranger = fixtures::framework(&cs).await;
+    let base = format!("/{}", fixtures::unique("acl"));
 
     // locks work between two sessions of the same identity
     let lock = format!("{base}/lock");

@@ -1,24 +1,23 @@
 //! A real Curator 5.4 (in one JVM) and this crate on the same paths: leader latches elect
 //! exactly one leader; atomic counters add up.
 
-mod common;
-
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use zk_recipes::{DistributedAtomicInteger, DistributedAtomicLong, LeaderLatch};
 use zk_recipes_testing::curator::CuratorPeer;
+use zk_recipes_testing::fixtures;
 
 #[tokio::test]
 async fn curator_and_our_latches_elect_exactly_one_leader() {
-    let cs = common::shared_server().await;
-    let peer = CuratorPeer::shared().await.unwrap();
-    let path = format!("/{}", common::unique("interop-latch"));
+    let cs = fixtures::shared_server().await;
+    let peer = crate::peer().await;
+    let path = format!("/{}", fixtures::unique("interop-latch"));
     peer.connect("latch-java", &cs).await.unwrap();
     peer.latch_start("latch-java", "j1", &path, "java-1").await.unwrap();
     assert!(peer.latch_await("latch-java", "j1", Duration::from_secs(10)).await.unwrap(), "Curator leads first");
-    let fw = common::framework(&cs).await;
+    let fw = fixtures::framework(&cs).await;
     let ours = LeaderLatch::new(&fw, &path, "rust-1").unwrap();
     ours.start().unwrap();
     // Curator leads; ours waits and agrees on who leads
@@ -43,9 +42,9 @@ async fn curator_and_our_latches_elect_exactly_one_leader() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn curator_and_our_atomic_increments_add_up() {
-    let cs = common::shared_server().await;
-    let peer = CuratorPeer::shared().await.unwrap();
-    let path = format!("/{}/long", common::unique("interop-atomic"));
+    let cs = fixtures::shared_server().await;
+    let peer = crate::peer().await;
+    let path = format!("/{}/long", fixtures::unique("interop-atomic"));
     let int_path = format!("{path}-int");
     let ours_ok = Arc::new(AtomicI64::new(0));
     let theirs_ok = Arc::new(AtomicI64::new(0));
@@ -68,7 +67,7 @@ async fn curator_and_our_atomic_increments_add_up() {
     for _ in 0..2 {
         let (cs, path, int_path, ours_ok) = (cs.clone(), path.clone(), int_path.clone(), ours_ok.clone());
         tasks.push(tokio::spawn(async move {
-            let fw = common::framework(&cs).await;
+            let fw = fixtures::framework(&cs).await;
             let long = DistributedAtomicLong::new(&fw, &path).unwrap();
             let int = DistributedAtomicInteger::new(&fw, &int_path).unwrap();
             for _ in 0..40 {
@@ -85,7 +84,7 @@ async fn curator_and_our_atomic_increments_add_up() {
         t.await.unwrap();
     }
     let total = ours_ok.load(Ordering::SeqCst) + theirs_ok.load(Ordering::SeqCst);
-    let fw = common::framework(&cs).await;
+    let fw = fixtures::framework(&cs).await;
     assert_eq!(DistributedAtomicLong::new(&fw, &path).unwrap().get().await.unwrap(), total);
     assert_eq!(ours_ok.load(Ordering::SeqCst), 80, "ours never gives up under contention");
     // both sides read the same value

@@ -13,7 +13,7 @@ use zk_recipes::{
     DistributedAtomicLong, Framework, HeldNode, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2,
     LeaderLatch, RetryNTimes,
 };
-use zk_recipes_testing::{TcpProxy, TestingCluster};
+use zk_recipes_testing::{fixtures, TcpProxy, TestingCluster};
 
 pub use zk_recipes_testing::FencedResource;
 
@@ -264,7 +264,9 @@ impl Workload {
             .unwrap();
         let deadline = Instant::now() + Duration::from_secs(20);
         let orphans = loop {
-            let orphans = ephemerals(&admin, &self.base).await;
+            // a failed walk (the ensemble still recovering) counts as not empty: look again
+            let orphans =
+                fixtures::ephemerals(&admin, &self.base).await.unwrap_or_else(|e| vec![format!("(walk failed: {e})")]);
             if orphans.is_empty() || Instant::now() > deadline {
                 break orphans;
             }
@@ -320,24 +322,6 @@ impl Workload {
         }
         report
     }
-}
-
-async fn ephemerals(fw: &Framework, base: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![base.to_string()];
-    while let Some(dir) = stack.pop() {
-        let Ok(children) = fw.children(&dir).await else { continue };
-        for c in children {
-            let p = format!("{dir}/{c}");
-            if let Ok(Some(stat)) = fw.exists(&p).await {
-                if stat.ephemeral_owner != 0 {
-                    out.push(p.clone());
-                }
-            }
-            stack.push(p);
-        }
-    }
-    out
 }
 
 pub fn save_report(scenario: &str, report: &str) {

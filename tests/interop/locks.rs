@@ -5,8 +5,6 @@
 //! the binary's ZooKeeper server, each under its own unique path. Run with `--nocapture` to see
 //! hand-over latencies and the contention summaries.
 
-mod common;
-
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -17,6 +15,7 @@ use zk_recipes::{
     InterProcessSemaphoreV2, RetryNTimes,
 };
 use zk_recipes_testing::curator::CuratorPeer;
+use zk_recipes_testing::fixtures;
 
 /// A timeout that must pass while the other side holds.
 const SHORT: Duration = Duration::from_millis(300);
@@ -29,56 +28,25 @@ const HANDOVER: Duration = Duration::from_secs(3);
 // Set-up helpers
 
 async fn framework(cs: &str) -> Framework {
-    Framework::builder()
-        .connect_string(cs)
-        .session_timeout(Duration::from_secs(10))
-        .connection_timeout(Duration::from_secs(5))
-        .retry_policy(RetryNTimes::new(10, Duration::from_millis(50)))
-        .connect()
-        .await
-        .expect("connect")
-}
-
-async fn peer() -> Arc<CuratorPeer> {
-    static REPORTED: std::sync::Once = std::sync::Once::new();
-    let peer = CuratorPeer::shared().await.expect("Curator peer starts (bash scripts/setup.sh installs it)");
-    REPORTED.call_once(|| println!("Curator peer (pid {:?}) started: {:?}", peer.pid(), peer.timings()));
-    peer
+    fixtures::framework_with(cs, |builder| {
+        builder.session_timeout(Duration::from_secs(10)).retry_policy(RetryNTimes::new(10, Duration::from_millis(50)))
+    })
+    .await
 }
 
 /// A new Curator client (a Java participant with its own session); returns its client id.
 async fn java(peer: &CuratorPeer, cs: &str) -> String {
-    let cid = common::unique("java");
+    let cid = fixtures::unique("java");
     peer.connect(&cid, cs).await.expect("Curator client connects");
     cid
 }
 
 fn unique_path(prefix: &str) -> String {
-    format!("/{}", common::unique(prefix))
+    format!("/{}", fixtures::unique(prefix))
 }
 
-async fn within<F: Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(120), f).await.expect("test finished in time")
-}
-
-/// Polls `cond` every 10 ms until it holds (at most `LONG`).
-async fn eventually<F, Fut>(what: &str, mut cond: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = Instant::now() + LONG;
-    while !cond().await {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-/// Waits until our background deletes (after timeouts) are done.
-async fn settle(fws: &[&Framework]) {
-    eventually("background deletes finished", || async { fws.iter().all(|f| f.pending_background_deletes() == 0) })
-        .await;
-}
+/// How long a whole test may take.
+const TEST_LIMIT: Duration = Duration::from_secs(120);
 
 /// What most tests start from: the binary's server, the Curator peer, a framework of ours and
 /// a unique recipe path.
@@ -90,8 +58,8 @@ struct Scene {
 }
 
 async fn scene(prefix: &str) -> Scene {
-    let cs = common::shared_server().await;
-    let peer = peer().await;
+    let cs = fixtures::shared_server().await;
+    let peer = crate::peer().await;
     let fw = framework(&cs).await;
     Scene { path: unique_path(prefix), cs, peer, fw }
 }
@@ -106,7 +74,7 @@ async fn java_with_session(peer: &CuratorPeer, cs: &str) -> (String, i64) {
 /// How most tests end: once the background deletes of `fws` are done, every dir of `empty` has
 /// no children left; then the Curator clients `javas` and the frameworks `fws` are closed.
 async fn finish(peer: &CuratorPeer, javas: &[&str], fws: &[&Framework], empty: &[&str]) {
-    settle(fws).await;
+    fixtures::settle(fws).await;
     for dir in empty {
         assert!(children(fws[0], dir).await.is_empty(), "nothing left in {dir}");
     }
@@ -170,7 +138,7 @@ async fn stamped<F: Future>(f: F) -> (F::Output, Instant) {
 
 /// Waits until `dir` has `n` children.
 async fn queued(fw: &Framework, dir: &str, n: usize, what: &str) {
-    eventually(what, || async { count(fw, dir).await == n }).await;
+    fixtures::eventually(LONG, what, || async { count(fw, dir).await == n }).await;
 }
 
 /// Asserts that `task` still waits `SHORT` from now.
@@ -271,7 +239,7 @@ fn name_checker_accepts_curators_names_only() {
 
 #[tokio::test]
 async fn mutex_curator_holds_ours_waits_and_is_granted_on_release() {
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let Scene { cs, peer, fw, path } = scene("mutex-java-holds").await;
         let (j, java_session) = java_with_session(&peer, &cs).await;
 
@@ -283,7 +251,7 @@ async fn mutex_curator_holds_ours_waits_and_is_granted_on_release() {
         assert!(mutex.acquire_timeout(SHORT).await.unwrap().is_none(), "Curator holds");
         assert!(started.elapsed() >= SHORT);
         assert!(mutex.try_acquire().await.unwrap().is_none(), "Curator holds");
-        settle(&[&fw]).await;
+        fixtures::settle(&[&fw]).await;
         assert_eq!(children(&fw, &path).await, held, "our timed-out nodes are gone, Curator's stays");
 
         // An acquire started while Curator holds queues behind it...
@@ -315,7 +283,7 @@ async fn mutex_curator_holds_ours_waits_and_is_granted_on_release() {
 
 #[tokio::test]
 async fn mutex_ours_holds_curator_waits_and_is_granted_on_release() {
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let Scene { cs, peer, fw, path } = scene("mutex-ours-holds").await;
         let (j, java_session) = java_with_session(&peer, &cs).await;
 
@@ -478,8 +446,8 @@ fn overlap(a: &Interval, b: &Interval) -> bool {
 /// Runs 2 Curator participants and 2 of ours on one path, `cycles` rounds each; returns the log
 /// sorted by start.
 async fn contend(kind: Kind, cycles: usize) -> Vec<Interval> {
-    let cs = common::shared_server().await;
-    let peer = peer().await;
+    let cs = fixtures::shared_server().await;
+    let peer = crate::peer().await;
     let path = unique_path("contention");
     let log: Log = Arc::default();
     let started = Instant::now();
@@ -539,7 +507,7 @@ fn assert_mixed(kind: Kind, log: &[Interval]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mutex_mixed_contention_never_overlaps() {
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let log = contend(Kind::Mutex, 10).await;
         assert_exclusive(Kind::Mutex, &log);
         assert_mixed(Kind::Mutex, &log);
@@ -549,7 +517,7 @@ async fn mutex_mixed_contention_never_overlaps() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn semaphore_mutex_mixed_contention_never_overlaps() {
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let log = contend(Kind::SemaphoreMutex, 8).await;
         assert_exclusive(Kind::SemaphoreMutex, &log);
         assert_mixed(Kind::SemaphoreMutex, &log);
@@ -559,7 +527,7 @@ async fn semaphore_mutex_mixed_contention_never_overlaps() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn semaphore_mixed_contention_never_exceeds_max_leases() {
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let kind = Kind::Semaphore(2);
         let log = contend(kind, 8).await;
         let peak = peak(&log);
@@ -576,7 +544,7 @@ async fn semaphore_mixed_contention_never_exceeds_max_leases() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_write_mixed_contention_writers_exclude_everyone() {
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let kind = Kind::ReadWrite;
         let log = contend(kind, 8).await;
         for w in log.iter().filter(|iv| iv.exclusive) {
@@ -597,7 +565,7 @@ async fn read_write_mixed_contention_writers_exclude_everyone() {
 
 #[tokio::test]
 async fn semaphore_leases_add_up_across_curator_and_ours() {
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let Scene { cs, peer, fw, path } = scene("semaphore").await;
         let (j1, j2, j3) = (java(&peer, &cs).await, java(&peer, &cs).await, java(&peer, &cs).await);
         let ours = fw.status().session_id;
@@ -614,7 +582,7 @@ async fn semaphore_leases_add_up_across_curator_and_ours() {
         assert!(started.elapsed() >= SHORT);
         // Curator's acquire times out too while the total is 3.
         assert!(!peer.sem_acquire(&j2, "h", &path, 3, 1, SHORT).await.unwrap(), "3 of 3 leases are taken");
-        settle(&[&fw]).await;
+        fixtures::settle(&[&fw]).await;
         let held = children(&fw, &leases).await;
         assert_eq!(held.len(), 3, "{held:?}");
         let j1_session = peer.session_id(&j1).await.unwrap();
@@ -666,7 +634,7 @@ async fn semaphore_leases_add_up_across_curator_and_ours() {
 
 #[tokio::test]
 async fn semaphore_mutex_excludes_both_ways() {
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let Scene { cs, peer, fw, path } = scene("semmutex").await;
         let (j, java_session) = java_with_session(&peer, &cs).await;
         let ours = fw.status().session_id;
@@ -677,7 +645,7 @@ async fn semaphore_mutex_excludes_both_ways() {
         assert!(peer.semmutex_acquire(&j, "h", &path, LONG).await.unwrap());
         let held = sole(&fw, &leases, "lease-", java_session).await;
         assert!(m.acquire_timeout(SHORT).await.unwrap().is_none(), "Curator holds");
-        settle(&[&fw]).await;
+        fixtures::settle(&[&fw]).await;
         assert_eq!(children(&fw, &leases).await, held);
         let waiter = spawn_ours(&m, |m| async move { m.acquire_timeout(LONG).await.unwrap() });
         queued(&fw, &leases, 2, "our waiter queued").await;
@@ -707,7 +675,7 @@ async fn semaphore_mutex_excludes_both_ways() {
 
 #[tokio::test]
 async fn rwlock_reads_share_across_curator_and_ours() {
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let Scene { cs, peer, fw, path } = scene("rw-share").await;
         let (j1, j2) = (java(&peer, &cs).await, java(&peer, &cs).await);
         let rw = InterProcessReadWriteLock::new(&fw, &path).unwrap();
@@ -762,7 +730,7 @@ async fn rwlock_reads_share_across_curator_and_ours() {
 
 #[tokio::test]
 async fn rwlock_curator_writer_excludes_our_readers_and_writers() {
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let Scene { cs, peer, fw, path } = scene("rw-java-writes").await;
         let (j, java_session) = java_with_session(&peer, &cs).await;
         let rw = InterProcessReadWriteLock::new(&fw, &path).unwrap();
@@ -771,7 +739,7 @@ async fn rwlock_curator_writer_excludes_our_readers_and_writers() {
         let held = sole(&fw, &path, "__WRIT__", java_session).await;
         assert!(rw.read_timeout(SHORT).await.unwrap().is_none(), "Curator writes: our read waits");
         assert!(rw.write_timeout(SHORT).await.unwrap().is_none(), "Curator writes: our write waits");
-        settle(&[&fw]).await;
+        fixtures::settle(&[&fw]).await;
         assert_eq!(children(&fw, &path).await, held, "only Curator's writer node is left");
 
         // our reader queued behind Curator's writer is granted when it releases
@@ -795,7 +763,7 @@ async fn rwlock_curator_writer_excludes_our_readers_and_writers() {
 
 #[tokio::test]
 async fn rwlock_our_writer_excludes_curator_readers_and_writers() {
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let Scene { cs, peer, fw, path } = scene("rw-ours-writes").await;
         let (j1, j2) = (java(&peer, &cs).await, java(&peer, &cs).await);
         let rw = InterProcessReadWriteLock::new(&fw, &path).unwrap();
@@ -832,7 +800,7 @@ async fn rwlock_our_writer_excludes_curator_readers_and_writers() {
 /// behind our writer — Curator's and ours — stay out until the downgraded read is released.
 #[tokio::test]
 async fn rwlock_our_downgrade_keeps_queued_writers_out() {
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let Scene { cs, peer, fw, path } = scene("rw-downgrade").await;
         let (j1, j2) = (java(&peer, &cs).await, java(&peer, &cs).await);
         let other_fw = framework(&cs).await;
@@ -927,7 +895,7 @@ async fn shapes_of(fw: &Framework, path: &str, session: i64) -> Vec<String> {
 
 #[tokio::test]
 async fn znode_names_match_curators() {
-    within(async {
+    fixtures::within(TEST_LIMIT, async {
         let Scene { cs, peer, fw, path } = scene("names-mutex").await;
         let ((j1, s1), (j2, s2)) = (java_with_session(&peer, &cs).await, java_with_session(&peer, &cs).await);
         let ours = fw.status().session_id;

@@ -4,42 +4,26 @@
 //! One Curator JVM (`CuratorPeer::shared`) serves every test of this binary; each test uses
 //! its own client ids and paths on the shared ZooKeeper server.
 
-mod common;
-
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use zk_recipes::zk::Error as ZkError;
-use zk_recipes::{DistributedBarrier, DistributedDoubleBarrier, Error, Framework, RetryNTimes, SharedCount};
-use zk_recipes_testing::curator::CuratorPeer;
+use zk_recipes::{DistributedBarrier, DistributedDoubleBarrier, Error, Framework, SharedCount};
+use zk_recipes_testing::fixtures;
 
 const LONG: Duration = Duration::from_secs(20);
 const BLOCKED: Duration = Duration::from_millis(300);
 
-async fn peer() -> Arc<CuratorPeer> {
-    static REPORTED: std::sync::Once = std::sync::Once::new();
-    let peer = CuratorPeer::shared().await.expect("Curator peer starts");
-    REPORTED.call_once(|| println!("Curator peer (pid {:?}) started: {:?}", peer.pid(), peer.timings()));
-    peer
-}
-
 async fn framework(cs: &str) -> Framework {
-    Framework::builder()
-        .connect_string(cs)
-        .session_timeout(Duration::from_secs(10))
-        .connection_timeout(Duration::from_secs(5))
-        .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)))
-        .default_data(b"127.0.0.1".to_vec())
-        .connect()
-        .await
-        .expect("connect")
+    fixtures::framework_with(cs, |builder| {
+        builder.session_timeout(Duration::from_secs(10)).default_data(b"127.0.0.1".to_vec())
+    })
+    .await
 }
 
-async fn within<F: Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(90), f).await.expect("test finished in time")
-}
+/// How long a whole test may take.
+const TEST_LIMIT: Duration = Duration::from_secs(90);
 
 fn is_uuid(s: &str) -> bool {
     s.len() == 36
@@ -59,10 +43,10 @@ async fn children(fw: &Framework, path: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shared_count_increments_from_curator_and_from_us_add_up() {
-    let cs = common::shared_server().await;
-    within(async {
-        let peer = peer().await;
-        let path = format!("/{}/count", common::unique("interop-count"));
+    let cs = fixtures::shared_server().await;
+    fixtures::within(TEST_LIMIT, async {
+        let peer = crate::peer().await;
+        let path = format!("/{}/count", fixtures::unique("interop-count"));
         const N: i32 = 25;
         peer.connect("sc-j1", &cs).await.unwrap();
         peer.connect("sc-j2", &cs).await.unwrap();
@@ -124,16 +108,16 @@ async fn shared_count_increments_from_curator_and_from_us_add_up() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn double_barrier_with_curator_and_our_members_opens_and_closes() {
-    let cs = common::shared_server().await;
-    within(async {
-        let peer = peer().await;
+    let cs = fixtures::shared_server().await;
+    fixtures::within(TEST_LIMIT, async {
+        let peer = crate::peer().await;
         peer.connect("dbi-j1", &cs).await.unwrap();
         peer.connect("dbi-j2", &cs).await.unwrap();
         let ours = [framework(&cs).await, framework(&cs).await];
         let inspector = framework(&cs).await;
         // round 0: a Curator member arrives last; round 1: one of ours arrives last
         for round in 0..2 {
-            let path = format!("/{}", common::unique("interop-double"));
+            let path = format!("/{}", fixtures::unique("interop-double"));
             let rust_members: Vec<_> =
                 ours.iter().map(|fw| Arc::new(DistributedDoubleBarrier::new(fw, &path, 4).unwrap())).collect();
             let java_enter = |cid: &'static str| {
@@ -201,12 +185,12 @@ async fn double_barrier_with_curator_and_our_members_opens_and_closes() {
 
 #[tokio::test]
 async fn barrier_set_by_one_side_holds_the_other() {
-    let cs = common::shared_server().await;
-    within(async {
-        let peer = peer().await;
+    let cs = fixtures::shared_server().await;
+    fixtures::within(TEST_LIMIT, async {
+        let peer = crate::peer().await;
         peer.connect("bi-j", &cs).await.unwrap();
         let fw = framework(&cs).await;
-        let path = format!("/{}/gate", common::unique("interop-barrier"));
+        let path = format!("/{}/gate", fixtures::unique("interop-barrier"));
         let ours = DistributedBarrier::new(&fw, &path).unwrap();
 
         // Curator sets, we wait

@@ -1,13 +1,12 @@
 //! Leader election against real ZooKeeper: latch and selector, with failover.
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use zk_recipes::{CloseMode, Error, LeaderLatch, LeaderSelector, LeadershipEnd};
+use zk_recipes_testing::fixtures;
 use zk_recipes_testing::{expire_session, TestingCluster};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -29,36 +28,34 @@ fn watch_leaders(latches: Vec<LeaderLatch>) -> (Arc<AtomicUsize>, Arc<AtomicBool
 }
 
 async fn wait_for_one_leader(latches: &[LeaderLatch]) -> usize {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
+    let leader = std::cell::Cell::new(None);
+    fixtures::eventually(WAIT, "a leader elected", || async {
         let leaders: Vec<usize> = (0..latches.len()).filter(|i| latches[*i].has_leadership()).collect();
-        if leaders.len() == 1 {
-            return leaders[0];
-        }
         assert!(leaders.len() <= 1, "two leaders: {leaders:?}");
-        assert!(tokio::time::Instant::now() < deadline, "no leader elected");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+        leader.set(leaders.first().copied());
+        leader.get().is_some()
+    })
+    .await;
+    leader.get().expect("one leader")
 }
 
 #[tokio::test]
 async fn one_leader_then_the_next_on_close_with_increasing_tokens() {
-    let cs = common::shared_server().await;
-    let path = format!("/{}", common::unique("latch"));
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}", fixtures::unique("latch"));
     let mut latches = Vec::new();
     for i in 0..3 {
-        let fw = common::framework(&cs).await;
+        let fw = fixtures::framework(&cs).await;
         let latch = LeaderLatch::new(&fw, &path, &format!("node-{i}")).unwrap();
         latch.start().unwrap();
         assert!(matches!(latch.start(), Err(Error::InvalidArgument(_))), "start twice");
         latches.push(latch);
     }
     // every latch has queued its node before the rounds start
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while latches[0].participants().await.unwrap().len() < 3 {
-        assert!(tokio::time::Instant::now() < deadline, "latches never queued");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    fixtures::eventually(WAIT, "latches never queued", || async {
+        latches[0].participants().await.unwrap().len() >= 3
+    })
+    .await;
     let mut last_token = i64::MIN;
     for round in 0..3 {
         let leader = wait_for_one_leader(&latches).await;
@@ -82,9 +79,9 @@ async fn one_leader_then_the_next_on_close_with_increasing_tokens() {
 
 #[tokio::test]
 async fn await_leadership_and_change_stream_and_silent_close() {
-    let cs = common::shared_server().await;
-    let path = format!("/{}", common::unique("latch-stream"));
-    let fw = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}", fixtures::unique("latch-stream"));
+    let fw = fixtures::framework(&cs).await;
     let a = LeaderLatch::new(&fw, &path, "a").unwrap();
     let mut changes = Box::pin(a.leadership_changes());
     a.start().unwrap();
@@ -109,12 +106,12 @@ async fn await_leadership_and_change_stream_and_silent_close() {
 
 #[tokio::test]
 async fn exactly_one_leader_while_the_leaders_session_expires() {
-    let cs = common::shared_server().await;
-    let path = format!("/{}", common::unique("latch-expire"));
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}", fixtures::unique("latch-expire"));
     let mut latches = Vec::new();
     let mut frameworks = Vec::new();
     for i in 0..5 {
-        let fw = common::framework(&cs).await;
+        let fw = fixtures::framework(&cs).await;
         let latch = LeaderLatch::new(&fw, &path, &format!("p{i}")).unwrap();
         latch.start().unwrap();
         latches.push(latch);
@@ -147,7 +144,7 @@ async fn exactly_one_leader_while_the_leaders_server_is_killed() {
     let mut latches = Vec::new();
     let mut frameworks = Vec::new();
     for i in 0..5 {
-        let fw = common::framework(&cs).await;
+        let fw = fixtures::framework(&cs).await;
         let latch = LeaderLatch::new(&fw, path, &format!("p{i}")).unwrap();
         latch.start().unwrap();
         latches.push(latch);
@@ -156,21 +153,15 @@ async fn exactly_one_leader_while_the_leaders_server_is_killed() {
     let (most, stop, sampler) = watch_leaders(latches.clone());
     let leader = wait_for_one_leader(&latches).await;
     let token = latches[leader].leadership().token.unwrap();
-    let server = common::server_of_session(&cluster, frameworks[leader].status().session_id).await.expect("server");
+    let server = fixtures::server_of_session(&cluster, frameworks[leader].status().session_id).await.expect("server");
     cluster.kill(server).unwrap();
     // the leader's connection dropped: it gives up leadership (standard policy); someone leads
     // again after the ensemble recovers (a new leader, or the same one with a new token)
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
+    fixtures::eventually(WAIT, "new leadership after the kill", || async {
         let now = (0..5).find(|i| latches[*i].has_leadership());
-        if let Some(i) = now {
-            if latches[i].leadership().token.unwrap() > token {
-                break;
-            }
-        }
-        assert!(tokio::time::Instant::now() < deadline, "no new leadership after the kill");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        now.is_some_and(|i| latches[i].leadership().token.unwrap() > token)
+    })
+    .await;
     cluster.restart(server).await.unwrap();
     stop.store(true, Ordering::SeqCst);
     sampler.await.unwrap();
@@ -179,9 +170,9 @@ async fn exactly_one_leader_while_the_leaders_server_is_killed() {
 
 #[tokio::test]
 async fn selector_runs_the_task_and_cancels_it_on_loss_or_interrupt() {
-    let cs = common::shared_server().await;
-    let path = format!("/{}", common::unique("selector"));
-    let fw = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}", fixtures::unique("selector"));
+    let fw = fixtures::framework(&cs).await;
     let running = Arc::new(AtomicUsize::new(0));
     let runs = Arc::new(AtomicUsize::new(0));
     let (r, n) = (running.clone(), runs.clone());
@@ -205,11 +196,7 @@ async fn selector_runs_the_task_and_cancels_it_on_loss_or_interrupt() {
     .auto_requeue();
     let mut ends = selector.leadership_ends();
     selector.start().unwrap();
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !selector.has_leadership() {
-        assert!(tokio::time::Instant::now() < deadline);
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    fixtures::eventually(WAIT, "the selector leads", || async { selector.has_leadership() }).await;
     assert_eq!(selector.leader().await.unwrap().unwrap().id, "worker-1");
     let first_token = selector.leadership_token().unwrap();
     // interrupt: the task is cancelled (dropped), leadership released, then requeued
@@ -217,38 +204,33 @@ async fn selector_runs_the_task_and_cancels_it_on_loss_or_interrupt() {
     let end = tokio::time::timeout(WAIT, ends.wait_for(|e| e.is_some())).await.unwrap().unwrap().unwrap();
     assert_eq!(end, LeadershipEnd::Interrupted);
     ends.borrow_and_update();
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while selector.leadership_token().is_none_or(|t| t == first_token) {
-        assert!(tokio::time::Instant::now() < deadline, "requeued leadership");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    fixtures::eventually(WAIT, "requeued leadership", || async {
+        selector.leadership_token().is_some_and(|t| t != first_token)
+    })
+    .await;
     assert_eq!(runs.load(Ordering::SeqCst), 2);
     assert_eq!(running.load(Ordering::SeqCst), 1, "the first task was dropped");
     // session expiry: the task is cancelled with the loss
     expire_session(&fw).await.unwrap();
     tokio::time::timeout(WAIT, ends.changed()).await.unwrap().unwrap();
     assert!(matches!(*ends.borrow(), Some(LeadershipEnd::Lost(_))), "{:?}", *ends.borrow());
-    let deadline = tokio::time::Instant::now() + WAIT;
     // requeued after the loss: a new task runs (under load the new session may be lost
     // again, and then requeued again: wait for a running task, at most one at a time)
-    while runs.load(Ordering::SeqCst) < 3 || running.load(Ordering::SeqCst) != 1 {
-        assert!(running.load(Ordering::SeqCst) <= 1, "two leadership tasks at once");
-        assert!(tokio::time::Instant::now() < deadline, "requeued after the loss");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    fixtures::eventually(WAIT, "requeued after the loss", || async {
+        let done = runs.load(Ordering::SeqCst) >= 3 && running.load(Ordering::SeqCst) == 1;
+        assert!(done || running.load(Ordering::SeqCst) <= 1, "two leadership tasks at once");
+        done
+    })
+    .await;
     selector.close();
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while running.load(Ordering::SeqCst) > 0 {
-        assert!(tokio::time::Instant::now() < deadline, "close cancels the task");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    fixtures::eventually(WAIT, "close cancels the task", || async { running.load(Ordering::SeqCst) == 0 }).await;
 }
 
 #[tokio::test]
 async fn selector_without_requeue_leads_once_and_bad_input() {
-    let cs = common::shared_server().await;
-    let path = format!("/{}", common::unique("selector-once"));
-    let fw = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}", fixtures::unique("selector-once"));
+    let fw = fixtures::framework(&cs).await;
     let runs = Arc::new(AtomicUsize::new(0));
     let n = runs.clone();
     let selector = LeaderSelector::new(&fw, &path, "once", move |_| {
@@ -265,24 +247,20 @@ async fn selector_without_requeue_leads_once_and_bad_input() {
     assert_eq!(runs.load(Ordering::SeqCst), 1, "no requeue without auto_requeue");
     assert!(!selector.has_leadership());
     selector.requeue();
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while runs.load(Ordering::SeqCst) < 2 {
-        assert!(tokio::time::Instant::now() < deadline, "requeue() leads again");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    fixtures::eventually(WAIT, "requeue() leads again", || async { runs.load(Ordering::SeqCst) >= 2 }).await;
     assert!(matches!(LeaderLatch::new(&fw, "relative", "x"), Err(Error::InvalidPath { .. })));
     assert!(matches!(LeaderSelector::new(&fw, "/a/", "x", |_| async {}), Err(Error::InvalidPath { .. })));
 }
 
 #[tokio::test]
 async fn observe_reports_the_leader_and_each_change() {
-    let cs = common::shared_server().await;
-    let path = format!("/{}", common::unique("observe"));
-    let watcher_fw = common::framework(&cs).await;
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}", fixtures::unique("observe"));
+    let watcher_fw = fixtures::framework(&cs).await;
     let mut leaders = Box::pin(LeaderLatch::observe(&watcher_fw, &path));
     let first = tokio::time::timeout(WAIT, leaders.next()).await.unwrap();
     assert_eq!(first.unwrap().unwrap(), None, "nobody leads a missing path");
-    let fw = common::framework(&cs).await;
+    let fw = fixtures::framework(&cs).await;
     let a = LeaderLatch::new(&fw, &path, "a").unwrap();
     a.start().unwrap();
     assert_eq!(tokio::time::timeout(WAIT, leaders.next()).await.unwrap().unwrap().unwrap().unwrap().id, "a");

@@ -1,8 +1,6 @@
 //! Atomic counters against real ZooKeeper: no lost or doubled increments, also across server
 //! crashes with replies lost in flight.
 
-mod common;
-
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +10,7 @@ use zk_recipes::{
     AtomicOptions, DistributedAtomicInteger, DistributedAtomicLong, DistributedAtomicValue, Error, Framework,
     PromotedToLock, RetryNTimes,
 };
+use zk_recipes_testing::fixtures;
 use zk_recipes_testing::TestingServer;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -23,8 +22,8 @@ async fn sixteen_sessions_increment_without_losing_any() {
 }
 
 async fn sixteen_sessions_increment(queue_on_contention: bool) {
-    let cs = common::shared_server().await;
-    let path = format!("/{}/counter", common::unique("atomic"));
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}/counter", fixtures::unique("atomic"));
     let options = AtomicOptions { queue_on_contention, ..Default::default() };
     let successes = Arc::new(AtomicI64::new(0));
     let queued = Arc::new(AtomicI64::new(0));
@@ -33,7 +32,7 @@ async fn sixteen_sessions_increment(queue_on_contention: bool) {
         let (cs, path, options, successes, queued) =
             (cs.clone(), path.clone(), options.clone(), successes.clone(), queued.clone());
         tasks.push(tokio::spawn(async move {
-            let fw = common::framework(&cs).await;
+            let fw = fixtures::framework(&cs).await;
             let counter = DistributedAtomicLong::with_options(&fw, &path, options).unwrap();
             for _ in 0..25 {
                 let r = if i % 2 == 0 { counter.increment().await } else { counter.add(1).await }.unwrap();
@@ -52,7 +51,7 @@ async fn sixteen_sessions_increment(queue_on_contention: bool) {
     for t in tasks {
         t.await.unwrap();
     }
-    let fw = common::framework(&cs).await;
+    let fw = fixtures::framework(&cs).await;
     let counter = DistributedAtomicLong::new(&fw, &path).unwrap();
     assert_eq!(counter.get().await.unwrap(), successes.load(Ordering::SeqCst));
     assert_eq!(successes.load(Ordering::SeqCst), 400, "none gave up under contention");
@@ -85,7 +84,7 @@ async fn increments_survive_server_crashes_with_lost_replies() {
     for _ in 0..4 {
         let (cs, successes, failures, stop) = (cs.clone(), successes.clone(), failures.clone(), stop.clone());
         tasks.push(tokio::spawn(async move {
-            let fw = common::framework(&cs).await;
+            let fw = fixtures::framework(&cs).await;
             let counter = DistributedAtomicLong::new(&fw, "/crash/counter").unwrap();
             while !stop.load(Ordering::SeqCst) {
                 match counter.increment().await {
@@ -113,7 +112,7 @@ async fn increments_survive_server_crashes_with_lost_replies() {
     for t in tasks {
         fws.push(t.await.unwrap());
     }
-    let fw = common::framework(&cs).await;
+    let fw = fixtures::framework(&cs).await;
     let value = DistributedAtomicLong::new(&fw, "/crash/counter").unwrap().get().await.unwrap();
     let ok = successes.load(Ordering::SeqCst);
     eprintln!("crash test: {ok} successes, {} failures", failures.load(Ordering::SeqCst));
@@ -128,9 +127,9 @@ async fn increments_survive_server_crashes_with_lost_replies() {
 
 #[tokio::test]
 async fn operations_and_their_results() {
-    let cs = common::shared_server().await;
-    let fw = common::framework(&cs).await;
-    let path = format!("/{}", common::unique("ops"));
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    let path = format!("/{}", fixtures::unique("ops"));
     let long = DistributedAtomicLong::new(&fw, &path).unwrap();
     assert_eq!(long.get().await.unwrap(), 0, "a missing node reads as 0");
     assert!(long.initialize(10).await.unwrap());
@@ -158,9 +157,9 @@ async fn operations_and_their_results() {
 
 #[tokio::test]
 async fn corrupt_and_bad_input_give_typed_errors() {
-    let cs = common::shared_server().await;
-    let fw = common::framework(&cs).await;
-    let path = format!("/{}", common::unique("corrupt"));
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    let path = format!("/{}", fixtures::unique("corrupt"));
     fw.create(&path, b"abc", CreateMode::Persistent).await.unwrap();
     let long = DistributedAtomicLong::new(&fw, &path).unwrap();
     assert!(matches!(long.get().await, Err(Error::CorruptData { .. })));
@@ -180,8 +179,8 @@ async fn corrupt_and_bad_input_give_typed_errors() {
 
 #[tokio::test]
 async fn promotion_to_a_lock_after_the_optimistic_tries() {
-    let cs = common::shared_server().await;
-    let base = format!("/{}", common::unique("promoted"));
+    let cs = fixtures::shared_server().await;
+    let base = format!("/{}", fixtures::unique("promoted"));
     let options = AtomicOptions {
         optimistic_tries: 1,
         promoted: Some(PromotedToLock {
@@ -198,7 +197,7 @@ async fn promotion_to_a_lock_after_the_optimistic_tries() {
         let (cs, base, options, successes, promoted) =
             (cs.clone(), base.clone(), options.clone(), successes.clone(), promoted.clone());
         tasks.push(tokio::spawn(async move {
-            let fw = common::framework(&cs).await;
+            let fw = fixtures::framework(&cs).await;
             let counter = DistributedAtomicLong::with_options(&fw, &format!("{base}/n"), options).unwrap();
             for _ in 0..10 {
                 let r = counter.increment().await.unwrap();
@@ -215,7 +214,7 @@ async fn promotion_to_a_lock_after_the_optimistic_tries() {
     for t in tasks {
         t.await.unwrap();
     }
-    let fw = common::framework(&cs).await;
+    let fw = fixtures::framework(&cs).await;
     let value = DistributedAtomicLong::new(&fw, &format!("{base}/n")).unwrap().get().await.unwrap();
     assert_eq!(value, successes.load(Ordering::SeqCst));
     assert_eq!(value, 60);
@@ -225,7 +224,7 @@ async fn promotion_to_a_lock_after_the_optimistic_tries() {
 #[tokio::test]
 async fn a_write_whose_reply_is_lost_counts_once() {
     use zk_recipes_testing::{ProxyMode, TcpProxy};
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     let proxy = TcpProxy::start(&cs).await.unwrap();
     let fw = Framework::builder()
         .connect_string(proxy.connect_string())
@@ -235,8 +234,8 @@ async fn a_write_whose_reply_is_lost_counts_once() {
         .connect()
         .await
         .unwrap();
-    let direct = common::framework(&cs).await;
-    let path = format!("/{}", common::unique("lost-reply"));
+    let direct = fixtures::framework(&cs).await;
+    let path = format!("/{}", fixtures::unique("lost-reply"));
     let counter = DistributedAtomicLong::new(&fw, &path).unwrap();
     // one write first: afterwards the counter writes from the value and version it knows,
     // so the next increment's first request is the write itself
@@ -248,12 +247,11 @@ async fn a_write_whose_reply_is_lost_counts_once() {
             let counter = counter.clone();
             async move { counter.increment().await }
         });
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         let reader = DistributedAtomicLong::new(&direct, &path).unwrap();
-        while reader.get().await.unwrap() < round {
-            assert!(tokio::time::Instant::now() < deadline, "the write never reached the server");
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        fixtures::eventually(Duration::from_secs(10), "the write reached the server", || async {
+            reader.get().await.unwrap() >= round
+        })
+        .await;
         // the client times the connection out, reconnects, and must not apply it again
         proxy.set_mode(ProxyMode::Pass);
         proxy.cut();
@@ -265,9 +263,9 @@ async fn a_write_whose_reply_is_lost_counts_once() {
 
 #[tokio::test]
 async fn a_stale_cached_value_is_checked_against_the_server() {
-    let cs = common::shared_server().await;
-    let (a_fw, b_fw) = (common::framework(&cs).await, common::framework(&cs).await);
-    let path = format!("/{}", common::unique("stale"));
+    let cs = fixtures::shared_server().await;
+    let (a_fw, b_fw) = (fixtures::framework(&cs).await, fixtures::framework(&cs).await);
+    let path = format!("/{}", fixtures::unique("stale"));
     let a = DistributedAtomicLong::new(&a_fw, &path).unwrap();
     let b = DistributedAtomicLong::new(&b_fw, &path).unwrap();
     assert!(a.increment().await.unwrap().succeeded, "a writes 1 and remembers it");

@@ -1,17 +1,16 @@
 //! Fault injection on a real 3-node ensemble: server crashes, a partitioned holder, session
 //! expiry, rolling restarts, and random faults — with the invariants of every recipe checked
-//! (see `fault/mod.rs`). Scenarios run one at a time; each writes its results for
+//! (see `workload.rs`). Scenarios run one at a time; each writes its results for
 //! `docs/RELIABILITY.md`.
 
-mod common;
-mod fault;
+mod workload;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fault::{Workload, SESSION_TIMEOUT};
+use workload::{Workload, SESSION_TIMEOUT};
 use zk_recipes::ConnectionState;
-use zk_recipes_testing::{expire_session, TestingCluster};
+use zk_recipes_testing::{expire_session, fixtures, TestingCluster};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -21,16 +20,13 @@ async fn sleep(ms: u64) {
 
 /// Waits until some mutex contender holds; returns its client index.
 async fn a_mutex_holder(w: &Workload, accept: impl Fn(usize) -> bool) -> usize {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(i) = *w.mutex_holder.lock().unwrap() {
-            if accept(i) {
-                return i;
-            }
-        }
-        assert!(Instant::now() < deadline, "no mutex holder to target");
-        sleep(2).await;
-    }
+    let holder = std::cell::Cell::new(None);
+    fixtures::eventually(Duration::from_secs(30), "a mutex holder to target", || async {
+        holder.set(w.mutex_holder.lock().unwrap().filter(|&i| accept(i)));
+        holder.get().is_some()
+    })
+    .await;
+    holder.get().expect("a holder")
 }
 
 /// Records how long `client`'s framework takes to see a state that invalidates holds.
@@ -75,7 +71,7 @@ async fn kill_the_follower_the_holder_is_connected_to() {
     for _ in 0..200 {
         let holder = a_mutex_holder(&w, |_| true).await;
         let session = w.clients[holder].fw.status().session_id;
-        if let Some(server) = common::server_of_session(&cluster, session).await {
+        if let Some(server) = fixtures::server_of_session(&cluster, session).await {
             if server != leader {
                 target = Some((holder, server));
                 break;

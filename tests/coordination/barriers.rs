@@ -2,14 +2,13 @@
 //! and the double barrier (enter and leave together, dying members, many rounds, timeouts,
 //! cancellation).
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use zk_recipes::zk::Error as ZkError;
-use zk_recipes::{DistributedBarrier, DistributedDoubleBarrier, Error, Framework, RetryNTimes};
+use zk_recipes::{DistributedBarrier, DistributedDoubleBarrier, Error, Framework};
+use zk_recipes_testing::fixtures;
 use zk_recipes_testing::{expire_session, TestingServer};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -17,15 +16,7 @@ const WAIT: Duration = Duration::from_secs(20);
 const BLOCKED: Duration = Duration::from_millis(300);
 
 async fn framework(cs: &str) -> Framework {
-    Framework::builder()
-        .connect_string(cs)
-        .session_timeout(Duration::from_secs(4))
-        .connection_timeout(Duration::from_secs(5))
-        .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)))
-        .default_data(b"10.0.0.7".to_vec())
-        .connect()
-        .await
-        .expect("connect")
+    fixtures::framework_with(cs, |builder| builder.default_data(b"10.0.0.7".to_vec())).await
 }
 
 async fn frameworks(cs: &str, n: usize) -> Vec<Framework> {
@@ -48,25 +39,13 @@ async fn has_ready(fw: &Framework, path: &str) -> bool {
     fw.exists(&format!("{path}/ready")).await.unwrap().is_some()
 }
 
-async fn settle(fws: &[&Framework]) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while fws.iter().any(|f| f.pending_background_deletes() > 0) {
-        assert!(tokio::time::Instant::now() < deadline, "background deletes never finished");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(WAIT, f).await.unwrap_or_else(|_| panic!("{what}: not done within {WAIT:?}"))
-}
-
 // ------------------------------------------------------------------------------------------
 // DistributedBarrier
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn barrier_holds_8_waiters_until_removed() {
-    let cs = common::shared_server().await;
-    let path = format!("/{}/gate", common::unique("barrier"));
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}/gate", fixtures::unique("barrier"));
     let setter = framework(&cs).await;
     let barrier = DistributedBarrier::new(&setter, &path).unwrap();
     barrier.set_barrier().await.unwrap();
@@ -91,7 +70,7 @@ async fn barrier_holds_8_waiters_until_removed() {
     let removed_at = tokio::time::Instant::now();
     barrier.remove_barrier().await.unwrap();
     for w in waiters {
-        within("waiter released", w).await.unwrap();
+        fixtures::within(WAIT, w).await.unwrap();
     }
     assert_eq!(released.load(Ordering::SeqCst), 8);
     println!("8 waiters released {:?} after remove", removed_at.elapsed());
@@ -101,9 +80,9 @@ async fn barrier_holds_8_waiters_until_removed() {
 
 #[tokio::test]
 async fn barrier_wait_timeout_and_unset_barrier() {
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     let fw = framework(&cs).await;
-    let path = format!("/{}", common::unique("barrier-timeout"));
+    let path = format!("/{}", fixtures::unique("barrier-timeout"));
     let barrier = DistributedBarrier::new(&fw, &path).unwrap();
     // not set: passes at once
     assert!(barrier.wait_on_barrier_timeout(Duration::ZERO).await.unwrap());
@@ -152,7 +131,7 @@ async fn barrier_waiter_is_not_let_through_by_session_events() {
     // 3. only a removal lets it through
     admin.wait_connected(WAIT).await.unwrap();
     DistributedBarrier::new(&admin, path).unwrap().remove_barrier().await.unwrap();
-    within("waiter released after the session events", waiter).await.unwrap().unwrap();
+    fixtures::within(WAIT, waiter).await.unwrap().unwrap();
 }
 
 // ------------------------------------------------------------------------------------------
@@ -160,8 +139,8 @@ async fn barrier_waiter_is_not_let_through_by_session_events() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn double_barrier_8_members_enter_and_leave_together() {
-    let cs = common::shared_server().await;
-    let path = format!("/{}", common::unique("double"));
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}", fixtures::unique("double"));
     let fws = frameworks(&cs, 8).await;
     let inspector = framework(&cs).await;
     let entered = Arc::new(AtomicUsize::new(0));
@@ -181,11 +160,10 @@ async fn double_barrier_8_members_enter_and_leave_together() {
             barrier
         }));
         // members arrive one by one: the earlier ones are waiting when the later ones come
-        let deadline = tokio::time::Instant::now() + WAIT;
-        while members(&inspector, &path).await.len() < (i + 1).min(7) {
-            assert!(tokio::time::Instant::now() < deadline, "member {i} never arrived");
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        fixtures::eventually(WAIT, format!("member {i} never arrived"), || async {
+            members(&inspector, &path).await.len() >= (i + 1).min(7)
+        })
+        .await;
         if i == 6 {
             // 7 of 8 are in: nobody passes
             tokio::time::sleep(BLOCKED).await;
@@ -194,11 +172,7 @@ async fn double_barrier_8_members_enter_and_leave_together() {
             assert!(!has_ready(&inspector, &path).await);
         }
     }
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while entered.load(Ordering::SeqCst) < 8 {
-        assert!(tokio::time::Instant::now() < deadline, "not all 8 entered");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    fixtures::eventually(WAIT, "not all 8 entered", || async { entered.load(Ordering::SeqCst) >= 8 }).await;
     // layout: 8 ephemeral uuid members with the default data, a persistent `ready`
     let names = members(&inspector, &path).await;
     assert_eq!(names.len(), 8);
@@ -217,7 +191,7 @@ async fn double_barrier_8_members_enter_and_leave_together() {
     assert_eq!(left.load(Ordering::SeqCst), 0, "left while a member was still in");
     go_leave.send(7).unwrap();
     for t in members_tasks {
-        within("member left", t).await.unwrap();
+        fixtures::within(WAIT, t).await.unwrap();
     }
     assert_eq!(left.load(Ordering::SeqCst), 8);
     assert!(members(&inspector, &path).await.is_empty());
@@ -226,9 +200,9 @@ async fn double_barrier_8_members_enter_and_leave_together() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn double_barrier_others_leave_when_a_member_dies() {
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     for expire in [false, true] {
-        let path = format!("/{}", common::unique("dying"));
+        let path = format!("/{}", fixtures::unique("dying"));
         let fws = frameworks(&cs, 5).await;
         let barriers: Vec<_> = fws.iter().map(|fw| DistributedDoubleBarrier::new(fw, &path, 5).unwrap()).collect();
         let mut entering = Vec::new();
@@ -249,7 +223,7 @@ async fn double_barrier_others_leave_when_a_member_dies() {
             fws[4].close();
         }
         let died_at = tokio::time::Instant::now();
-        for ok in within("the others leave", leaving).await {
+        for ok in fixtures::within(WAIT, leaving).await {
             assert!(ok.unwrap(), "left in time");
         }
         println!(
@@ -270,8 +244,8 @@ async fn double_barrier_others_leave_when_a_member_dies() {
 async fn double_barrier_16_members_100_rounds_without_a_hang() {
     const MEMBERS: usize = 16;
     const ROUNDS: usize = 100;
-    let cs = common::shared_server().await;
-    let base = format!("/{}", common::unique("rounds"));
+    let cs = fixtures::shared_server().await;
+    let base = format!("/{}", fixtures::unique("rounds"));
     let fws = frameworks(&cs, MEMBERS).await;
     let arrived: Arc<Vec<AtomicUsize>> = Arc::new((0..ROUNDS).map(|_| AtomicUsize::new(0)).collect());
     let departed: Arc<Vec<AtomicUsize>> = Arc::new((0..ROUNDS).map(|_| AtomicUsize::new(0)).collect());
@@ -313,7 +287,7 @@ async fn double_barrier_16_members_100_rounds_without_a_hang() {
 
 #[tokio::test]
 async fn double_barrier_bad_input_timeouts_and_cancellation_leave_no_member() {
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     let a = framework(&cs).await;
     let b = framework(&cs).await;
     assert!(matches!(DistributedDoubleBarrier::new(&a, "/x", 0), Err(Error::InvalidArgument(_))));
@@ -321,7 +295,7 @@ async fn double_barrier_bad_input_timeouts_and_cancellation_leave_no_member() {
     assert!(matches!(DistributedDoubleBarrier::new(&a, "/", 2), Err(Error::InvalidPath { .. })));
 
     // enter timeout: no member node of ours is left
-    let path = format!("/{}", common::unique("enter-timeout"));
+    let path = format!("/{}", fixtures::unique("enter-timeout"));
     let lonely = DistributedDoubleBarrier::new(&a, &path, 3).unwrap();
     let started = tokio::time::Instant::now();
     assert!(!lonely.enter_timeout(BLOCKED).await.unwrap());
@@ -334,18 +308,18 @@ async fn double_barrier_bad_input_timeouts_and_cancellation_leave_no_member() {
     for i in 0..20u64 {
         let _ = tokio::time::timeout(Duration::from_micros(i * 401 % 4000), lonely.enter()).await;
     }
-    settle(&[&a]).await;
+    fixtures::settle(&[&a]).await;
     assert!(members(&a, &path).await.is_empty(), "member node left by a cancelled enter");
 
     // a member of 1 passes at once
-    let solo_path = format!("/{}", common::unique("solo"));
+    let solo_path = format!("/{}", fixtures::unique("solo"));
     let solo = DistributedDoubleBarrier::new(&a, &solo_path, 1).unwrap();
     assert!(solo.enter_timeout(WAIT).await.unwrap());
     assert!(solo.leave_timeout(WAIT).await.unwrap());
     assert!(members(&a, &solo_path).await.is_empty() && !has_ready(&a, &solo_path).await);
 
     // leave timeout: our node goes anyway, the other member can still leave
-    let path = format!("/{}", common::unique("leave-timeout"));
+    let path = format!("/{}", fixtures::unique("leave-timeout"));
     let ma = DistributedDoubleBarrier::new(&a, &path, 2).unwrap();
     let mb = DistributedDoubleBarrier::new(&b, &path, 2).unwrap();
     let (ea, eb) = tokio::join!(ma.enter_timeout(WAIT), mb.enter_timeout(WAIT));
@@ -356,13 +330,13 @@ async fn double_barrier_bad_input_timeouts_and_cancellation_leave_no_member() {
     assert!(members(&a, &path).await.is_empty() && !has_ready(&a, &path).await);
 
     // a dropped leave future deletes our node too
-    let path = format!("/{}", common::unique("leave-cancel"));
+    let path = format!("/{}", fixtures::unique("leave-cancel"));
     let ma = DistributedDoubleBarrier::new(&a, &path, 2).unwrap();
     let mb = DistributedDoubleBarrier::new(&b, &path, 2).unwrap();
     let (ea, eb) = tokio::join!(ma.enter_timeout(WAIT), mb.enter_timeout(WAIT));
     assert!(ea.unwrap() && eb.unwrap());
     let _ = tokio::time::timeout(Duration::from_millis(50), ma.leave()).await;
-    settle(&[&a]).await;
+    fixtures::settle(&[&a]).await;
     assert_eq!(members(&a, &path).await.len(), 1, "only b's member is left");
     assert!(mb.leave_timeout(WAIT).await.unwrap());
 }

@@ -1,14 +1,17 @@
 //! The framework against real ZooKeeper: connection states, session re-creation, retry,
-//! namespaces, ACLs, protected create and guaranteed delete.
+//! namespaces, ACLs, protected create and guaranteed delete; and in modules: ACLs on recipe
+//! nodes ([`acl`]), `inspect` ([`inspect`]), bad inputs across the API ([`bad_input`]).
 
-mod common;
+mod acl;
+mod bad_input;
+mod inspect;
 
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use zk_recipes::zk::{Acl, Acls, CreateMode, Error as ZkError};
 use zk_recipes::{ConnectionState, Error, Framework, RetryNTimes};
-use zk_recipes_testing::{expire_session, TestingCluster, TestingServer};
+use zk_recipes_testing::{expire_session, fixtures, TestingCluster, TestingServer};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -19,19 +22,19 @@ async fn next_state(states: &mut (impl futures_util::Stream<Item = ConnectionSta
 #[tokio::test]
 async fn suspended_then_reconnected_on_server_restart() {
     let server = TestingServer::start().await.unwrap();
-    let fw = common::framework(server.connect_string()).await;
+    let fw = fixtures::framework(server.connect_string()).await;
     assert_eq!(fw.connection_state(), ConnectionState::Connected);
     // Nagle's algorithm is off on our connection (zookeeper-client leaves it on), and again
     // on the new connection after the restart
-    assert_eq!(common::nodelay_of_sockets_to(server.connect_string()), vec![true]);
+    assert_eq!(nodelay_of_sockets_to(server.connect_string()), vec![true]);
     let id = fw.status().session_id;
     let mut states = Box::pin(fw.connection_states());
     server.stop().await;
     assert_eq!(next_state(&mut states).await, ConnectionState::Suspended);
     server.restart().await.unwrap();
     assert_eq!(next_state(&mut states).await, ConnectionState::Reconnected);
-    common::eventually("Nagle off on the new connection", || {
-        common::nodelay_of_sockets_to(server.connect_string()) == vec![true]
+    fixtures::eventually(WAIT, "Nagle off on the new connection", || async {
+        nodelay_of_sockets_to(server.connect_string()) == vec![true]
     })
     .await;
     // same session survived
@@ -43,7 +46,7 @@ async fn suspended_then_reconnected_on_server_restart() {
 #[tokio::test]
 async fn lost_by_simulated_expiry_when_the_server_stays_down() {
     let server = TestingServer::start().await.unwrap();
-    let fw = common::framework(server.connect_string()).await;
+    let fw = fixtures::framework(server.connect_string()).await;
     let timeout = fw.negotiated_session_timeout().unwrap();
     let id = fw.status().session_id;
     let mut states = Box::pin(fw.connection_states());
@@ -62,19 +65,18 @@ async fn lost_by_simulated_expiry_when_the_server_stays_down() {
     // the new session works, and the old session's ephemeral node is gone (the server
     // expires it after its timeout at the latest)
     fw.create("/after", b"x", CreateMode::Persistent).await.unwrap();
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while fw.exists("/ephemeral").await.unwrap().is_some() {
-        assert!(tokio::time::Instant::now() < deadline, "old ephemeral node never went");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    fixtures::eventually(WAIT, "old ephemeral node never went", || async {
+        fw.exists("/ephemeral").await.unwrap().is_none()
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn lost_then_new_session_after_expire_session() {
-    let server = common::shared_server().await;
-    let fw = common::framework(&server).await;
+    let server = fixtures::shared_server().await;
+    let fw = fixtures::framework(&server).await;
     let id = fw.status().session_id;
-    let path = format!("/{}", common::unique("expire-me"));
+    let path = format!("/{}", fixtures::unique("expire-me"));
     fw.create(&path, b"", CreateMode::Ephemeral).await.unwrap();
     let mut states = Box::pin(fw.connection_states());
     expire_session(&fw).await.unwrap();
@@ -106,7 +108,7 @@ async fn killing_the_follower_we_are_connected_to_suspends_then_reconnects() {
             .connect()
             .await
             .unwrap();
-        let on = common::server_of_session(&cluster, fw.status().session_id).await.expect("our server");
+        let on = fixtures::server_of_session(&cluster, fw.status().session_id).await.expect("our server");
         if on != leader {
             break (fw, on);
         }
@@ -122,9 +124,9 @@ async fn killing_the_follower_we_are_connected_to_suspends_then_reconnects() {
 
 #[tokio::test]
 async fn namespaces_isolate_paths() {
-    let server = common::shared_server().await;
-    let root = common::framework(&server).await;
-    let ns = common::unique("ns");
+    let server = fixtures::shared_server().await;
+    let root = fixtures::framework(&server).await;
+    let ns = fixtures::unique("ns");
     let a = Framework::builder().connect_string(&server).namespace(format!("{ns}/a")).connect().await.unwrap();
     let b = Framework::builder().connect_string(&server).namespace(format!("/{ns}/b")).connect().await.unwrap();
     a.create("/x/y", b"from a", CreateMode::Persistent).await.unwrap();
@@ -140,8 +142,8 @@ async fn namespaces_isolate_paths() {
 
 #[tokio::test]
 async fn default_acl_and_digest_auth_apply_to_created_nodes() {
-    let server = common::shared_server().await;
-    let path = format!("/{}", common::unique("acl"));
+    let server = fixtures::shared_server().await;
+    let path = format!("/{}", fixtures::unique("acl"));
     let owner = Framework::builder()
         .connect_string(&server)
         .auth("digest", "alice:secret")
@@ -154,7 +156,7 @@ async fn default_acl_and_digest_auth_apply_to_created_nodes() {
     assert_eq!(acl.len(), 1);
     assert_eq!(acl[0].scheme(), "digest");
     assert!(acl[0].id().starts_with("alice:"), "{:?}", acl[0]);
-    let stranger = common::framework(&server).await;
+    let stranger = fixtures::framework(&server).await;
     assert_eq!(stranger.get_data(&format!("{path}/node")).await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
     assert_eq!(
         stranger.set_data(&format!("{path}/node"), b"theirs", None).await.unwrap_err(),
@@ -189,19 +191,16 @@ async fn retry_gives_up_with_a_typed_error_and_background_delete_finishes_after_
     assert!(matches!(fw.delete_guaranteed("/doomed").await, Err(Error::RetriesExhausted { .. })));
     assert_eq!(fw.pending_background_deletes(), 1, "the failed delete continues in the background");
     server.restart().await.unwrap();
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while fw.pending_background_deletes() > 0 {
-        assert!(tokio::time::Instant::now() < deadline, "background delete never finished");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    fixtures::eventually(WAIT, "background delete never finished", || async { fw.pending_background_deletes() == 0 })
+        .await;
     assert_eq!(fw.exists("/doomed").await.unwrap(), None);
 }
 
 #[tokio::test]
 async fn protected_create_names_and_modes() {
-    let server = common::shared_server().await;
-    let fw = common::framework(&server).await;
-    let parent = format!("/{}", common::unique("protected"));
+    let server = fixtures::shared_server().await;
+    let fw = fixtures::framework(&server).await;
+    let parent = format!("/{}", fixtures::unique("protected"));
     let node = fw.create_protected(&parent, "lock-", b"data", CreateMode::EphemeralSequential).await.unwrap();
     let name = node.name();
     assert!(name.starts_with("_c_") && name.len() == 40 + "lock-".len() + 10, "{name}");
@@ -213,7 +212,7 @@ async fn protected_create_names_and_modes() {
 
 #[tokio::test]
 async fn bad_inputs_get_typed_errors() {
-    let server = common::shared_server().await;
+    let server = fixtures::shared_server().await;
     let empty = Framework::builder().connect_string("  ").connect().await.unwrap_err();
     assert!(matches!(empty, Error::InvalidArgument(_)), "{empty:?}");
     let zero = Framework::builder().connect_string(&server).session_timeout(Duration::ZERO).connect().await;
@@ -225,14 +224,14 @@ async fn bad_inputs_get_typed_errors() {
     let acl = Framework::builder().connect_string(&server).default_acl(vec![]).connect().await;
     assert!(matches!(acl, Err(Error::InvalidArgument(_))));
     let nowhere = Framework::builder()
-        .connect_string(format!("127.0.0.1:{}", common::closed_port()))
+        .connect_string(format!("127.0.0.1:{}", fixtures::closed_port()))
         .connection_timeout(Duration::from_millis(500))
         .connect()
         .await
         .unwrap_err();
     assert!(matches!(nowhere, Error::ConnectTimeout { .. }), "{nowhere:?}");
 
-    let fw = common::framework(&server).await;
+    let fw = fixtures::framework(&server).await;
     for bad in ["", "relative", "/trailing/", "/a//b", "/a/../b", "/nul\0byte"] {
         assert!(matches!(fw.create(bad, b"", CreateMode::Persistent).await, Err(Error::InvalidPath { .. })), "{bad:?}");
         assert!(matches!(fw.get_data(bad).await, Err(Error::InvalidPath { .. })), "{bad:?}");
@@ -246,10 +245,10 @@ async fn bad_inputs_get_typed_errors() {
 
 #[tokio::test]
 async fn close_ends_the_stream_and_later_operations_fail() {
-    let server = common::shared_server().await;
-    let fw = common::framework(&server).await;
-    let watcher = common::framework(&server).await;
-    let path = format!("/{}", common::unique("close"));
+    let server = fixtures::shared_server().await;
+    let fw = fixtures::framework(&server).await;
+    let watcher = fixtures::framework(&server).await;
+    let path = format!("/{}", fixtures::unique("close"));
     fw.create(&path, b"", CreateMode::Ephemeral).await.unwrap();
     let mut states = Box::pin(fw.connection_states());
     fw.close();
@@ -258,21 +257,20 @@ async fn close_ends_the_stream_and_later_operations_fail() {
     assert!(fw.is_closed());
     fw.close(); // idempotent
                 // the session is closed on the server: its ephemeral node goes at once
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while watcher.exists(&path).await.unwrap().is_some() {
-        assert!(tokio::time::Instant::now() < deadline);
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    fixtures::eventually(WAIT, "the closed session's ephemeral node is gone", || async {
+        watcher.exists(&path).await.unwrap().is_none()
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn protected_create_is_recovered_after_a_lost_reply() {
     use zk_recipes_testing::{ProxyMode, TcpProxy};
-    let cs = common::shared_server().await;
+    let cs = fixtures::shared_server().await;
     let proxy = TcpProxy::start(&cs).await.unwrap();
-    let fw = common::framework(proxy.connect_string()).await;
-    let direct = common::framework(&cs).await;
-    let parent = format!("/{}", common::unique("protected-loss"));
+    let fw = fixtures::framework(proxy.connect_string()).await;
+    let direct = fixtures::framework(&cs).await;
+    let parent = format!("/{}", fixtures::unique("protected-loss"));
     fw.create(&parent, b"", CreateMode::Persistent).await.unwrap();
     // the create reaches the server; its reply is lost with the connection
     proxy.set_mode(ProxyMode::DropReplies);
@@ -280,11 +278,10 @@ async fn protected_create_is_recovered_after_a_lost_reply() {
         let (fw, parent) = (fw.clone(), parent.clone());
         async move { fw.create_protected(&parent, "lock-", b"mine", CreateMode::EphemeralSequential).await }
     });
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while direct.children(&parent).await.unwrap().is_empty() {
-        assert!(tokio::time::Instant::now() < deadline, "the create never reached the server");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    fixtures::eventually(WAIT, "the create never reached the server", || async {
+        !direct.children(&parent).await.unwrap().is_empty()
+    })
+    .await;
     proxy.set_mode(ProxyMode::Pass);
     proxy.cut();
     let node = creating.await.unwrap().unwrap();
@@ -293,4 +290,41 @@ async fn protected_create_is_recovered_after_a_lost_reply() {
     assert_eq!(children, vec![node.name().to_string()], "adopted, not created twice");
     assert_eq!(node.stat.ephemeral_owner, fw.status().session_id);
     assert_eq!(direct.get_data(&node.path).await.unwrap().0, b"mine");
+}
+
+/// For each TCP socket of this process whose peer is `server` (`host:port`): whether Nagle's
+/// algorithm is off on it (`TCP_NODELAY`).
+#[cfg(target_os = "linux")]
+fn nodelay_of_sockets_to(server: &str) -> Vec<bool> {
+    use std::os::fd::AsRawFd;
+    let server: std::net::SocketAddr = server.parse().expect("host:port");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc/self/fd").expect("/proc/self/fd").flatten() {
+        let Some(fd) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        // a duplicate of the descriptor, owned by a std stream, so that it cannot go away under us
+        // SAFETY: dup of a number; -1 (not an open descriptor) is checked.
+        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if dup < 0 {
+            continue;
+        }
+        // SAFETY: `dup` is a fresh descriptor owned by nobody else.
+        let stream = unsafe { <std::net::TcpStream as std::os::fd::FromRawFd>::from_raw_fd(dup) };
+        if stream.peer_addr().ok() != Some(server) {
+            continue;
+        }
+        let mut on: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: the pointers are to live locals of the sizes given.
+        let rc = unsafe {
+            libc::getsockopt(
+                stream.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_NODELAY,
+                (&mut on as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        out.push(rc == 0 && on != 0);
+    }
+    out
 }

@@ -1,0 +1,178 @@
+//! The fixtures of the integration tests (of zk-recipes, its CLI and this kit): a connected
+//! [`Framework`] with the test defaults, unique names, waiting for a condition or a future with
+//! a deadline, and walking what a recipe left behind.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use std::time::Duration;
+//! use zk_recipes_testing::fixtures::{eventually, framework, shared_server, unique};
+//!
+//! let cs = shared_server().await;
+//! let fw = framework(&cs).await;
+//! let path = format!("/{}", unique("demo"));
+//! fw.create(&path, b"x", zk_recipes::zk::CreateMode::Ephemeral).await.unwrap();
+//! eventually(Duration::from_secs(20), "the node is there", || async {
+//!     fw.exists(&path).await.unwrap().is_some()
+//! })
+//! .await;
+//! # }
+//! ```
+
+use std::fmt::Display;
+use std::future::Future;
+use std::panic::Location;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use zk_recipes::{Framework, FrameworkBuilder, RetryNTimes};
+
+use crate::{four_letter_word, TestingCluster};
+
+/// The session timeout of [`framework`]: 4 s, the test servers' maximum.
+pub const SESSION_TIMEOUT: Duration = Duration::from_secs(4);
+/// The connection timeout of [`framework`].
+pub const CONNECTION_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often [`eventually`] and [`settle`] look again.
+pub const POLL: Duration = Duration::from_millis(10);
+/// How long [`settle`] waits at most.
+pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The connect string of the one server this test binary shares (see
+/// [`crate::shared_server`]).
+///
+/// # Panics
+/// If the server does not start.
+pub async fn shared_server() -> String {
+    crate::shared_server().await.expect("shared ZooKeeper server")
+}
+
+/// A connected framework for tests: [`SESSION_TIMEOUT`], [`CONNECTION_TIMEOUT`], retries
+/// every 100 ms (20 times).
+///
+/// # Panics
+/// If it does not connect.
+pub async fn framework(cs: &str) -> Framework {
+    framework_with(cs, |builder| builder).await
+}
+
+/// As [`framework`], with the builder changed by `configure` first (a longer session, default
+/// data, another retry policy…).
+///
+/// # Panics
+/// If it does not connect.
+pub async fn framework_with(cs: &str, configure: impl FnOnce(FrameworkBuilder) -> FrameworkBuilder) -> Framework {
+    let builder = Framework::builder()
+        .connect_string(cs)
+        .session_timeout(SESSION_TIMEOUT)
+        .connection_timeout(CONNECTION_TIMEOUT)
+        .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)));
+    configure(builder).connect().await.expect("connect")
+}
+
+/// A name unique within this test process and across runs on one server:
+/// `{prefix}-{pid}-{counter}-{nanos}`.
+pub fn unique(prefix: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64 % 1_000_000)
+        .unwrap_or(0);
+    format!("{prefix}-{}-{}-{nanos}", std::process::id(), N.fetch_add(1, Ordering::SeqCst))
+}
+
+/// A local port with nothing listening on it.
+///
+/// # Panics
+/// If no loopback port can be bound.
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+/// Polls `condition` every [`POLL`] until it holds.
+///
+/// # Panics
+/// If it does not hold within `timeout`: the message names `what` and the caller's line.
+#[track_caller]
+pub fn eventually<F, Fut>(timeout: Duration, what: impl Display, mut condition: F) -> impl Future<Output = ()>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let at = Location::caller();
+    async move {
+        let deadline = tokio::time::Instant::now() + timeout;
+        while !condition().await {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "timed out after {timeout:?} waiting for: {what} (at {at})"
+            );
+            tokio::time::sleep(POLL).await;
+        }
+    }
+}
+
+/// `future`'s output, which must come within `limit`.
+///
+/// # Panics
+/// If `future` is not done within `limit`: the message names the caller's line.
+#[track_caller]
+pub fn within<F: Future>(limit: Duration, future: F) -> impl Future<Output = F::Output> {
+    let at = Location::caller();
+    async move {
+        tokio::time::timeout(limit, future).await.unwrap_or_else(|_| panic!("not done within {limit:?} (at {at})"))
+    }
+}
+
+/// Waits until the background deletes of `fws` (after timeouts, cancellations, releases that
+/// failed) are done.
+///
+/// # Panics
+/// If they are not done within [`SETTLE_TIMEOUT`].
+#[track_caller]
+pub fn settle<'a>(fws: &'a [&'a Framework]) -> impl Future<Output = ()> + 'a {
+    eventually(SETTLE_TIMEOUT, "background deletes finished", move || async move {
+        fws.iter().all(|f| f.pending_background_deletes() == 0)
+    })
+}
+
+/// Every ephemeral node under `path`, recursively (what a recipe left behind when none should
+/// be left); nodes that go away during the walk are skipped.
+///
+/// # Errors
+/// The first error of the walk other than a node gone.
+pub async fn ephemerals(fw: &Framework, path: &str) -> zk_recipes::Result<Vec<String>> {
+    use zk_recipes::zk::Error as ZkError;
+    use zk_recipes::Error;
+    let mut found = Vec::new();
+    let mut stack = vec![path.to_string()];
+    while let Some(dir) = stack.pop() {
+        let children = match fw.children(&dir).await {
+            Err(Error::ZooKeeper(ZkError::NoNode)) => continue,
+            other => other?,
+        };
+        for c in children {
+            let child = format!("{}/{c}", dir.trim_end_matches('/'));
+            if fw.exists(&child).await?.is_some_and(|s| s.ephemeral_owner != 0) {
+                found.push(child.clone());
+            }
+            stack.push(child);
+        }
+    }
+    Ok(found)
+}
+
+/// The index of the server of `cluster` that holds a connection of `session_id` (asked with
+/// the `cons` four-letter word); `None` when no server answers with it.
+pub async fn server_of_session(cluster: &TestingCluster, session_id: i64) -> Option<usize> {
+    let needle = format!("sid=0x{session_id:x}");
+    for i in 0..cluster.len() {
+        let Ok(addr) = cluster.server_connect_string(i) else { continue };
+        if let Ok(out) = four_letter_word(addr, "cons").await {
+            if out.contains(&needle) {
+                return Some(i);
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,9 @@
+//! Coordination recipes against real ZooKeeper, one test binary (one shared server, each test
+//! under its own path; tests that kill, restart or partition a server start their own):
+//! barriers ([`barriers`]), leader election ([`leader`]), atomic counters ([`atomic`]) and
+//! SharedCount / SharedValue ([`shared_count`]).
+
+mod atomic;
+mod barriers;
+mod leader;
+mod shared_count;

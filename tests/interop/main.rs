@@ -1,0 +1,20 @@
+//! Interop with a real Apache Curator 5.4 on the same paths, one test binary so that one
+//! Curator JVM (`CuratorPeer::shared`) and one shared ZooKeeper server serve every test: locks
+//! ([`locks`]), SharedCount and barriers ([`coordination`]), leader latch and atomic counters
+//! ([`leader_atomic`]).
+
+mod coordination;
+mod leader_atomic;
+mod locks;
+
+use std::sync::Arc;
+
+use zk_recipes_testing::curator::CuratorPeer;
+
+/// The binary's one Curator JVM (started on first use; its start-up timings printed once).
+async fn peer() -> Arc<CuratorPeer> {
+    static REPORTED: std::sync::Once = std::sync::Once::new();
+    let peer = CuratorPeer::shared().await.expect("Curator peer starts (bash scripts/setup.sh installs it)");
+    REPORTED.call_once(|| println!("Curator peer (pid {:?}) started: {:?}", peer.pid(), peer.timings()));
+    peer
+}
