@@ -85,8 +85,8 @@ pub use recipes::*;
 pub use error::{Error, Result};
 pub use framework::{
     is_retryable, validate_path, BoundedExponentialBackoff, ConnectionState, CreatedNode, ErrorPolicy,
-    ExponentialBackoff, Framework, FrameworkBuilder, NoRetryOnSessionExpiry, RetryForever, RetryNTimes, RetryOneTime,
-    RetryPolicy, RetryUntilElapsed, SessionStatus, MAX_EXPONENTIAL_RETRIES,
+    ExponentialBackoff, Framework, FrameworkBuilder, LossReason, NoRetryOnSessionExpiry, RetryForever, RetryNTimes,
+    RetryOneTime, RetryPolicy, RetryUntilElapsed, SessionStatus, MAX_EXPONENTIAL_RETRIES,
 };
 /// The underlying `zookeeper-client` crate, re-exported for its types (`Acl`, `Stat`,
 /// `CreateMode`, `Client`, ...).

@@ -10,7 +10,6 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::session::Framework;
 use crate::sync::lock;
 
 /// Values of any `Default + Send + Sync` type, one per type, for the current session.
@@ -39,14 +38,6 @@ impl Extensions {
     /// Forgets every value (a new session begins).
     pub(crate) fn clear(&self) {
         lock(&self.values).clear();
-    }
-}
-
-impl Framework {
-    /// The current session's value of type `T` (made with `T::default()` on first use; a new
-    /// session starts with none).
-    pub(crate) fn session_extension<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
-        self.inner.extensions.get_or_default()
     }
 }
 

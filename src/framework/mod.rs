@@ -23,4 +23,4 @@ pub use retry::{
     RetryOneTime, RetryPolicy, RetryUntilElapsed, MAX_EXPONENTIAL_RETRIES,
 };
 pub use session::Framework;
-pub use state::{ConnectionState, ErrorPolicy, SessionStatus};
+pub use state::{ConnectionState, ErrorPolicy, LossReason, SessionStatus};

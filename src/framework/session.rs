@@ -231,6 +231,12 @@ impl Framework {
         &self.inner.runtime
     }
 
+    /// The current session's value of type `T` (made with `T::default()` on first use; a new
+    /// session starts with none).
+    pub(crate) fn session_extension<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
+        self.inner.extensions.get_or_default()
+    }
+
     /// The framework's retry policy (see [`FrameworkBuilder::retry_policy`]).
     pub(crate) fn retry_policy(&self) -> &dyn RetryPolicy {
         &*self.inner.cfg.retry

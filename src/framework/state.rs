@@ -68,6 +68,32 @@ impl ErrorPolicy {
     }
 }
 
+/// Why a held lock, lease or leadership can no longer be trusted.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LossReason {
+    /// The connection was suspended (standard error policy): the session may expire before
+    /// we can tell, and then someone else holds the lock.
+    Suspended,
+    /// The session was lost (expired, or suspended past the session timeout).
+    SessionLost,
+    /// Our node was deleted by someone else.
+    NodeDeleted,
+    /// The framework was closed.
+    Closed,
+}
+
+impl std::fmt::Display for LossReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Suspended => "connection suspended",
+            Self::SessionLost => "session lost",
+            Self::NodeDeleted => "lock node deleted",
+            Self::Closed => "framework closed",
+        })
+    }
+}
+
 /// A snapshot of the framework's session: the current state plus counters that only grow, so
 /// that a recipe can tell whether a suspension or a session loss happened since an earlier
 /// snapshot even when it did not watch every transition.
@@ -90,11 +116,22 @@ impl SessionStatus {
     /// trusted now: the framework closed, a session was lost, or (standard policy) the
     /// connection is or was suspended in between.
     pub fn invalidates(&self, earlier: &SessionStatus, policy: ErrorPolicy) -> bool {
-        if self.closed || self.losses != earlier.losses || self.session_id != earlier.session_id {
-            return true;
+        self.loss_since(earlier, policy).is_some()
+    }
+
+    /// Why, under `policy`, something that was valid at `earlier` can no longer be trusted now
+    /// (`None` while it can): the one place where a status becomes a [`LossReason`] — every
+    /// guard, lease and leadership asks here.
+    pub fn loss_since(&self, earlier: &SessionStatus, policy: ErrorPolicy) -> Option<LossReason> {
+        if self.closed {
+            return Some(LossReason::Closed);
         }
-        policy == ErrorPolicy::Standard
-            && (self.suspensions != earlier.suspensions || self.state == ConnectionState::Suspended)
+        if self.losses != earlier.losses || self.session_id != earlier.session_id || self.state == ConnectionState::Lost
+        {
+            return Some(LossReason::SessionLost);
+        }
+        let suspended = self.suspensions != earlier.suspensions || self.state == ConnectionState::Suspended;
+        (policy == ErrorPolicy::Standard && suspended).then_some(LossReason::Suspended)
     }
 }
 
@@ -132,5 +169,19 @@ mod tests {
         let mut other_session = at;
         other_session.session_id = 8;
         assert!(other_session.invalidates(&at, ErrorPolicy::SessionOnly));
+    }
+
+    #[test]
+    fn the_loss_is_named() {
+        use ConnectionState::*;
+        let at = status(Connected, 0, 0);
+        assert_eq!(status(Connected, 0, 0).loss_since(&at, ErrorPolicy::Standard), None);
+        assert_eq!(status(Reconnected, 1, 0).loss_since(&at, ErrorPolicy::Standard), Some(LossReason::Suspended));
+        assert_eq!(status(Reconnected, 1, 0).loss_since(&at, ErrorPolicy::SessionOnly), None);
+        assert_eq!(status(Lost, 1, 0).loss_since(&at, ErrorPolicy::SessionOnly), Some(LossReason::SessionLost));
+        assert_eq!(status(Reconnected, 1, 1).loss_since(&at, ErrorPolicy::Standard), Some(LossReason::SessionLost));
+        let mut closed = status(Suspended, 1, 1);
+        closed.closed = true;
+        assert_eq!(closed.loss_since(&at, ErrorPolicy::Standard), Some(LossReason::Closed));
     }
 }

@@ -5,7 +5,7 @@
 use tokio::time::Instant;
 use zookeeper_client::{EventType, OneshotWatcher};
 
-use super::Framework;
+use super::{Framework, SessionStatus};
 
 /// Why a wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,7 +14,8 @@ pub(crate) enum Wake {
     Event(EventType),
     /// The deadline passed.
     Deadline,
-    /// The framework's session is no longer `session_id` (lost and re-created), or it closed.
+    /// The framework's session is no longer `session_id` (lost and re-created), or it closed;
+    /// with [`WatchSet::wait_or_status`], the caller's condition on the status holds.
     SessionChanged,
 }
 
@@ -60,9 +61,21 @@ impl WatchSet {
         deadline: Option<Instant>,
         session_id: i64,
     ) -> (Wake, Option<usize>) {
+        self.wait_or_status(fw, deadline, |s| s.closed || s.session_id != session_id).await
+    }
+
+    /// [`wait`](Self::wait) with any condition on the framework's status in place of "the
+    /// session changed": it ends the wait as [`Wake::SessionChanged`] once it holds (at once if
+    /// it already does). The watchers still pending stay for the next wait, as with `wait`.
+    pub(crate) async fn wait_or_status(
+        &mut self,
+        fw: &Framework,
+        deadline: Option<Instant>,
+        status_changed: impl Fn(&SessionStatus) -> bool,
+    ) -> (Wake, Option<usize>) {
         let mut status = fw.status_watch();
         let session_changed = async move {
-            let _ = status.wait_for(|s| s.closed || s.session_id != session_id).await;
+            let _ = status.wait_for(|s| status_changed(s)).await;
         };
         let deadline = async move {
             match deadline {

@@ -17,7 +17,7 @@ pub use inspect::{inspect, Inspection, NodeInfo, RecipeKind};
 pub use leader::{CloseMode, LeaderContext, LeaderLatch, LeaderSelector, Leadership, LeadershipEnd, Participant};
 pub use locks::{
     return_all, HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex,
-    InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, LossReason,
-    MultiLockGuard, ReadLock, WriteLock,
+    InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, MultiLockGuard,
+    ReadLock, WriteLock,
 };
 pub use shared::{SharedCount, SharedValue, VersionedValue};

@@ -95,6 +95,14 @@ impl From<io::Error> for Error {
     }
 }
 
+/// A ZooKeeper client's error (a test's own `zookeeper_client::Client`), as the library's
+/// [`zk_recipes::Error::ZooKeeper`].
+impl From<zookeeper_client::Error> for Error {
+    fn from(e: zookeeper_client::Error) -> Self {
+        Error::Recipes(e.into())
+    }
+}
+
 /// Shorthand for results of the testing kit.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -109,5 +117,7 @@ mod tests {
         assert_eq!(Error::io("gone").to_string(), "I/O error (other error): gone");
         let lib: Error = zk_recipes::Error::Closed.into();
         assert_eq!(lib, Error::Recipes(zk_recipes::Error::Closed));
+        let client: Error = zookeeper_client::Error::NoNode.into();
+        assert_eq!(client, Error::Recipes(zk_recipes::Error::ZooKeeper(zookeeper_client::Error::NoNode)));
     }
 }

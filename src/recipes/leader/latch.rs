@@ -12,11 +12,12 @@ use tokio::task::JoinHandle;
 use super::participant::{participants, Participant};
 use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
+use crate::framework::LossReason;
 use crate::framework::{paths, Framework};
 use crate::recipes::layout::LATCH_NAME;
 use crate::recipes::locks::driver::Exclusive;
 use crate::recipes::locks::engine::{self, Request};
-use crate::recipes::locks::{HeldNode, LossReason};
+use crate::recipes::locks::HeldNode;
 use crate::sync::lock;
 
 const DRIVER: Exclusive = Exclusive { names: &[LATCH_NAME], max_leases: 1 };

@@ -14,8 +14,9 @@ use super::participant::{participants, Participant};
 use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
 use crate::framework::Framework;
+use crate::framework::LossReason;
 use crate::recipes::layout;
-use crate::recipes::locks::{InterProcessMutex, LossReason};
+use crate::recipes::locks::InterProcessMutex;
 use crate::sync::lock;
 
 /// What the leadership task gets: the leadership token and the moment it started.

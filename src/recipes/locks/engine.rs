@@ -22,12 +22,11 @@ use zookeeper_client::{Client, CreateMode, Error as ZkError, EventType, OneshotW
 
 use super::deadline::{held, Forever, Wait, Waited};
 use super::driver::{sort_children, Decision, Driver};
-use super::held::LossReason;
 use super::holds::{HoldEntry, Holds};
 use super::listings::{Listing, Listings};
 use crate::error::{Error, Result};
 use crate::framework::wait::{Wake, WatchSet};
-use crate::framework::{paths, CreatedNode, Framework, ProtectedName, SessionStatus};
+use crate::framework::{paths, CreatedNode, Framework, LossReason, ProtectedName, SessionStatus};
 
 /// What to contend for.
 pub(crate) struct Request<'a> {
@@ -259,7 +258,7 @@ impl<W: Wait> Contention<'_, '_, W> {
         }
         self.pending.forget_node();
         let lost = ZkError::NoNode;
-        if self.fw.inner.cfg.retry.allow_retry(self.recreations, self.started.elapsed(), &lost).is_none() {
+        if self.fw.retry_policy().allow_retry(self.recreations, self.started.elapsed(), &lost).is_none() {
             let reason = if session_changed { LossReason::SessionLost } else { LossReason::NodeDeleted };
             return Err(Error::LockLost { path: ours.node.path.clone(), reason });
         }

@@ -8,37 +8,12 @@ use zookeeper_client::{Error as ZkError, EventType, Stat};
 use super::engine::Acquired;
 use super::holds::HoldEntry;
 use crate::error::{Error, Result};
-use crate::framework::{ConnectionState, Framework, SessionStatus};
+use crate::framework::wait::{Wake, WatchSet};
+use crate::framework::{Framework, LossReason, SessionStatus};
 use crate::sync::lock;
 
 /// Curator's revocation request: these bytes as the holder's node data.
 pub(crate) const REVOKE_MESSAGE: &[u8] = crate::recipes::layout::REVOKE_MESSAGE;
-
-/// Why a held lock, lease or leadership can no longer be trusted.
-#[non_exhaustive]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LossReason {
-    /// The connection was suspended (standard error policy): the session may expire before
-    /// we can tell, and then someone else holds the lock.
-    Suspended,
-    /// The session was lost (expired, or suspended past the session timeout).
-    SessionLost,
-    /// Our node was deleted by someone else.
-    NodeDeleted,
-    /// The framework was closed.
-    Closed,
-}
-
-impl std::fmt::Display for LossReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Suspended => "connection suspended",
-            Self::SessionLost => "session lost",
-            Self::NodeDeleted => "lock node deleted",
-            Self::Closed => "framework closed",
-        })
-    }
-}
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Watched {
@@ -106,7 +81,7 @@ impl HeldNode {
     }
 
     fn status_loss(&self, now: &SessionStatus) -> Option<LossReason> {
-        HeldView { baseline: self.baseline, policy: self.fw.error_policy() }.loss(now)
+        now.loss_since(&self.baseline, self.fw.error_policy())
     }
 
     /// Why the hold is lost, if it is (as far as known without a round trip).
@@ -153,7 +128,7 @@ impl HeldNode {
         }
         let (tx, rx) = watch::channel(Watched::default());
         let monitor = Monitor { fw: self.fw.clone(), path: self.path.clone(), baseline: self.baseline, tx };
-        self.fw.inner.runtime.spawn(monitor.run());
+        self.fw.runtime().spawn(monitor.run());
         *slot = Some(rx.clone());
         rx
     }
@@ -186,10 +161,12 @@ struct Monitor {
 }
 
 impl Monitor {
+    /// Until the hold is lost or nobody listens: watch our node (deleted, or asked to revoke)
+    /// and the session, with the framework's one wait.
     async fn run(self) {
-        let mut status = self.fw.status_watch();
         loop {
-            if let Some(reason) = self.session_loss() {
+            let seen = self.fw.status();
+            if let Some(reason) = self.loss(&seen) {
                 self.tx.send_modify(|w| w.lost = Some(reason));
                 return;
             }
@@ -197,68 +174,35 @@ impl Monitor {
                 Ok(client) => client.get_and_watch_data(&self.path).await,
                 Err(_) => Err(ZkError::ClientClosed),
             };
-            match watch {
+            let watchers = match watch {
                 Ok((data, _, watcher)) => {
                     if data == REVOKE_MESSAGE {
                         self.tx.send_modify(|w| w.revoke_requested = true);
                     }
-                    tokio::select! {
-                        event = watcher.changed() => {
-                            if event.event_type == EventType::NodeDeleted && self.session_loss().is_none() {
-                                self.tx.send_modify(|w| w.lost = Some(LossReason::NodeDeleted));
-                                return;
-                            }
-                        },
-                        _ = status.changed() => {},
-                        _ = self.tx.closed() => return,
-                    }
+                    vec![watcher]
                 }
                 Err(ZkError::NoNode) => {
-                    let reason = self.session_loss().unwrap_or(LossReason::NodeDeleted);
+                    let reason = self.loss(&self.fw.status()).unwrap_or(LossReason::NodeDeleted);
                     self.tx.send_modify(|w| w.lost = Some(reason));
                     return;
                 }
-                Err(_) => {
-                    // connection trouble: the status tells us when it matters
-                    tokio::select! {
-                        changed = status.changed() => if changed.is_err() {
-                            self.tx.send_modify(|w| w.lost = Some(LossReason::Closed));
-                            return;
-                        },
-                        _ = self.tx.closed() => return,
-                    }
-                }
+                // connection trouble: the status tells us when it matters
+                Err(_) => Vec::new(),
+            };
+            let mut watching = WatchSet::new(watchers);
+            let wake = tokio::select! {
+                (wake, _) = watching.wait_or_status(&self.fw, None, |now| *now != seen) => wake,
+                _ = self.tx.closed() => return,
+            };
+            if wake == Wake::Event(EventType::NodeDeleted) && self.loss(&self.fw.status()).is_none() {
+                self.tx.send_modify(|w| w.lost = Some(LossReason::NodeDeleted));
+                return;
             }
         }
     }
 
-    fn session_loss(&self) -> Option<LossReason> {
-        let now = self.fw.status();
-        let holder = HeldView { baseline: self.baseline, policy: self.fw.error_policy() };
-        holder.loss(&now)
-    }
-}
-
-struct HeldView {
-    baseline: SessionStatus,
-    policy: crate::framework::ErrorPolicy,
-}
-
-impl HeldView {
     fn loss(&self, now: &SessionStatus) -> Option<LossReason> {
-        if !now.invalidates(&self.baseline, self.policy) {
-            return None;
-        }
-        Some(if now.closed {
-            LossReason::Closed
-        } else if now.losses != self.baseline.losses
-            || now.session_id != self.baseline.session_id
-            || now.state == ConnectionState::Lost
-        {
-            LossReason::SessionLost
-        } else {
-            LossReason::Suspended
-        })
+        now.loss_since(&self.baseline, self.fw.error_policy())
     }
 }
 

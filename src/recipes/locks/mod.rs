@@ -16,7 +16,7 @@ mod reentrant;
 mod rwlock;
 mod semaphore;
 
-pub use held::{HeldNode, LossReason};
+pub use held::HeldNode;
 pub use lease::Lease;
 pub use lock::{HeldLock, InterProcessLock};
 pub use multilock::{InterProcessMultiLock, MultiLockGuard};

@@ -7,11 +7,12 @@ use futures_util::future::{select_all, BoxFuture};
 use tokio::time::Instant;
 
 use super::deadline::{held, in_time, Forever, TimedOut, Until, Wait, Waited};
-use super::held::{HeldNode, LossReason};
+use super::held::HeldNode;
 use super::lock::{HeldLock, InterProcessLock};
 use super::mutex::InterProcessMutex;
 use crate::error::{Error, Result};
 use crate::framework::Framework;
+use crate::framework::LossReason;
 
 /// Several locks held as one: Curator's `InterProcessMultiLock`.
 ///
