@@ -84,7 +84,7 @@ pub struct Inspection {
 /// Looks at `path` and tells which recipe lives there, who holds and who waits.
 ///
 /// # Errors
-/// [`Error::InvalidPath`]; the framework's errors.
+/// [`Error::InvalidPath`](crate::Error::InvalidPath); the framework's errors.
 ///
 /// # Cancel safety
 /// Cancel safe.

@@ -1,30 +1,22 @@
 //! The testing kit against real ZooKeeper processes: standalone server and 3-node cluster.
 
+mod raw;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use raw::{create, read};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use zk_recipes_testing::Error;
 use zk_recipes_testing::{
     four_letter_word, four_letter_word_with_timeout, running_server_pids, ServerMode, TestingCluster, TestingServer,
 };
-use zookeeper_client::{Acls, Client, CreateMode};
 
 const WAIT: Duration = Duration::from_secs(20);
 
 fn process_exists(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
-}
-
-async fn create(connect_string: &str, path: &str, data: &[u8]) {
-    let client = Client::connect(connect_string).await.expect("connect");
-    client.create(path, data, &CreateMode::Persistent.with_acls(Acls::anyone_all())).await.expect("create");
-}
-
-async fn read(connect_string: &str, path: &str) -> Vec<u8> {
-    let client = Client::connect(connect_string).await.expect("connect");
-    client.get_data(path).await.expect("get_data").0
 }
 
 async fn raw_srvr(connect_string: &str) -> std::io::Result<String> {

@@ -5,15 +5,17 @@
 //! The tests run one at a time (a lock), so that "no container of this process is left" can be
 //! checked after each one, and two cores are not asked to run several ensembles at once.
 
+mod raw;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use raw::{create, read};
 use tokio::sync::Mutex;
 use zk_recipes_testing::Error;
 use zk_recipes_testing::{
     four_letter_word, four_letter_word_with_timeout, Backend, ServerMode, TestingCluster, TestingServer,
 };
-use zookeeper_client::{Acls, Client, CreateMode};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -42,16 +44,6 @@ fn assert_nothing_left() {
 
 fn label_of(container: &str, key: &str) -> String {
     docker(&["inspect", "-f", &format!("{{{{index .Config.Labels \"{key}\"}}}}"), container]).join("")
-}
-
-async fn create(connect_string: &str, path: &str, data: &[u8]) {
-    let client = Client::connect(connect_string).await.expect("connect");
-    client.create(path, data, &CreateMode::Persistent.with_acls(Acls::anyone_all())).await.expect("create");
-}
-
-async fn read(connect_string: &str, path: &str) -> Vec<u8> {
-    let client = Client::connect(connect_string).await.expect("connect");
-    client.get_data(path).await.expect("get_data").0
 }
 
 async fn docker_server() -> TestingServer {
