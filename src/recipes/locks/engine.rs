@@ -26,7 +26,7 @@ use super::holds::{HoldEntry, Holds};
 use super::listings::{Listing, Listings};
 use crate::error::{Error, Result};
 use crate::framework::wait::{Wake, WatchSet};
-use crate::framework::{paths, CreatedNode, Framework, LossReason, ProtectedName, SessionStatus};
+use crate::framework::{paths, CreatedNode, Framework, IfExists, LossReason, ProtectedName, SessionStatus};
 
 /// What to contend for.
 pub(crate) struct Request<'a> {
@@ -446,27 +446,18 @@ async fn list_and_read(
 ) -> std::result::Result<(Arc<Listing>, Prefetched), ZkError> {
     // requests go out in the order their futures are made: the read after the listing
     let (listed, data) = tokio::join!(client.list_children(dir), client.get_data(read));
-    let children = unless_gone(listed)?.unwrap_or_default();
-    let data = unless_gone(data)?.map(|(data, stat)| (data, stat.version));
+    let children = listed.if_exists()?.unwrap_or_default();
+    let data = data.if_exists()?.map(|(data, stat)| (data, stat.version));
     Ok((Arc::new(Listing::new(children)), data))
 }
 
 /// Our own listing of `dir` with a children watch (the semaphore's wait).
 async fn list_and_watch_children(fw: &Framework, dir: &str) -> Result<(Vec<String>, Option<OneshotWatcher>)> {
     fw.retry(|client| async move {
-        let listed = unless_gone(client.list_and_watch_children(dir).await)?;
+        let listed = client.list_and_watch_children(dir).await.if_exists()?;
         Ok(listed.map_or((Vec::new(), None), |(list, watcher)| (list, Some(watcher))))
     })
     .await
-}
-
-/// `NoNode` as `None`: the node is gone, or was never there.
-fn unless_gone<T>(result: std::result::Result<T, ZkError>) -> std::result::Result<Option<T>, ZkError> {
-    match result {
-        Ok(value) => Ok(Some(value)),
-        Err(ZkError::NoNode) => Ok(None),
-        Err(e) => Err(e),
-    }
 }
 
 /// Data watches on `paths` (Curator uses `getData` so that no watch is left on a missing
@@ -477,7 +468,9 @@ async fn watch_nodes(
     paths: &[String],
     ahead: Option<&str>,
 ) -> Result<(Vec<OneshotWatcher>, Option<Option<OneshotWatcher>>)> {
-    let watcher = |r| unless_gone(r).map(|w: Option<(Vec<u8>, Stat, OneshotWatcher)>| w.map(|(_, _, w)| w));
+    let watcher = |r: std::result::Result<_, ZkError>| {
+        r.if_exists().map(|w: Option<(Vec<u8>, Stat, OneshotWatcher)>| w.map(|(_, _, w)| w))
+    };
     fw.retry(|client| async move {
         // every request goes out before any answer is awaited
         let watched: Vec<_> = paths.iter().map(|p| client.get_and_watch_data(p)).collect();

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use zookeeper_client::{Client, Error as ZkError};
 
+use crate::framework::IfExists;
 use crate::sync::lock;
 
 /// The children of a directory, as one listing returned them.
@@ -127,11 +128,7 @@ async fn serve_waiting(listings: Arc<Listings>, client: Client, key: Key) {
 }
 
 fn shared(listed: std::result::Result<Vec<String>, ZkError>) -> Listed {
-    match listed {
-        Ok(children) => Ok(Arc::new(Listing::new(children))),
-        Err(ZkError::NoNode) => Ok(Arc::new(Listing::new(Vec::new()))),
-        Err(e) => Err(e),
-    }
+    Ok(Arc::new(Listing::new(listed.if_exists()?.unwrap_or_default())))
 }
 
 impl Listings {
