@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Builds the local ZooKeeper image zk-recipes/zookeeper:3.8 without any container registry:
-# a minimal Debian 12 (bookworm) root made with `debootstrap --variant=minbase`, Debian's
-# ZooKeeper 3.8 server jars (libzookeeper-java) and openjdk-17-jre-headless, plus
-# docker/zk-entrypoint.sh, turned into an image with `docker import`.
+# Builds a local ZooKeeper image without any container registry: a minimal Debian root made
+# with `debootstrap --variant=minbase`, Debian's ZooKeeper server jars (libzookeeper-java) and a
+# headless OpenJDK, plus docker/zk-entrypoint.sh, turned into an image with `docker import`.
+# Two ZooKeeper series, each from the Debian release that packages it:
+#   3.8 (default): Debian 12 bookworm, ZooKeeper 3.8.x, OpenJDK 17 -> zk-recipes/zookeeper:3.8
+#   3.9:           Debian 13 trixie,   ZooKeeper 3.9.x, OpenJDK 21 -> zk-recipes/zookeeper:3.9
 #
-#   bash docker/build-image.sh            # builds the image unless it exists (then: no-op)
-#   bash docker/build-image.sh --force    # rebuilds it
+#   bash docker/build-image.sh                  # builds the 3.8 image unless it exists (then: no-op)
+#   bash docker/build-image.sh --version 3.9    # the same for 3.9 (or ZK_SERIES=3.9)
+#   bash docker/build-image.sh --force          # rebuilds it
 #
-# Environment: ZK_IMAGE (default zk-recipes/zookeeper:3.8), DEBIAN_MIRROR (default
-# http://deb.debian.org/debian), DEBIAN_SECURITY_MIRROR (default
-# http://deb.debian.org/debian-security).
+# Environment: ZK_SERIES (3.8 or 3.9, default 3.8; --version wins), ZK_IMAGE (default
+# zk-recipes/zookeeper:<series>), DEBIAN_MIRROR (default http://deb.debian.org/debian),
+# DEBIAN_SECURITY_MIRROR (default http://deb.debian.org/debian-security).
 #
 # Why not Debian's `zookeeper` package: it only adds start scripts and sample configuration on
 # top of libzookeeper-java, and depends on `default-jre` (not -headless), which brings GTK,
@@ -25,25 +28,39 @@
 # debootstrap with apt-get when it is missing. Exits non-zero with a message on failure.
 set -euo pipefail
 
-IMAGE=${ZK_IMAGE:-zk-recipes/zookeeper:3.8}
-SUITE=bookworm
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 SECURITY_MIRROR=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
-# The server's jars and a headless JRE; nothing else beyond what they depend on.
-PACKAGES=(libzookeeper-java openjdk-17-jre-headless)
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 say() { printf 'build-image: %s\n' "$*"; }
 die() { printf 'build-image: error: %s\n' "$*" >&2; exit 1; }
 
 force=0
-for arg in "$@"; do
-    case $arg in
+series=${ZK_SERIES:-3.8}
+while (($#)); do
+    case $1 in
         --force) force=1 ;;
-        -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) die "unknown argument: $arg (try --help)" ;;
+        --version)
+            (($# > 1)) || die "--version needs a value (3.8 or 3.9)"
+            series=$2
+            shift
+            ;;
+        --version=*) series=${1#--version=} ;;
+        -h | --help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) die "unknown argument: $1 (try --help)" ;;
     esac
+    shift
 done
+
+# The Debian release that packages the series, and that release's headless JRE. The server's
+# jars and the JRE; nothing else beyond what they depend on.
+case $series in
+    3.8) SUITE=bookworm DEBIAN=12 JDK=17 ;;
+    3.9) SUITE=trixie DEBIAN=13 JDK=21 ;;
+    *) die "unknown ZooKeeper series: $series (3.8 or 3.9)" ;;
+esac
+PACKAGES=(libzookeeper-java "openjdk-$JDK-jre-headless")
+IMAGE=${ZK_IMAGE:-zk-recipes/zookeeper:$series}
 
 command -v docker >/dev/null 2>&1 || die "the docker command is missing"
 docker info >/dev/null 2>&1 || die "the Docker daemon is not reachable (is it running? may this user use it?)"
@@ -135,6 +152,8 @@ find "$root/usr/share/doc" -mindepth 1 ! -name copyright ! -type d -delete 2>/de
 echo zookeeper >"$root/etc/hostname"
 
 version=$(chroot "$root" dpkg-query -W -f='${Version}' libzookeeper-java)
+# Debian's version (3.9.3-1+deb13u1) must be of the series asked for.
+[[ $version == "$series".* ]] || die "Debian $SUITE has libzookeeper-java $version, not ZooKeeper $series"
 say "docker import as $IMAGE (ZooKeeper $version)"
 tar --numeric-owner -C "$root" -c . | docker import \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
@@ -144,7 +163,7 @@ tar --numeric-owner -C "$root" -c . | docker import \
     --change 'ENTRYPOINT ["/usr/local/bin/zk-entrypoint"]' \
     --change 'CMD []' \
     --change "ENV ZK_RECIPES_ZOOKEEPER_VERSION=$version" \
-    --message "zk-recipes: Debian $SUITE minbase, ZooKeeper $version, OpenJDK 17 headless" \
+    --message "zk-recipes: Debian $DEBIAN ($SUITE) minbase, ZooKeeper $version, OpenJDK $JDK headless" \
     - "$IMAGE" >/dev/null || die "docker import failed"
 
 size=$(docker image inspect -f '{{.Size}}' "$IMAGE")

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Entrypoint of zk-recipes/zookeeper: writes /conf/zoo.cfg from environment variables, then
 # runs the ZooKeeper server in the foreground as PID 1 (so `docker stop` is a clean shutdown and
-# `docker kill` a crash). Installed as /usr/local/bin/zk-entrypoint by docker/build-image.sh.
+# `docker kill` a crash). Installed as /usr/local/bin/zk-entrypoint by docker/build-image.sh, in
+# both images: zk-recipes/zookeeper:3.8 (Debian 12, OpenJDK 17) and :3.9 (Debian 13, OpenJDK 21).
 #
 # The variables (names as in the official `zookeeper` image where it has one):
 #   ZOO_MY_ID                   this server's id (default 1), written to /data/myid
@@ -79,6 +80,9 @@ if [[ -n ${ZOO_CONTAINER_CHECK_INTERVAL_MS:-} ]]; then
 fi
 # shellcheck disable=SC2206 # word splitting of the user's JVM options is intended
 flags+=(${JVMFLAGS:-} ${SERVER_JVMFLAGS:-})
+# The same in both images: Debian's ZooKeeper 3.8 and 3.9 jars both log through SLF4J 1.7 and
+# log4j 1.2 (Debian's 3.9 does not ship upstream's logback), and zookeeper.jar's manifest lists
+# its other dependencies (netty, jute, jetty, ...).
 classpath="$CONF_DIR:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar"
 
 run=()
