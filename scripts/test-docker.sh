@@ -1,21 +1,63 @@
 #!/usr/bin/env bash
 # The Docker subset: the lock suite (tests/locks/) and the framework suite
 # (tests/framework/: with acl, inspect, bad_input) once more, with every test server in a container
-# (ZK_TEST_BACKEND=docker, image zk-recipes/zookeeper:3.8 built by docker/build-image.sh).
-# Needs the docker command and a reachable daemon; builds the image if it is missing.
-# Fails if any container or network of the testing kit is left behind.
+# (ZK_TEST_BACKEND=docker), once per ZooKeeper series: on zk-recipes/zookeeper:3.8 (Debian 12's
+# ZooKeeper 3.8) and on zk-recipes/zookeeper:3.9 (Debian 13's ZooKeeper 3.9), both built by
+# docker/build-image.sh, which this script runs first (a no-op for an image that exists).
+#
+#   bash scripts/test-docker.sh                    # both series
+#   ZK_DOCKER_SERIES=3.9 bash scripts/test-docker.sh   # one of them
+#   bash scripts/test-docker.sh lock_               # arguments go to the test binaries
+#
+# Needs the docker command and a reachable daemon. Runs every series even when one fails, and
+# fails if any test failed or if any container or network of the testing kit is left behind
+# after a series.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash docker/build-image.sh
-started=$(date +%s)
-ZK_TEST_BACKEND=docker cargo test -p zk-recipes --all-features --no-fail-fast --test locks --test framework \
-    -- --test-threads="${TEST_THREADS:-2}" "$@"
-echo "Docker subset (locks, framework) took $(( $(date +%s) - started )) s"
-left=$(docker ps -aq --filter label=zk-recipes.test=1)
-nets=$(docker network ls -q --filter label=zk-recipes.test=1)
-if [ -n "$left$nets" ]; then
-  echo "error: test containers or networks left behind:" >&2
-  docker ps -a --filter label=zk-recipes.test=1 >&2
-  docker network ls --filter label=zk-recipes.test=1 >&2
-  exit 1
+
+series_list=${ZK_DOCKER_SERIES:-3.8 3.9}
+for series in $series_list; do
+    started=$(date +%s)
+    bash docker/build-image.sh --version "$series"
+    echo "Docker subset: image zk-recipes/zookeeper:$series ready in $(($(date +%s) - started)) s"
+done
+
+leftovers() {
+    local left nets
+    left=$(docker ps -aq --filter label=zk-recipes.test=1)
+    nets=$(docker network ls -q --filter label=zk-recipes.test=1)
+    if [ -n "$left$nets" ]; then
+        echo "error: test containers or networks left behind ($1):" >&2
+        docker ps -a --filter label=zk-recipes.test=1 >&2
+        docker network ls --filter label=zk-recipes.test=1 >&2
+        return 1
+    fi
+}
+
+failed=()
+summary=()
+for series in $series_list; do
+    image=zk-recipes/zookeeper:$series
+    echo "Docker subset on $image"
+    started=$(date +%s)
+    problems=()
+    ZK_TEST_BACKEND=docker ZK_TEST_IMAGE=$image \
+        cargo test -p zk-recipes --all-features --no-fail-fast --test locks --test framework \
+        -- --test-threads="${TEST_THREADS:-2}" "$@" || problems+=("tests failed")
+    took=$(($(date +%s) - started))
+    leftovers "$image" || problems+=("containers left behind")
+    if ((${#problems[@]})); then
+        status=$(IFS=,; echo "${problems[*]}")
+        failed+=("$image")
+    else
+        status=ok
+    fi
+    echo "Docker subset (locks, framework) on $image took $took s: $status"
+    summary+=("$image: $status, $took s")
+done
+
+printf 'Docker subset: %s\n' "${summary[@]}"
+if ((${#failed[@]})); then
+    echo "error: the Docker subset failed on: ${failed[*]}" >&2
+    exit 1
 fi
