@@ -21,8 +21,9 @@
 //! the same API ([`Backend`] tells what differs). `ZK_TEST_BACKEND` picks one for every server
 //! a builder does not place itself: `local`, `docker`, or `auto` (the default: the local
 //! installation when there is one, else Docker). `ZK_TEST_IMAGE` names the image (default
-//! [`DEFAULT_IMAGE`], built without a registry by `docker/build-image.sh`; the official
-//! `zookeeper:3.8` works too). Every container carries the label `zk-recipes.test=1` and is
+//! [`DEFAULT_IMAGE`], built without a registry by `docker/build-image.sh`;
+//! `zk-recipes/zookeeper:3.9`, from `docker/build-image.sh --version 3.9`, runs ZooKeeper 3.9;
+//! the official `zookeeper:3.8` works too). Every container carries the label `zk-recipes.test=1` and is
 //! removed when its handle drops.
 
 #![deny(missing_docs)]

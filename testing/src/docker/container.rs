@@ -25,6 +25,9 @@ type Container = ContainerAsync<GenericImage>;
 
 /// What the hint says when the image is missing.
 const IMAGE_HINT: &str = "bash docker/build-image.sh (or set ZK_TEST_IMAGE to an image you have)";
+/// The local ZooKeeper 3.9 image `docker/build-image.sh --version 3.9` builds, and its hint.
+const IMAGE_3_9: &str = "zk-recipes/zookeeper:3.9";
+const IMAGE_3_9_HINT: &str = "bash docker/build-image.sh --version 3.9 (or set ZK_TEST_IMAGE to an image you have)";
 
 /// One ZooKeeper server in a container. Dropping it removes the container.
 #[derive(Debug)]
@@ -280,11 +283,19 @@ pub(crate) fn remove_all(containers: Vec<Arc<Container>>) {
 
 async fn create_container(spec: Spec) -> Result<(Container, String)> {
     let docker = docker().await?;
-    if docker.inspect_image(&spec.image).await.is_err() && spec.image == DEFAULT_IMAGE {
-        return Err(Error::ZooKeeperNotInstalled {
-            searched: format!("the Docker image {DEFAULT_IMAGE} (ZK_TEST_BACKEND=docker) is not there"),
-            install_hint: IMAGE_HINT,
-        });
+    // The images built locally cannot be pulled: say how to build a missing one.
+    let local_hint = match spec.image.as_str() {
+        DEFAULT_IMAGE => Some(IMAGE_HINT),
+        IMAGE_3_9 => Some(IMAGE_3_9_HINT),
+        _ => None,
+    };
+    if let Some(install_hint) = local_hint {
+        if docker.inspect_image(&spec.image).await.is_err() {
+            return Err(Error::ZooKeeperNotInstalled {
+                searched: format!("the Docker image {} (ZK_TEST_BACKEND=docker) is not there", spec.image),
+                install_hint,
+            });
+        }
     }
     let (repository, tag) = split_image(&spec.image);
     let host_port = spec.host_port;
