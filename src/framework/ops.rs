@@ -294,8 +294,9 @@ impl Framework {
 
     /// Deletes `path` (a missing node counts as deleted) through the retry loop; if that fails
     /// with a retryable error, the delete continues in the background — retried until it
-    /// succeeds, the node's session is gone, or the framework closes — and the error is
-    /// returned. The node is never silently forgotten.
+    /// succeeds, or the node turns out to be an ephemeral node of a session that is gone (the
+    /// server removes it), or the framework closes; a persistent node is deleted in whatever
+    /// session comes next — and the error is returned. The node is never silently forgotten.
     ///
     /// # Errors
     /// The error of the foreground attempt ([`Error::RetriesExhausted`], [`Error::ZooKeeper`]
@@ -382,9 +383,23 @@ impl Framework {
     fn spawn_delete(&self, target: DeleteTarget, ephemeral_owner: Option<i64>) {
         self.spawn_counted_delete(|fw| async move {
             let mut pause = Backoff::new(Duration::from_millis(20), Duration::from_secs(1)).with_jitter();
+            let mut owner = ephemeral_owner;
             loop {
-                if fw.is_closed() || ephemeral_owner.is_some_and(|owner| owner != fw.status().session_id) {
+                if fw.is_closed() {
                     break;
+                }
+                if owner.is_some_and(|owner| owner != fw.status().session_id) {
+                    // The session the node may belong to is gone, and its ephemeral nodes with
+                    // it; a persistent node there is still ours to delete, in any session.
+                    match fw.still_to_delete_after_session_change(&target).await {
+                        Ok(true) => owner = None,
+                        Ok(false) => break,
+                        Err(Error::RetriesExhausted { .. } | Error::Timeout(_)) => {
+                            pause.sleep().await;
+                            continue;
+                        }
+                        Err(_) => break,
+                    }
                 }
                 let outcome = match &target {
                     DeleteTarget::Path(path) => fw.delete_if_exists(path).await,
@@ -403,6 +418,17 @@ impl Framework {
                 pause.sleep().await;
             }
         });
+    }
+
+    /// Whether a background delete whose node may have been an ephemeral of a session now
+    /// gone still has work: only when a persistent node is at its path (an ephemeral one is
+    /// the old session's, which the server removes, or someone else's).
+    async fn still_to_delete_after_session_change(&self, target: &DeleteTarget) -> Result<bool> {
+        match target {
+            DeleteTarget::Path(path) => Ok(self.exists(path).await?.is_some_and(|stat| stat.ephemeral_owner == 0)),
+            // protected creates are the recipes' ephemeral(-sequential) nodes
+            DeleteTarget::Protected(_) => Ok(false),
+        }
     }
 
     async fn delete_protected_once(&self, name: &ProtectedName) -> Result<()> {

@@ -21,8 +21,11 @@ async fn next_state(states: &mut (impl futures_util::Stream<Item = ConnectionSta
 
 #[tokio::test]
 async fn suspended_then_reconnected_on_server_restart() {
-    let server = TestingServer::start().await.unwrap();
-    let fw = fixtures::framework(server.connect_string()).await;
+    // a session that outlives a restart even on a loaded machine (an outage of 2-3 s measured,
+    // more under load): with the test servers' usual 4 s it was sometimes lost instead
+    const SESSION: Duration = Duration::from_secs(15);
+    let server = TestingServer::builder().max_session_timeout(SESSION).start().await.unwrap();
+    let fw = fixtures::framework_with(server.connect_string(), |b| b.session_timeout(SESSION)).await;
     assert_eq!(fw.connection_state(), ConnectionState::Connected);
     // Nagle's algorithm is off on our connection (zookeeper-client leaves it on), and again
     // on the new connection after the restart
