@@ -247,3 +247,31 @@ async fn persistent_watcher_reports_node_events_after_a_reset() {
         vec![format!("created {root}"), format!("created {a}"), format!("changed {a}"), format!("deleted {a}")]
     );
 }
+
+/// Whether the server holds a watch on `path` (the `wchp` four-letter word).
+async fn server_watches(cs: &str, path: &str) -> bool {
+    let out = zk_recipes_testing::four_letter_word(cs, "wchp").await.unwrap();
+    out.lines().any(|l| l.trim() == path)
+}
+
+#[tokio::test]
+async fn dropping_the_watcher_or_the_cache_removes_the_watch_from_the_server() {
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    let root = unique_root();
+    let mut events = Box::pin(PersistentWatcher::new(&fw, &root, true).unwrap().events());
+    assert_eq!(
+        fixtures::within(WAIT, events.next()).await.unwrap().unwrap(),
+        WatchEvent::Reset(ResetReason::Registered)
+    );
+    assert!(server_watches(&cs, &root).await, "registered");
+    drop(events);
+    fixtures::eventually(WAIT, "the watch is removed", || async { !server_watches(&cs, &root).await }).await;
+
+    let (cache, _replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    assert!(server_watches(&cs, &root).await, "registered");
+    let ended = cache.terminated();
+    drop(cache);
+    fixtures::within(WAIT, ended).await;
+    fixtures::eventually(WAIT, "the watch is removed", || async { !server_watches(&cs, &root).await }).await;
+}

@@ -115,3 +115,29 @@ async fn a_lock_inside_the_cached_tree_works_and_is_cached() {
     replay.until_view(&want).await;
     assert!(cache.child_names(&lock_path).is_empty());
 }
+
+/// A node the session may not read is left out; the rest is cached and followed.
+#[tokio::test]
+async fn unreadable_nodes_are_left_out() {
+    use zk_recipes::zk::Acls;
+    let cs = fixtures::shared_server().await;
+    let owner = zk_recipes::Framework::builder()
+        .connect_string(cs.as_str())
+        .auth("digest", "svc:s3cret")
+        .default_acl(Acls::creator_all().to_vec())
+        .connect()
+        .await
+        .unwrap();
+    let fw = fixtures::framework(&cs).await;
+    let root = unique_root();
+    mk(&fw, &root, b"").await;
+    mk(&owner, &format!("{root}/secret"), b"s").await;
+    mk(&fw, &format!("{root}/open"), b"o").await;
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    assert_eq!(cache.child_names(&root), vec!["open".to_string()]);
+    owner.set_data(&format!("{root}/secret"), b"t", None).await.unwrap();
+    mk(&fw, &format!("{root}/later"), b"").await;
+    let e = replay.until(|e| e.node().is_some()).await;
+    assert_eq!(e.node().unwrap().path, format!("{root}/later"));
+    assert!(cache.failure().is_none());
+}

@@ -55,6 +55,8 @@ pub(crate) async fn run(fw: Framework, shared: Arc<Shared>, recursive: bool, ali
             match read_tree(&fw, &shared.scope).await {
                 Ok(tree) => shared.apply_tree(tree),
                 Err(Error::Closed) => return,
+                // not the connection: reading again would fail again
+                Err(e @ Error::ZooKeeper(_)) => return shared.fail(e),
                 // the connection went again: its reset comes next and reads again
                 Err(e) => tracing::warn!(error = %e, "cache: reading the subtree failed; waiting for the next reset"),
             }

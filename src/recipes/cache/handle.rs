@@ -266,8 +266,9 @@ impl Cache {
     }
 
     /// Why the cache stopped following the server, if it did: a non-retryable error from
-    /// `addWatch` (a server older than 3.6 answers `Unimplemented`, a missing read permission
-    /// `NoAuth`). Its event streams have ended then.
+    /// `addWatch` (a server older than 3.6 answers `Unimplemented`) or from reading the
+    /// subtree. Its event streams have ended then. (Nodes the session may not read, `NoAuth`,
+    /// are left out of the cache and logged, not a failure.)
     pub fn failure(&self) -> Option<Error> {
         self.shared.failure()
     }
@@ -281,7 +282,10 @@ impl Cache {
     /// never waits for a subscriber. When a buffer overflows, its events are dropped and
     /// replaced by one [`CacheEvent::Resynced`] whose `dropped` counts them: read
     /// [`snapshot`](Self::snapshot) then (the events after it may repeat what the snapshot
-    /// shows; their `mzxid` tells).
+    /// shows; their `mzxid` tells). A subscriber that subscribes before `start` and does not
+    /// read during the initial load needs a capacity above the number of nodes to get it as
+    /// events; one that subscribes after `Initialized` gets the content as a replay, which is
+    /// not bounded.
     ///
     /// # Cancel safety
     /// `next()` on the stream is cancel safe.

@@ -12,7 +12,7 @@ use super::node::CachedNode;
 use super::scope::Scope;
 use crate::error::Result;
 use crate::framework::paths::join;
-use crate::framework::{Framework, IfExists};
+use crate::framework::Framework;
 
 /// How many nodes of a level are asked for before their answers are awaited.
 const PIPELINE: usize = 512;
@@ -26,11 +26,25 @@ pub(crate) fn read_node(client: &Client, path: &str, with_data: bool) -> Read {
     if with_data {
         let reading = client.get_data(path);
         Box::pin(async move {
-            Ok(reading.await.if_exists()?.map(|(data, stat)| CachedNode { path: owned, data: Some(data), stat }))
+            Ok(readable(reading.await, &owned)?.map(|(data, stat)| CachedNode { path: owned, data: Some(data), stat }))
         })
     } else {
         let reading = client.check_stat(path);
         Box::pin(async move { Ok(reading.await?.map(|stat| CachedNode { path: owned, data: None, stat })) })
+    }
+}
+
+/// `NoNode` (gone meanwhile: its event follows) and `NoAuth` (not ours to read: left out,
+/// logged) as `None`.
+fn readable<T>(result: std::result::Result<T, ZkError>, path: &str) -> std::result::Result<Option<T>, ZkError> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(ZkError::NoNode) => Ok(None),
+        Err(ZkError::NoAuth) => {
+            tracing::warn!(%path, "cache: no permission to read the node; left out");
+            Ok(None)
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -62,7 +76,7 @@ async fn read_with(client: &Client, scope: &Scope) -> std::result::Result<BTreeM
             }
             for (path, listed) in chunk.iter().zip(lists) {
                 // a node gone meanwhile has no children; its deletion comes as an event
-                for name in listed.if_exists()?.unwrap_or_default() {
+                for name in readable(listed, path)?.unwrap_or_default() {
                     let child = join(path, &name);
                     if scope.accepts_child(&child) {
                         next.push(child);
