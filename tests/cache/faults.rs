@@ -121,3 +121,24 @@ async fn after_a_server_restart() {
     proxy.cut();
     every_change_then_resynced(&cache, &mut replay, &writer, &root).await;
 }
+
+/// A 3-node ensemble loses its leader while another client changes the tree: the cache
+/// (its server dropped clients in the election) resyncs and ends equal to the tree.
+#[tokio::test]
+async fn after_the_ensemble_leader_is_killed() {
+    use zk_recipes_testing::TestingCluster;
+    let cluster = TestingCluster::start(3).await.unwrap();
+    let fw = fixtures::framework(cluster.connect_string()).await;
+    let writer = fixtures::framework(cluster.connect_string()).await;
+    let root = before(&writer).await;
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    let leader = cluster.leader().await.unwrap().expect("a leader");
+    cluster.kill(leader).unwrap();
+    change_while_cut_off(&writer, &root).await;
+    let want = converged(&cache, &writer, &root, None).await;
+    replay.until_view(&want).await;
+    if !replay.seen.contains(&CacheEvent::Resynced { dropped: 0 }) {
+        replay.until(|e| *e == CacheEvent::Resynced { dropped: 0 }).await;
+    }
+    assert_eq!(view_of(&cache.snapshot()), read_tree(&writer, &root, None).await);
+}
