@@ -52,13 +52,20 @@ pub(crate) async fn run(fw: Framework, shared: Arc<Shared>, recursive: bool, ali
         };
         if let WatchEvent::Reset(reason) = event {
             tracing::debug!(?reason, path = %shared.scope.root, "cache: reading the subtree");
-            match read_tree(&fw, &shared.scope).await {
-                Ok(tree) => shared.apply_tree(tree),
-                Err(Error::Closed) => return,
-                // not the connection: reading again would fail again
-                Err(e @ Error::ZooKeeper(_)) => return shared.fail(e),
-                // the connection went again: its reset comes next and reads again
-                Err(e) => tracing::warn!(error = %e, "cache: reading the subtree failed; waiting for the next reset"),
+            loop {
+                match read_tree(&fw, &shared.scope).await {
+                    Ok(tree) => break shared.apply_tree(tree),
+                    Err(Error::Closed) => return,
+                    // not the connection: reading again would fail again
+                    Err(e @ Error::ZooKeeper(_)) => return shared.fail(e),
+                    // the retry policy gave up: read again once connected (again)
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cache: reading the subtree failed; again when connected");
+                        if fw.wait_until_connected().await.is_err() {
+                            return;
+                        }
+                    }
+                }
             }
             continue;
         }

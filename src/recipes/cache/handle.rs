@@ -313,6 +313,9 @@ impl Cache {
     /// Resolves once the cache's task has ended (at once if it never started): after
     /// [`close`](Self::close), a drop, or the framework's close. Take it before dropping the
     /// cache to wait for the end.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
     pub fn terminated(&self) -> impl Future<Output = ()> + Send + 'static {
         let ended = match &*lock(&self.task) {
             Task::Running(_, ended) | Task::Closed(Some(ended)) => Some(ended.clone()),
@@ -331,3 +334,12 @@ impl Drop for Cache {
         self.close();
     }
 }
+
+// Caches and their events are shared between tasks.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<Cache>();
+    assert_send_sync::<CacheBuilder>();
+    assert_send_sync::<CacheEvent>();
+    assert_send_sync::<crate::PersistentWatcher>();
+};
