@@ -187,3 +187,108 @@ impl Shared {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use futures_util::{FutureExt, StreamExt};
+    use zookeeper_client::Stat;
+
+    use super::*;
+
+    fn node(path: &str, czxid: i64, mzxid: i64) -> CachedNode {
+        let stat = Stat {
+            czxid,
+            mzxid,
+            pzxid: 0,
+            ctime: 0,
+            mtime: 0,
+            version: 0,
+            cversion: 0,
+            aversion: 0,
+            ephemeral_owner: 0,
+            data_length: 0,
+            num_children: 0,
+        };
+        CachedNode { path: path.into(), data: Some(vec![]), stat }
+    }
+
+    fn tree(nodes: &[CachedNode]) -> BTreeMap<String, CachedNode> {
+        nodes.iter().map(|n| (n.path.clone(), n.clone())).collect()
+    }
+
+    fn shared() -> Arc<Shared> {
+        Shared::new(Scope { root: "/r".into(), max_depth: None, with_data: true, filter: None }, 100)
+    }
+
+    fn drain(events: &mut (impl Stream<Item = CacheEvent> + Unpin)) -> Vec<CacheEvent> {
+        std::iter::from_fn(|| events.next().now_or_never().flatten()).collect()
+    }
+
+    #[test]
+    fn a_resync_reports_exactly_the_differences() {
+        let shared = shared();
+        let mut events = Box::pin(shared.subscribe());
+        let (r, a, a1, b, c) =
+            (node("/r", 1, 1), node("/r/a", 2, 2), node("/r/a/1", 3, 3), node("/r/b", 4, 4), node("/r/c", 5, 5));
+        shared.apply_tree(tree(&[r.clone(), a.clone(), a1.clone(), b.clone(), c.clone()]));
+        let initial = drain(&mut events);
+        assert_eq!(initial.len(), 6);
+        assert_eq!(initial.last(), Some(&CacheEvent::Initialized));
+        // a/1 and a gone; b re-created with the same mzxid pattern; c written; d new
+        let b2 = node("/r/b", 10, 10);
+        let c2 = node("/r/c", 5, 11);
+        let d = node("/r/d", 12, 12);
+        shared.apply_tree(tree(&[r.clone(), b2.clone(), c2.clone(), d.clone()]));
+        assert_eq!(
+            drain(&mut events),
+            vec![
+                CacheEvent::Deleted(b.clone()),
+                CacheEvent::Deleted(a1),
+                CacheEvent::Deleted(a),
+                CacheEvent::Created(b2.clone()),
+                CacheEvent::Changed { old: c, new: c2.clone() },
+                CacheEvent::Created(d.clone()),
+                CacheEvent::Resynced { dropped: 0 },
+            ]
+        );
+        assert_eq!(shared.snapshot(), tree(&[r, b2, c2, d]));
+        assert_eq!(*shared.version().borrow(), 5 + 6);
+    }
+
+    #[test]
+    fn reads_only_go_forward() {
+        let shared = shared();
+        let mut events = Box::pin(shared.subscribe());
+        shared.apply_read("/r", Some(node("/r", 5, 7)));
+        shared.apply_read("/r", Some(node("/r", 5, 6))); // older: ignored
+        shared.apply_read("/r", Some(node("/r", 5, 7))); // same: ignored
+        shared.apply_read("/r", Some(node("/r", 3, 3))); // an older incarnation: ignored
+        shared.apply_read("/r", Some(node("/r", 9, 9))); // a newer one: deleted, created
+        shared.apply_read("/r", None);
+        assert_eq!(
+            drain(&mut events),
+            vec![
+                CacheEvent::Created(node("/r", 5, 7)),
+                CacheEvent::Deleted(node("/r", 5, 7)),
+                CacheEvent::Created(node("/r", 9, 9)),
+                CacheEvent::Deleted(node("/r", 9, 9)),
+            ]
+        );
+        assert!(shared.snapshot().is_empty());
+    }
+
+    #[test]
+    fn child_names_are_direct_children_only() {
+        let shared = shared();
+        shared.apply_tree(tree(&[
+            node("/r", 1, 1),
+            node("/r/a", 2, 2),
+            node("/r/a/x", 3, 3),
+            node("/r/b", 4, 4),
+            node("/ra", 5, 5),
+        ]));
+        assert_eq!(shared.child_names("/r"), vec!["a".to_string(), "b".to_string()]);
+        assert_eq!(shared.child_names("/r/a"), vec!["x".to_string()]);
+        assert!(shared.child_names("/r/b").is_empty());
+    }
+}
