@@ -277,6 +277,13 @@ mod tests {
         assert!(shared.snapshot().is_empty());
     }
 
+    /// A cached node costs its struct, its path twice (the map's key and the node's) and its
+    /// data.
+    #[test]
+    fn a_cached_node_is_small() {
+        assert_eq!(std::mem::size_of::<CachedNode>(), 120);
+    }
+
     #[test]
     fn child_names_are_direct_children_only() {
         let shared = shared();
