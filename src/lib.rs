@@ -34,6 +34,8 @@
 //!   [`LeaderSelector`] (runs a task while leading, cancels it when leadership is lost).
 //! * Counters — [`DistributedAtomicLong`], [`DistributedAtomicInteger`],
 //!   [`DistributedAtomicValue`].
+//! * Caches — [`Cache`] (a tree, a node's children or one node, kept current by a persistent
+//!   watch, with an exact resync after every gap) and the [`PersistentWatcher`] under it.
 //!
 //! ```no_run
 //! # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {

@@ -2,6 +2,7 @@
 
 mod atomic;
 mod barriers;
+mod cache;
 mod inspect;
 mod layout;
 mod leader;
@@ -13,6 +14,9 @@ pub use atomic::{
     DistributedAtomicNumber, DistributedAtomicValue, PromotedToLock,
 };
 pub use barriers::{DistributedBarrier, DistributedDoubleBarrier};
+pub use cache::{
+    Cache, CacheBuilder, CacheEvent, CachedNode, PersistentWatcher, ResetReason, WatchEvent, DEFAULT_EVENT_CAPACITY,
+};
 pub use inspect::{inspect, Inspection, NodeInfo, RecipeKind};
 pub use leader::{CloseMode, LeaderContext, LeaderLatch, LeaderSelector, Leadership, LeadershipEnd, Participant};
 pub use locks::{

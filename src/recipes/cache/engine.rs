@@ -1,0 +1,124 @@
+//! The cache's task: follows a [`PersistentWatcher`], loads and re-reads the subtree on every
+//! reset, re-reads each node an event names.
+
+use std::sync::Arc;
+
+use futures_util::{FutureExt, StreamExt};
+use tokio::sync::watch;
+
+use super::read::{read_node, read_tree};
+use super::state::Shared;
+use super::watcher::{PersistentWatcher, WatchEvent};
+use crate::error::{Error, Result};
+use crate::framework::Framework;
+
+/// How many events that are ready at once are re-read together (their requests pipelined).
+const BATCH: usize = 512;
+
+/// Closes the subscribers and signals the end of the task however it ends (also aborted).
+struct Ending {
+    shared: Arc<Shared>,
+    _alive: watch::Sender<()>,
+}
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        self.shared.close();
+    }
+}
+
+/// Runs the cache until the framework closes or the task is aborted. `alive` is dropped when
+/// it ends.
+pub(crate) async fn run(fw: Framework, shared: Arc<Shared>, recursive: bool, alive: watch::Sender<()>) {
+    let _ending = Ending { shared: shared.clone(), _alive: alive };
+    let events = match PersistentWatcher::new(&fw, &shared.scope.root, recursive) {
+        Ok(watcher) => watcher.events(),
+        Err(e) => return shared.fail(e),
+    };
+    futures_util::pin_mut!(events);
+    let mut batch: Vec<WatchEvent> = Vec::new();
+    let mut next = None;
+    loop {
+        let event = match next.take() {
+            Some(event) => event,
+            None => match events.next().await {
+                Some(event) => event,
+                None => return,
+            },
+        };
+        let event = match event {
+            Ok(event) => event,
+            Err(e) => return shared.fail(e),
+        };
+        if let WatchEvent::Reset(reason) = event {
+            tracing::debug!(?reason, path = %shared.scope.root, "cache: reading the subtree");
+            loop {
+                match read_tree(&fw, &shared.scope).await {
+                    Ok(tree) => break shared.apply_tree(tree),
+                    Err(Error::Closed) => return,
+                    // not the connection: reading again would fail again
+                    Err(e @ Error::ZooKeeper(_)) => return shared.fail(e),
+                    // the retry policy gave up: read again once connected (again)
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cache: reading the subtree failed; again when connected");
+                        if fw.wait_until_connected().await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+            continue;
+        }
+        // node events ready now are re-read together; a reset or an error ends the batch
+        batch.push(event);
+        let mut ended = false;
+        while batch.len() < BATCH {
+            match events.next().now_or_never() {
+                Some(Some(Ok(WatchEvent::Reset(reason)))) => {
+                    next = Some(Ok(WatchEvent::Reset(reason)));
+                    break;
+                }
+                Some(Some(Err(e))) => {
+                    next = Some(Err(e));
+                    break;
+                }
+                Some(Some(Ok(event))) => batch.push(event),
+                Some(None) => {
+                    ended = true;
+                    break;
+                }
+                None => break,
+            }
+        }
+        if let Err(Error::Closed) = reread(&fw, &shared, &mut batch).await {
+            return;
+        }
+        if ended {
+            return;
+        }
+    }
+}
+
+/// Re-reads the covered nodes that `batch` names (requests sent before any answer is
+/// awaited) and applies each answer in order. A failed read is skipped: it failed because
+/// the connection went, and the reset that follows reads everything again.
+async fn reread(fw: &Framework, shared: &Shared, batch: &mut Vec<WatchEvent>) -> Result<()> {
+    let client = fw.client()?;
+    let reads: Vec<_> = batch
+        .drain(..)
+        .filter(|event| !matches!(event, WatchEvent::ChildrenChanged { .. }))
+        .filter_map(|event| event.path().map(str::to_string))
+        .filter(|path| shared.scope.covers(path))
+        .map(|path| {
+            let read = read_node(&client, &path, shared.scope.with_data);
+            (path, read)
+        })
+        .collect();
+    for (path, read) in reads {
+        match read.await {
+            Ok(node) => shared.apply_read(&path, node),
+            Err(e) => tracing::debug!(error = %e, %path, "cache: re-read failed; the next reset resyncs"),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,345 @@
+//! `Cache` and its builder: the public face of the cache engine.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use futures_core::Stream;
+use tokio::sync::watch;
+use tokio::task::AbortHandle;
+
+use super::engine::run;
+use super::node::{CacheEvent, CachedNode};
+use super::scope::{PathFilter, Scope};
+use super::state::Shared;
+use crate::error::{Error, Result};
+use crate::framework::{validate_path, Framework};
+use crate::sync::lock;
+
+/// How many events a subscriber's buffer holds by default before it overflows.
+pub const DEFAULT_EVENT_CAPACITY: usize = 4096;
+
+/// Which nodes a cache keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Tree,
+    Children,
+    Node,
+}
+
+/// Configures a [`Cache`]; made by [`Cache::tree`], [`Cache::children`] or [`Cache::node`].
+#[must_use = "a builder does nothing until built"]
+pub struct CacheBuilder {
+    fw: Framework,
+    path: String,
+    kind: Kind,
+    max_depth: Option<usize>,
+    with_data: bool,
+    filter: Option<PathFilter>,
+    capacity: usize,
+}
+
+impl std::fmt::Debug for CacheBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CacheBuilder")
+            .field("path", &self.path)
+            .field("kind", &self.kind)
+            .field("max_depth", &self.max_depth)
+            .field("with_data", &self.with_data)
+            .field("filter", &self.filter.is_some())
+            .field("capacity", &self.capacity)
+            .finish()
+    }
+}
+
+impl CacheBuilder {
+    /// Keeps the tree only down to `depth` levels below the root (the root is level 0; 1
+    /// keeps its children). Tree caches only.
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.max_depth = Some(depth);
+        self
+    }
+
+    /// Whether to keep each node's data (default `true`). Without, [`CachedNode::data`] is
+    /// `None` and only stats are read.
+    pub fn with_data(mut self, with_data: bool) -> Self {
+        self.with_data = with_data;
+        self
+    }
+
+    /// Keeps only the nodes whose path `accept` returns `true` for (it sees every path below
+    /// the root; the root is always kept). A refused node's descendants are not kept either,
+    /// nor read.
+    pub fn filter(mut self, accept: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
+        self.filter = Some(Arc::new(accept));
+        self
+    }
+
+    /// How many events each subscriber's buffer holds before it overflows (default
+    /// [`DEFAULT_EVENT_CAPACITY`]); see [`Cache::events`].
+    pub fn event_capacity(mut self, capacity: usize) -> Self {
+        self.capacity = capacity;
+        self
+    }
+
+    /// The cache, not started yet.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`] for an invalid path; [`Error::InvalidArgument`] for
+    /// `max_depth(0)` (use [`Cache::node`]), a `max_depth` on a children or node cache, or an
+    /// event capacity of 0.
+    pub fn build(self) -> Result<Cache> {
+        validate_path(&self.path)?;
+        let max_depth = match (self.kind, self.max_depth) {
+            (Kind::Tree, Some(0)) => {
+                return Err(Error::InvalidArgument("max_depth must be at least 1 (Cache::node keeps one node)".into()))
+            }
+            (Kind::Tree, depth) => depth,
+            (_, Some(_)) => return Err(Error::InvalidArgument("max_depth applies to tree caches only".into())),
+            (Kind::Children, None) => Some(1),
+            (Kind::Node, None) => Some(0),
+        };
+        if self.capacity == 0 {
+            return Err(Error::InvalidArgument("the event capacity must be at least 1".into()));
+        }
+        let scope = Scope { root: self.path, max_depth, with_data: self.with_data, filter: self.filter };
+        Ok(Cache {
+            fw: self.fw,
+            shared: Shared::new(scope, self.capacity),
+            recursive: self.kind != Kind::Node,
+            task: Mutex::new(Task::NotStarted),
+        })
+    }
+}
+
+#[derive(Debug)]
+enum Task {
+    NotStarted,
+    Running(AbortHandle, watch::Receiver<()>),
+    Closed(Option<watch::Receiver<()>>),
+}
+
+/// A local copy of a subtree, a node's children or one node, kept current by a persistent
+/// watch: Curator's `CuratorCache` (and its `TreeCache` / `PathChildrenCache` / `NodeCache`
+/// modes).
+///
+/// Build it with [`Cache::tree`], [`Cache::children`] or [`Cache::node`], then
+/// [`start`](Self::start) it. Read it at any time ([`get`](Self::get),
+/// [`child_names`](Self::child_names), [`snapshot`](Self::snapshot)), follow it
+/// ([`events`](Self::events), [`version`](Self::version)).
+///
+/// # Notable behaviors
+/// * **One watch**: a persistent recursive watch on the root (a persistent one for a node
+///   cache), kept through reconnects and new sessions by a [`PersistentWatcher`]
+///   (ZooKeeper 3.6+). The root need not exist; it is followed when created, deleted and
+///   re-created.
+/// * **Never backwards**: each event re-reads the node it names; the answer is applied only
+///   when its `mzxid` is newer than the cached one (a different `czxid` is a new node at the
+///   same path: `Deleted` then `Created`).
+/// * **Resync**: events during a disconnection are lost by ZooKeeper (ZOOKEEPER-4698). After
+///   every reconnect and new session the whole subtree is read again and exactly the
+///   differences are reported — comparing `czxid` and `mzxid`, so a node deleted and
+///   re-created with the same data and version while we were cut off is reported — then
+///   [`CacheEvent::Resynced`].
+/// * **Slow consumers** never block the cache: see [`events`](Self::events).
+/// * Closing or dropping the cache ends its task and removes its watch.
+///
+/// [`PersistentWatcher`]: crate::PersistentWatcher
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use futures_util::StreamExt;
+/// use zk_recipes::{Cache, CacheEvent};
+///
+/// let cache = Cache::tree(&fw, "/services").max_depth(2).build()?;
+/// let events = cache.events();
+/// cache.start()?;
+/// futures_util::pin_mut!(events);
+/// while let Some(event) = events.next().await {
+///     match event {
+///         CacheEvent::Initialized => println!("{} nodes", cache.len()),
+///         CacheEvent::Changed { new, .. } => println!("{} changed", new.path),
+///         other => println!("{other:?}"),
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Cache {
+    fw: Framework,
+    shared: Arc<Shared>,
+    recursive: bool,
+    task: Mutex<Task>,
+}
+
+impl Cache {
+    /// A cache of the subtree at `path`: the node and all its descendants (down to
+    /// [`max_depth`](CacheBuilder::max_depth)).
+    pub fn tree(fw: &Framework, path: &str) -> CacheBuilder {
+        Self::builder(fw, path, Kind::Tree)
+    }
+
+    /// A cache of the node at `path` and its children (not their descendants).
+    pub fn children(fw: &Framework, path: &str) -> CacheBuilder {
+        Self::builder(fw, path, Kind::Children)
+    }
+
+    /// A cache of the node at `path` alone.
+    pub fn node(fw: &Framework, path: &str) -> CacheBuilder {
+        Self::builder(fw, path, Kind::Node)
+    }
+
+    fn builder(fw: &Framework, path: &str, kind: Kind) -> CacheBuilder {
+        CacheBuilder {
+            fw: fw.clone(),
+            path: path.to_string(),
+            kind,
+            max_depth: None,
+            with_data: true,
+            filter: None,
+            capacity: DEFAULT_EVENT_CAPACITY,
+        }
+    }
+
+    /// The cached root path.
+    pub fn path(&self) -> &str {
+        &self.shared.scope.root
+    }
+
+    /// Starts the cache: registers the watch, loads the nodes (`Created` for each, then
+    /// [`CacheEvent::Initialized`]), then follows them.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] when already started; [`Error::Closed`] after
+    /// [`close`](Self::close) or when the framework is closed.
+    pub fn start(&self) -> Result<()> {
+        let mut task = lock(&self.task);
+        match *task {
+            Task::NotStarted => {}
+            Task::Running(..) => return Err(Error::Unsupported("the cache is already started")),
+            Task::Closed(_) => return Err(Error::Closed),
+        }
+        if self.fw.is_closed() {
+            return Err(Error::Closed);
+        }
+        let (alive, ended) = watch::channel(());
+        let handle =
+            self.fw.runtime().spawn(run(self.fw.clone(), self.shared.clone(), self.recursive, alive)).abort_handle();
+        *task = Task::Running(handle, ended);
+        Ok(())
+    }
+
+    /// The cached node at `path`, if any.
+    pub fn get(&self, path: &str) -> Option<CachedNode> {
+        self.shared.get(path)
+    }
+
+    /// The names of the cached children of `path`, sorted.
+    pub fn child_names(&self, path: &str) -> Vec<String> {
+        self.shared.child_names(path)
+    }
+
+    /// Every cached node by path, taken at one instant.
+    pub fn snapshot(&self) -> BTreeMap<String, CachedNode> {
+        self.shared.snapshot()
+    }
+
+    /// How many nodes are cached.
+    pub fn len(&self) -> usize {
+        self.shared.len()
+    }
+
+    /// Whether no node is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the initial load is done.
+    pub fn is_initialized(&self) -> bool {
+        self.shared.is_initialized()
+    }
+
+    /// A counter bumped on every applied change (each `Created`, `Changed` and `Deleted`).
+    pub fn version(&self) -> watch::Receiver<u64> {
+        self.shared.version()
+    }
+
+    /// Why the cache stopped following the server, if it did: a non-retryable error from
+    /// `addWatch` (a server older than 3.6 answers `Unimplemented`) or from reading the
+    /// subtree. Its event streams have ended then. (Nodes the session may not read, `NoAuth`,
+    /// are left out of the cache and logged, not a failure.)
+    pub fn failure(&self) -> Option<Error> {
+        self.shared.failure()
+    }
+
+    /// The cache's events. Any number of subscribers; each first gets a `Created` for every
+    /// node cached at the time of the call (and `Initialized` when the initial load is done),
+    /// then every event as it is applied. Subscribe before [`start`](Self::start) to get the
+    /// initial load as it happens. The stream ends when the cache is closed or dropped.
+    ///
+    /// Each subscriber has a bounded buffer ([`CacheBuilder::event_capacity`]): the cache
+    /// never waits for a subscriber. When a buffer overflows, its events are dropped and
+    /// replaced by one [`CacheEvent::Resynced`] whose `dropped` counts them: read
+    /// [`snapshot`](Self::snapshot) then (the events after it may repeat what the snapshot
+    /// shows; their `mzxid` tells). A subscriber that subscribes before `start` and does not
+    /// read during the initial load needs a capacity above the number of nodes to get it as
+    /// events; one that subscribes after `Initialized` gets the content as a replay, which is
+    /// not bounded.
+    ///
+    /// # Cancel safety
+    /// `next()` on the stream is cancel safe.
+    pub fn events(&self) -> impl Stream<Item = CacheEvent> + Send + 'static {
+        self.shared.subscribe()
+    }
+
+    /// Stops the cache: its task ends, its watch is removed, its event streams end after
+    /// their buffered events. The content stays readable. Idempotent; dropping does the same.
+    pub fn close(&self) {
+        let mut task = lock(&self.task);
+        let ended = match std::mem::replace(&mut *task, Task::Closed(None)) {
+            Task::Running(handle, ended) => {
+                handle.abort();
+                Some(ended)
+            }
+            Task::NotStarted => None,
+            Task::Closed(ended) => ended,
+        };
+        *task = Task::Closed(ended);
+        drop(task);
+        self.shared.close();
+    }
+
+    /// Resolves once the cache's task has ended (at once if it never started): after
+    /// [`close`](Self::close), a drop, or the framework's close. Take it before dropping the
+    /// cache to wait for the end.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub fn terminated(&self) -> impl Future<Output = ()> + Send + 'static {
+        let ended = match &*lock(&self.task) {
+            Task::Running(_, ended) | Task::Closed(Some(ended)) => Some(ended.clone()),
+            _ => None,
+        };
+        async move {
+            if let Some(mut ended) = ended {
+                while ended.changed().await.is_ok() {}
+            }
+        }
+    }
+}
+
+impl Drop for Cache {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+// Caches and their events are shared between tasks.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<Cache>();
+    assert_send_sync::<CacheBuilder>();
+    assert_send_sync::<CacheEvent>();
+    assert_send_sync::<crate::PersistentWatcher>();
+};

@@ -1,0 +1,65 @@
+//! What a cache holds and reports: [`CachedNode`] and [`CacheEvent`].
+
+use zookeeper_client::Stat;
+
+/// One node as the cache holds it.
+///
+/// `stat` is the node's stat as of its latest data change (`mzxid`): the cache re-reads a node
+/// when its data or existence changes, not when its children do, so `num_children`,
+/// `cversion` and `pzxid` may be behind; ask [`Cache::children`](crate::Cache::children)
+/// for the children.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CachedNode {
+    /// The node's path, relative to the framework's namespace.
+    pub path: String,
+    /// The node's data; `None` when the cache was built with `with_data(false)`.
+    pub data: Option<Vec<u8>>,
+    /// The node's stat (see the type's docs).
+    pub stat: Stat,
+}
+
+/// What happened to a cache, in the order it was applied.
+///
+/// Replaying `Created`, `Changed` and `Deleted` into a map keyed by path gives the cache's
+/// content: after [`Initialized`](Self::Initialized), and again after each
+/// [`Resynced`](Self::Resynced) whose `dropped` is 0.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CacheEvent {
+    /// A node appeared (on the initial load: every node found, parents before children).
+    Created(CachedNode),
+    /// A node's data changed (its `mzxid` grew).
+    Changed {
+        /// The node as it was cached.
+        old: CachedNode,
+        /// The node as it is now.
+        new: CachedNode,
+    },
+    /// A node went away (also reported, then `Created`, for a node deleted and re-created
+    /// while we could not see it: its `czxid` differs).
+    Deleted(CachedNode),
+    /// The initial load is complete: exactly once per cache, after the `Created` of every node
+    /// present at start.
+    Initialized,
+    /// After a reconnect or a new session, the whole subtree was read again and the
+    /// differences were reported just before this event (`dropped == 0`).
+    ///
+    /// With `dropped > 0`, this subscriber was too slow: its buffer overflowed and that many
+    /// events were dropped in place of which this one comes. Read
+    /// [`Cache::snapshot`](crate::Cache::snapshot) to catch up; the events after this one
+    /// continue from there.
+    Resynced {
+        /// How many events this subscriber lost to an overflow (0 after a resync).
+        dropped: u64,
+    },
+}
+
+impl CacheEvent {
+    /// The node concerned (the new one for `Changed`), if any.
+    pub fn node(&self) -> Option<&CachedNode> {
+        match self {
+            Self::Created(node) | Self::Deleted(node) | Self::Changed { new: node, .. } => Some(node),
+            Self::Initialized | Self::Resynced { .. } => None,
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! The cache and its persistent watcher against real ZooKeeper servers: the initial load, the
+//! events (forward only, replayable into the tree), the three modes and their options, bad
+//! input, the end of the task, and resyncs after a cut connection, an expired session and a
+//! server restart (`faults.rs`).
+
+mod faults;
+mod modes;
+mod support;
+
+use std::collections::BTreeMap;
+
+use futures_util::StreamExt;
+use support::*;
+use zk_recipes::{Cache, CacheEvent, Error, PersistentWatcher, ResetReason, WatchEvent};
+use zk_recipes_testing::fixtures;
+
+#[tokio::test]
+async fn initial_load_then_initialized_once() {
+    let fw = fixtures::framework(&fixtures::shared_server().await).await;
+    let root = unique_root();
+    mk(&fw, &root, b"root").await;
+    for p in ["/a", "/a/b", "/a/b/c", "/d"] {
+        mk(&fw, &format!("{root}{p}"), p.as_bytes()).await;
+    }
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    let tree = read_tree(&fw, &root, None).await;
+    assert_eq!(tree.len(), 5);
+    assert_eq!(replay.view(), tree, "Created for every node, root included, before Initialized");
+    assert_eq!(view_of(&cache.snapshot()), tree);
+    let created: Vec<_> = replay.seen.iter().filter_map(|e| e.node().map(|n| n.path.clone())).collect();
+    let mut sorted = created.clone();
+    sorted.sort();
+    assert_eq!(created, sorted, "parents before children");
+    assert_eq!(cache.get(&format!("{root}/a/b")).unwrap().data.as_deref(), Some(&b"/a/b"[..]));
+    assert_eq!(cache.child_names(&root), vec!["a".to_string(), "d".to_string()]);
+    assert!(cache.is_initialized());
+    // more changes: never a second Initialized
+    mk(&fw, &format!("{root}/e"), b"").await;
+    replay.until_view(&read_tree(&fw, &root, None).await).await;
+    assert_eq!(replay.seen.iter().filter(|e| **e == CacheEvent::Initialized).count(), 1);
+    // a late subscriber gets the content, then Initialized
+    let mut late = Replay::new(Box::pin(cache.events()));
+    late.until(|e| *e == CacheEvent::Initialized).await;
+    assert_eq!(late.view(), view_of(&cache.snapshot()));
+}
+
+#[tokio::test]
+async fn changes_are_reported_forward_and_replay_into_the_tree() {
+    let fw = fixtures::framework(&fixtures::shared_server().await).await;
+    let writer = fixtures::framework(&fixtures::shared_server().await).await;
+    let root = unique_root();
+    mk(&fw, &root, b"").await;
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    let mut version = cache.version();
+    let before = *version.borrow_and_update();
+    let a = format!("{root}/a");
+    mk(&writer, &a, b"1").await;
+    for i in 2..=5 {
+        writer.set_data(&a, format!("{i}").as_bytes(), None).await.unwrap();
+    }
+    mk(&writer, &format!("{a}/x"), b"").await;
+    mk(&writer, &format!("{root}/b"), b"").await;
+    writer.delete(&format!("{a}/x")).await.unwrap();
+    writer.set_data(&root, b"root!", None).await.unwrap();
+    let want = read_tree(&writer, &root, None).await;
+    replay.until_view(&want).await;
+    // per path, every reported node is newer than the last one
+    let mut last: BTreeMap<String, i64> = BTreeMap::new();
+    for event in &replay.seen {
+        if let Some(node) = event.node() {
+            if !matches!(event, CacheEvent::Deleted(_)) {
+                let prev = last.insert(node.path.clone(), node.stat.mzxid);
+                assert!(prev.is_none_or(|p| p < node.stat.mzxid), "backwards at {}", node.path);
+            }
+        }
+    }
+    assert_eq!(cache.get(&a).unwrap().data.as_deref(), Some(&b"5"[..]));
+    assert!(replay.seen.iter().any(|e| matches!(e, CacheEvent::Deleted(n) if n.path.ends_with("/a/x"))));
+    assert!(*version.borrow_and_update() > before, "version bumped");
+    assert_eq!(converged(&cache, &writer, &root, None).await, replay.view());
+}
+
+#[tokio::test]
+async fn busy_tree_replays_equal_to_the_tree_after_quiescence() {
+    let fw = fixtures::framework(&fixtures::shared_server().await).await;
+    let root = unique_root();
+    mk(&fw, &root, b"").await;
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    let writers: Vec<_> = (0..3)
+        .map(|w| {
+            let (fw, root) = (fw.clone(), root.clone());
+            tokio::spawn(async move {
+                let dir = format!("{root}/w{w}");
+                mk(&fw, &dir, b"").await;
+                for i in 0..30 {
+                    let node = format!("{dir}/n{}", i % 7);
+                    match fw.exists(&node).await.unwrap() {
+                        None => mk(&fw, &node, format!("{i}").as_bytes()).await,
+                        Some(_) if i % 3 == 0 => fw.delete(&node).await.unwrap(),
+                        Some(_) => drop(fw.set_data(&node, format!("{i}").as_bytes(), None).await.unwrap()),
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.await.unwrap();
+    }
+    let want = converged(&cache, &fw, &root, None).await;
+    replay.until_view(&want).await;
+}
+
+#[tokio::test]
+async fn two_thousand_nodes_arrive() {
+    let fw = fixtures::framework(&fixtures::shared_server().await).await;
+    let root = unique_root();
+    mk(&fw, &root, b"").await;
+    for d in 0..4 {
+        mk(&fw, &format!("{root}/d{d}"), b"").await;
+        mk_many(&fw, &format!("{root}/d{d}"), 500).await;
+    }
+    let started_at = std::time::Instant::now();
+    let (cache, replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    let loaded = started_at.elapsed();
+    assert_eq!(cache.len(), 2005);
+    assert_eq!(replay.map.len(), 2005);
+    assert_eq!(view_of(&cache.snapshot()), read_tree(&fw, &root, None).await);
+    // and 500 more while it runs
+    mk_many(&fw, &format!("{root}/d0/n0"), 500).await;
+    converged(&cache, &fw, &root, None).await;
+    assert_eq!(cache.len(), 2505);
+    eprintln!("2,005 nodes loaded in {loaded:?}");
+}
+
+#[tokio::test]
+async fn missing_root_then_created_deleted_and_recreated() {
+    let fw = fixtures::framework(&fixtures::shared_server().await).await;
+    let root = unique_root();
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    assert!(cache.is_empty());
+    mk(&fw, &root, b"1").await;
+    mk(&fw, &format!("{root}/c"), b"").await;
+    replay.until_view(&read_tree(&fw, &root, None).await).await;
+    let first = cache.get(&root).unwrap();
+    rm_rf(&fw, &root).await;
+    replay.until(|e| matches!(e, CacheEvent::Deleted(n) if n.path == root)).await;
+    assert!(cache.is_empty());
+    mk(&fw, &root, b"1").await;
+    mk(&fw, &format!("{root}/c2"), b"").await;
+    replay.until_view(&read_tree(&fw, &root, None).await).await;
+    assert!(cache.get(&root).unwrap().stat.czxid > first.stat.czxid, "the new root is followed");
+    assert_eq!(cache.child_names(&root), vec!["c2".to_string()]);
+}
+
+#[tokio::test]
+async fn bad_input_is_a_typed_error() {
+    let fw = fixtures::framework(&fixtures::shared_server().await).await;
+    for path in ["relative", "", "/a/", "/a//b"] {
+        assert!(matches!(Cache::tree(&fw, path).build(), Err(Error::InvalidPath { .. })), "{path:?}");
+        assert!(matches!(PersistentWatcher::new(&fw, path, true), Err(Error::InvalidPath { .. })), "{path:?}");
+    }
+    assert!(matches!(Cache::tree(&fw, "/a").max_depth(0).build(), Err(Error::InvalidArgument(_))));
+    assert!(matches!(Cache::children(&fw, "/a").max_depth(2).build(), Err(Error::InvalidArgument(_))));
+    assert!(matches!(Cache::node(&fw, "/a").event_capacity(0).build(), Err(Error::InvalidArgument(_))));
+    let cache = Cache::node(&fw, "/a").build().unwrap();
+    cache.start().unwrap();
+    assert_eq!(cache.start(), Err(Error::Unsupported("the cache is already started")));
+    cache.close();
+    assert_eq!(cache.start(), Err(Error::Closed));
+}
+
+#[tokio::test]
+async fn dropping_or_closing_the_cache_ends_its_task_and_streams() {
+    let fw = fixtures::framework(&fixtures::shared_server().await).await;
+    let root = unique_root();
+    mk(&fw, &root, b"").await;
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    let ended = cache.terminated();
+    drop(cache);
+    fixtures::within(WAIT, ended).await;
+    assert_eq!(fixtures::within(WAIT, replay.events.next()).await, None, "the stream ends");
+    // close: the same, the content stays readable
+    let (cache, _replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    cache.close();
+    fixtures::within(WAIT, cache.terminated()).await;
+    assert!(cache.get(&root).is_some());
+    // closing the framework ends it too
+    let other = fixtures::framework(&fixtures::shared_server().await).await;
+    let (cache, _replay) = started(Cache::tree(&other, &root).build().unwrap()).await;
+    other.close();
+    fixtures::within(WAIT, cache.terminated()).await;
+}
+
+#[tokio::test]
+async fn slow_subscriber_gets_an_announced_resync_not_a_silent_loss() {
+    let fw = fixtures::framework(&fixtures::shared_server().await).await;
+    let root = unique_root();
+    mk(&fw, &root, b"").await;
+    let cache = Cache::tree(&fw, &root).event_capacity(8).build().unwrap();
+    let mut slow = Box::pin(cache.events());
+    cache.start().unwrap();
+    mk_many(&fw, &root, 100).await;
+    converged(&cache, &fw, &root, None).await;
+    let mut dropped = 0;
+    let mut after = Vec::new();
+    while let Some(Some(event)) = futures_util::FutureExt::now_or_never(slow.next()) {
+        match event {
+            CacheEvent::Resynced { dropped: n } if n > 0 => {
+                dropped += n;
+                after.clear();
+            }
+            other => after.push(other),
+        }
+    }
+    assert!(dropped > 0, "the overflow is announced");
+    assert!(after.len() <= 8);
+    assert_eq!(cache.len(), 101, "the cache itself lost nothing");
+}
+
+#[tokio::test]
+async fn persistent_watcher_reports_node_events_after_a_reset() {
+    let fw = fixtures::framework(&fixtures::shared_server().await).await;
+    let root = unique_root();
+    let events = PersistentWatcher::new(&fw, &root, true).unwrap().events();
+    let mut events = Box::pin(events);
+    assert_eq!(
+        fixtures::within(WAIT, events.next()).await.unwrap().unwrap(),
+        WatchEvent::Reset(ResetReason::Registered)
+    );
+    mk(&fw, &root, b"").await;
+    mk(&fw, &format!("{root}/a"), b"").await;
+    fw.set_data(&format!("{root}/a"), b"x", None).await.unwrap();
+    fw.delete(&format!("{root}/a")).await.unwrap();
+    let mut got = Vec::new();
+    for _ in 0..4 {
+        let e = fixtures::within(WAIT, events.next()).await.unwrap().unwrap();
+        got.push(match e {
+            WatchEvent::Created { path, .. } => format!("created {path}"),
+            WatchEvent::DataChanged { path, .. } => format!("changed {path}"),
+            WatchEvent::Deleted { path, .. } => format!("deleted {path}"),
+            other => format!("{other:?}"),
+        });
+    }
+    let a = format!("{root}/a");
+    assert_eq!(
+        got,
+        vec![format!("created {root}"), format!("created {a}"), format!("changed {a}"), format!("deleted {a}")]
+    );
+}
+
+/// Whether the server holds a watch on `path` (the `wchp` four-letter word).
+async fn server_watches(cs: &str, path: &str) -> bool {
+    let out = zk_recipes_testing::four_letter_word(cs, "wchp").await.unwrap();
+    out.lines().any(|l| l.trim() == path)
+}
+
+#[tokio::test]
+async fn dropping_the_watcher_or_the_cache_removes_the_watch_from_the_server() {
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    let root = unique_root();
+    let mut events = Box::pin(PersistentWatcher::new(&fw, &root, true).unwrap().events());
+    assert_eq!(
+        fixtures::within(WAIT, events.next()).await.unwrap().unwrap(),
+        WatchEvent::Reset(ResetReason::Registered)
+    );
+    assert!(server_watches(&cs, &root).await, "registered");
+    drop(events);
+    fixtures::eventually(WAIT, "the watch is removed", || async { !server_watches(&cs, &root).await }).await;
+
+    let (cache, _replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    assert!(server_watches(&cs, &root).await, "registered");
+    let ended = cache.terminated();
+    drop(cache);
+    fixtures::within(WAIT, ended).await;
+    fixtures::eventually(WAIT, "the watch is removed", || async { !server_watches(&cs, &root).await }).await;
+}
