@@ -62,6 +62,8 @@ pub enum Command {
     SharedCount(SharedCountArgs),
     /// Show which recipe lives at PATH, who holds and who waits
     Inspect(InspectArgs),
+    /// Print what happens under PATH (a cache's events) until SIGINT/SIGTERM
+    Watch(WatchArgs),
     /// Benchmark a recipe: one JSON line on stdout (see bench/README.md)
     Bench(crate::bench::BenchArgs),
 }
@@ -266,6 +268,32 @@ pub enum SharedCountOp {
 pub struct InspectArgs {
     /// The recipe's path
     pub path: String,
+}
+
+/// What `zkr watch` follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WatchMode {
+    /// PATH and everything below it (down to --max-depth)
+    Tree,
+    /// PATH and its children
+    Children,
+    /// PATH alone
+    Node,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The path to watch (it need not exist yet)
+    pub path: String,
+    /// What to follow under PATH
+    #[arg(long, value_enum, default_value_t = WatchMode::Tree)]
+    pub mode: WatchMode,
+    /// With --mode tree: how many levels below PATH (1: its children)
+    #[arg(long, value_name = "N")]
+    pub max_depth: Option<usize>,
+    /// Leave the nodes' data out (stats only)
+    #[arg(long)]
+    pub no_data: bool,
 }
 
 #[cfg(test)]

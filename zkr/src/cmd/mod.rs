@@ -9,11 +9,12 @@ mod counter;
 mod elect;
 mod inspect;
 mod lock;
+mod watch;
 
 use std::collections::HashSet;
 use std::time::Duration;
 
-use crate::args::{AtomicOp, Command};
+use crate::args::{AtomicOp, Command, WatchMode};
 use crate::exit::{self, CliError, CliResult};
 use crate::output::humanize;
 use crate::Ctx;
@@ -43,6 +44,7 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
         Command::Atomic(args) => counter::atomic(&fw, args, ctx).await,
         Command::SharedCount(args) => counter::shared_count(&fw, args, ctx).await,
         Command::Inspect(args) => inspect::inspect(&fw, args, ctx).await,
+        Command::Watch(args) => watch::watch(&fw, args, ctx).await,
         Command::Bench(_) => unreachable!("handled before connecting"),
     };
     ctx.close(fw).await;
@@ -98,6 +100,14 @@ fn check(command: &Command) -> CliResult<()> {
         }
         Command::SharedCount(a) => recipe_path(&a.path)?,
         Command::Inspect(a) => zk_recipes::validate_path(&a.path)?,
+        Command::Watch(a) => {
+            zk_recipes::validate_path(&a.path)?;
+            match (a.mode, a.max_depth) {
+                (_, Some(0)) => return Err(CliError::usage("--max-depth must be at least 1")),
+                (WatchMode::Tree, _) | (_, None) => {}
+                (_, Some(_)) => return Err(CliError::usage("--max-depth goes with --mode tree")),
+            }
+        }
         Command::Bench(_) => {}
     }
     Ok(())

@@ -134,10 +134,8 @@ impl Printed {
             };
             object.num("version", stat.version.into()).num("czxid", stat.czxid).num("mzxid", stat.mzxid).finish()
         } else {
-            let mut line = format!(
-                "{event} {} version={} czxid={} mzxid={}",
-                node.path, stat.version, stat.czxid, stat.mzxid
-            );
+            let mut line =
+                format!("{event} {} version={} czxid={} mzxid={}", node.path, stat.version, stat.czxid, stat.mzxid);
             if let Some((key, value)) = data {
                 line.push_str(&format!(" {key}={}", json::string(&value)));
             }
@@ -194,7 +192,10 @@ mod tests {
     #[test]
     fn text_lines_are_readable() {
         let mut p = printed(false);
-        assert_eq!(p.upsert(node("/a", b"hi \"you\"", 5, 6, 1)), [r#"created /a version=1 czxid=5 mzxid=6 data="hi \"you\"""#]);
+        assert_eq!(
+            p.upsert(node("/a", b"hi \"you\"", 5, 6, 1)),
+            [r#"created /a version=1 czxid=5 mzxid=6 data="hi \"you\"""#]
+        );
         assert_eq!(p.bare("resynced"), "resynced");
     }
 

@@ -57,7 +57,7 @@ async fn json_events_follow_the_contract_across_a_cut() {
     assert_eq!(kind(&changed), ("changed".into(), format!("{root}/a")));
     assert_eq!((changed["data"].as_str(), changed["version"].as_i64()), (Some("y"), Some(1)));
     let b = stat(&fw, &format!("{root}/a/b")).await;
-    fw.delete(&format!("{root}/a/b"), None).await.unwrap();
+    fw.delete(&format!("{root}/a/b")).await.unwrap();
     assert_eq!(
         event(&mut watch).await,
         json!({"event": "deleted", "path": format!("{root}/a/b"), "version": 0, "czxid": b.czxid, "mzxid": b.mzxid})
@@ -67,7 +67,7 @@ async fn json_events_follow_the_contract_across_a_cut() {
     // and a new node appears; after the reconnect both are reported, then resynced
     proxy.set_mode(ProxyMode::Blackhole);
     let old_c = stat(&fw, &c).await;
-    fw.delete(&c, None).await.unwrap();
+    fw.delete(&c).await.unwrap();
     fw.create(&c, &[0xff], CreateMode::Persistent).await.unwrap();
     fw.create(&format!("{root}/d"), b"d", CreateMode::Persistent).await.unwrap();
     proxy.set_mode(ProxyMode::Pass);

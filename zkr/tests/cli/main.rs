@@ -6,6 +6,8 @@
 //! whose `Drop` SIGKILLs the whole group (zkr and its CMD) and reaps zkr, also when a test
 //! fails.
 
+mod watch;
+
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
