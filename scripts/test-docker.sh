@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The Docker subset: the lock suite (tests/locks/) and the framework suite
-# (tests/framework/: with acl, inspect, bad_input) once more, with every test server in a container
+# The Docker subset: the lock suite (tests/locks/), the framework suite (tests/framework/: with
+# acl, inspect, bad_input) and the cache suite (tests/cache/) once more, with every test server in a container
 # (ZK_TEST_BACKEND=docker), once per ZooKeeper series: on zk-recipes/zookeeper:3.8 (Debian 12's
 # ZooKeeper 3.8) and on zk-recipes/zookeeper:3.9 (Debian 13's ZooKeeper 3.9), both built by
 # docker/build-image.sh, which this script runs first (a no-op for an image that exists).
@@ -42,7 +42,7 @@ for series in $series_list; do
     started=$(date +%s)
     problems=()
     ZK_TEST_BACKEND=docker ZK_TEST_IMAGE=$image \
-        cargo test -p zk-recipes --all-features --no-fail-fast --test locks --test framework \
+        cargo test -p zk-recipes --all-features --no-fail-fast --test locks --test framework --test cache \
         -- --test-threads="${TEST_THREADS:-2}" "$@" || problems+=("tests failed")
     took=$(($(date +%s) - started))
     leftovers "$image" || problems+=("containers left behind")
@@ -52,7 +52,7 @@ for series in $series_list; do
     else
         status=ok
     fi
-    echo "Docker subset (locks, framework) on $image took $took s: $status"
+    echo "Docker subset (locks, framework, cache) on $image took $took s: $status"
     summary+=("$image: $status, $took s")
 done
 
