@@ -1,6 +1,7 @@
 //! A Curator 5.4 `CuratorCache` (in the peer) and our `Cache::tree` watch one tree while our
 //! framework and a Curator client both mutate it; after quiescence both hold what a direct read
-//! of the tree finds: the same paths, data, versions and czxids.
+//! of the tree finds: the same paths, data, versions and czxids. A second test cuts both caches
+//! off while the tree changes and compares how each catches up.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -232,5 +233,95 @@ async fn curator_cache_and_ours_agree_after_mixed_writes_from_both_sides() {
     peer.close(&cid).await.unwrap();
     delete_tree(&fw, &root).await.unwrap();
     fw.close();
+    println!("done in {:?}", started.elapsed());
+}
+
+/// Our events of the paths under `root`: `(kind, path, czxid)` until none came for 500 ms.
+async fn drain_ours(events: &mut (impl futures_util::Stream<Item = CacheEvent> + Unpin)) -> Vec<(String, String, i64)> {
+    let mut seen = Vec::new();
+    while let Ok(Some(event)) = tokio::time::timeout(Duration::from_millis(500), events.next()).await {
+        match event {
+            CacheEvent::Created(n) => seen.push(("created".to_string(), n.path, n.stat.czxid)),
+            CacheEvent::Changed { new, .. } => seen.push(("changed".to_string(), new.path, new.stat.czxid)),
+            CacheEvent::Deleted(n) => seen.push(("deleted".to_string(), n.path, n.stat.czxid)),
+            _ => {}
+        }
+    }
+    seen
+}
+
+/// Both caches follow the tree through one proxy; while the proxy blackholes them, another
+/// framework deletes a node, deletes and re-creates one with the same data, replaces a
+/// subtree, changes one and adds one. After the link is back (cut, so both reconnect within
+/// their sessions) both caches must again equal the tree; the events of each side are printed
+/// (run with `--nocapture`) and ours must report the re-created node as Deleted then Created.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_caches_catch_up_with_changes_made_while_they_were_cut_off() {
+    let started = Instant::now();
+    let cs = fixtures::shared_server().await;
+    let peer = crate::peer().await;
+    let proxy = zk_recipes_testing::TcpProxy::start(&cs).await.unwrap();
+    let writer = fixtures::framework(&cs).await;
+    let fw = fixtures::framework(proxy.connect_string()).await;
+    let root = format!("/{}", fixtures::unique("cache-cut"));
+    let p = |s: &str| format!("{root}/{s}");
+    for (path, data) in
+        [(root.clone(), "r"), (p("keep"), "k"), (p("gone"), "g"), (p("again"), "same"), (p("changed"), "v1")]
+            .into_iter()
+            .chain([(p("sub"), ""), (p("sub/x"), "x"), (p("sub/x/y"), "y")])
+    {
+        writer.create(&path, data.as_bytes(), CreateMode::Persistent).await.unwrap();
+    }
+
+    let cid = fixtures::unique("java");
+    peer.connect(&cid, proxy.connect_string()).await.unwrap();
+    peer.cache_start(&cid, "cut", &root).await.unwrap();
+    let cache = Cache::tree(&fw, &root).build().unwrap();
+    cache.start().unwrap();
+    fixtures::eventually(Duration::from_secs(5), "both caches initialized", || async {
+        cache.is_initialized() && peer.cache_initialized(&cid, "cut").await.unwrap()
+    })
+    .await;
+    let mut events = Box::pin(cache.events());
+    drain_ours(&mut events).await;
+    peer.cache_events(&cid, "cut").await.unwrap();
+    let old_again = cache.get(&p("again")).unwrap().stat.czxid;
+
+    proxy.set_mode(zk_recipes_testing::ProxyMode::Blackhole);
+    writer.delete(&p("gone")).await.unwrap();
+    writer.delete(&p("again")).await.unwrap();
+    let new_again = writer.create(&p("again"), b"same", CreateMode::Persistent).await.unwrap().stat.czxid;
+    delete_tree(&writer, &p("sub")).await.unwrap();
+    writer.create(&p("sub/x"), b"x", CreateMode::Persistent).await.unwrap();
+    writer.set_data(&p("changed"), b"v2", None).await.unwrap();
+    writer.create(&p("new"), b"n", CreateMode::Persistent).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    proxy.set_mode(zk_recipes_testing::ProxyMode::Pass);
+    proxy.cut();
+    let cut = Instant::now();
+
+    converge(&writer, &cache, &peer, &cid, "cut", &root).await;
+    println!("both caches equal the tree {:?} after the cut", cut.elapsed());
+    let ours = drain_ours(&mut events).await;
+    // (taken after ours went quiet for 500 ms; waiting 2 s more brought no further event)
+    let theirs = peer.cache_events(&cid, "cut").await.unwrap();
+    println!("ours after the cut:");
+    for e in &ours {
+        println!("  {e:?}");
+    }
+    println!("Curator's after the cut:");
+    for e in &theirs {
+        println!("  {e:?}");
+    }
+    let again: Vec<_> =
+        ours.iter().filter(|(_, path, _)| *path == p("again")).map(|(k, _, c)| (k.as_str(), *c)).collect();
+    assert_eq!(again, [("deleted", old_again), ("created", new_again)]);
+
+    cache.close();
+    peer.cache_close(&cid, "cut").await.unwrap();
+    peer.close(&cid).await.unwrap();
+    delete_tree(&writer, &root).await.unwrap();
+    fw.close();
+    writer.close();
     println!("done in {:?}", started.elapsed());
 }

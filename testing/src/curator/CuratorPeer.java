@@ -144,13 +144,19 @@ public final class CuratorPeer {
         final CuratorCache cache;
         /** Counted down by the listener's initialized() callback. */
         final CountDownLatch initialized = new CountDownLatch(1);
+        /** "<type> <path> <czxid>" per listener event not yet taken by cache.events. */
+        final List<String> events = new ArrayList<>();
 
         CacheHolder(CuratorFramework client, String path) {
             this.cache = CuratorCache.build(client, path);
             this.cache.listenable().addListener(new CuratorCacheListener() {
                 @Override
                 public void event(Type type, ChildData oldData, ChildData data) {
-                    // the content is read with cache.content; only initialization is tracked
+                    ChildData node = data != null ? data : oldData;
+                    synchronized (events) {
+                        events.add(type.name().toLowerCase().replace("node_", "") + " " + node.getPath() + " "
+                                + node.getStat().getCzxid());
+                    }
                 }
 
                 @Override
@@ -352,6 +358,15 @@ public final class CuratorPeer {
             case "cache.content":
                 need(a, 2, "cache.content <cid> <hid>");
                 return cacheContent(holder(a[0], a[1], CacheHolder.class).cache);
+            case "cache.events": {
+                need(a, 2, "cache.events <cid> <hid>");
+                List<String> events = holder(a[0], a[1], CacheHolder.class).events;
+                synchronized (events) {
+                    String answer = events.size() + (events.isEmpty() ? "" : " " + String.join(" ", events));
+                    events.clear();
+                    return answer;
+                }
+            }
             case "cache.close": {
                 need(a, 2, "cache.close <cid> <hid>");
                 CacheHolder h = holder(a[0], a[1], CacheHolder.class);

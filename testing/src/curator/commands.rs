@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use super::parse::{hex, millis, parse_atomic, parse_bool, parse_cache_content, parse_num, words};
-use super::{AtomicResult, CuratorCacheNode, CuratorPeer};
+use super::parse::{hex, millis, parse_atomic, parse_bool, parse_cache_content, parse_cache_events, parse_num, words};
+use super::{AtomicResult, CuratorCacheEvent, CuratorCacheNode, CuratorPeer};
 use crate::Result;
 
 impl CuratorPeer {
@@ -404,6 +404,16 @@ impl CuratorPeer {
     /// [`Error::Peer`](crate::Error::Peer) when `hid` has no cache or the answer does not parse.
     pub async fn cache_content(&self, cid: &str, hid: &str) -> Result<Vec<CuratorCacheNode>> {
         parse_cache_content(&self.call(&words(&["cache.content", cid, hid])?).await?)
+    }
+
+    /// `cache.events`: the listener events since the previous call (or since `cache.start`),
+    /// in the order Curator delivered them, including those of the initial load.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Peer`](crate::Error::Peer) when `hid` has no cache or the answer does not parse.
+    pub async fn cache_events(&self, cid: &str, hid: &str) -> Result<Vec<CuratorCacheEvent>> {
+        parse_cache_events(&self.call(&words(&["cache.events", cid, hid])?).await?)
     }
 
     /// `cache.close`: closes the cache and forgets it.

@@ -44,6 +44,7 @@
 //! | `cache.start <cid> <hid> <path>` (a `CuratorCache` with data) · `cache.close <cid> <hid>` | `started` · `closed` |
 //! | `cache.initialized <cid> <hid>` (its listener's `initialized()` was called) | `true` / `false` |
 //! | `cache.content <cid> <hid>` | `<n>`, then `<path> <version> <czxid> <data>` per node, sorted by path |
+//! | `cache.events <cid> <hid>` (taken: each is answered once) | `<n>`, then `<type> <path> <czxid>` per listener event (`created`, `changed`, `deleted`), in order |
 //! | `quit` | `bye`, then the JVM closes its clients and exits |
 //!
 //! `<data>` is lowercase hex, `-` for no bytes (`?` in an answer: Curator held no data).
@@ -111,6 +112,17 @@ pub struct CuratorCacheNode {
     pub czxid: i64,
     /// Its data; `None` when Curator held none (a cache built without data).
     pub data: Option<Vec<u8>>,
+}
+
+/// One event of a Curator `CuratorCache`'s listener, as `cache.events` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CuratorCacheEvent {
+    /// `created`, `changed` or `deleted` (`CuratorCacheListener.Type`, lowercase).
+    pub kind: String,
+    /// The node's path.
+    pub path: String,
+    /// The node's `czxid` (of the new data; of the old data for `deleted`).
+    pub czxid: i64,
 }
 
 /// A Java process running Apache Curator, driven from Rust tests.

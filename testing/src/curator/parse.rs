@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{AtomicResult, CuratorCacheNode};
+use super::{AtomicResult, CuratorCacheEvent, CuratorCacheNode};
 use crate::{Error, Result};
 
 /// Joins command words, refusing words that would break the line protocol.
@@ -84,6 +84,19 @@ pub(super) fn parse_cache_content(s: &str) -> Result<Vec<CuratorCacheNode>> {
         .collect()
 }
 
+/// `<n>` then `<kind> <path> <czxid>` per event.
+pub(super) fn parse_cache_events(s: &str) -> Result<Vec<CuratorCacheEvent>> {
+    let mut it = s.split(' ');
+    let n: usize = parse_num(it.next().unwrap_or_default())?;
+    let rest: Vec<&str> = it.collect();
+    if rest.len() != n * 3 {
+        return Err(Error::Peer(format!("expected {n} events of 3 words, got {} words: {s:?}", rest.len())));
+    }
+    rest.chunks(3)
+        .map(|w| Ok(CuratorCacheEvent { kind: w[0].to_string(), path: w[1].to_string(), czxid: parse_num(w[2])? }))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +136,11 @@ mod tests {
         );
         assert_eq!(parse_cache_content("0").ok(), Some(vec![]));
         assert!(parse_cache_content("1 /a 0").is_err());
+        assert_eq!(
+            parse_cache_events("1 deleted /a 12").unwrap(),
+            vec![CuratorCacheEvent { kind: "deleted".into(), path: "/a".into(), czxid: 12 }]
+        );
+        assert_eq!(parse_cache_events("0").ok(), Some(vec![]));
+        assert!(parse_cache_events("2 created /a 1").is_err());
     }
 }
