@@ -1,8 +1,9 @@
 //! Interop with a real Apache Curator 5.4 on the same paths, one test binary so that one
 //! Curator JVM (`CuratorPeer::shared`) and one shared ZooKeeper server serve every test: locks
 //! ([`locks`]), SharedCount and barriers ([`coordination`]), leader latch and atomic counters
-//! ([`leader_atomic`]).
+//! ([`leader_atomic`]), and a `CuratorCache` next to our tree cache ([`cache`]).
 
+mod cache;
 mod coordination;
 mod leader_atomic;
 mod locks;

@@ -36,6 +36,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -50,6 +51,9 @@ import org.apache.curator.framework.recipes.atomic.DistributedAtomicInteger;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
@@ -60,6 +64,7 @@ import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.framework.recipes.shared.VersionedValue;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.data.Stat;
 
 public final class CuratorPeer {
     /** The real stdout; only answers go there. */
@@ -132,6 +137,33 @@ public final class CuratorPeer {
         DoubleBarrierHolder(CuratorFramework client, String path, int memberQty) {
             this.path = path;
             this.barrier = new DistributedDoubleBarrier(client, path, memberQty);
+        }
+    }
+
+    private static final class CacheHolder {
+        final CuratorCache cache;
+        /** Counted down by the listener's initialized() callback. */
+        final CountDownLatch initialized = new CountDownLatch(1);
+        /** "<type> <path> <czxid>" per listener event not yet taken by cache.events. */
+        final List<String> events = new ArrayList<>();
+
+        CacheHolder(CuratorFramework client, String path) {
+            this.cache = CuratorCache.build(client, path);
+            this.cache.listenable().addListener(new CuratorCacheListener() {
+                @Override
+                public void event(Type type, ChildData oldData, ChildData data) {
+                    ChildData node = data != null ? data : oldData;
+                    synchronized (events) {
+                        events.add(type.name().toLowerCase().replace("node_", "") + " " + node.getPath() + " "
+                                + node.getStat().getCzxid());
+                    }
+                }
+
+                @Override
+                public void initialized() {
+                    initialized.countDown();
+                }
+            });
         }
     }
 
@@ -307,6 +339,42 @@ public final class CuratorPeer {
                 return Boolean.toString(barrier.waitOnBarrier(ms, TimeUnit.MILLISECONDS));
             }
 
+            case "node.create":
+                need(a, 3, "node.create <cid> <path> <hexData|->");
+                return nodeCreate(a[0], a[1], unhex(a[2]));
+            case "node.set":
+                need(a, 3, "node.set <cid> <path> <hexData|->");
+                return Integer.toString(client(a[0]).setData().forPath(a[1], unhex(a[2])).getVersion());
+            case "node.delete":
+                need(a, 2, "node.delete <cid> <path> [recursive]");
+                return nodeDelete(a[0], a[1], a.length > 2 && a[2].equals("recursive"));
+
+            case "cache.start":
+                need(a, 3, "cache.start <cid> <hid> <path>");
+                return cacheStart(a[0], a[1], a[2]);
+            case "cache.initialized":
+                need(a, 2, "cache.initialized <cid> <hid>");
+                return Boolean.toString(holder(a[0], a[1], CacheHolder.class).initialized.getCount() == 0);
+            case "cache.content":
+                need(a, 2, "cache.content <cid> <hid>");
+                return cacheContent(holder(a[0], a[1], CacheHolder.class).cache);
+            case "cache.events": {
+                need(a, 2, "cache.events <cid> <hid>");
+                List<String> events = holder(a[0], a[1], CacheHolder.class).events;
+                synchronized (events) {
+                    String answer = events.size() + (events.isEmpty() ? "" : " " + String.join(" ", events));
+                    events.clear();
+                    return answer;
+                }
+            }
+            case "cache.close": {
+                need(a, 2, "cache.close <cid> <hid>");
+                CacheHolder h = holder(a[0], a[1], CacheHolder.class);
+                HOLDERS.remove(key(a[0], a[1]), h);
+                h.cache.close();
+                return "closed";
+            }
+
             default:
                 throw new IllegalArgumentException("unknown command " + cmd);
         }
@@ -353,6 +421,8 @@ public final class CuratorPeer {
                     } catch (Exception ignored) {
                         // the session close below removes its node anyway
                     }
+                } else if (e.getValue() instanceof CacheHolder) {
+                    ((CacheHolder) e.getValue()).cache.close();
                 }
             }
         }
@@ -583,6 +653,77 @@ public final class CuratorPeer {
             HOLDERS.remove(key(cid, hid), h);
         }
         return Boolean.toString(left);
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Plain nodes, CuratorCache
+
+    /** Creates a persistent node (missing parents as persistent nodes); answers its czxid. */
+    private static String nodeCreate(String cid, String path, byte[] data) throws Exception {
+        Stat stat = new Stat();
+        client(cid).create().storingStatIn(stat).creatingParentsIfNeeded().forPath(path, data);
+        return Long.toString(stat.getCzxid());
+    }
+
+    private static String nodeDelete(String cid, String path, boolean recursive) throws Exception {
+        if (recursive) {
+            client(cid).delete().deletingChildrenIfNeeded().forPath(path);
+        } else {
+            client(cid).delete().forPath(path);
+        }
+        return "deleted";
+    }
+
+    private static String cacheStart(String cid, String hid, String path) {
+        CacheHolder h = new CacheHolder(client(cid), path);
+        if (HOLDERS.putIfAbsent(key(cid, hid), h) != null) {
+            throw new IllegalStateException("holder " + hid + " is in use");
+        }
+        h.cache.start();
+        return "started";
+    }
+
+    /** "<n>" then, per node sorted by path, "<path> <version> <czxid> <hexData|->". */
+    private static String cacheContent(CuratorCache cache) {
+        List<ChildData> nodes = new ArrayList<>();
+        cache.stream().forEach(nodes::add);
+        nodes.sort((x, y) -> x.getPath().compareTo(y.getPath()));
+        StringBuilder b = new StringBuilder().append(nodes.size());
+        for (ChildData d : nodes) {
+            b.append(' ').append(d.getPath())
+                    .append(' ').append(d.getStat().getVersion())
+                    .append(' ').append(d.getStat().getCzxid())
+                    .append(' ').append(hex(d.getData()));
+        }
+        return b.toString();
+    }
+
+    private static byte[] unhex(String s) {
+        if (s.equals("-")) {
+            return new byte[0];
+        }
+        if (s.length() % 2 != 0) {
+            throw new IllegalArgumentException("odd-length hex data " + s);
+        }
+        byte[] out = new byte[s.length() / 2];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+        }
+        return out;
+    }
+
+    private static String hex(byte[] data) {
+        if (data == null) {
+            return "?";
+        }
+        if (data.length == 0) {
+            return "-";
+        }
+        StringBuilder b = new StringBuilder(data.length * 2);
+        for (byte x : data) {
+            b.append(String.format("%02x", x & 0xff));
+        }
+        return b.toString();
     }
 
     // ----------------------------------------------------------------------------------------

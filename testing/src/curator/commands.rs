@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use super::parse::{millis, parse_atomic, parse_bool, parse_num, words};
-use super::{AtomicResult, CuratorPeer};
+use super::parse::{hex, millis, parse_atomic, parse_bool, parse_cache_content, parse_cache_events, parse_num, words};
+use super::{AtomicResult, CuratorCacheEvent, CuratorCacheNode, CuratorPeer};
 use crate::Result;
 
 impl CuratorPeer {
@@ -340,5 +340,88 @@ impl CuratorPeer {
     pub async fn barrier_wait(&self, cid: &str, path: &str, timeout: Duration) -> Result<bool> {
         let ms = millis(timeout).to_string();
         parse_bool(&self.call(&words(&["barrier.wait", cid, path, &ms])?).await?)
+    }
+
+    /// `node.create`: creates a persistent node at `path` with `data` (missing parents are
+    /// created as persistent nodes with empty data, Curator's `creatingParentsIfNeeded`).
+    /// Returns the new node's `czxid`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Peer`](crate::Error::Peer) when Curator throws, e.g. `NodeExistsException`.
+    pub async fn node_create(&self, cid: &str, path: &str, data: &[u8]) -> Result<i64> {
+        parse_num(&self.call(&words(&["node.create", cid, path, &hex(data)])?).await?)
+    }
+
+    /// `node.set`: sets the data of `path` (any version). Returns the new data version.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Peer`](crate::Error::Peer) when Curator throws, e.g. `NoNodeException`.
+    pub async fn node_set(&self, cid: &str, path: &str, data: &[u8]) -> Result<i32> {
+        parse_num(&self.call(&words(&["node.set", cid, path, &hex(data)])?).await?)
+    }
+
+    /// `node.delete`: deletes `path` (any version); with `recursive`, its descendants first
+    /// (Curator's `deletingChildrenIfNeeded`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Peer`](crate::Error::Peer) when Curator throws, e.g. `NoNodeException`, or
+    /// `NotEmptyException` without `recursive`.
+    pub async fn node_delete(&self, cid: &str, path: &str, recursive: bool) -> Result<()> {
+        let mut parts = vec!["node.delete", cid, path];
+        if recursive {
+            parts.push("recursive");
+        }
+        self.call(&words(&parts)?).await.map(drop)
+    }
+
+    /// `cache.start`: builds a `CuratorCache` on `path` (`CuratorCache.build(client, path)`,
+    /// keeping data) with a listener that records its `initialized()` call, and starts it,
+    /// kept by `hid`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Peer`](crate::Error::Peer) when `hid` is in use or Curator throws.
+    pub async fn cache_start(&self, cid: &str, hid: &str, path: &str) -> Result<()> {
+        self.call(&words(&["cache.start", cid, hid, path])?).await.map(drop)
+    }
+
+    /// `cache.initialized`: whether the cache's listener has been told `initialized()`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Peer`](crate::Error::Peer) when `hid` has no cache.
+    pub async fn cache_initialized(&self, cid: &str, hid: &str) -> Result<bool> {
+        parse_bool(&self.call(&words(&["cache.initialized", cid, hid])?).await?)
+    }
+
+    /// `cache.content`: every node the cache holds now, sorted by path.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Peer`](crate::Error::Peer) when `hid` has no cache or the answer does not parse.
+    pub async fn cache_content(&self, cid: &str, hid: &str) -> Result<Vec<CuratorCacheNode>> {
+        parse_cache_content(&self.call(&words(&["cache.content", cid, hid])?).await?)
+    }
+
+    /// `cache.events`: the listener events since the previous call (or since `cache.start`),
+    /// in the order Curator delivered them, including those of the initial load.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Peer`](crate::Error::Peer) when `hid` has no cache or the answer does not parse.
+    pub async fn cache_events(&self, cid: &str, hid: &str) -> Result<Vec<CuratorCacheEvent>> {
+        parse_cache_events(&self.call(&words(&["cache.events", cid, hid])?).await?)
+    }
+
+    /// `cache.close`: closes the cache and forgets it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Peer`](crate::Error::Peer) when `hid` has no cache.
+    pub async fn cache_close(&self, cid: &str, hid: &str) -> Result<()> {
+        self.call(&words(&["cache.close", cid, hid])?).await.map(drop)
     }
 }

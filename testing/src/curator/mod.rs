@@ -39,7 +39,17 @@
 //! | `latch.has` · `latch.await <cid> <hid> <timeoutMs>` · `latch.leader` · `latch.ourpath` · `latch.close` | `true`/`false` · `true`/`false` · leader id · own node path · `closed` |
 //! | `dbarrier.enter <cid> <hid> <path> <memberQty> <timeoutMs>` · `dbarrier.leave <cid> <hid> <timeoutMs>` | `true` / `false` |
 //! | `barrier.set <cid> <path>` · `barrier.remove <cid> <path>` · `barrier.wait <cid> <path> <timeoutMs>` | `set` · `removed` · `true`/`false` |
+//! | `node.create <cid> <path> <data>` (persistent, missing parents persistent) | the new node's czxid |
+//! | `node.set <cid> <path> <data>` · `node.delete <cid> <path> [recursive]` | the new version · `deleted` |
+//! | `cache.start <cid> <hid> <path>` (a `CuratorCache` with data) · `cache.close <cid> <hid>` | `started` · `closed` |
+//! | `cache.initialized <cid> <hid>` (its listener's `initialized()` was called) | `true` / `false` |
+//! | `cache.content <cid> <hid>` | `<n>`, then `<path> <version> <czxid> <data>` per node, sorted by path |
+//! | `cache.events <cid> <hid>` (taken: each is answered once) | `<n>`, then `<type> <path> <czxid>` per listener event (`created`, `changed`, `deleted`), in order |
 //! | `quit` | `bye`, then the JVM closes its clients and exits |
+//!
+//! `<data>` is lowercase hex, `-` for no bytes (`?` in an answer: Curator held no data).
+//! Errors of the plain node commands carry ZooKeeper's exception class, e.g.
+//! `NodeExistsException`, `NoNodeException`, `NotEmptyException`.
 //!
 //! A negative timeout waits forever (only reachable through [`CuratorPeer::call`]). A holder id
 //! stands for a Java thread: Curator's `InterProcessMutex` and read-write lock are owned by the
@@ -89,6 +99,30 @@ pub struct AtomicResult<T> {
     pub pre_value: T,
     /// The value after the operation.
     pub post_value: T,
+}
+
+/// One node of a Curator `CuratorCache` as `cache.content` reports it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CuratorCacheNode {
+    /// The node's full path.
+    pub path: String,
+    /// Its data version (`Stat.version`).
+    pub version: i32,
+    /// The zxid of its creation (`Stat.czxid`): a node deleted and re-created has a new one.
+    pub czxid: i64,
+    /// Its data; `None` when Curator held none (a cache built without data).
+    pub data: Option<Vec<u8>>,
+}
+
+/// One event of a Curator `CuratorCache`'s listener, as `cache.events` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CuratorCacheEvent {
+    /// `created`, `changed` or `deleted` (`CuratorCacheListener.Type`, lowercase).
+    pub kind: String,
+    /// The node's path.
+    pub path: String,
+    /// The node's `czxid` (of the new data; of the old data for `deleted`).
+    pub czxid: i64,
 }
 
 /// A Java process running Apache Curator, driven from Rust tests.
