@@ -10,7 +10,7 @@ use tokio::task::AbortHandle;
 
 use super::engine::run;
 use super::node::{CacheEvent, CachedNode};
-use super::scope::{PathFilter, Scope};
+use super::scope::{GuardedFilter, PathFilter, Scope};
 use super::state::Shared;
 use crate::error::{Error, Result};
 use crate::framework::{validate_path, Framework};
@@ -69,7 +69,9 @@ impl CacheBuilder {
 
     /// Keeps only the nodes whose path `accept` returns `true` for (it sees every path below
     /// the root; the root is always kept). A refused node's descendants are not kept either,
-    /// nor read.
+    /// nor read. A filter that panics is contained: the path it panicked on is refused, the
+    /// cache goes on, and [`Cache::failure`] reports the first panic as
+    /// [`Error::InvalidArgument`].
     pub fn filter(mut self, accept: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
         self.filter = Some(Arc::new(accept));
         self
@@ -102,7 +104,12 @@ impl CacheBuilder {
         if self.capacity == 0 {
             return Err(Error::InvalidArgument("the event capacity must be at least 1".into()));
         }
-        let scope = Scope { root: self.path, max_depth, with_data: self.with_data, filter: self.filter };
+        let scope = Scope {
+            root: self.path,
+            max_depth,
+            with_data: self.with_data,
+            filter: self.filter.map(GuardedFilter::new),
+        };
         Ok(Cache {
             fw: self.fw,
             shared: Shared::new(scope, self.capacity),
@@ -268,9 +275,15 @@ impl Cache {
     /// Why the cache stopped following the server, if it did: a non-retryable error from
     /// `addWatch` (a server older than 3.6 answers `Unimplemented`) or from reading the
     /// subtree. Its event streams have ended then. (Nodes the session may not read, `NoAuth`,
-    /// are left out of the cache and logged, not a failure.)
+    /// are left out of the cache and logged, not a failure.) Also the first panic of the
+    /// [`filter`](CacheBuilder::filter), as [`Error::InvalidArgument`]: the cache goes on
+    /// without the paths the filter panicked on.
     pub fn failure(&self) -> Option<Error> {
-        self.shared.failure()
+        let filter_panic = || {
+            let panic = self.shared.scope.filter.as_ref()?.panicked()?;
+            Some(Error::InvalidArgument(panic.to_string()))
+        };
+        self.shared.failure().or_else(filter_panic)
     }
 
     /// The cache's events. Any number of subscribers; each first gets a `Created` for every

@@ -1,11 +1,48 @@
 //! Which nodes a cache covers: a root, a depth, a filter.
 
-use std::sync::Arc;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, OnceLock};
 
 use crate::framework::paths::join;
 
 /// A filter on paths.
 pub(crate) type PathFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// The user's filter with its panics contained: a path it panics on is refused, and the first
+/// panic is kept for [`Cache::failure`](crate::Cache::failure) to report.
+#[derive(Clone)]
+pub(crate) struct GuardedFilter {
+    accept: PathFilter,
+    panic: Arc<OnceLock<String>>,
+}
+
+impl GuardedFilter {
+    pub fn new(accept: PathFilter) -> Self {
+        Self { accept, panic: Arc::default() }
+    }
+
+    /// Whether the filter accepts `path` (not when it panics).
+    pub fn accepts(&self, path: &str) -> bool {
+        match catch_unwind(AssertUnwindSafe(|| (self.accept)(path))) {
+            Ok(accepted) => accepted,
+            Err(payload) => {
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|m| m.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                tracing::error!(path, message, "the cache's filter panicked: the path is left out");
+                let _ = self.panic.set(format!("the cache's filter panicked on {path:?}: {message}"));
+                false
+            }
+        }
+    }
+
+    /// The first panic of the filter, if it panicked.
+    pub fn panicked(&self) -> Option<&str> {
+        self.panic.get().map(String::as_str)
+    }
+}
 
 /// The nodes a cache covers.
 #[derive(Clone)]
@@ -14,7 +51,7 @@ pub(crate) struct Scope {
     /// The deepest level kept, the root being 0; `None` for no limit.
     pub max_depth: Option<usize>,
     pub with_data: bool,
-    pub filter: Option<PathFilter>,
+    pub filter: Option<GuardedFilter>,
 }
 
 impl std::fmt::Debug for Scope {
@@ -57,7 +94,7 @@ impl Scope {
         let rest = &path[self.root.len()..];
         for name in rest.split('/').filter(|s| !s.is_empty()) {
             at = join(&at, name);
-            if !filter(&at) {
+            if !filter.accepts(&at) {
                 return false;
             }
         }
@@ -71,7 +108,7 @@ impl Scope {
 
     /// Whether the child `path` of a covered node is accepted by the filter.
     pub fn accepts_child(&self, path: &str) -> bool {
-        self.filter.as_ref().is_none_or(|f| f(path))
+        self.filter.as_ref().is_none_or(|f| f.accepts(path))
     }
 }
 
@@ -102,10 +139,20 @@ mod tests {
         assert!(s.covers("/a/b"));
         assert!(!s.covers("/a/b/c"));
         s.max_depth = None;
-        s.filter = Some(Arc::new(|p: &str| !p.ends_with("skip")));
+        s.filter = Some(GuardedFilter::new(Arc::new(|p: &str| !p.ends_with("skip"))));
         assert!(s.covers("/a/b/c"));
         assert!(!s.covers("/a/skip"));
         assert!(!s.covers("/a/skip/c"), "below a refused node");
         assert!(s.covers("/a"), "the root is always covered");
+    }
+
+    #[test]
+    fn a_panicking_filter_refuses_and_is_remembered() {
+        let filter = GuardedFilter::new(Arc::new(|p: &str| if p.ends_with("boom") { panic!("no {p}") } else { true }));
+        assert!(filter.accepts("/a/fine"));
+        assert_eq!(filter.panicked(), None);
+        assert!(!filter.accepts("/a/boom"));
+        assert!(!filter.accepts("/b/boom"));
+        assert_eq!(filter.panicked(), Some(r#"the cache's filter panicked on "/a/boom": no /a/boom"#));
     }
 }
