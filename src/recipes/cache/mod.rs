@@ -31,11 +31,14 @@ mod engine;
 mod events;
 mod handle;
 mod node;
+mod oneshot;
 mod read;
 mod scope;
+mod source;
 mod state;
 mod watcher;
 
 pub use handle::{Cache, CacheBuilder, DEFAULT_EVENT_CAPACITY};
 pub use node::{CacheEvent, CachedNode};
+pub use source::WatchMode;
 pub use watcher::{PersistentWatcher, ResetReason, WatchEvent};
