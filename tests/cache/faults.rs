@@ -61,14 +61,14 @@ async fn every_change_then_resynced<S: Stream<Item = CacheEvent> + Unpin>(
     assert!(events.iter().any(|e| matches!(e, CacheEvent::Changed { new, .. } if new.path.ends_with("/keep"))));
 }
 
-#[tokio::test]
-async fn after_a_cut_connection() {
+both_modes! {
+async fn after_a_cut_connection(mode: WatchMode) {
     let cs = fixtures::shared_server().await;
     let proxy = TcpProxy::start(&cs).await.unwrap();
     let fw = fixtures::framework(proxy.connect_string()).await;
     let writer = fixtures::framework(&cs).await;
     let root = before(&writer).await;
-    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).watch_mode(mode).build().unwrap()).await;
     proxy.set_mode(ProxyMode::Blackhole);
     change_while_cut_off(&writer, &root).await;
     proxy.set_mode(ProxyMode::Pass);
@@ -76,9 +76,10 @@ async fn after_a_cut_connection() {
     every_change_then_resynced(&cache, &mut replay, &writer, &root).await;
     assert_eq!(fw.status().losses, 0, "the same session");
 }
+}
 
-#[tokio::test]
-async fn after_an_expired_session() {
+both_modes! {
+async fn after_an_expired_session(mode: WatchMode) {
     let server = TestingServer::start().await.unwrap();
     let proxy = TcpProxy::start(server.connect_string()).await.unwrap();
     let fw = fixtures::framework(proxy.connect_string()).await;
@@ -86,7 +87,7 @@ async fn after_an_expired_session() {
     let root = before(&writer).await;
     let ephemeral = format!("{root}/eph");
     fw.create(&ephemeral, b"", CreateMode::Ephemeral).await.unwrap();
-    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).watch_mode(mode).build().unwrap()).await;
     proxy.set_mode(ProxyMode::Blackhole);
     change_while_cut_off(&writer, &root).await;
     // the session is closed on the server by an impostor that has its id and password
@@ -105,15 +106,16 @@ async fn after_an_expired_session() {
     assert!(replay.seen.iter().any(|e| matches!(e, CacheEvent::Deleted(n) if n.path == ephemeral)));
     assert!(fw.status().losses >= 1, "a new session");
 }
+}
 
-#[tokio::test]
-async fn after_a_server_restart() {
+both_modes! {
+async fn after_a_server_restart(mode: WatchMode) {
     let server = TestingServer::start().await.unwrap();
     let proxy = TcpProxy::start(server.connect_string()).await.unwrap();
     let fw = fixtures::framework(proxy.connect_string()).await;
     let writer = fixtures::framework(server.connect_string()).await;
     let root = before(&writer).await;
-    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).watch_mode(mode).build().unwrap()).await;
     proxy.set_mode(ProxyMode::Blackhole);
     change_while_cut_off(&writer, &root).await;
     server.restart().await.unwrap();
@@ -121,17 +123,18 @@ async fn after_a_server_restart() {
     proxy.cut();
     every_change_then_resynced(&cache, &mut replay, &writer, &root).await;
 }
+}
 
+both_modes! {
 /// A 3-node ensemble loses its leader while another client changes the tree: the cache
 /// (its server dropped clients in the election) resyncs and ends equal to the tree.
-#[tokio::test]
-async fn after_the_ensemble_leader_is_killed() {
+async fn after_the_ensemble_leader_is_killed(mode: WatchMode) {
     use zk_recipes_testing::TestingCluster;
     let cluster = TestingCluster::start(3).await.unwrap();
     let fw = fixtures::framework(cluster.connect_string()).await;
     let writer = fixtures::framework(cluster.connect_string()).await;
     let root = before(&writer).await;
-    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).watch_mode(mode).build().unwrap()).await;
     let leader = cluster.leader().await.unwrap().expect("a leader");
     cluster.kill(leader).unwrap();
     change_while_cut_off(&writer, &root).await;
@@ -141,4 +144,5 @@ async fn after_the_ensemble_leader_is_killed() {
         replay.until(|e| *e == CacheEvent::Resynced { dropped: 0 }).await;
     }
     assert_eq!(view_of(&cache.snapshot()), read_tree(&writer, &root, None).await);
+}
 }

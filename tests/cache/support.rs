@@ -11,6 +11,33 @@ use zk_recipes_testing::fixtures;
 
 pub const WAIT: Duration = Duration::from_secs(20);
 
+/// Writes a test taking the cache's `WatchMode` once and runs it twice, as `NAME::persistent`
+/// and `NAME::one_shot`: every cache test holds for both watch sources.
+macro_rules! both_modes {
+    ($(#[$attr:meta])* async fn $name:ident($mode:ident: WatchMode) $body:block) => {
+        $(#[$attr])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[tokio::test]
+            async fn persistent() {
+                test(zk_recipes::WatchMode::Persistent).await
+            }
+
+            #[tokio::test]
+            async fn one_shot() {
+                test(zk_recipes::WatchMode::OneShot).await
+            }
+
+            async fn test($mode: zk_recipes::WatchMode) {
+                assert!(matches!($mode, zk_recipes::WatchMode::Persistent | zk_recipes::WatchMode::OneShot));
+                $body
+            }
+        }
+    };
+}
+
 /// What is compared of a node: data, version, czxid, mzxid.
 pub type View = BTreeMap<String, (Option<Vec<u8>>, i32, i64, i64)>;
 
