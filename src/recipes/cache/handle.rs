@@ -140,8 +140,8 @@ enum Task {
 }
 
 /// A local copy of a subtree, a node's children or one node, kept current by a persistent
-/// watch: Curator's `CuratorCache` (and its `TreeCache` / `PathChildrenCache` / `NodeCache`
-/// modes).
+/// watch (or one-shot watches, see [`WatchMode`]): Curator's `CuratorCache` (and its
+/// `TreeCache` / `PathChildrenCache` / `NodeCache` modes).
 ///
 /// Build it with [`Cache::tree`], [`Cache::children`] or [`Cache::node`], then
 /// [`start`](Self::start) it. Read it at any time ([`get`](Self::get),
