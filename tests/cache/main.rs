@@ -308,3 +308,29 @@ async fn the_watch_mode_in_use_is_reported(mode: WatchMode) {
     assert_eq!(auto.watch_mode(), Some(zk_recipes::WatchMode::Persistent));
 }
 }
+
+/// A server that refuses `addWatch` (as ZooKeeper before 3.6 does): `Auto` goes on with
+/// one-shot watches and works; `Persistent` fails with the refusal.
+#[tokio::test]
+async fn auto_falls_back_to_one_shot_watches_when_add_watch_is_refused() {
+    let cs = fixtures::shared_server().await;
+    let old = server_without_add_watch(&cs).await;
+    let fw = fixtures::framework(&old).await;
+    let writer = fixtures::framework(&cs).await;
+    let root = unique_root();
+    mk(&writer, &root, b"").await;
+    mk(&writer, &format!("{root}/a"), b"1").await;
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    assert_eq!(cache.watch_mode(), Some(WatchMode::OneShot));
+    assert_eq!(cache.failure(), None);
+    mk(&writer, &format!("{root}/b"), b"2").await;
+    writer.set_data(&format!("{root}/a"), b"3", None).await.unwrap();
+    replay.until_view(&read_tree(&writer, &root, None).await).await;
+    assert_eq!(converged(&cache, &writer, &root, None).await, replay.view());
+
+    let strict = Cache::tree(&fw, &root).watch_mode(WatchMode::Persistent).build().unwrap();
+    strict.start().unwrap();
+    fixtures::within(WAIT, strict.terminated()).await;
+    assert_eq!(strict.failure(), Some(Error::ZooKeeper(zk_recipes::zk::Error::Unimplemented)));
+    assert!(!strict.is_initialized());
+}
