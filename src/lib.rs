@@ -35,7 +35,8 @@
 //! * Counters — [`DistributedAtomicLong`], [`DistributedAtomicInteger`],
 //!   [`DistributedAtomicValue`].
 //! * Caches — [`Cache`] (a tree, a node's children or one node, kept current by a persistent
-//!   watch, with an exact resync after every gap) and the [`PersistentWatcher`] under it.
+//!   watch — or one-shot watches on servers before 3.6, see [`WatchMode`] — with an exact
+//!   resync after every gap) and the [`PersistentWatcher`] under it.
 //!
 //! ```no_run
 //! # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {

@@ -15,7 +15,8 @@ pub use atomic::{
 };
 pub use barriers::{DistributedBarrier, DistributedDoubleBarrier};
 pub use cache::{
-    Cache, CacheBuilder, CacheEvent, CachedNode, PersistentWatcher, ResetReason, WatchEvent, DEFAULT_EVENT_CAPACITY,
+    Cache, CacheBuilder, CacheEvent, CachedNode, PersistentWatcher, ResetReason, WatchEvent, WatchMode,
+    DEFAULT_EVENT_CAPACITY,
 };
 pub use inspect::{inspect, Inspection, NodeInfo, RecipeKind};
 pub use leader::{CloseMode, LeaderContext, LeaderLatch, LeaderSelector, Leadership, LeadershipEnd, Participant};

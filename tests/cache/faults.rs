@@ -1,11 +1,12 @@
 //! Resyncs: while the cache cannot hear the server, another client deletes and re-creates a
 //! node with the same data (version 0 again), deletes a subtree, creates another and writes a
 //! node; then the connection is cut, the session expired, or the server restarted. The cache
-//! must report every one of those changes, then `Resynced`, and equal the tree.
+//! must report every one of those changes, then `Resynced`, and equal the tree — in both watch
+//! modes.
 
 use futures_util::Stream;
 use zk_recipes::zk::CreateMode;
-use zk_recipes::{Cache, CacheEvent, Framework};
+use zk_recipes::{Cache, CacheEvent, Framework, WatchMode};
 use zk_recipes_testing::{fixtures, ProxyMode, TcpProxy, TestingServer};
 
 use crate::support::*;
@@ -38,7 +39,8 @@ async fn every_change_then_resynced<S: Stream<Item = CacheEvent> + Unpin>(
     writer: &Framework,
     root: &str,
 ) {
-    let old_same = cache.get(&format!("{root}/same")).unwrap();
+    // as this subscriber last saw it (the cache itself may have resynced already)
+    let old_same = replay.map.get(&format!("{root}/same")).unwrap().clone();
     let from = replay.seen.len();
     replay.until(|e| *e == CacheEvent::Resynced { dropped: 0 }).await;
     let tree = read_tree(writer, root, None).await;
@@ -61,14 +63,14 @@ async fn every_change_then_resynced<S: Stream<Item = CacheEvent> + Unpin>(
     assert!(events.iter().any(|e| matches!(e, CacheEvent::Changed { new, .. } if new.path.ends_with("/keep"))));
 }
 
-#[tokio::test]
-async fn after_a_cut_connection() {
+both_modes! {
+async fn after_a_cut_connection(mode: WatchMode) {
     let cs = fixtures::shared_server().await;
     let proxy = TcpProxy::start(&cs).await.unwrap();
     let fw = fixtures::framework(proxy.connect_string()).await;
     let writer = fixtures::framework(&cs).await;
     let root = before(&writer).await;
-    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).watch_mode(mode).build().unwrap()).await;
     proxy.set_mode(ProxyMode::Blackhole);
     change_while_cut_off(&writer, &root).await;
     proxy.set_mode(ProxyMode::Pass);
@@ -76,69 +78,99 @@ async fn after_a_cut_connection() {
     every_change_then_resynced(&cache, &mut replay, &writer, &root).await;
     assert_eq!(fw.status().losses, 0, "the same session");
 }
+}
+
+/// The tests that own servers (an expiry, a restart, a killed leader) run both watch modes side
+/// by side in one scenario: a cache in each mode, each on its own session through the proxy
+/// (one-shot and persistent watches on the same path of one session interfere, ZOOKEEPER-4466).
+const MODES: [WatchMode; 2] = [WatchMode::Persistent, WatchMode::OneShot];
 
 #[tokio::test]
 async fn after_an_expired_session() {
     let server = TestingServer::start().await.unwrap();
     let proxy = TcpProxy::start(server.connect_string()).await.unwrap();
-    let fw = fixtures::framework(proxy.connect_string()).await;
     let writer = fixtures::framework(server.connect_string()).await;
     let root = before(&writer).await;
-    let ephemeral = format!("{root}/eph");
-    fw.create(&ephemeral, b"", CreateMode::Ephemeral).await.unwrap();
-    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    let mut caches = Vec::new();
+    for (i, mode) in MODES.into_iter().enumerate() {
+        let fw = fixtures::framework(proxy.connect_string()).await;
+        let ephemeral = format!("{root}/eph{i}");
+        fw.create(&ephemeral, b"", CreateMode::Ephemeral).await.unwrap();
+        let (cache, replay) = started(Cache::tree(&fw, &root).watch_mode(mode).build().unwrap()).await;
+        caches.push((mode, fw, cache, replay));
+    }
     proxy.set_mode(ProxyMode::Blackhole);
     change_while_cut_off(&writer, &root).await;
-    // the session is closed on the server by an impostor that has its id and password
-    let impostor = zk_recipes::zk::Client::connector()
-        .with_session(fw.session_info().unwrap())
-        .with_session_timeout(fixtures::SESSION_TIMEOUT)
-        .connect(server.connect_string())
-        .await
-        .unwrap();
-    drop(impostor);
-    fixtures::eventually(WAIT, "the session is gone", || async { writer.exists(&ephemeral).await.unwrap().is_none() })
-        .await;
+    // the sessions are closed on the server by impostors that have their ids and passwords
+    for (_, fw, _, _) in &caches {
+        let impostor = zk_recipes::zk::Client::connector()
+            .with_session(fw.session_info().unwrap())
+            .with_session_timeout(fixtures::SESSION_TIMEOUT)
+            .connect(server.connect_string())
+            .await
+            .unwrap();
+        drop(impostor);
+    }
+    fixtures::eventually(WAIT, "the sessions are gone", || async {
+        writer.children(&root).await.unwrap().iter().all(|c| !c.starts_with("eph"))
+    })
+    .await;
     proxy.set_mode(ProxyMode::Pass);
     proxy.cut();
-    every_change_then_resynced(&cache, &mut replay, &writer, &root).await;
-    assert!(replay.seen.iter().any(|e| matches!(e, CacheEvent::Deleted(n) if n.path == ephemeral)));
-    assert!(fw.status().losses >= 1, "a new session");
+    for (mode, fw, cache, mut replay) in caches {
+        every_change_then_resynced(&cache, &mut replay, &writer, &root).await;
+        for i in 0..MODES.len() {
+            let ephemeral = format!("{root}/eph{i}");
+            assert!(replay.seen.iter().any(|e| matches!(e, CacheEvent::Deleted(n) if n.path == ephemeral)));
+        }
+        assert!(fw.status().losses >= 1, "a new session");
+        assert_eq!(cache.watch_mode(), Some(mode));
+    }
 }
 
 #[tokio::test]
 async fn after_a_server_restart() {
     let server = TestingServer::start().await.unwrap();
     let proxy = TcpProxy::start(server.connect_string()).await.unwrap();
-    let fw = fixtures::framework(proxy.connect_string()).await;
     let writer = fixtures::framework(server.connect_string()).await;
     let root = before(&writer).await;
-    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    let mut caches = Vec::new();
+    for mode in MODES {
+        let fw = fixtures::framework(proxy.connect_string()).await;
+        caches.push(started(Cache::tree(&fw, &root).watch_mode(mode).build().unwrap()).await);
+    }
     proxy.set_mode(ProxyMode::Blackhole);
     change_while_cut_off(&writer, &root).await;
     server.restart().await.unwrap();
     proxy.set_mode(ProxyMode::Pass);
     proxy.cut();
-    every_change_then_resynced(&cache, &mut replay, &writer, &root).await;
+    for (cache, mut replay) in caches {
+        every_change_then_resynced(&cache, &mut replay, &writer, &root).await;
+    }
 }
 
-/// A 3-node ensemble loses its leader while another client changes the tree: the cache
-/// (its server dropped clients in the election) resyncs and ends equal to the tree.
+/// A 3-node ensemble loses its leader while another client changes the tree: the caches
+/// (their server dropped clients in the election) resync and end equal to the tree.
 #[tokio::test]
 async fn after_the_ensemble_leader_is_killed() {
     use zk_recipes_testing::TestingCluster;
     let cluster = TestingCluster::start(3).await.unwrap();
-    let fw = fixtures::framework(cluster.connect_string()).await;
     let writer = fixtures::framework(cluster.connect_string()).await;
     let root = before(&writer).await;
-    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    let mut caches = Vec::new();
+    for mode in MODES {
+        let fw = fixtures::framework(cluster.connect_string()).await;
+        caches.push(started(Cache::tree(&fw, &root).watch_mode(mode).build().unwrap()).await);
+    }
     let leader = cluster.leader().await.unwrap().expect("a leader");
     cluster.kill(leader).unwrap();
     change_while_cut_off(&writer, &root).await;
-    let want = converged(&cache, &writer, &root, None).await;
-    replay.until_view(&want).await;
-    if !replay.seen.contains(&CacheEvent::Resynced { dropped: 0 }) {
-        replay.until(|e| *e == CacheEvent::Resynced { dropped: 0 }).await;
+    for (cache, mut replay) in caches {
+        let want = converged(&cache, &writer, &root, None).await;
+        replay.until_view(&want).await;
+        if !replay.seen.contains(&CacheEvent::Resynced { dropped: 0 }) {
+            replay.until(|e| *e == CacheEvent::Resynced { dropped: 0 }).await;
+        }
+        assert_eq!(view_of(&cache.snapshot()), read_tree(&writer, &root, None).await);
     }
-    assert_eq!(view_of(&cache.snapshot()), read_tree(&writer, &root, None).await);
 }

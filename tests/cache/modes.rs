@@ -16,11 +16,11 @@ async fn sample(fw: &zk_recipes::Framework) -> String {
     root
 }
 
-#[tokio::test]
-async fn children_mode_keeps_depth_one() {
+both_modes! {
+async fn children_mode_keeps_depth_one(mode: WatchMode) {
     let fw = fixtures::framework(&fixtures::shared_server().await).await;
     let root = sample(&fw).await;
-    let (cache, mut replay) = started(Cache::children(&fw, &root).build().unwrap()).await;
+    let (cache, mut replay) = started(Cache::children(&fw, &root).watch_mode(mode).build().unwrap()).await;
     let paths: Vec<_> = cache.snapshot().into_keys().collect();
     assert_eq!(paths, vec![root.clone(), format!("{root}/a"), format!("{root}/b")]);
     // deeper changes are not reported, depth-1 changes are
@@ -31,12 +31,13 @@ async fn children_mode_keeps_depth_one() {
     assert_eq!(e.node().unwrap().path, format!("{root}/c"));
     assert_eq!(view_of(&cache.snapshot()), read_tree(&fw, &root, Some(1)).await);
 }
+}
 
-#[tokio::test]
-async fn node_mode_keeps_the_node_only() {
+both_modes! {
+async fn node_mode_keeps_the_node_only(mode: WatchMode) {
     let fw = fixtures::framework(&fixtures::shared_server().await).await;
     let root = sample(&fw).await;
-    let (cache, mut replay) = started(Cache::node(&fw, &root).build().unwrap()).await;
+    let (cache, mut replay) = started(Cache::node(&fw, &root).watch_mode(mode).build().unwrap()).await;
     assert_eq!(cache.snapshot().into_keys().collect::<Vec<_>>(), vec![root.clone()]);
     mk(&fw, &format!("{root}/c"), b"").await;
     fw.set_data(&root, b"new", None).await.unwrap();
@@ -50,16 +51,17 @@ async fn node_mode_keeps_the_node_only() {
     let e = replay.until(|e| e.node().is_some()).await;
     assert!(matches!(&e, CacheEvent::Created(n) if n.path == root), "{e:?}");
 }
+}
 
-#[tokio::test]
-async fn max_depth_no_data_and_filter() {
+both_modes! {
+async fn max_depth_no_data_and_filter(mode: WatchMode) {
     let fw = fixtures::framework(&fixtures::shared_server().await).await;
     let root = sample(&fw).await;
-    let (cache, _r) = started(Cache::tree(&fw, &root).max_depth(2).build().unwrap()).await;
+    let (cache, _r) = started(Cache::tree(&fw, &root).watch_mode(mode).max_depth(2).build().unwrap()).await;
     assert_eq!(view_of(&cache.snapshot()), read_tree(&fw, &root, Some(2)).await);
     assert!(cache.get(&format!("{root}/a/a1/a11")).is_none());
 
-    let (cache, _r) = started(Cache::tree(&fw, &root).with_data(false).build().unwrap()).await;
+    let (cache, _r) = started(Cache::tree(&fw, &root).watch_mode(mode).with_data(false).build().unwrap()).await;
     assert!(cache.snapshot().values().all(|n| n.data.is_none()));
     fw.set_data(&format!("{root}/b"), b"changed", None).await.unwrap();
     let want: View =
@@ -67,7 +69,8 @@ async fn max_depth_no_data_and_filter() {
     fixtures::eventually(WAIT, "no-data cache follows the stats", || async { view_of(&cache.snapshot()) == want })
         .await;
 
-    let (cache, mut replay) = started(Cache::tree(&fw, &root).filter(|p| !p.ends_with("/a")).build().unwrap()).await;
+    let filtered = Cache::tree(&fw, &root).watch_mode(mode).filter(|p| !p.ends_with("/a"));
+    let (cache, mut replay) = started(filtered.build().unwrap()).await;
     let paths: Vec<_> = cache.snapshot().into_keys().collect();
     assert_eq!(paths, vec![root.clone(), format!("{root}/b")], "a and below are filtered out");
     mk(&fw, &format!("{root}/a/a2"), b"").await;
@@ -75,28 +78,30 @@ async fn max_depth_no_data_and_filter() {
     let e = replay.until(|e| e.node().is_some()).await;
     assert_eq!(e.node().unwrap().path, format!("{root}/c"));
 }
+}
 
-#[tokio::test]
-async fn paths_are_relative_to_the_namespace() {
+both_modes! {
+async fn paths_are_relative_to_the_namespace(mode: WatchMode) {
     let cs = fixtures::shared_server().await;
     let ns = fixtures::unique("cache-ns");
     let fw = fixtures::framework_with(&cs, |b| b.namespace(ns.as_str())).await;
     mk(&fw, "/t", b"").await;
-    let (cache, mut replay) = started(Cache::tree(&fw, "/t").build().unwrap()).await;
+    let (cache, mut replay) = started(Cache::tree(&fw, "/t").watch_mode(mode).build().unwrap()).await;
     mk(&fw, "/t/x", b"1").await;
     let e = replay.until(|e| e.node().is_some()).await;
     assert_eq!(e.node().unwrap().path, "/t/x");
     assert_eq!(view_of(&cache.snapshot()), read_tree(&fw, "/t", None).await);
 }
+}
 
+both_modes! {
 /// One-shot watches of a lock's waiters and the cache's persistent recursive watch on the same
 /// paths and session (ZOOKEEPER-4466): both keep working.
-#[tokio::test]
-async fn a_lock_inside_the_cached_tree_works_and_is_cached() {
+async fn a_lock_inside_the_cached_tree_works_and_is_cached(mode: WatchMode) {
     let fw = fixtures::framework(&fixtures::shared_server().await).await;
     let root = unique_root();
     mk(&fw, &root, b"").await;
-    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).watch_mode(mode).build().unwrap()).await;
     let lock_path = format!("{root}/lock");
     let mutex = InterProcessMutex::new(&fw, &lock_path).unwrap();
     let held = mutex.acquire().await.unwrap();
@@ -115,10 +120,11 @@ async fn a_lock_inside_the_cached_tree_works_and_is_cached() {
     replay.until_view(&want).await;
     assert!(cache.child_names(&lock_path).is_empty());
 }
+}
 
+both_modes! {
 /// A node the session may not read is left out; the rest is cached and followed.
-#[tokio::test]
-async fn unreadable_nodes_are_left_out() {
+async fn unreadable_nodes_are_left_out(mode: WatchMode) {
     use zk_recipes::zk::Acls;
     let cs = fixtures::shared_server().await;
     let owner = zk_recipes::Framework::builder()
@@ -133,11 +139,12 @@ async fn unreadable_nodes_are_left_out() {
     mk(&fw, &root, b"").await;
     mk(&owner, &format!("{root}/secret"), b"s").await;
     mk(&fw, &format!("{root}/open"), b"o").await;
-    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).watch_mode(mode).build().unwrap()).await;
     assert_eq!(cache.child_names(&root), vec!["open".to_string()]);
     owner.set_data(&format!("{root}/secret"), b"t", None).await.unwrap();
     mk(&fw, &format!("{root}/later"), b"").await;
     let e = replay.until(|e| e.node().is_some()).await;
     assert_eq!(e.node().unwrap().path, format!("{root}/later"));
     assert!(cache.failure().is_none());
+}
 }

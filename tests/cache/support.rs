@@ -11,6 +11,33 @@ use zk_recipes_testing::fixtures;
 
 pub const WAIT: Duration = Duration::from_secs(20);
 
+/// Writes a test taking the cache's `WatchMode` once and runs it twice, as `NAME::persistent`
+/// and `NAME::one_shot`: every cache test holds for both watch sources.
+macro_rules! both_modes {
+    ($(#[$attr:meta])* async fn $name:ident($mode:ident: WatchMode) $body:block) => {
+        $(#[$attr])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[tokio::test]
+            async fn persistent() {
+                test(zk_recipes::WatchMode::Persistent).await
+            }
+
+            #[tokio::test]
+            async fn one_shot() {
+                test(zk_recipes::WatchMode::OneShot).await
+            }
+
+            async fn test($mode: zk_recipes::WatchMode) {
+                assert!(matches!($mode, zk_recipes::WatchMode::Persistent | zk_recipes::WatchMode::OneShot));
+                $body
+            }
+        }
+    };
+}
+
 /// What is compared of a node: data, version, czxid, mzxid.
 pub type View = BTreeMap<String, (Option<Vec<u8>>, i32, i64, i64)>;
 
@@ -151,4 +178,44 @@ pub async fn converged(cache: &Cache, fw: &Framework, root: &str, max_depth: Opt
 
 pub fn unique_root() -> String {
     format!("/{}", fixtures::unique("cache"))
+}
+
+/// A proxy to `upstream` that makes it look like a ZooKeeper server before 3.6: every `addWatch`
+/// request (op code 106) is sent on with an op code no server knows (999), which ZooKeeper
+/// answers as a 3.5 server answers `addWatch` — `Unimplemented`, then it closes the
+/// connection. Returns the proxy's connect string; it runs until the test's runtime ends.
+pub async fn server_without_add_watch(upstream: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let upstream = upstream.to_string();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else { continue };
+            let (mut from_client, mut to_client) = client.into_split();
+            let (mut from_server, mut to_server) = server.into_split();
+            tokio::spawn(async move {
+                let _ = tokio::io::copy(&mut from_server, &mut to_client).await;
+            });
+            tokio::spawn(async move {
+                // frames: a 4-byte length, then (after the connect request) xid and op code
+                let mut first = true;
+                loop {
+                    let Ok(len) = from_client.read_i32().await else { return };
+                    let mut frame = vec![0; len.max(0) as usize];
+                    if from_client.read_exact(&mut frame).await.is_err() {
+                        return;
+                    }
+                    if !first && frame.len() >= 8 && frame[4..8] == 106i32.to_be_bytes() {
+                        frame[4..8].copy_from_slice(&999i32.to_be_bytes());
+                    }
+                    first = false;
+                    if to_server.write_i32(len).await.is_err() || to_server.write_all(&frame).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    address
 }

@@ -1,5 +1,6 @@
-//! The cache's task: follows a [`PersistentWatcher`], loads and re-reads the subtree on every
-//! reset, re-reads each node an event names.
+//! The cache's task: follows a watch source (a persistent watch or one-shot watches, see
+//! `source.rs`), loads and re-reads the subtree on every reset, re-reads each node an event
+//! names. Which source it follows changes nothing else.
 
 use std::sync::Arc;
 
@@ -7,8 +8,9 @@ use futures_util::{FutureExt, StreamExt};
 use tokio::sync::watch;
 
 use super::read::{read_node, read_tree};
+use super::source::{self, WatchMode};
 use super::state::Shared;
-use super::watcher::{PersistentWatcher, WatchEvent};
+use super::watcher::WatchEvent;
 use crate::error::{Error, Result};
 use crate::framework::Framework;
 
@@ -29,13 +31,18 @@ impl Drop for Ending {
 
 /// Runs the cache until the framework closes or the task is aborted. `alive` is dropped when
 /// it ends.
-pub(crate) async fn run(fw: Framework, shared: Arc<Shared>, recursive: bool, alive: watch::Sender<()>) {
+pub(crate) async fn run(
+    fw: Framework,
+    shared: Arc<Shared>,
+    recursive: bool,
+    mode: WatchMode,
+    alive: watch::Sender<()>,
+) {
     let _ending = Ending { shared: shared.clone(), _alive: alive };
-    let events = match PersistentWatcher::new(&fw, &shared.scope.root, recursive) {
-        Ok(watcher) => watcher.events(),
+    let (mut one_shot, mut events) = match source::start(&fw, &shared.scope, recursive, mode) {
+        Ok(started) => started,
         Err(e) => return shared.fail(e),
     };
-    futures_util::pin_mut!(events);
     let mut batch: Vec<WatchEvent> = Vec::new();
     let mut next = None;
     loop {
@@ -48,9 +55,19 @@ pub(crate) async fn run(fw: Framework, shared: Arc<Shared>, recursive: bool, ali
         };
         let event = match event {
             Ok(event) => event,
+            Err(e) if !one_shot && source::falls_back(mode, &e) => {
+                let path = &shared.scope.root;
+                tracing::warn!(error = %e, %path, "cache: the server refuses addWatch; one-shot watches instead");
+                (one_shot, events) = match source::start(&fw, &shared.scope, recursive, WatchMode::OneShot) {
+                    Ok(started) => started,
+                    Err(e) => return shared.fail(e),
+                };
+                continue;
+            }
             Err(e) => return shared.fail(e),
         };
         if let WatchEvent::Reset(reason) = event {
+            shared.set_watch_mode(if one_shot { WatchMode::OneShot } else { WatchMode::Persistent });
             tracing::debug!(?reason, path = %shared.scope.root, "cache: reading the subtree");
             loop {
                 match read_tree(&fw, &shared.scope).await {

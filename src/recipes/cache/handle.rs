@@ -11,6 +11,7 @@ use tokio::task::AbortHandle;
 use super::engine::run;
 use super::node::{CacheEvent, CachedNode};
 use super::scope::{GuardedFilter, PathFilter, Scope};
+use super::source::WatchMode;
 use super::state::Shared;
 use crate::error::{Error, Result};
 use crate::framework::{validate_path, Framework};
@@ -37,6 +38,7 @@ pub struct CacheBuilder {
     with_data: bool,
     filter: Option<PathFilter>,
     capacity: usize,
+    watch_mode: WatchMode,
 }
 
 impl std::fmt::Debug for CacheBuilder {
@@ -48,6 +50,7 @@ impl std::fmt::Debug for CacheBuilder {
             .field("with_data", &self.with_data)
             .field("filter", &self.filter.is_some())
             .field("capacity", &self.capacity)
+            .field("watch_mode", &self.watch_mode)
             .finish()
     }
 }
@@ -84,6 +87,22 @@ impl CacheBuilder {
         self
     }
 
+    /// Which watches follow the nodes (default [`WatchMode::Auto`]: a persistent recursive
+    /// watch, one-shot watches when the server refuses `addWatch`). Events and guarantees are
+    /// the same in every mode; [`Cache::watch_mode`] tells which one is in use.
+    ///
+    /// ```no_run
+    /// # fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// use zk_recipes::{Cache, WatchMode};
+    ///
+    /// let cache = Cache::children(&fw, "/workers").watch_mode(WatchMode::OneShot).build()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn watch_mode(mut self, mode: WatchMode) -> Self {
+        self.watch_mode = mode;
+        self
+    }
+
     /// The cache, not started yet.
     ///
     /// # Errors
@@ -114,6 +133,7 @@ impl CacheBuilder {
             fw: self.fw,
             shared: Shared::new(scope, self.capacity),
             recursive: self.kind != Kind::Node,
+            watch_mode: self.watch_mode,
             task: Mutex::new(Task::NotStarted),
         })
     }
@@ -127,8 +147,8 @@ enum Task {
 }
 
 /// A local copy of a subtree, a node's children or one node, kept current by a persistent
-/// watch: Curator's `CuratorCache` (and its `TreeCache` / `PathChildrenCache` / `NodeCache`
-/// modes).
+/// watch (or one-shot watches, see [`WatchMode`]): Curator's `CuratorCache` (and its
+/// `TreeCache` / `PathChildrenCache` / `NodeCache` modes).
 ///
 /// Build it with [`Cache::tree`], [`Cache::children`] or [`Cache::node`], then
 /// [`start`](Self::start) it. Read it at any time ([`get`](Self::get),
@@ -140,6 +160,10 @@ enum Task {
 ///   cache), kept through reconnects and new sessions by a [`PersistentWatcher`]
 ///   (ZooKeeper 3.6+). The root need not exist; it is followed when created, deleted and
 ///   re-created.
+/// * **Older servers**: when the server refuses `addWatch` (`Unimplemented`: ZooKeeper
+///   before 3.6), the cache goes on with one-shot watches on every node, Curator's `TreeCache`
+///   algorithm, with the same events and guarantees; [`CacheBuilder::watch_mode`] chooses
+///   either kind up front (see [`WatchMode`]).
 /// * **Never backwards**: each event re-reads the node it names; the answer is applied only
 ///   when its `mzxid` is newer than the cached one (a different `czxid` is a new node at the
 ///   same path: `Deleted` then `Created`).
@@ -177,6 +201,7 @@ pub struct Cache {
     fw: Framework,
     shared: Arc<Shared>,
     recursive: bool,
+    watch_mode: WatchMode,
     task: Mutex<Task>,
 }
 
@@ -206,6 +231,7 @@ impl Cache {
             with_data: true,
             filter: None,
             capacity: DEFAULT_EVENT_CAPACITY,
+            watch_mode: WatchMode::Auto,
         }
     }
 
@@ -231,8 +257,11 @@ impl Cache {
             return Err(Error::Closed);
         }
         let (alive, ended) = watch::channel(());
-        let handle =
-            self.fw.runtime().spawn(run(self.fw.clone(), self.shared.clone(), self.recursive, alive)).abort_handle();
+        let handle = self
+            .fw
+            .runtime()
+            .spawn(run(self.fw.clone(), self.shared.clone(), self.recursive, self.watch_mode, alive))
+            .abort_handle();
         *task = Task::Running(handle, ended);
         Ok(())
     }
@@ -272,10 +301,17 @@ impl Cache {
         self.shared.version()
     }
 
+    /// Which kind of watch the cache follows its nodes with now: [`WatchMode::Persistent`] or
+    /// [`WatchMode::OneShot`] (never `Auto`); `None` until its watches are first set.
+    pub fn watch_mode(&self) -> Option<WatchMode> {
+        self.shared.watch_mode()
+    }
+
     /// Why the cache stopped following the server, if it did: a non-retryable error from
-    /// `addWatch` (a server older than 3.6 answers `Unimplemented`) or from reading the
-    /// subtree. Its event streams have ended then. (Nodes the session may not read, `NoAuth`,
-    /// are left out of the cache and logged, not a failure.) Also the first panic of the
+    /// `addWatch` (with [`WatchMode::Persistent`]: a server older than 3.6 answers
+    /// `Unimplemented`), from setting one-shot watches, or from reading the subtree. Its event
+    /// streams have ended then. (Nodes the session may not read, `NoAuth`, are left out of the
+    /// cache and logged, not a failure.) Also the first panic of the
     /// [`filter`](CacheBuilder::filter), as [`Error::InvalidArgument`]: the cache goes on
     /// without the paths the filter panicked on.
     pub fn failure(&self) -> Option<Error> {

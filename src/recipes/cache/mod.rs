@@ -1,5 +1,6 @@
-//! Caches: a local copy of a subtree kept current by a persistent watch ([`Cache`]), and the
-//! watch itself ([`PersistentWatcher`]).
+//! Caches: a local copy of a subtree kept current by a persistent watch — or one-shot watches
+//! on servers without one ([`WatchMode`]) — ([`Cache`]), and the persistent watch itself
+//! ([`PersistentWatcher`]).
 //!
 //! One engine, three modes: [`Cache::tree`] (a node and its descendants, optionally down to a
 //! depth), [`Cache::children`] (a node and its children), [`Cache::node`] (one node). Every
@@ -24,18 +25,25 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Not yet: a fallback on one-shot watches for servers older than 3.6 (they refuse `addWatch`;
-//! [`Cache::failure`] reports it).
+//! Two watch sources feed the engine the same node notifications: a persistent recursive
+//! watch (ZooKeeper 3.6+), or one-shot watches on every cached node (Curator's `TreeCache`
+//! algorithm, any server). [`WatchMode::Auto`], the default, starts with the persistent watch
+//! and goes on with one-shot watches when the server refuses `addWatch` with `Unimplemented`
+//! (what ZooKeeper before 3.6 answers); [`CacheBuilder::watch_mode`] picks either up front.
+//! Events, the forward-only rule and the resyncs are the same in both.
 
 mod engine;
 mod events;
 mod handle;
 mod node;
+mod oneshot;
 mod read;
 mod scope;
+mod source;
 mod state;
 mod watcher;
 
 pub use handle::{Cache, CacheBuilder, DEFAULT_EVENT_CAPACITY};
 pub use node::{CacheEvent, CachedNode};
+pub use source::WatchMode;
 pub use watcher::{PersistentWatcher, ResetReason, WatchEvent};

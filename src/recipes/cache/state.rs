@@ -10,6 +10,7 @@ use tokio::sync::watch;
 use super::events::Subscriber;
 use super::node::{CacheEvent, CachedNode};
 use super::scope::Scope;
+use super::source::WatchMode;
 use crate::error::Error;
 use crate::sync::lock;
 
@@ -29,6 +30,7 @@ struct State {
     initialized: bool,
     closed: bool,
     failure: Option<Error>,
+    watch_mode: Option<WatchMode>,
 }
 
 impl Shared {
@@ -66,6 +68,15 @@ impl Shared {
 
     pub fn failure(&self) -> Option<Error> {
         lock(&self.state).failure.clone()
+    }
+
+    pub fn watch_mode(&self) -> Option<WatchMode> {
+        lock(&self.state).watch_mode
+    }
+
+    /// Records the kind of watch followed now.
+    pub fn set_watch_mode(&self, mode: WatchMode) {
+        lock(&self.state).watch_mode = Some(mode);
     }
 
     pub fn version(&self) -> watch::Receiver<u64> {
