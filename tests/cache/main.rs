@@ -4,6 +4,7 @@
 //! server restart (`faults.rs`).
 
 mod faults;
+mod load;
 mod modes;
 mod support;
 
