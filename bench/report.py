@@ -499,6 +499,8 @@ def cache_section(rows, header=None):
                 + ". The load time above runs to the complete content.")
             L.append("")
     if delays:
+        if L[-1] != "":
+            L.append("")
         d0 = delays[0]
         L.append(f"**cache-delay**: a tree cache over {d0['nodes']:,} nodes; a writer on its own session sets their "
                  f"data round-robin at {d0['rate']:,} writes/s (pipelined, every 10 ms), each write carrying its "
