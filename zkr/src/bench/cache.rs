@@ -92,6 +92,8 @@ pub(crate) async fn load(fw: &Framework, args: &BenchArgs) -> Result<Report, Fai
     let rss = rss_mb();
     let loaded = cache.len();
     cache.close();
+    // its task ends before the session does (else it may poll a watch whose channel is gone)
+    cache.terminated().await;
     if loaded != args.nodes {
         return Err((1, format!("the cache holds {loaded} nodes, not {}", args.nodes)));
     }
@@ -199,6 +201,8 @@ pub(crate) async fn delay(fw: &Framework, base: &str, args: &BenchArgs) -> Resul
     }
     let _ = writing.await;
     cache.close();
+    // its task ends before the session does (else it may poll a watch whose channel is gone)
+    cache.terminated().await;
     writer.close();
     let sent = sent.load(Ordering::Relaxed);
     // a write whose event never came (coalesced into a later one of the same node, or lost)
