@@ -20,6 +20,12 @@
 #   DRAIN_PEERS      peers of the drain runs, among PEERS           (default "zk-recipes curator")
 #   DRAIN_CLIENTS    sessions the drain's waiters are spread over   (default 1)
 #   MEMORY_WAITERS   waiters of the memory run; 0: none             (default 10000)
+#   CACHE_NODES      tree sizes of the cache-load runs; empty: none   (default "10000 100000")
+#   CACHE_DELAY      1: the cache-delay run                          (default 1)
+#   CACHE_DELAY_NODES, CACHE_RATE  its tree size and writes/s         (default 1000, 1000)
+#   CACHE_PEERS      peers of the cache runs, among PEERS           (default "zk-recipes curator")
+#   CACHE_ONLY       1: only the cache runs (no raw floor, matrix, drain or memory run), and
+#                    only the cache section of bench/RESULTS.md is replaced
 #   ZKR              a zkr binary to use instead of building one with
 #                    `cargo build --release --bin zkr`
 #
@@ -47,6 +53,18 @@ DRAIN_WAITERS=$(list "${DRAIN_WAITERS-500 2000}")
 DRAIN_PEERS=$(list "${DRAIN_PEERS:-zk-recipes curator}")
 DRAIN_CLIENTS=${DRAIN_CLIENTS:-1}
 MEMORY_WAITERS=${MEMORY_WAITERS:-10000}
+CACHE_NODES=$(list "${CACHE_NODES-10000 100000}")
+CACHE_DELAY=${CACHE_DELAY:-1}
+CACHE_DELAY_NODES=${CACHE_DELAY_NODES:-1000}
+CACHE_RATE=${CACHE_RATE:-1000}
+CACHE_PEERS=$(list "${CACHE_PEERS:-zk-recipes curator}")
+CACHE_ONLY=${CACHE_ONLY:-0}
+if ((CACHE_ONLY)); then
+    RAW=0
+    RECIPES=""
+    DRAIN_WAITERS=""
+    MEMORY_WAITERS=0
+fi
 
 out="$root/bench/out"
 results="$out/results.jsonl"
@@ -123,6 +141,7 @@ if ((needs_zkr)); then
 fi
 [[ -n $PEERS ]] || die "no peer left to run"
 DRAIN_PEERS=$(for p in $DRAIN_PEERS; do has "$PEERS" "$p" && printf '%s ' "$p"; done | xargs || true)
+CACHE_PEERS=$(for p in $CACHE_PEERS; do has "$PEERS" "$p" && printf '%s ' "$p"; done | xargs || true)
 
 if has "$PEERS" curator; then
     say "compiling the Curator driver"
@@ -166,7 +185,7 @@ run() {
     local tag="${peer}-${recipe}-c${clients}${1:+-$(printf '%s' "$*" | tr -c 'A-Za-z0-9\n' '_' | tr -s _)}-r${rep}"
     local log="$logs/$tag.log"
     local limit=$((WARMUP + SECONDS_PER_RUN + 240))
-    [[ $recipe == drain || $recipe == waiters-memory ]] && limit=900
+    [[ $recipe == drain || $recipe == waiters-memory || $recipe == cache-load ]] && limit=900
     local stdout rc=0
     stdout=$(timeout --kill-after=15 "$limit" "${cmd[@]}" --connect "$ZK_CONNECT" --recipe "$recipe" \
         --clients "$clients" --seconds "$SECONDS_PER_RUN" --warmup-seconds "$WARMUP" --base /bench \
@@ -235,11 +254,34 @@ for ((rep = 1; rep <= REPEATS; rep++)); do
             done
         done
     fi
+    if [[ -n $CACHE_PEERS ]]; then
+        for n in $CACHE_NODES; do
+            for peer in $(rotate $((rep - 1)) $CACHE_PEERS); do
+                plan+=("$peer cache-load 1 $rep --nodes $n")
+            done
+        done
+        if ((CACHE_DELAY)); then
+            for peer in $(rotate $((rep - 1)) $CACHE_PEERS); do
+                plan+=("$peer cache-delay 1 $rep --nodes $CACHE_DELAY_NODES --rate $CACHE_RATE")
+            done
+        fi
+    fi
 done
 if ((zkr_ok && MEMORY_WAITERS > 0)); then
     plan+=("zk-recipes waiters-memory 1 1 --waiters $MEMORY_WAITERS")
 fi
 run_total=${#plan[@]}
+# The cache-load trees (<base>/cache-tree-N) are built before the clock matters, once, by an
+# untimed load whose result is thrown away (it also warms the server up the same for all peers).
+if [[ -n $CACHE_PEERS ]]; then
+    first=${CACHE_PEERS%% *}
+    for n in $CACHE_NODES; do
+        say "building the cache-load tree of $n nodes (untimed, with $first)"
+        mapfile -t cmd < <(peer_cmd "$first")
+        "${cmd[@]}" --connect "$ZK_CONNECT" --recipe cache-load --clients 1 --seconds 1 --base /bench --nodes "$n" \
+            >/dev/null 2>"$logs/cache-tree-$n.log" </dev/null || die "cannot build the tree of $n nodes (see $logs/cache-tree-$n.log)"
+    done
+fi
 say "$run_total runs planned: $((SECONDS_PER_RUN)) s window + ${WARMUP} s warm-up each, $REPEATS repeat(s); peers: $PEERS"
 
 for entry in "${plan[@]}"; do
@@ -255,8 +297,10 @@ say "matrix done in ${elapsed} s: $(wc -l <"$results") result lines, $(wc -l <"$
 # ---------------------------------------------------------------------------------------------
 # Chart (drawn in Rust, when the example exists) and report
 
-bash "$root/bench/chart.sh" "$results" "$root/bench/results.svg" || say "warning: the chart failed (bench/chart.sh)"
-python3 "$root/bench/report.py" \
+((CACHE_ONLY)) || bash "$root/bench/chart.sh" "$results" "$root/bench/results.svg" || say "warning: the chart failed (bench/chart.sh)"
+cache_only=()
+((CACHE_ONLY)) && cache_only=(--cache-only)
+python3 "$root/bench/report.py" "${cache_only[@]}" \
     --results "$results" --failures "$failures" --srvr "$out/srvr.txt" --out "$root/bench/RESULTS.md" \
     --started "$started" --finished "$finished" --elapsed "$elapsed" \
     --seconds "$SECONDS_PER_RUN" --warmup "$WARMUP" --repeats "$REPEATS" --leases "$LEASES" \

@@ -89,6 +89,10 @@ def check_line(peer, recipe, clients, text):
             if f not in obj:
                 raise ValueError(f"drain needs {f}")
     summary = f"{obj['ops_per_s']:,.1f} ops/s, p50 {fmt_ms(obj['p50_ms'])} ms, p99 {fmt_ms(obj['p99_ms'])} ms"
+    if recipe == "cache-load" and obj.get("complete", 1) == 0:
+        summary = f"INCOMPLETE: {obj['loaded']:,} of {obj['nodes']:,} nodes ({obj['at_initialized']:,} at Initialized)"
+    elif recipe == "cache-load":
+        summary = f"{obj['nodes']:,} nodes loaded in {obj['load_ms']:,.1f} ms, RSS +{obj['rss_delta_mb']:.1f} MB (to {obj['rss_mb']:.1f})"
     if recipe == "drain":
         summary = f"{obj['ops']} waiters in {obj['total_ms']:,.1f} ms ({obj['per_handoff_ms']} ms per handoff)"
     if obj["violations"]:
@@ -242,7 +246,8 @@ def versions(srvr_path):
 def build_report(a):
     rows = read_jsonl(a.results)
     failures = read_jsonl(a.failures)
-    runs = [r for r in rows if r.get("recipe") not in ("drain", "waiters_memory", "waiters-memory", "raw")]
+    runs = [r for r in rows if r.get("recipe") not in ("drain", "waiters_memory", "waiters-memory", "raw")
+            and r.get("recipe") not in CACHE_RECIPES]
     raw = [r for r in rows if r.get("recipe") == "raw"]
     drains = [r for r in rows if r.get("recipe") == "drain"]
     memory = [r for r in rows if r.get("recipe") in ("waiters_memory", "waiters-memory")]
@@ -411,6 +416,8 @@ def build_report(a):
             L.append(f"| {PEER_TITLES.get(r['peer'], r['peer'])} | {r['waiters']:,} | {r['rss_mb']} |")
         L.append("")
 
+    L.extend(cache_section(rows))
+
     if failed:
         L.append("## Failed runs")
         L.append("")
@@ -421,6 +428,115 @@ def build_report(a):
                      f"{f.get('repeat', '?')}: exit {f.get('exit')} (`{f.get('log', '')}`)")
         L.append("")
     return "\n".join(L).rstrip() + "\n"
+
+
+CACHE_RECIPES = ("cache-load", "cache_load", "cache-delay", "cache_delay")
+CACHE_BEGIN = "<!-- cache section: begin -->"
+CACHE_END = "<!-- cache section: end -->"
+
+
+def spread(values, fmt="{:,.0f}"):
+    """median (min–max) of the values."""
+    if not values:
+        return "–"
+    m = median(values)
+    if len(values) == 1:
+        return fmt.format(m)
+    return f"{fmt.format(m)} ({fmt.format(min(values))}–{fmt.format(max(values))})"
+
+
+def ratio_spread(ours, theirs):
+    """Curator / zk-recipes per repeat (paired by order): median (min–max)."""
+    rs = [t / o for o, t in zip(ours, theirs) if o > 0]
+    return spread(rs, "{:.2f}") if rs else "–"
+
+
+def cache_section(rows, header=None):
+    loads = [r for r in rows if r.get("recipe") in ("cache-load", "cache_load")]
+    delays = [r for r in rows if r.get("recipe") in ("cache-delay", "cache_delay")]
+    if not loads and not delays:
+        return []
+    L = [CACHE_BEGIN, "## Caches: zk-recipes `Cache::tree` and Curator's `CuratorCache`", ""]
+    if header:
+        L.extend(header)
+    L.append("Values are medians over repeats with (min–max); *ratio* is Curator's value over zk-recipes' "
+             "per repeat (interleaved pairs), so > 1 favours zk-recipes for time and memory.")
+    L.append("")
+    if loads:
+        L.append("**cache-load**: time from `start` to `Initialized` of a tree cache with data over a pre-built tree "
+                 "(root, 100 directories, the rest as leaves of 32 bytes of data; built once per size, untimed), and "
+                 "the growth of the process's resident memory across the load (`rss_delta`; for Curator also the "
+                 "JVM heap in use after `System.gc()`, `heap Δ`). A fresh process per run.")
+        L.append("")
+        L.append("| nodes | peer | load ms | load ratio | RSS Δ MB | RSS Δ ratio | RSS total MB | heap Δ MB | runs |")
+        L.append("|--:|---|--:|--:|--:|--:|--:|--:|--:|")
+        for n in sorted({r["nodes"] for r in loads}):
+            ours = [r for r in loads if r["nodes"] == n and r["peer"] == "zk-recipes"]
+            for p in sorted({r["peer"] for r in loads if r["nodes"] == n}, key=peer_rank):
+                rs = [r for r in loads if r["nodes"] == n and r["peer"] == p]
+                incomplete = [r for r in rs if r.get("complete", 1) == 0]
+                if incomplete:
+                    L.append(f"| {n:,} | {PEER_TITLES.get(p, p)} | **never complete** in {len(incomplete)} of {len(rs)} "
+                             f"run(s): `Initialized` with {spread([r['at_initialized'] for r in incomplete])} nodes, "
+                             f"{spread([r['loaded'] for r in incomplete])} 30 s later | | "
+                             f"{spread([r['rss_delta_mb'] for r in incomplete], '{:,.1f}')} | | "
+                             f"{spread([r['rss_mb'] for r in incomplete], '{:,.1f}')} | "
+                             f"{spread([r['heap_delta_mb'] for r in incomplete], '{:,.1f}')} | {len(rs)} |")
+                    rs = [r for r in rs if r.get("complete", 1) != 0]
+                    if not rs:
+                        continue
+                lr = ratio_spread([r["load_ms"] for r in ours], [r["load_ms"] for r in rs]) if p != "zk-recipes" else ""
+                mr = ratio_spread([r["rss_delta_mb"] for r in ours], [r["rss_delta_mb"] for r in rs]) if p != "zk-recipes" else ""
+                heap = spread([r["heap_delta_mb"] for r in rs if "heap_delta_mb" in r], "{:,.1f}")
+                L.append(f"| {n:,} | {PEER_TITLES.get(p, p)} | {spread([r['load_ms'] for r in rs])} | {lr} | "
+                         f"{spread([r['rss_delta_mb'] for r in rs], '{:,.1f}')} | {mr} | "
+                         f"{spread([r['rss_mb'] for r in rs], '{:,.1f}')} | {heap if p != 'zk-recipes' else ''} | {len(rs)} |")
+        early = [r for r in loads if r.get("at_initialized", r["nodes"]) < r["nodes"] and r.get("complete", 1) != 0]
+        if early:
+            L.append(f"- **Early Initialized** (CURATOR-690) in {len(early)} run(s): " + "; ".join(
+                f"{PEER_TITLES.get(r['peer'], r['peer'])} at {r['nodes']:,} nodes held {r['at_initialized']:,} at "
+                f"`Initialized` ({r['initialized_ms']:,.0f} ms)" for r in early)
+                + ". The load time above runs to the complete content.")
+            L.append("")
+    if delays:
+        if L[-1] != "":
+            L.append("")
+        d0 = delays[0]
+        L.append(f"**cache-delay**: a tree cache over {d0['nodes']:,} nodes; a writer on its own session sets their "
+                 f"data round-robin at {d0['rate']:,} writes/s (pipelined, every 10 ms), each write carrying its "
+                 "send time; the delay is the `Changed` event's arrival minus that time, in the same process. "
+                 "Writes sent in the window count; *missed*: writes whose own event never came.")
+        L.append("")
+        L.append("| peer | events | p50 ms | p99 ms | p99 ratio | missed | errors | runs |")
+        L.append("|---|--:|--:|--:|--:|--:|--:|--:|")
+        ours = [r for r in delays if r["peer"] == "zk-recipes"]
+        for p in sorted({r["peer"] for r in delays}, key=peer_rank):
+            rs = [r for r in delays if r["peer"] == p]
+            pr = ratio_spread([r["p99_ms"] for r in ours], [r["p99_ms"] for r in rs]) if p != "zk-recipes" else ""
+            L.append(f"| {PEER_TITLES.get(p, p)} | {spread([r['ops'] for r in rs])} | "
+                     f"{spread([r['p50_ms'] for r in rs], '{:.2f}')} | {spread([r['p99_ms'] for r in rs], '{:.2f}')} | "
+                     f"{pr} | {sum(r.get('missed', 0) for r in rs):,.0f} | {sum(r['errors'] for r in rs)} | {len(rs)} |")
+        L.append("")
+    L.append(CACHE_END)
+    L.append("")
+    return L
+
+
+def splice_cache_section(a):
+    """CACHE_ONLY runs: replace (or append) only the cache section of an existing report."""
+    rows = read_jsonl(a.results)
+    header = [f"Measured {a.started} – {a.finished} by `CACHE_ONLY=1 bash bench/compare.sh` on its own server "
+              f"(same setting as above), {a.repeats} repeat(s), interleaved.", ""]
+    section = "\n".join(cache_section(rows, header))
+    old = open(a.out, encoding="utf-8").read() if os.path.exists(a.out) else ""
+    if CACHE_BEGIN in old and CACHE_END in old:
+        head, rest = old.split(CACHE_BEGIN, 1)
+        tail = rest.split(CACHE_END, 1)[1].lstrip("\n")
+        text = head + section + tail
+    else:
+        marker = "\n## Failed runs"
+        text = old.replace(marker, "\n" + section + marker, 1) if marker in old else old.rstrip("\n") + "\n\n" + section
+    return text
 
 
 def peer_rank(p):
@@ -460,8 +576,9 @@ def main(argv):
     p.add_argument("--leases", default="2")
     p.add_argument("--peers", default="")
     p.add_argument("--drain-clients", default="1")
+    p.add_argument("--cache-only", action="store_true", help="replace only the cache section of --out")
     a = p.parse_args(argv)
-    text = build_report(a)
+    text = splice_cache_section(a) if a.cache_only else build_report(a)
     tmp = a.out + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)

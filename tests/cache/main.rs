@@ -6,6 +6,7 @@
 #[macro_use]
 mod support;
 mod faults;
+mod load;
 mod modes;
 
 use std::collections::BTreeMap;

@@ -4,6 +4,7 @@
 //! then all run the loop for the warm-up, then for the measured window; an operation counts
 //! when it starts and finishes inside the window. Violations are checked while it runs.
 
+mod cache;
 mod recipes;
 mod report;
 
@@ -20,7 +21,7 @@ pub use report::Report;
 #[derive(clap::Args, Debug, Clone)]
 pub struct BenchArgs {
     /// mutex, rwlock, semaphore, semaphore_mutex, counter, shared_count, double_barrier, raw,
-    /// raw_seq, drain, waiters_memory
+    /// raw_seq, drain, waiters_memory, cache_load, cache_delay
     #[arg(long)]
     pub recipe: String,
     /// Concurrent clients, each with its own session.
@@ -41,6 +42,13 @@ pub struct BenchArgs {
     /// Waiters queued by the drain and waiters_memory recipes.
     #[arg(long, default_value_t = 500)]
     pub waiters: usize,
+    /// Nodes of the cache_load tree (`<base>/cache-tree-<nodes>`, built once and kept) and of
+    /// the cache_delay tree.
+    #[arg(long, default_value_t = 10_000)]
+    pub nodes: usize,
+    /// Writes per second of the cache_delay writer.
+    #[arg(long, default_value_t = 1_000)]
+    pub rate: usize,
     /// The implementation measured: zk-recipes, or zookeeper-client (its own Client::lock;
     /// mutex only).
     #[arg(long, default_value = "zk-recipes")]

@@ -26,6 +26,8 @@ pub(crate) enum Recipe {
     RawSeq,
     Drain,
     WaitersMemory,
+    CacheLoad,
+    CacheDelay,
     ZkClientMutex,
 }
 
@@ -47,6 +49,8 @@ impl Recipe {
             ("zk-recipes", "raw_seq") => Recipe::RawSeq,
             ("zk-recipes", "drain") => Recipe::Drain,
             ("zk-recipes", "waiters_memory" | "waiters-memory") => Recipe::WaitersMemory,
+            ("zk-recipes", "cache_load" | "cache-load") => Recipe::CacheLoad,
+            ("zk-recipes", "cache_delay" | "cache-delay") => Recipe::CacheDelay,
             ("zk-recipes", other) => return Err((2, format!("unknown recipe {other:?}"))),
             (other, _) => return Err((2, format!("unknown peer {other:?} (zk-recipes or zookeeper-client)"))),
         };
@@ -113,7 +117,9 @@ impl Op {
                     _ => Op::ZkClient(plain_client(fw.connect_string()).await?, dir),
                 }
             }
-            Recipe::DoubleBarrier | Recipe::Drain | Recipe::WaitersMemory => unreachable!("not a timed loop"),
+            Recipe::DoubleBarrier | Recipe::Drain | Recipe::WaitersMemory | Recipe::CacheLoad | Recipe::CacheDelay => {
+                unreachable!("not a timed loop")
+            }
         })
     }
 
@@ -243,6 +249,8 @@ pub(crate) async fn run(
     match recipe {
         Recipe::Drain => drain(clients, base, args.waiters).await,
         Recipe::WaitersMemory => waiters_memory(&clients[0], base, args.waiters).await,
+        Recipe::CacheLoad => super::cache::load(&clients[0], args).await,
+        Recipe::CacheDelay => super::cache::delay(&clients[0], base, args).await,
         Recipe::DoubleBarrier => double_barrier(clients, base, args).await,
         _ => timed(recipe, clients, base, args).await,
     }
@@ -440,7 +448,7 @@ async fn waiters_memory(fw: &Framework, base: &str, waiters: usize) -> Result<Re
     })
 }
 
-fn rss_mb() -> f64 {
+pub(crate) fn rss_mb() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
