@@ -148,3 +148,22 @@ async fn unreadable_nodes_are_left_out(mode: WatchMode) {
     assert!(cache.failure().is_none());
 }
 }
+
+both_modes! {
+async fn a_panicking_filter_is_contained(mode: WatchMode) {
+    let fw = fixtures::framework(&fixtures::shared_server().await).await;
+    let root = sample(&fw).await;
+    let boom = Cache::tree(&fw, &root).watch_mode(mode).filter(|p| if p.ends_with("/b") { panic!("no b") } else { true });
+    let (cache, mut replay) = started(boom.build().unwrap()).await;
+    // the path it panicked on is left out, the rest is cached, and the cache goes on
+    assert!(cache.get(&format!("{root}/b")).is_none());
+    assert!(cache.get(&format!("{root}/a/a1/a11")).is_some());
+    match cache.failure() {
+        Some(zk_recipes::Error::InvalidArgument(message)) => assert!(message.contains("panicked"), "{message}"),
+        other => panic!("the panic is reported as a typed error: {other:?}"),
+    }
+    mk(&fw, &format!("{root}/c"), b"").await;
+    let e = replay.until(|e| e.node().is_some()).await;
+    assert_eq!(e.node().unwrap().path, format!("{root}/c"));
+}
+}

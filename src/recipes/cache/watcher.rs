@@ -1,6 +1,9 @@
 //! `PersistentWatcher`: a persistent (recursive) watch kept through reconnects and new sessions.
 
+use std::panic::AssertUnwindSafe;
+
 use futures_core::Stream;
+use futures_util::FutureExt;
 use zookeeper_client::{AddWatchMode, Client, EventType, SessionState, WatchedEvent};
 
 use crate::error::{Error, Result};
@@ -175,7 +178,20 @@ impl PersistentWatcher {
                 let mut disconnected = false;
                 loop {
                     let event = tokio::select! {
-                        event = watcher.changed() => event,
+                        // zookeeper-client 0.11 panics in `changed` when its session task went
+                        // away without a terminal event (seen as a runtime shuts down): taken
+                        // as the end of that session, never as the end of this task
+                        event = AssertUnwindSafe(watcher.changed()).catch_unwind() => match event {
+                            Ok(event) => event,
+                            Err(_) => {
+                                drop((watcher, client));
+                                reason = ResetReason::NewSession;
+                                if self.fw.wait_until_connected().await.is_err() {
+                                    return;
+                                }
+                                continue 'session;
+                            }
+                        },
                         _ = async { status.wait_for(|s| s.closed || s.session_id != session || s.state == ConnectionState::Lost).await.map(|_| ()) } => {
                             if self.fw.is_closed() {
                                 return;

@@ -11,8 +11,7 @@ use tokio::time::Instant;
 use zk_recipes::zk::{Acls, CreateMode};
 use zk_recipes::{Cache, CacheEvent, Framework};
 
-use super::recipes::rss_mb;
-use super::{BenchArgs, Failure, Report};
+use super::{rss_mb, BenchArgs, Failure, Report};
 
 /// Creates unanswered at most, while building a tree.
 const IN_FLIGHT: usize = 1_000;

@@ -141,3 +141,16 @@ pub(crate) fn progress(
         eprintln!();
     }))
 }
+
+/// This process's resident memory (VmRSS), in MB; 0 where it cannot be read.
+fn rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next().and_then(|kb| kb.parse::<f64>().ok()))
+        })
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(0.0)
+}

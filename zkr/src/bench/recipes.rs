@@ -11,7 +11,7 @@ use zk_recipes::{
     InterProcessSemaphoreMutex, InterProcessSemaphoreV2, SharedCount, VersionedValue,
 };
 
-use super::{progress, BenchArgs, Failure, Report, Shared, Window};
+use super::{progress, rss_mb, BenchArgs, Failure, Report, Shared, Window};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Recipe {
@@ -446,16 +446,4 @@ async fn waiters_memory(fw: &Framework, base: &str, waiters: usize) -> Result<Re
         ops_override: Some(waiters as u64),
         ..Default::default()
     })
-}
-
-pub(crate) fn rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.split_whitespace().next().and_then(|kb| kb.parse::<f64>().ok()))
-        })
-        .map(|kb| kb / 1024.0)
-        .unwrap_or(0.0)
 }
