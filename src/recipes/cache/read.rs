@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 
-use futures_util::future::join_all;
+use futures_util::stream::{FuturesOrdered, StreamExt};
 use zookeeper_client::{Client, Error as ZkError};
 
 use super::node::CachedNode;
@@ -14,8 +14,9 @@ use crate::error::Result;
 use crate::framework::paths::join;
 use crate::framework::Framework;
 
-/// How many nodes of a level are asked for before their answers are awaited.
-const PIPELINE: usize = 512;
+/// How many nodes are being read at once: a sliding window over each level, so that the
+/// connection never drains between batches (a node's read and listing are sent when it enters).
+const WINDOW: usize = 2048;
 
 type Read = Pin<Box<dyn Future<Output = std::result::Result<Option<CachedNode>, ZkError>> + Send>>;
 
@@ -64,26 +65,39 @@ async fn read_with(client: &Client, scope: &Scope) -> std::result::Result<BTreeM
     while !level.is_empty() {
         let descend = scope.descends(depth);
         let mut next = Vec::new();
-        for chunk in level.chunks(PIPELINE) {
-            let reads: Vec<Read> = chunk.iter().map(|p| read_node(client, p, scope.with_data)).collect();
-            let lists: Vec<_> =
-                if descend { chunk.iter().map(|p| client.list_children(p)).collect() } else { Vec::new() };
-            let (reads, lists) = (join_all(reads).await, join_all(lists).await);
-            for (path, read) in chunk.iter().zip(reads) {
-                if let Some(node) = read? {
-                    found.insert(path.clone(), node);
-                }
+        let mut waiting = level.iter();
+        let mut answers = FuturesOrdered::new();
+        loop {
+            while answers.len() < WINDOW {
+                let Some(path) = waiting.next() else { break };
+                // both requests are sent here, in order, as the node enters the window
+                let read = read_node(client, path, scope.with_data);
+                let listed = descend.then(|| client.list_children(path));
+                answers.push_back(async move {
+                    let listed = match listed {
+                        Some(listing) => Some(listing.await),
+                        None => None,
+                    };
+                    (path, read.await, listed)
+                });
             }
-            for (path, listed) in chunk.iter().zip(lists) {
-                // a node gone meanwhile has no children; its deletion comes as an event
-                for name in readable(listed, path)?.unwrap_or_default() {
-                    let child = join(path, &name);
-                    if scope.accepts_child(&child) {
-                        next.push(child);
-                    }
+            let Some((path, read, listed)) = answers.next().await else { break };
+            if let Some(node) = read? {
+                found.insert(path.clone(), node);
+            }
+            // a node gone meanwhile has no children; its deletion comes as an event
+            let names = match listed {
+                Some(listed) => readable(listed, path)?.unwrap_or_default(),
+                None => Vec::new(),
+            };
+            for name in names {
+                let child = join(path, &name);
+                if scope.accepts_child(&child) {
+                    next.push(child);
                 }
             }
         }
+        drop(answers);
         level = next;
         depth += 1;
     }
