@@ -188,16 +188,16 @@ pub(crate) fn events(fw: Framework, scope: Scope) -> impl Stream<Item = Result<W
             let mut watches = Watches::default();
             match arm(&client, &scope, &mut watches, vec![scope.root.clone()]).await {
                 Ok(_) => {}
-                Err(e) if is_retryable(&e) => {
-                    tracing::debug!(error = %e, "cache: setting the one-shot watches failed; again when connected");
-                    reason = gap(&since, &fw.status()).unwrap_or(ResetReason::Reconnected);
-                    wait_for_gap(&fw, &since).await;
-                    continue 'session;
-                }
-                Err(e) => {
-                    yield Err(Error::ZooKeeper(e));
-                    return;
-                }
+                Err(e) => match after_failed_arm(&fw, &since, e).await {
+                    Ok(why) => {
+                        reason = why;
+                        continue 'session;
+                    }
+                    Err(e) => {
+                        yield Err(e);
+                        return;
+                    }
+                },
             }
             yield Ok(WatchEvent::Reset(reason));
             loop {
@@ -233,16 +233,16 @@ pub(crate) fn events(fw: Framework, scope: Scope) -> impl Stream<Item = Result<W
                 // set again before the engine re-reads: nothing falls between
                 let created = match arm(&client, &scope, &mut watches, again).await {
                     Ok(created) => created,
-                    Err(e) if is_retryable(&e) => {
-                        tracing::debug!(error = %e, "cache: setting a one-shot watch again failed; resyncing");
-                        reason = gap(&since, &fw.status()).unwrap_or(ResetReason::Reconnected);
-                        wait_for_gap(&fw, &since).await;
-                        continue 'session;
-                    }
-                    Err(e) => {
-                        yield Err(Error::ZooKeeper(e));
-                        return;
-                    }
+                    Err(e) => match after_failed_arm(&fw, &since, e).await {
+                        Ok(why) => {
+                            reason = why;
+                            continue 'session;
+                        }
+                        Err(e) => {
+                            yield Err(e);
+                            return;
+                        }
+                    },
                 };
                 let named = notify.as_ref().and_then(WatchEvent::path).map(str::to_string);
                 if let Some(notify) = notify {
@@ -263,6 +263,23 @@ async fn next_gap(
     since: &SessionStatus,
 ) -> std::result::Result<SessionStatus, tokio::sync::watch::error::RecvError> {
     status.wait_for(|now| now.closed || gap(since, now).is_some()).await.map(|now| *now)
+}
+
+/// After setting watches failed: a connection error is followed by a gap, waited for here (and
+/// the reconnect), whose reason is returned for the `Reset` that sets every watch anew; any
+/// other error ends the source.
+async fn after_failed_arm(
+    fw: &Framework,
+    since: &SessionStatus,
+    e: ZkError,
+) -> std::result::Result<ResetReason, Error> {
+    if !is_retryable(&e) {
+        return Err(Error::ZooKeeper(e));
+    }
+    tracing::debug!(error = %e, "cache: setting one-shot watches failed; set anew after the gap");
+    let reason = gap(since, &fw.status()).unwrap_or(ResetReason::Reconnected);
+    wait_for_gap(fw, since).await;
+    Ok(reason)
 }
 
 /// Waits until the connection had a gap since `since` and is connected again (or the
