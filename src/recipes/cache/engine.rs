@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures_util::{FutureExt, StreamExt};
 use tokio::sync::watch;
 
-use super::read::{read_node, read_tree};
+use super::read::{read_node, TreeReader};
 use super::source::{self, WatchMode};
 use super::state::Shared;
 use super::watcher::WatchEvent;
@@ -43,6 +43,9 @@ pub(crate) async fn run(
         Ok(started) => started,
         Err(e) => return shared.fail(e),
     };
+    // multiRead only beside persistent watches (both came with 3.6): an older server answers
+    // an unknown operation and then closes the connection
+    let mut reader = TreeReader::new(!one_shot);
     let mut batch: Vec<WatchEvent> = Vec::new();
     let mut next = None;
     loop {
@@ -62,6 +65,7 @@ pub(crate) async fn run(
                     Ok(started) => started,
                     Err(e) => return shared.fail(e),
                 };
+                reader = TreeReader::new(false);
                 continue;
             }
             Err(e) => return shared.fail(e),
@@ -70,7 +74,7 @@ pub(crate) async fn run(
             shared.set_watch_mode(if one_shot { WatchMode::OneShot } else { WatchMode::Persistent });
             tracing::debug!(?reason, path = %shared.scope.root, "cache: reading the subtree");
             loop {
-                match read_tree(&fw, &shared.scope).await {
+                match reader.read(&fw, &shared.scope).await {
                     Ok(tree) => break shared.apply_tree(tree),
                     Err(Error::Closed) => return,
                     // not the connection: reading again would fail again

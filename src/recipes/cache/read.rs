@@ -1,12 +1,18 @@
-//! Reading a cache's nodes from the server: one node, or the whole covered subtree level by
-//! level with pipelined requests.
+//! Reading a cache's nodes from the server: one node, or the whole covered subtree.
+//!
+//! The subtree is walked breadth-first with many requests in flight. A node is listed only
+//! when its stat counts children (most nodes of a tree are leaves), and the reads go in
+//! `multiRead` batches where the server has them, so a load costs about one request per
+//! hundred leaves instead of two per node. Whatever changes after a node was read is
+//! reported by the watch that was set before the walk began.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use futures_util::stream::{FuturesOrdered, StreamExt};
-use zookeeper_client::{Client, Error as ZkError};
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use zookeeper_client::{Client, Error as ZkError, MultiReadResult, Stat};
 
 use super::node::CachedNode;
 use super::scope::Scope;
@@ -14,9 +20,14 @@ use crate::error::Result;
 use crate::framework::paths::join;
 use crate::framework::Framework;
 
-/// How many nodes are being read at once: a sliding window over each level, so that the
-/// connection never drains between batches (a node's read and listing are sent when it enters).
-const WINDOW: usize = 2048;
+/// Operations in flight at most during a walk: enough to keep the connection busy, not so
+/// many that the server queues much.
+const IN_FLIGHT: usize = 2048;
+/// Operations in one `multiRead` at most.
+const MAX_BATCH: usize = 128;
+/// About how many bytes of node data one `multiRead` answer should carry at most: batches
+/// shrink when the nodes read so far are big.
+const BATCH_BYTES: usize = 256 * 1024;
 
 type Read = Pin<Box<dyn Future<Output = std::result::Result<Option<CachedNode>, ZkError>> + Send>>;
 
@@ -49,57 +60,218 @@ fn readable<T>(result: std::result::Result<T, ZkError>, path: &str) -> std::resu
     }
 }
 
-/// Every covered node that exists, read through the framework's retry loop (a retry reads
-/// everything again on the new connection).
-///
-/// # Cancel safety
-/// Cancel safe: it only reads.
-pub(crate) async fn read_tree(fw: &Framework, scope: &Scope) -> Result<BTreeMap<String, CachedNode>> {
-    fw.retry(|client| async move { read_with(&client, scope).await }).await
+/// Reads whole subtrees for one cache, and remembers whether the server takes `multiRead`.
+#[derive(Debug)]
+pub(crate) struct TreeReader {
+    batched: AtomicBool,
 }
 
-async fn read_with(client: &Client, scope: &Scope) -> std::result::Result<BTreeMap<String, CachedNode>, ZkError> {
-    let mut found = BTreeMap::new();
-    let mut level = vec![scope.root.clone()];
-    let mut depth = 0;
-    while !level.is_empty() {
-        let descend = scope.descends(depth);
-        let mut next = Vec::new();
-        let mut waiting = level.iter();
-        let mut answers = FuturesOrdered::new();
-        loop {
-            while answers.len() < WINDOW {
-                let Some(path) = waiting.next() else { break };
-                // both requests are sent here, in order, as the node enters the window
-                let read = read_node(client, path, scope.with_data);
-                let listed = descend.then(|| client.list_children(path));
-                answers.push_back(async move {
-                    let listed = match listed {
-                        Some(listing) => Some(listing.await),
-                        None => None,
-                    };
-                    (path, read.await, listed)
-                });
+impl TreeReader {
+    /// A reader that batches its reads with `multiRead` when `batched` (servers with
+    /// persistent watches have it: both came with 3.6) and the server does not refuse it.
+    pub fn new(batched: bool) -> Self {
+        Self { batched: AtomicBool::new(batched) }
+    }
+
+    /// Every covered node that exists, read through the framework's retry loop (a retry
+    /// reads everything again on the new connection). A server that refuses `multiRead` is
+    /// read one request per operation from then on.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: it only reads.
+    pub async fn read(&self, fw: &Framework, scope: &Scope) -> Result<BTreeMap<String, CachedNode>> {
+        fw.retry(|client| async move {
+            let batched = self.batched.load(Ordering::Relaxed);
+            match walk(&client, scope, batched).await {
+                Err(ZkError::Unimplemented) if batched => {
+                    tracing::warn!("cache: the server refuses multiRead; reading node by node");
+                    self.batched.store(false, Ordering::Relaxed);
+                    walk(&client, scope, false).await
+                }
+                other => other,
             }
-            let Some((path, read, listed)) = answers.next().await else { break };
-            if let Some(node) = read? {
-                found.insert(path.clone(), node);
+        })
+        .await
+    }
+}
+
+/// One read the walk asks for: a node's data and stat, or its children's names.
+#[derive(Debug)]
+enum Op {
+    Node { path: String, depth: usize },
+    Children { path: String, depth: usize },
+}
+
+/// An operation's answer (`None`: the node is gone, or not ours to read).
+enum Answer {
+    Node(Option<(Option<Vec<u8>>, Stat)>),
+    Children(Option<Vec<String>>),
+}
+
+/// The state of a breadth-first walk: what is still to read, what was found.
+struct Walk<'a> {
+    scope: &'a Scope,
+    /// Listings go first: they make more work.
+    listings: VecDeque<Op>,
+    nodes: VecDeque<Op>,
+    found: BTreeMap<String, CachedNode>,
+    data_bytes: usize,
+    nodes_read: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn new(scope: &'a Scope) -> Self {
+        let root = Op::Node { path: scope.root.clone(), depth: 0 };
+        Self {
+            scope,
+            listings: VecDeque::new(),
+            nodes: VecDeque::from([root]),
+            found: BTreeMap::new(),
+            data_bytes: 0,
+            nodes_read: 0,
+        }
+    }
+
+    fn next(&mut self) -> Option<Op> {
+        self.listings.pop_front().or_else(|| self.nodes.pop_front())
+    }
+
+    fn is_done(&self) -> bool {
+        self.listings.is_empty() && self.nodes.is_empty()
+    }
+
+    /// How many operations the next batch takes: fewer when the nodes are big.
+    fn batch_size(&self) -> usize {
+        let average = self.data_bytes.checked_div(self.nodes_read).unwrap_or(1024).max(1);
+        (BATCH_BYTES / average).clamp(1, MAX_BATCH)
+    }
+
+    fn take(&mut self, op: Op, answer: Answer) -> std::result::Result<(), ZkError> {
+        match (op, answer) {
+            (Op::Node { path, depth }, Answer::Node(Some((data, stat)))) => {
+                self.nodes_read += 1;
+                self.data_bytes += data.as_ref().map_or(0, Vec::len);
+                let data = if self.scope.with_data { data } else { None };
+                // a child created after this read is reported by the watch
+                if stat.num_children > 0 && self.scope.descends(depth) {
+                    self.listings.push_back(Op::Children { path: path.clone(), depth });
+                }
+                self.found.insert(path.clone(), CachedNode { path, data, stat });
             }
-            // a node gone meanwhile has no children; its deletion comes as an event
-            let names = match listed {
-                Some(listed) => readable(listed, path)?.unwrap_or_default(),
-                None => Vec::new(),
-            };
-            for name in names {
-                let child = join(path, &name);
-                if scope.accepts_child(&child) {
-                    next.push(child);
+            (Op::Children { path, depth }, Answer::Children(Some(names))) => {
+                for name in names {
+                    let child = join(&path, &name);
+                    if self.scope.accepts_child(&child) {
+                        self.nodes.push_back(Op::Node { path: child, depth: depth + 1 });
+                    }
                 }
             }
+            // gone meanwhile (its deletion comes as an event), or not ours to read
+            (_, Answer::Node(None) | Answer::Children(None)) => {}
+            (op, _) => {
+                tracing::error!(?op, "cache: an answer of the wrong kind");
+                return Err(ZkError::UnexpectedError("multiRead answered with the wrong kind".into()));
+            }
         }
-        drop(answers);
-        level = next;
-        depth += 1;
+        Ok(())
     }
-    Ok(found)
+}
+
+type Batch<'a> = Pin<Box<dyn Future<Output = std::result::Result<Vec<(Op, Answer)>, ZkError>> + Send + 'a>>;
+
+/// Reads the covered subtree with at most [`IN_FLIGHT`] operations in flight, in `multiRead`
+/// batches when `batched`, else one request per operation.
+async fn walk(
+    client: &Client,
+    scope: &Scope,
+    batched: bool,
+) -> std::result::Result<BTreeMap<String, CachedNode>, ZkError> {
+    let mut walk = Walk::new(scope);
+    let mut pending: FuturesUnordered<Batch<'_>> = FuturesUnordered::new();
+    let mut in_flight = 0;
+    loop {
+        while in_flight < IN_FLIGHT && !walk.is_done() {
+            if batched {
+                let size = walk.batch_size().min(IN_FLIGHT - in_flight);
+                let ops: Vec<Op> = std::iter::from_fn(|| walk.next()).take(size).collect();
+                in_flight += ops.len();
+                pending.push(send_batch(client, ops)?);
+            } else if let Some(op) = walk.next() {
+                in_flight += 1;
+                pending.push(send_one(client, op, scope.with_data));
+            }
+        }
+        let Some(answers) = pending.next().await else { break };
+        let answers = answers?;
+        in_flight -= answers.len();
+        for (op, answer) in answers {
+            walk.take(op, answer)?;
+        }
+    }
+    Ok(walk.found)
+}
+
+/// Sends one operation as its own request.
+fn send_one<'a>(client: &'a Client, op: Op, with_data: bool) -> Batch<'a> {
+    match &op {
+        Op::Node { path, .. } => {
+            let read = read_node(client, path, with_data);
+            Box::pin(async move {
+                let node = read.await?.map(|node| (node.data, node.stat));
+                Ok(vec![(op, Answer::Node(node))])
+            })
+        }
+        Op::Children { path, .. } => {
+            let listing = client.list_children(path);
+            Box::pin(async move {
+                let names = readable(listing.await, op.path())?;
+                Ok(vec![(op, Answer::Children(names))])
+            })
+        }
+    }
+}
+
+/// Sends `ops` in one `multiRead`.
+fn send_batch<'a>(client: &'a Client, ops: Vec<Op>) -> std::result::Result<Batch<'a>, ZkError> {
+    let mut reader = client.new_multi_reader();
+    for op in &ops {
+        match op {
+            Op::Node { path, .. } => reader.add_get_data(path)?,
+            Op::Children { path, .. } => reader.add_get_children(path)?,
+        }
+    }
+    let answers = reader.commit();
+    Ok(Box::pin(async move {
+        let answers = answers.await?;
+        if answers.len() != ops.len() {
+            return Err(ZkError::UnexpectedError(format!(
+                "multiRead: {} answers to {} reads",
+                answers.len(),
+                ops.len()
+            )));
+        }
+        ops.into_iter()
+            .zip(answers)
+            .map(|(op, answer)| {
+                let answer = match answer {
+                    MultiReadResult::Data { data, stat } => Answer::Node(Some((Some(data), stat))),
+                    MultiReadResult::Children { children } => Answer::Children(Some(children)),
+                    MultiReadResult::Error { err } => match (&op, readable::<()>(Err(err), op.path())?) {
+                        (Op::Node { .. }, _) => Answer::Node(None),
+                        (Op::Children { .. }, _) => Answer::Children(None),
+                    },
+                    _ => return Err(ZkError::UnexpectedError("multiRead: an answer of an unknown kind".into())),
+                };
+                Ok((op, answer))
+            })
+            .collect()
+    }))
+}
+
+impl Op {
+    fn path(&self) -> &str {
+        match self {
+            Op::Node { path, .. } | Op::Children { path, .. } => path,
+        }
+    }
 }
