@@ -174,3 +174,60 @@ async fn after_the_ensemble_leader_is_killed() {
         assert_eq!(view_of(&cache.snapshot()), read_tree(&writer, &root, None).await);
     }
 }
+
+/// The paths the server holds watches on for `session` (the `wchc` four-letter word), each
+/// once.
+async fn watched_by(cs: &str, session: i64) -> std::collections::BTreeSet<String> {
+    let out = zk_recipes_testing::four_letter_word(cs, "wchc").await.unwrap();
+    let id = format!("0x{session:x}");
+    let mut paths = std::collections::BTreeSet::new();
+    let mut ours = false;
+    for line in out.lines() {
+        if line.starts_with("0x") {
+            ours = line.trim() == id;
+        } else if ours && !line.trim().is_empty() {
+            paths.insert(line.trim().to_string());
+        }
+    }
+    paths
+}
+
+both_modes! {
+/// A root that never appears (CURATOR-240/312) costs one watch on the server and nothing that
+/// grows: after twelve connection cuts, each a reset that sets the watch again, the session
+/// watches the root and nothing else, the runtime has no more tasks than after the first
+/// reset, and when the root finally comes it is reported once.
+async fn a_root_that_never_appears_leaks_nothing(mode: WatchMode) {
+    let cs = fixtures::shared_server().await;
+    let proxy = TcpProxy::start(&cs).await.unwrap();
+    let fw = fixtures::framework(proxy.connect_string()).await;
+    let root = unique_root();
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).watch_mode(mode).build().unwrap()).await;
+    let session = fw.session_info().unwrap().id().0;
+    let tasks = || tokio::runtime::Handle::current().metrics().num_alive_tasks();
+    let mut after_first = None;
+    for cut in 0..12 {
+        proxy.cut();
+        replay.until(|e| *e == CacheEvent::Resynced { dropped: 0 }).await;
+        fixtures::eventually(WAIT, "the root is watched again", || async {
+            watched_by(&cs, session).await == [root.clone()].into()
+        })
+        .await;
+        let now = tasks();
+        let first = *after_first.get_or_insert(now);
+        assert!(now <= first, "cut {cut}: {now} tasks alive, {first} after the first cut");
+    }
+    assert!(cache.is_empty());
+    assert_eq!(fw.status().losses, 0, "the same session throughout");
+    mk(&fw, &root, b"r").await;
+    replay.until(|e| matches!(e, CacheEvent::Created(n) if n.path == root)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    while let Some(Some(event)) = futures_util::FutureExt::now_or_never(futures_util::StreamExt::next(&mut replay.events)) {
+        replay.seen.push(event);
+    }
+    let created = replay.seen.iter().filter(|e| matches!(e, CacheEvent::Created(n) if n.path == root)).count();
+    assert_eq!(created, 1, "the root is reported once, not once per watch set");
+    drop(cache);
+    fixtures::eventually(WAIT, "no watch is left", || async { watched_by(&cs, session).await.is_empty() }).await;
+}
+}
