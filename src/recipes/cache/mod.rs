@@ -4,7 +4,8 @@
 //!
 //! One engine, three modes: [`Cache::tree`] (a node and its descendants, optionally down to a
 //! depth), [`Cache::children`] (a node and its children), [`Cache::node`] (one node). Every
-//! mode loads its nodes with pipelined reads, reports [`CacheEvent`]s as a stream, and after
+//! mode loads its nodes with pipelined reads (in `multiRead` batches beside a persistent watch,
+//! listing only the nodes whose stat counts children), reports [`CacheEvent`]s as a stream, and after
 //! any gap in the watch (reconnect, new session) reads everything again and reports exactly
 //! the differences.
 //!
