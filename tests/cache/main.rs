@@ -335,3 +335,29 @@ async fn auto_falls_back_to_one_shot_watches_when_add_watch_is_refused() {
     assert_eq!(strict.failure(), Some(Error::ZooKeeper(zk_recipes::zk::Error::Unimplemented)));
     assert!(!strict.is_initialized());
 }
+
+/// A server that has persistent watches but refuses `multiRead` (op code 22; some
+/// ZooKeeper-compatible servers): the cache loads node by node instead, completely, and stays
+/// on its persistent watch; a resync after a cut reads node by node again.
+#[tokio::test]
+async fn a_server_refusing_multi_read_is_read_node_by_node() {
+    let cs = fixtures::shared_server().await;
+    let refusing = server_refusing(&cs, &[22]).await;
+    let fw = fixtures::framework(&refusing).await;
+    let writer = fixtures::framework(&cs).await;
+    let root = unique_root();
+    mk(&writer, &root, b"r").await;
+    for dir in 0..5 {
+        let dir = format!("{root}/d{dir}");
+        mk(&writer, &dir, b"d").await;
+        mk_many(&writer, &dir, 40).await;
+    }
+    let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
+    assert_eq!(cache.watch_mode(), Some(WatchMode::Persistent));
+    assert_eq!(cache.failure(), None);
+    assert_eq!(cache.len(), 1 + 5 + 5 * 40);
+    assert_eq!(replay.view(), read_tree(&writer, &root, None).await);
+    mk(&writer, &format!("{root}/d0/late"), b"l").await;
+    writer.set_data(&format!("{root}/d1"), b"x", None).await.unwrap();
+    replay.until_view(&read_tree(&writer, &root, None).await).await;
+}

@@ -185,6 +185,14 @@ pub fn unique_root() -> String {
 /// answers as a 3.5 server answers `addWatch` — `Unimplemented`, then it closes the
 /// connection. Returns the proxy's connect string; it runs until the test's runtime ends.
 pub async fn server_without_add_watch(upstream: &str) -> String {
+    server_refusing(upstream, &[106]).await
+}
+
+/// A proxy to `upstream` that sends every request with one of the `refused` op codes on with
+/// an op code no server knows (999): the server answers `Unimplemented` and closes the
+/// connection, as a server without that operation does.
+pub async fn server_refusing(upstream: &str, refused: &[i32]) -> String {
+    let refused = refused.to_vec();
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap().to_string();
@@ -197,6 +205,7 @@ pub async fn server_without_add_watch(upstream: &str) -> String {
             tokio::spawn(async move {
                 let _ = tokio::io::copy(&mut from_server, &mut to_client).await;
             });
+            let refused = refused.clone();
             tokio::spawn(async move {
                 // frames: a 4-byte length, then (after the connect request) xid and op code
                 let mut first = true;
@@ -206,7 +215,7 @@ pub async fn server_without_add_watch(upstream: &str) -> String {
                     if from_client.read_exact(&mut frame).await.is_err() {
                         return;
                     }
-                    if !first && frame.len() >= 8 && frame[4..8] == 106i32.to_be_bytes() {
+                    if !first && frame.len() >= 8 && refused.iter().any(|op| frame[4..8] == op.to_be_bytes()) {
                         frame[4..8].copy_from_slice(&999i32.to_be_bytes());
                     }
                     first = false;
