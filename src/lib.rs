@@ -87,7 +87,7 @@ pub use recipes::*;
 
 pub use error::{Error, Result};
 pub use framework::{
-    is_retryable, validate_path, BoundedExponentialBackoff, ConnectionState, CreatedNode, ErrorPolicy,
+    is_retryable, validate_path, BoundedExponentialBackoff, Capabilities, ConnectionState, CreatedNode, ErrorPolicy,
     ExponentialBackoff, Framework, FrameworkBuilder, LossReason, NoRetryOnSessionExpiry, RetryForever, RetryNTimes,
     RetryOneTime, RetryPolicy, RetryUntilElapsed, SessionStatus, MAX_EXPONENTIAL_RETRIES,
 };

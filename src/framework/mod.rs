@@ -3,6 +3,7 @@
 
 pub(crate) mod backoff;
 mod builder;
+mod capabilities;
 mod extensions;
 mod missing;
 mod nodelay;
@@ -14,6 +15,7 @@ mod state;
 pub(crate) mod wait;
 
 pub use builder::FrameworkBuilder;
+pub use capabilities::Capabilities;
 pub(crate) use missing::IfExists;
 pub use ops::CreatedNode;
 pub(crate) use ops::ProtectedName;

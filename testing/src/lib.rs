@@ -46,6 +46,7 @@ mod node;
 mod ports;
 mod process;
 mod proxy;
+pub mod refusing;
 mod server;
 mod shared;
 
@@ -61,5 +62,6 @@ pub use four_letter::{
 pub use install::{Installation, INSTALL_HINT};
 pub use process::{running_server_pids, running_servers};
 pub use proxy::{ProxyMode, TcpProxy};
+pub use refusing::RefusingProxy;
 pub use server::{TestingServer, TestingServerBuilder};
 pub use shared::{server_or_env, shared_server};

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use futures_util::StreamExt;
 use support::*;
 use zk_recipes::{Cache, CacheEvent, Error, PersistentWatcher, ResetReason, WatchEvent, WatchMode};
-use zk_recipes_testing::fixtures;
+use zk_recipes_testing::{fixtures, refusing, RefusingProxy};
 
 both_modes! {
 async fn initial_load_then_initialized_once(mode: WatchMode) {
@@ -316,7 +316,7 @@ async fn the_watch_mode_in_use_is_reported(mode: WatchMode) {
 async fn auto_falls_back_to_one_shot_watches_when_add_watch_is_refused() {
     let cs = fixtures::shared_server().await;
     let old = server_without_add_watch(&cs).await;
-    let fw = fixtures::framework(&old).await;
+    let fw = fixtures::framework(old.connect_string()).await;
     let writer = fixtures::framework(&cs).await;
     let root = unique_root();
     mk(&writer, &root, b"").await;
@@ -342,8 +342,8 @@ async fn auto_falls_back_to_one_shot_watches_when_add_watch_is_refused() {
 #[tokio::test]
 async fn a_server_refusing_multi_read_is_read_node_by_node() {
     let cs = fixtures::shared_server().await;
-    let refusing = server_refusing(&cs, &[22]).await;
-    let fw = fixtures::framework(&refusing).await;
+    let refusing = RefusingProxy::start(&cs, &[refusing::MULTI_READ]).await.unwrap();
+    let fw = fixtures::framework(refusing.connect_string()).await;
     let writer = fixtures::framework(&cs).await;
     let root = unique_root();
     mk(&writer, &root, b"r").await;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures_util::{Stream, StreamExt};
 use zk_recipes::zk::{Acls, CreateMode};
 use zk_recipes::{Cache, CacheEvent, CachedNode, Error, Framework};
-use zk_recipes_testing::fixtures;
+use zk_recipes_testing::{fixtures, refusing, RefusingProxy};
 
 pub const WAIT: Duration = Duration::from_secs(20);
 
@@ -180,51 +180,8 @@ pub fn unique_root() -> String {
     format!("/{}", fixtures::unique("cache"))
 }
 
-/// A proxy to `upstream` that makes it look like a ZooKeeper server before 3.6: every `addWatch`
-/// request (op code 106) is sent on with an op code no server knows (999), which ZooKeeper
-/// answers as a 3.5 server answers `addWatch` — `Unimplemented`, then it closes the
-/// connection. Returns the proxy's connect string; it runs until the test's runtime ends.
-pub async fn server_without_add_watch(upstream: &str) -> String {
-    server_refusing(upstream, &[106]).await
-}
-
-/// A proxy to `upstream` that sends every request with one of the `refused` op codes on with
-/// an op code no server knows (999): the server answers `Unimplemented` and closes the
-/// connection, as a server without that operation does.
-pub async fn server_refusing(upstream: &str, refused: &[i32]) -> String {
-    let refused = refused.to_vec();
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap().to_string();
-    let upstream = upstream.to_string();
-    tokio::spawn(async move {
-        while let Ok((client, _)) = listener.accept().await {
-            let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else { continue };
-            let (mut from_client, mut to_client) = client.into_split();
-            let (mut from_server, mut to_server) = server.into_split();
-            tokio::spawn(async move {
-                let _ = tokio::io::copy(&mut from_server, &mut to_client).await;
-            });
-            let refused = refused.clone();
-            tokio::spawn(async move {
-                // frames: a 4-byte length, then (after the connect request) xid and op code
-                let mut first = true;
-                loop {
-                    let Ok(len) = from_client.read_i32().await else { return };
-                    let mut frame = vec![0; len.max(0) as usize];
-                    if from_client.read_exact(&mut frame).await.is_err() {
-                        return;
-                    }
-                    if !first && frame.len() >= 8 && refused.iter().any(|op| frame[4..8] == op.to_be_bytes()) {
-                        frame[4..8].copy_from_slice(&999i32.to_be_bytes());
-                    }
-                    first = false;
-                    if to_server.write_i32(len).await.is_err() || to_server.write_all(&frame).await.is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    address
+/// A proxy to `upstream` that makes it look like a ZooKeeper server before 3.6 (see
+/// [`RefusingProxy`]): `addWatch` is refused with `Unimplemented`, then the connection closes.
+pub async fn server_without_add_watch(upstream: &str) -> RefusingProxy {
+    RefusingProxy::start(upstream, &[refusing::ADD_WATCH]).await.unwrap()
 }

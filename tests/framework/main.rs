@@ -4,6 +4,7 @@
 
 mod acl;
 mod bad_input;
+mod capabilities;
 mod inspect;
 
 use std::time::Duration;

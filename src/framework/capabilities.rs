@@ -1,0 +1,127 @@
+//! What the connected server supports, probed once per session without writing anything.
+//!
+//! Each probe is a request the server answers without a change: a create under a parent that
+//! does not exist (answered `NoNode` when the node type is known), a `multiRead` of a missing
+//! node, a persistent watch on a missing path (removed at once), a `whoami`. A server that
+//! does not know an operation answers `Unimplemented` — and servers before 3.6 then close the
+//! connection — so the probes go from the oldest feature to the newest and stop at the first
+//! refusal: what came later is not there either.
+
+use std::sync::Arc;
+
+use tokio::sync::OnceCell;
+use zookeeper_client::{AddWatchMode, Client, CreateMode, Error as ZkError};
+
+use super::session::Framework;
+use crate::error::Result;
+
+/// What the server of the current session supports ([`Framework::capabilities`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Capabilities {
+    /// Container nodes (ZooKeeper 3.5.1+).
+    pub containers: bool,
+    /// Persistent nodes with a time to live (3.5.3+, and only when the server runs with
+    /// `zookeeper.extendedTypesEnabled=true`).
+    pub ttl_nodes: bool,
+    /// `multiRead`: several reads in one request (3.6+).
+    pub multi_read: bool,
+    /// Persistent and persistent-recursive watches, `addWatch` (3.6+).
+    pub persistent_watches: bool,
+    /// `whoami`: the identities the session is authenticated as (3.7+).
+    pub whoami: bool,
+}
+
+/// The capabilities of one session, probed on first use (kept in the session's extension
+/// slot, so a new session probes again: it may be on another server).
+#[derive(Debug, Default)]
+pub(crate) struct Probed(OnceCell<Capabilities>);
+
+/// A path whose parent does not exist, so that a create there changes nothing.
+fn nowhere() -> String {
+    format!("/zk-recipes-probe-{:x}-{:x}/probe", std::process::id(), rand_u64())
+}
+
+fn rand_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    hasher.finish()
+}
+
+/// Whether the server knows what was asked: `Ok(true)` for an answer that says so,
+/// `Ok(false)` for `Unimplemented`, the error otherwise (the connection, say).
+fn known<T>(answer: std::result::Result<T, ZkError>) -> std::result::Result<bool, ZkError> {
+    match answer {
+        Ok(_) | Err(ZkError::NoNode) => Ok(true),
+        Err(ZkError::Unimplemented) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Creating a node of `mode` (with a TTL when `ttl`) where its parent is missing: `NoNode`
+/// means the type is known.
+async fn creates(client: &Client, mode: CreateMode, ttl: bool) -> std::result::Result<bool, ZkError> {
+    let options = mode.with_acls(zookeeper_client::Acls::anyone_all());
+    let options = if ttl { options.with_ttl(std::time::Duration::from_secs(60)) } else { options };
+    match client.create(&nowhere(), b"", &options).await {
+        // a server with TTL turned off may refuse the type as a bad argument
+        Err(ZkError::BadArguments(_)) if ttl => Ok(false),
+        answer => known(answer),
+    }
+}
+
+async fn probe(client: Client) -> std::result::Result<Capabilities, ZkError> {
+    let mut found =
+        Capabilities { containers: creates(&client, CreateMode::Container, false).await?, ..Default::default() };
+    if !found.containers {
+        return Ok(found);
+    }
+    // TTL is optional even where the server has it: it is no step in the order
+    found.ttl_nodes = creates(&client, CreateMode::Persistent, true).await?;
+    let mut reader = client.new_multi_reader();
+    reader.add_get_data(&nowhere())?;
+    found.multi_read = known(reader.commit().await)?;
+    if !found.multi_read {
+        return Ok(found);
+    }
+    // dropping the watcher removes the watch from the server
+    found.persistent_watches = known(client.watch(&nowhere(), AddWatchMode::Persistent).await)?;
+    if !found.persistent_watches {
+        return Ok(found);
+    }
+    found.whoami = known(client.list_auth_users().await)?;
+    Ok(found)
+}
+
+impl Framework {
+    /// What the server of the current session supports: probed once per session (the first
+    /// call sends a few requests that change nothing), then answered from memory; a new
+    /// session (after an expiry, perhaps on another server) probes again.
+    ///
+    /// Recipes use it to choose a code path or to answer [`Error::Unsupported`] up front.
+    ///
+    /// # Errors
+    /// What the framework's retry loop gives up with when the server cannot be asked
+    /// ([`Error::ZooKeeper`](crate::Error::ZooKeeper) with a connection error, and the like), or
+    /// [`Error::Closed`](crate::Error::Closed).
+    ///
+    /// # Cancel safety
+    /// Cancel safe: the probes only read; a cancelled probe is sent again by the next call.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// if !fw.capabilities().await?.ttl_nodes {
+    ///     eprintln!("this ensemble runs without zookeeper.extendedTypesEnabled");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// [`Error::Unsupported`]: crate::Error::Unsupported
+    pub async fn capabilities(&self) -> Result<Capabilities> {
+        let probed: Arc<Probed> = self.session_extension();
+        probed.0.get_or_try_init(|| self.retry(probe)).await.copied()
+    }
+}
