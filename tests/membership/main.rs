@@ -6,6 +6,7 @@
 
 mod faults;
 mod support;
+mod ttl;
 
 use std::time::Duration;
 

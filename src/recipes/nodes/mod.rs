@@ -1,5 +1,5 @@
 //! Registrations: nodes kept in place while their owner runs — [`PersistentNode`] (any mode),
-//! `PersistentTtlNode` (gone a while after its owner stops) and `GroupMember` (a member node
+//! [`PersistentTtlNode`] (gone a while after its owner stops) and `GroupMember` (a member node
 //! plus a view of the group).
 //!
 //! One mechanism keeps them all (the keeper, `keeper.rs`): the node exists whenever the
@@ -10,7 +10,9 @@ mod keeper;
 mod mode;
 mod persistent;
 mod status;
+mod ttl;
 
 pub use mode::NodeMode;
 pub use persistent::PersistentNode;
 pub use status::NodeStatus;
+pub use ttl::PersistentTtlNode;
