@@ -26,5 +26,5 @@ pub use locks::{
     InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, MultiLockGuard,
     ReadLock, WriteLock,
 };
-pub use nodes::{NodeMode, NodeStatus, PersistentNode, PersistentTtlNode};
+pub use nodes::{GroupMember, NodeMode, NodeStatus, PersistentNode, PersistentTtlNode};
 pub use shared::{SharedCount, SharedValue, VersionedValue};

@@ -5,6 +5,7 @@
 //! server, a killed ensemble leader.
 
 mod faults;
+mod group;
 mod support;
 mod ttl;
 
