@@ -233,6 +233,12 @@ fn validate_member_id(id: &str) -> Result<()> {
     Ok(())
 }
 
+// Members are shared between tasks.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<GroupMember>();
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,9 +253,3 @@ mod tests {
         }
     }
 }
-
-// Members are shared between tasks.
-const _: () = {
-    const fn assert_send_sync<T: Send + Sync + 'static>() {}
-    assert_send_sync::<GroupMember>();
-};
