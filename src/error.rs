@@ -102,6 +102,17 @@ pub enum Error {
         /// The node that was written.
         path: String,
     },
+
+    /// A node that a recipe keeps (a [`PersistentNode`](crate::PersistentNode), a group
+    /// member) is there already as an ephemeral node of another live session: it is not taken
+    /// over. The recipe goes on watching it and creates its own once it is gone.
+    #[error("{path:?} is held by another session (0x{owner:x})")]
+    NodeHeldByOther {
+        /// The node's path.
+        path: String,
+        /// The session that owns it (its `ephemeralOwner`).
+        owner: i64,
+    },
 }
 
 /// Shorthand for results of this crate.

@@ -37,6 +37,9 @@
 //! * Caches — [`Cache`] (a tree, a node's children or one node, kept current by a persistent
 //!   watch — or one-shot watches on servers before 3.6, see [`WatchMode`] — with an exact
 //!   resync after every gap) and the [`PersistentWatcher`] under it.
+//! * Registrations — [`PersistentNode`] (kept in place through deletes, reconnects and new
+//!   sessions; a stale node of our dead session replaced), [`PersistentTtlNode`] and
+//!   [`GroupMember`].
 //!
 //! ```no_run
 //! # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {

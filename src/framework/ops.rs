@@ -186,7 +186,24 @@ impl Framework {
         data: &[u8],
         mode: CreateMode,
     ) -> std::result::Result<CreatedNode, ZkError> {
-        let options = self.create_options(mode);
+        self.create_with_parents_ttl(client, path, data, mode, None).await
+    }
+
+    /// [`create_with_parents`](Self::create_with_parents) with a time to live (a persistent
+    /// mode only). A server that refuses TTL nodes answers `Unimplemented` before it looks
+    /// for the parent, so no parent is made then.
+    pub(crate) async fn create_with_parents_ttl(
+        &self,
+        client: &Client,
+        path: &str,
+        data: &[u8],
+        mode: CreateMode,
+        ttl: Option<Duration>,
+    ) -> std::result::Result<CreatedNode, ZkError> {
+        let options = match ttl {
+            Some(ttl) => self.create_options(mode).with_ttl(ttl),
+            None => self.create_options(mode),
+        };
         let created = match client.create(path, data, &options).await {
             Err(ZkError::NoNode) => {
                 self.make_parents(client, paths::parent(path)).await?;

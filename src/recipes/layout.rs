@@ -9,6 +9,8 @@
 //! | SemaphoreV2, semaphore mutex | `<path>/locks/_c_<uuid>-lock-<seq>`, `<path>/leases/_c_<uuid>-lease-<seq>` |
 //! | LeaderLatch | `<path>/_c_<uuid>-latch-<seq>` |
 //! | DistributedDoubleBarrier | `<path>/<uuid>` members, `<path>/ready` |
+//! | PersistentTtlNode | `<path>` container, `<path>/touch` persistent with TTL |
+//! | GroupMember | `<path>/<id>` ephemeral, the member's data |
 //! | atomic values (ours, not Curator's) | `<path>/_lock_/_c_<uuid>-lock-<seq>` queue, `<path>/_txn_<instance>-<n>` markers |
 //!
 //! The protected prefix `_c_<uuid>-` belongs to the framework's protected create
@@ -44,3 +46,7 @@ pub(crate) const DOUBLE_BARRIER_READY: &str = "ready";
 pub(crate) const ATOMIC_QUEUE: &str = "_lock_";
 /// The name prefix of an atomic value's transaction markers (`_txn_<instance>-<n>`).
 pub(crate) const ATOMIC_TXN_MARKER: &str = "_txn_";
+
+/// The child of a TTL node that is re-written every TTL / 2 (Curator's
+/// `PersistentTtlNode.DEFAULT_CHILD_NODE_NAME`).
+pub(crate) const TTL_TOUCH_CHILD: &str = "touch";

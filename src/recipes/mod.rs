@@ -7,6 +7,7 @@ mod inspect;
 mod layout;
 mod leader;
 pub(crate) mod locks;
+mod nodes;
 mod shared;
 
 pub use atomic::{
@@ -25,4 +26,5 @@ pub use locks::{
     InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, MultiLockGuard,
     ReadLock, WriteLock,
 };
+pub use nodes::{GroupMember, NodeMode, NodeStatus, PersistentNode, PersistentTtlNode};
 pub use shared::{SharedCount, SharedValue, VersionedValue};

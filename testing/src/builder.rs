@@ -91,6 +91,13 @@ impl<K> TestingBuilder<K> {
         self
     }
 
+    /// Lets the servers create TTL nodes (`zookeeper.extendedTypesEnabled`, off by default in
+    /// ZooKeeper): a server without it refuses them with `Unimplemented`. The kit's servers
+    /// reap expired TTL nodes and empty containers every 100 ms.
+    pub fn extended_types(self, enabled: bool) -> Self {
+        self.config("extendedTypesEnabled", enabled.to_string())
+    }
+
     /// Adds a `key=value` line to every server's `zoo.cfg` (after the kit's own, so it wins),
     /// for example `("localSessionsEnabled", "true")`.
     pub fn config(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {

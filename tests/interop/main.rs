@@ -1,10 +1,12 @@
 //! Interop with a real Apache Curator 5.4 on the same paths, one test binary so that one
 //! Curator JVM (`CuratorPeer::shared`) and one shared ZooKeeper server serve every test: locks
 //! ([`locks`]), SharedCount and barriers ([`coordination`]), leader latch and atomic counters
-//! ([`leader_atomic`]), and a `CuratorCache` next to our tree cache ([`cache`]).
+//! ([`leader_atomic`]), a `CuratorCache` next to our tree cache ([`cache`]), and group members
+//! ([`group`]).
 
 mod cache;
 mod coordination;
+mod group;
 mod leader_atomic;
 mod locks;
 

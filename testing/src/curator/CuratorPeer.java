@@ -34,6 +34,7 @@ import java.util.Deque;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -56,6 +57,7 @@ import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.nodes.GroupMember;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
@@ -375,6 +377,24 @@ public final class CuratorPeer {
                 return "closed";
             }
 
+            case "group.start":
+                need(a, 5, "group.start <cid> <hid> <path> <memberId> <hexData|->");
+                return groupStart(a[0], a[1], a[2], a[3], unhex(a[4]));
+            case "group.members":
+                need(a, 2, "group.members <cid> <hid>");
+                return groupMembers(holder(a[0], a[1], GroupMember.class));
+            case "group.set":
+                need(a, 3, "group.set <cid> <hid> <hexData|->");
+                holder(a[0], a[1], GroupMember.class).setThisData(unhex(a[2]));
+                return "set";
+            case "group.close": {
+                need(a, 2, "group.close <cid> <hid>");
+                GroupMember g = holder(a[0], a[1], GroupMember.class);
+                HOLDERS.remove(key(a[0], a[1]), g);
+                g.close();
+                return "closed";
+            }
+
             default:
                 throw new IllegalArgumentException("unknown command " + cmd);
         }
@@ -423,6 +443,8 @@ public final class CuratorPeer {
                     }
                 } else if (e.getValue() instanceof CacheHolder) {
                     ((CacheHolder) e.getValue()).cache.close();
+                } else if (e.getValue() instanceof GroupMember) {
+                    ((GroupMember) e.getValue()).close();
                 }
             }
         }
@@ -681,6 +703,25 @@ public final class CuratorPeer {
         }
         h.cache.start();
         return "started";
+    }
+
+    private static String groupStart(String cid, String hid, String path, String id, byte[] data) {
+        GroupMember g = new GroupMember(client(cid), path, id, data);
+        if (HOLDERS.putIfAbsent(key(cid, hid), g) != null) {
+            throw new IllegalStateException("holder " + hid + " is in use");
+        }
+        g.start();
+        return "started";
+    }
+
+    /** "<n>" then, per member sorted by id, "<id> <hexData|->". */
+    private static String groupMembers(GroupMember g) {
+        Map<String, byte[]> members = new TreeMap<>(g.getCurrentMembers());
+        StringBuilder b = new StringBuilder().append(members.size());
+        for (Map.Entry<String, byte[]> e : members.entrySet()) {
+            b.append(' ').append(e.getKey()).append(' ').append(hex(e.getValue()));
+        }
+        return b.toString();
     }
 
     /** "<n>" then, per node sorted by path, "<path> <version> <czxid> <hexData|->". */

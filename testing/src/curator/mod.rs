@@ -45,6 +45,8 @@
 //! | `cache.initialized <cid> <hid>` (its listener's `initialized()` was called) | `true` / `false` |
 //! | `cache.content <cid> <hid>` | `<n>`, then `<path> <version> <czxid> <data>` per node, sorted by path |
 //! | `cache.events <cid> <hid>` (taken: each is answered once) | `<n>`, then `<type> <path> <czxid>` per listener event (`created`, `changed`, `deleted`), in order |
+//! | `group.start <cid> <hid> <path> <memberId> <data>` (a `GroupMember`) · `group.set <cid> <hid> <data>` · `group.close <cid> <hid>` | `started` · `set` · `closed` |
+//! | `group.members <cid> <hid>` (`getCurrentMembers()`) | `<n>`, then `<id> <data>` per member, sorted by id |
 //! | `quit` | `bye`, then the JVM closes its clients and exits |
 //!
 //! `<data>` is lowercase hex, `-` for no bytes (`?` in an answer: Curator held no data).
@@ -65,6 +67,7 @@
 
 mod classes;
 mod commands;
+mod group;
 mod parse;
 mod process;
 
