@@ -113,6 +113,18 @@ pub enum Error {
         /// The session that owns it (its `ephemeralOwner`).
         owner: i64,
     },
+
+    /// An operation of a [`Transaction`](crate::Transaction) was refused (a failed check,
+    /// `BadVersion`, `NodeExists`, `NoNode`...), so none of them was applied.
+    #[error("transaction refused at operation {index} ({path:?}): {source}")]
+    Transaction {
+        /// The refused operation, counted from 0 in the order they were added.
+        index: usize,
+        /// Its path.
+        path: String,
+        /// What the server answered.
+        source: zookeeper_client::Error,
+    },
 }
 
 /// Shorthand for results of this crate.

@@ -92,7 +92,7 @@ pub use error::{Error, Result};
 pub use framework::{
     is_retryable, validate_path, BoundedExponentialBackoff, Capabilities, ConnectionState, CreatedNode, ErrorPolicy,
     ExponentialBackoff, Framework, FrameworkBuilder, LossReason, NoRetryOnSessionExpiry, RetryForever, RetryNTimes,
-    RetryOneTime, RetryPolicy, RetryUntilElapsed, SessionStatus, MAX_EXPONENTIAL_RETRIES,
+    RetryOneTime, RetryPolicy, RetryUntilElapsed, SessionStatus, Transaction, TxnResult, MAX_EXPONENTIAL_RETRIES,
 };
 /// The underlying `zookeeper-client` crate, re-exported for its types (`Acl`, `Stat`,
 /// `CreateMode`, `Client`, ...).

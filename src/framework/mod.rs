@@ -12,6 +12,7 @@ pub(crate) mod paths;
 mod retry;
 mod session;
 mod state;
+mod transaction;
 pub(crate) mod wait;
 
 pub use builder::FrameworkBuilder;
@@ -26,3 +27,4 @@ pub use retry::{
 };
 pub use session::Framework;
 pub use state::{ConnectionState, ErrorPolicy, LossReason, SessionStatus};
+pub use transaction::{Transaction, TxnResult};

@@ -6,6 +6,7 @@ mod acl;
 mod bad_input;
 mod capabilities;
 mod inspect;
+mod transaction;
 
 use std::time::Duration;
 

@@ -1,0 +1,315 @@
+//! Transactions through the framework: check / create / set / delete in one `multi`, under the
+//! namespace, through the retry loop, applied exactly once even when the reply is lost.
+//!
+//! Every transaction also creates a marker node, `/zk-recipes-txn/<uuid>` under the namespace,
+//! in the same `multi`. When a commit's reply is lost (the connection broke after sending), the
+//! next attempt first looks for the marker: there, the transaction was applied and is not sent
+//! again; absent, it was not (a `multi` is all or nothing) and is sent again. The marker is
+//! deleted in the background once the outcome is known. Their parent is persistent (one empty
+//! node per namespace once transactions were used): a container would be reaped between
+//! transactions and cost every commit a round trip to make it again.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures_util::future::try_join_all;
+use zookeeper_client::{Client, CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult, Stat};
+
+use super::paths::{self, validate_path};
+use super::retry::is_retryable;
+use super::session::Framework;
+use crate::error::{Error, Result};
+
+/// Where transaction markers live, under the namespace (a persistent node, created on first
+/// use).
+const MARKERS: &str = "/zk-recipes-txn";
+/// How often a commit is tried again because the markers' parent was missing.
+const MARKER_PARENT_TRIES: usize = 3;
+
+/// One operation of a [`Transaction`].
+#[derive(Debug, Clone)]
+enum Op {
+    Check { path: String, version: i32 },
+    Create { path: String, data: Vec<u8>, mode: CreateMode, ttl: Option<Duration> },
+    SetData { path: String, data: Vec<u8>, version: Option<i32> },
+    Delete { path: String, version: Option<i32> },
+}
+
+impl Op {
+    fn path(&self) -> &str {
+        match self {
+            Op::Check { path, .. } | Op::Create { path, .. } | Op::SetData { path, .. } | Op::Delete { path, .. } => {
+                path
+            }
+        }
+    }
+}
+
+/// What one operation of a committed [`Transaction`] gave, in the order the operations were
+/// added.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TxnResult {
+    /// A version check passed.
+    Check,
+    /// A node was created.
+    Create {
+        /// Its path, relative to the namespace (with the sequence for a sequential mode).
+        path: String,
+        /// Its stat. After a lost reply: the node's stat as read then (`None` when it was
+        /// deleted again meanwhile).
+        stat: Option<Stat>,
+    },
+    /// A node's data was set.
+    SetData {
+        /// The node's new stat. After a lost reply: the node's stat as read then (later
+        /// writes included; `None` when it was deleted meanwhile).
+        stat: Option<Stat>,
+    },
+    /// A node was deleted.
+    Delete,
+}
+
+/// Several writes applied together or not at all (ZooKeeper's `multi`), from
+/// [`Framework::transaction`].
+///
+/// Paths are relative to the framework's namespace; versions are the `version` of the node's
+/// stat (`None`: any version). The commit goes through the framework's retry loop and is
+/// applied exactly once: a commit whose reply was lost is recognised by its marker node (see
+/// the module docs) and not applied again.
+///
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::zk::CreateMode;
+/// let (_, from) = fw.get_data("/accounts/a").await?;
+/// let results = fw
+///     .transaction()
+///     .set_data("/accounts/a", b"90", Some(from.version))
+///     .create("/accounts/log/entry-", b"a->b 10", CreateMode::PersistentSequential)
+///     .commit()
+///     .await?;
+/// println!("{results:?}");
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a transaction does nothing until committed"]
+pub struct Transaction<'a> {
+    fw: &'a Framework,
+    ops: Vec<Op>,
+}
+
+impl Framework {
+    /// A new, empty transaction on this framework; add operations, then
+    /// [`commit`](Transaction::commit).
+    pub fn transaction(&self) -> Transaction<'_> {
+        Transaction { fw: self, ops: Vec::new() }
+    }
+}
+
+impl Transaction<'_> {
+    /// Adds a check that `path` exists with this `version`; the transaction fails otherwise.
+    pub fn check(mut self, path: &str, version: i32) -> Self {
+        self.ops.push(Op::Check { path: path.to_string(), version });
+        self
+    }
+
+    /// Adds the creation of `path` with `data` in `mode` (with the framework's ACL). The parent
+    /// must exist (a `multi` cannot create it first).
+    pub fn create(mut self, path: &str, data: &[u8], mode: CreateMode) -> Self {
+        self.ops.push(Op::Create { path: path.to_string(), data: data.to_vec(), mode, ttl: None });
+        self
+    }
+
+    /// Adds the creation of a persistent (or persistent sequential) node that the server
+    /// deletes once it has had no children and no change for `ttl` (needs
+    /// `zookeeper.extendedTypesEnabled` on the server).
+    pub fn create_with_ttl(mut self, path: &str, data: &[u8], mode: CreateMode, ttl: Duration) -> Self {
+        self.ops.push(Op::Create { path: path.to_string(), data: data.to_vec(), mode, ttl: Some(ttl) });
+        self
+    }
+
+    /// Adds setting the data of `path`, if its version is `version` (`None`: any).
+    pub fn set_data(mut self, path: &str, data: &[u8], version: Option<i32>) -> Self {
+        self.ops.push(Op::SetData { path: path.to_string(), data: data.to_vec(), version });
+        self
+    }
+
+    /// Adds the deletion of `path`, if its version is `version` (`None`: any).
+    pub fn delete(mut self, path: &str, version: Option<i32>) -> Self {
+        self.ops.push(Op::Delete { path: path.to_string(), version });
+        self
+    }
+
+    /// How many operations were added.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Whether no operation was added.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Applies every operation, or none: one result per operation, in order.
+    ///
+    /// # Errors
+    /// * [`Error::InvalidArgument`] for an empty transaction, a TTL of zero or a TTL on a mode
+    ///   that is not persistent; [`Error::InvalidPath`] for a bad path (nothing is sent).
+    /// * [`Error::Transaction`] when an operation was refused (a failed check, `BadVersion`,
+    ///   `NodeExists`, `NoNode`...): `index` names it; nothing was applied.
+    /// * [`Error::Unsupported`] when the server refuses TTL nodes.
+    /// * The errors of the retry loop ([`Error::RetriesExhausted`], [`Error::Closed`]...).
+    ///   When the retries run out after a lost reply before the marker could be read,
+    ///   [`Error::OutcomeUnknown`]: the transaction may or may not have been applied.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: a commit already sent is applied or not whatever happens to the future
+    /// (its marker is then left behind until the framework deletes markers again).
+    pub async fn commit(self) -> Result<Vec<TxnResult>> {
+        if self.ops.is_empty() {
+            return Err(Error::InvalidArgument("an empty transaction".into()));
+        }
+        for op in &self.ops {
+            validate_path(op.path())?;
+            if let Op::Create { ttl: Some(ttl), mode, .. } = op {
+                if ttl.is_zero() || !matches!(mode, CreateMode::Persistent | CreateMode::PersistentSequential) {
+                    return Err(Error::InvalidArgument(format!(
+                        "{}: a TTL must be above zero, on a persistent mode",
+                        op.path()
+                    )));
+                }
+            }
+        }
+        let fw = self.fw;
+        let marker = paths::join(MARKERS, &uuid::Uuid::new_v4().simple().to_string());
+        let in_doubt = AtomicBool::new(false);
+        let mut tries = 0;
+        let outcome = loop {
+            let attempt = fw.retry(|client| attempt(fw, client, &self.ops, &marker, &in_doubt)).await;
+            match attempt.and_then(|refused| refused) {
+                Err(Error::ZooKeeper(ZkError::NoNode)) if tries < MARKER_PARENT_TRIES => {
+                    // the markers' parent is missing (first use in this namespace)
+                    tries += 1;
+                    fw.retry(|client| async move {
+                        fw.make_parents(&client, "/").await?;
+                        let options = fw.create_options(CreateMode::Persistent);
+                        client.create(MARKERS, &[], &options).await.map(drop).or_else(|e| match e {
+                            ZkError::NodeExists => Ok(()),
+                            e => Err(e),
+                        })
+                    })
+                    .await?;
+                }
+                other => break other,
+            }
+        };
+        match outcome {
+            Ok(results) => {
+                fw.delete_in_background(marker, None);
+                Ok(results)
+            }
+            Err(_) if in_doubt.load(Ordering::SeqCst) => {
+                fw.delete_in_background(marker, None);
+                Err(Error::OutcomeUnknown { path: self.ops[0].path().to_string() })
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// One attempt: after a lost reply, the marker decides; else the `multi` is sent. The
+/// markers' parent missing comes back as `NoNode` for [`Transaction::commit`] to make.
+async fn attempt(
+    fw: &Framework,
+    client: Client,
+    ops: &[Op],
+    marker: &str,
+    in_doubt: &AtomicBool,
+) -> std::result::Result<std::result::Result<Vec<TxnResult>, Error>, ZkError> {
+    if in_doubt.load(Ordering::SeqCst) {
+        if let Some(applied) = client.check_stat(marker).await? {
+            return Ok(Ok(recovered(&client, ops, applied.czxid).await?));
+        }
+        in_doubt.store(false, Ordering::SeqCst);
+    }
+    let mut multi = client.new_multi_writer();
+    for op in ops {
+        match op {
+            Op::Check { path, version } => multi.add_check_version(path, *version)?,
+            Op::Create { path, data, mode, ttl } => {
+                let options = fw.create_options(*mode);
+                let options = match ttl {
+                    Some(ttl) => options.with_ttl(*ttl),
+                    None => options,
+                };
+                multi.add_create(path, data, &options)?
+            }
+            Op::SetData { path, data, version } => multi.add_set_data(path, data, *version)?,
+            Op::Delete { path, version } => multi.add_delete(path, *version)?,
+        }
+    }
+    multi.add_create(marker, &[], &fw.create_options(CreateMode::Persistent))?;
+    match multi.commit().await {
+        Ok(results) => Ok(Ok(ops.iter().zip(results).map(|(op, result)| answered(op, result)).collect())),
+        Err(MultiWriteError::RequestFailed { source }) => {
+            if is_retryable(&source) {
+                in_doubt.store(true, Ordering::SeqCst);
+            }
+            Err(source)
+        }
+        Err(MultiWriteError::OperationFailed { index, source }) if index == ops.len() => Err(source),
+        Err(MultiWriteError::OperationFailed { index, source }) => Ok(Err(refused(&ops[index], index, source))),
+    }
+}
+
+fn refused(op: &Op, index: usize, source: ZkError) -> Error {
+    match (op, source) {
+        (Op::Create { ttl: Some(_), .. }, ZkError::Unimplemented) => {
+            Error::Unsupported("TTL nodes: the server runs without zookeeper.extendedTypesEnabled")
+        }
+        (op, source) => Error::Transaction { index, path: op.path().to_string(), source },
+    }
+}
+
+fn answered(op: &Op, result: MultiWriteResult) -> TxnResult {
+    match (op, result) {
+        (Op::Create { .. }, MultiWriteResult::Create { path, stat }) => TxnResult::Create { path, stat: Some(stat) },
+        (Op::SetData { .. }, MultiWriteResult::SetData { stat }) => TxnResult::SetData { stat: Some(stat) },
+        (Op::Delete { .. }, _) => TxnResult::Delete,
+        (Op::Check { .. }, _) => TxnResult::Check,
+        // the server answers each operation with its own kind
+        (Op::Create { path, .. }, _) => TxnResult::Create { path: path.clone(), stat: None },
+        (Op::SetData { .. }, _) => TxnResult::SetData { stat: None },
+    }
+}
+
+/// The results of a transaction applied in the commit whose reply was lost (`zxid`: the
+/// marker's `czxid`, every node the commit created has it): nodes are read again; a
+/// sequential node is found among its parent's children by that `czxid`.
+async fn recovered(client: &Client, ops: &[Op], zxid: i64) -> std::result::Result<Vec<TxnResult>, ZkError> {
+    try_join_all(ops.iter().map(|op| async move {
+        Ok(match op {
+            Op::Check { .. } => TxnResult::Check,
+            Op::Delete { .. } => TxnResult::Delete,
+            Op::SetData { path, .. } => TxnResult::SetData { stat: client.check_stat(path).await? },
+            Op::Create { path, mode: CreateMode::PersistentSequential | CreateMode::EphemeralSequential, .. } => {
+                let (parent, name) = (paths::parent(path), paths::node_name(path));
+                let mut found = TxnResult::Create { path: path.clone(), stat: None };
+                for child in client.list_children(parent).await? {
+                    if !child.starts_with(name) {
+                        continue;
+                    }
+                    let child = paths::join(parent, &child);
+                    if let Some(stat) = client.check_stat(&child).await?.filter(|s| s.czxid == zxid) {
+                        found = TxnResult::Create { path: child, stat: Some(stat) };
+                        break;
+                    }
+                }
+                found
+            }
+            Op::Create { path, .. } => TxnResult::Create { path: path.clone(), stat: client.check_stat(path).await? },
+        })
+    }))
+    .await
+}
