@@ -18,6 +18,7 @@ use zookeeper_client::{Client, CreateMode, Error as ZkError, MultiWriteError, Mu
 use super::paths::{self, validate_path};
 use super::retry::is_retryable;
 use super::session::Framework;
+use super::state::LossReason;
 use crate::error::{Error, Result};
 
 /// Where transaction markers live, under the namespace (a persistent node, created on first
@@ -97,13 +98,22 @@ pub enum TxnResult {
 pub struct Transaction<'a> {
     fw: &'a Framework,
     ops: Vec<Op>,
+    guards: Vec<Guard>,
+}
+
+/// A node the transaction commits only while it exists: a hold's own node (see
+/// `Transaction::guarded_by`), and whether the hold was known lost when it was added.
+#[derive(Debug, Clone)]
+struct Guard {
+    path: String,
+    lost: Option<LossReason>,
 }
 
 impl Framework {
     /// A new, empty transaction on this framework; add operations, then
     /// [`commit`](Transaction::commit).
     pub fn transaction(&self) -> Transaction<'_> {
-        Transaction { fw: self, ops: Vec::new() }
+        Transaction { fw: self, ops: Vec::new(), guards: Vec::new() }
     }
 }
 
@@ -141,6 +151,13 @@ impl Transaction<'_> {
         self
     }
 
+    /// Makes the transaction commit only while the node at `path` exists (a hold's own node,
+    /// known `lost` or not): the recipes' `guarded_by` adds their node here.
+    pub(crate) fn guard(mut self, path: &str, lost: Option<LossReason>) -> Self {
+        self.guards.push(Guard { path: path.to_string(), lost });
+        self
+    }
+
     /// How many operations were added.
     pub fn len(&self) -> usize {
         self.ops.len()
@@ -159,6 +176,8 @@ impl Transaction<'_> {
     /// * [`Error::Transaction`] when an operation was refused (a failed check, `BadVersion`,
     ///   `NodeExists`, `NoNode`...): `index` names it; nothing was applied.
     /// * [`Error::Unsupported`] when the server refuses TTL nodes.
+    /// * [`Error::LockLost`] when a hold the transaction is guarded by (`guarded_by`) is
+    ///   lost, or its node is gone at commit: nothing was applied.
     /// * The errors of the retry loop ([`Error::RetriesExhausted`], [`Error::Closed`]...).
     ///   When the retries run out after a lost reply before the marker could be read,
     ///   [`Error::OutcomeUnknown`]: the transaction may or may not have been applied.
@@ -181,12 +200,16 @@ impl Transaction<'_> {
                 }
             }
         }
+        if let Some(guard) = self.guards.iter().find(|g| g.lost.is_some()) {
+            let reason = guard.lost.unwrap_or(LossReason::NodeDeleted);
+            return Err(Error::LockLost { path: guard.path.clone(), reason });
+        }
         let fw = self.fw;
         let marker = paths::join(MARKERS, &uuid::Uuid::new_v4().simple().to_string());
         let in_doubt = AtomicBool::new(false);
         let mut tries = 0;
         let outcome = loop {
-            let attempt = fw.retry(|client| attempt(fw, client, &self.ops, &marker, &in_doubt)).await;
+            let attempt = fw.retry(|client| attempt(fw, client, &self.guards, &self.ops, &marker, &in_doubt)).await;
             match attempt.and_then(|refused| refused) {
                 Err(Error::ZooKeeper(ZkError::NoNode)) if tries < MARKER_PARENT_TRIES => {
                     // the markers' parent is missing (first use in this namespace)
@@ -223,6 +246,7 @@ impl Transaction<'_> {
 async fn attempt(
     fw: &Framework,
     client: Client,
+    guards: &[Guard],
     ops: &[Op],
     marker: &str,
     in_doubt: &AtomicBool,
@@ -234,6 +258,9 @@ async fn attempt(
         in_doubt.store(false, Ordering::SeqCst);
     }
     let mut multi = client.new_multi_writer();
+    for guard in guards {
+        multi.add_check_version(&guard.path, -1)?;
+    }
     for op in ops {
         match op {
             Op::Check { path, version } => multi.add_check_version(path, *version)?,
@@ -250,16 +277,29 @@ async fn attempt(
         }
     }
     multi.add_create(marker, &[], &fw.create_options(CreateMode::Persistent))?;
+    let answered_ops = |results: Vec<MultiWriteResult>| {
+        ops.iter().zip(results.into_iter().skip(guards.len())).map(|(op, result)| answered(op, result)).collect()
+    };
     match multi.commit().await {
-        Ok(results) => Ok(Ok(ops.iter().zip(results).map(|(op, result)| answered(op, result)).collect())),
+        Ok(results) => Ok(Ok(answered_ops(results))),
         Err(MultiWriteError::RequestFailed { source }) => {
             if is_retryable(&source) {
                 in_doubt.store(true, Ordering::SeqCst);
             }
             Err(source)
         }
-        Err(MultiWriteError::OperationFailed { index, source }) if index == ops.len() => Err(source),
-        Err(MultiWriteError::OperationFailed { index, source }) => Ok(Err(refused(&ops[index], index, source))),
+        Err(MultiWriteError::OperationFailed { index, source }) if index < guards.len() => {
+            let path = guards[index].path.clone();
+            Ok(Err(match source {
+                ZkError::NoNode => Error::LockLost { path, reason: LossReason::NodeDeleted },
+                source => Error::ZooKeeper(source),
+            }))
+        }
+        Err(MultiWriteError::OperationFailed { index, source }) if index == guards.len() + ops.len() => Err(source),
+        Err(MultiWriteError::OperationFailed { index, source }) => {
+            let index = index - guards.len();
+            Ok(Err(refused(&ops[index], index, source)))
+        }
     }
 }
 

@@ -621,6 +621,8 @@ async fn bad_input_gets_typed_errors() {
 /// lease is `Send + Sync + 'static` (it may move to and be released from any task), every
 /// acquire future is `Send` (it may run inside `tokio::spawn`). A violation fails the build,
 /// not a test run.
+mod guarded;
+
 mod bounds {
     use std::future::Future;
     use std::sync::Arc;

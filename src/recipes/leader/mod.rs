@@ -1,5 +1,6 @@
 //! Leader election: latch and selector.
 
+mod guarded;
 mod latch;
 mod observe;
 mod participant;

@@ -3,6 +3,7 @@
 pub(crate) mod deadline;
 pub(crate) mod driver;
 pub(crate) mod engine;
+mod guarded;
 mod handle;
 mod held;
 mod holds;
