@@ -13,6 +13,7 @@ mod retry;
 mod session;
 mod state;
 mod transaction;
+mod update;
 pub(crate) mod wait;
 
 pub use builder::FrameworkBuilder;

@@ -7,6 +7,7 @@ mod bad_input;
 mod capabilities;
 mod inspect;
 mod transaction;
+mod update;
 
 use std::time::Duration;
 
