@@ -91,8 +91,9 @@ pub use recipes::*;
 pub use error::{Error, Result};
 pub use framework::{
     is_retryable, validate_path, BoundedExponentialBackoff, Capabilities, ConnectionState, CreatedNode, ErrorPolicy,
-    ExponentialBackoff, Framework, FrameworkBuilder, LossReason, NoRetryOnSessionExpiry, RetryForever, RetryNTimes,
-    RetryOneTime, RetryPolicy, RetryUntilElapsed, SessionStatus, Transaction, TxnResult, MAX_EXPONENTIAL_RETRIES,
+    ExponentialBackoff, Framework, FrameworkBuilder, LossReason, NoRetryOnSessionExpiry, OneShotWatch, ReadOp,
+    ReadResult, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed, SessionStatus, Transaction,
+    TxnResult, MAX_EXPONENTIAL_RETRIES,
 };
 /// The underlying `zookeeper-client` crate, re-exported for its types (`Acl`, `Stat`,
 /// `CreateMode`, `Client`, ...).

@@ -1,6 +1,7 @@
 //! The framework: a session manager over one ZooKeeper session (connect, retry, connection
 //! states, re-creation after expiry) and the building blocks every recipe shares.
 
+mod api;
 pub(crate) mod backoff;
 mod builder;
 mod capabilities;
@@ -15,7 +16,9 @@ mod state;
 mod transaction;
 mod update;
 pub(crate) mod wait;
+mod watches;
 
+pub use api::{ReadOp, ReadResult};
 pub use builder::FrameworkBuilder;
 pub use capabilities::Capabilities;
 pub(crate) use missing::IfExists;
@@ -29,3 +32,4 @@ pub use retry::{
 pub use session::Framework;
 pub use state::{ConnectionState, ErrorPolicy, LossReason, SessionStatus};
 pub use transaction::{Transaction, TxnResult};
+pub use watches::OneShotWatch;

@@ -192,9 +192,10 @@ impl Transaction<'_> {
         for op in &self.ops {
             validate_path(op.path())?;
             if let Op::Create { ttl: Some(ttl), mode, .. } = op {
-                if ttl.is_zero() || !matches!(mode, CreateMode::Persistent | CreateMode::PersistentSequential) {
+                let persistent = matches!(mode, CreateMode::Persistent | CreateMode::PersistentSequential);
+                if ttl.is_zero() || ttl.as_millis() > 0x00FF_FFFF_FFFF || !persistent {
                     return Err(Error::InvalidArgument(format!(
-                        "{}: a TTL must be above zero, on a persistent mode",
+                        "{}: a TTL must be above zero and below 2^40 ms, on a persistent mode",
                         op.path()
                     )));
                 }

@@ -3,6 +3,7 @@
 //! nodes ([`acl`]), `inspect` ([`inspect`]), bad inputs across the API ([`bad_input`]).
 
 mod acl;
+mod api;
 mod bad_input;
 mod capabilities;
 mod inspect;

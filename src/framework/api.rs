@@ -1,0 +1,228 @@
+//! The rest of ZooKeeper's API through the framework — namespace, retry loop and session
+//! re-creation included: `multiRead`, `sync`, ACLs, TTL and container nodes, ephemerals,
+//! descendant counts, `whoami`. Calls a server may lack answer [`Error::Unsupported`] from
+//! the session's [`Capabilities`](super::Capabilities) before anything is sent (an older
+//! server closes the connection after refusing an operation).
+
+use std::time::Duration;
+
+use zookeeper_client::{Acl, AuthUser, CreateMode, Error as ZkError, MultiReadResult, Stat};
+
+use super::paths::validate_path;
+use super::session::Framework;
+use super::CreatedNode;
+use crate::error::{Error, Result};
+
+/// One read of a [`Framework::multi_read`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadOp<'a> {
+    /// A node's data and stat.
+    Data(&'a str),
+    /// A node's children's names.
+    Children(&'a str),
+}
+
+impl ReadOp<'_> {
+    fn path(&self) -> &str {
+        match self {
+            ReadOp::Data(path) | ReadOp::Children(path) => path,
+        }
+    }
+}
+
+/// The answer to one [`ReadOp`], in the order of the reads.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadResult {
+    /// The data and stat of a [`ReadOp::Data`].
+    Data(Vec<u8>, Stat),
+    /// The children's names of a [`ReadOp::Children`].
+    Children(Vec<String>),
+    /// This read failed on its own (`NoNode`, `NoAuth`...); the others are answered.
+    Failed(ZkError),
+}
+
+impl Framework {
+    /// Several reads in one request (`multiRead`, ZooKeeper 3.6+), answered together as of
+    /// one point in the server's history.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for no reads; [`Error::InvalidPath`];
+    /// [`Error::Unsupported`] where the server has no `multiRead`; the errors of the retry
+    /// loop. A read that fails alone is a [`ReadResult::Failed`].
+    ///
+    /// # Cancel safety
+    /// Cancel safe: it only reads.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// use zk_recipes::{ReadOp, ReadResult};
+    /// let answers = fw.multi_read(&[ReadOp::Data("/config"), ReadOp::Children("/workers")]).await?;
+    /// if let ReadResult::Children(workers) = &answers[1] {
+    ///     println!("{} workers", workers.len());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn multi_read(&self, reads: &[ReadOp<'_>]) -> Result<Vec<ReadResult>> {
+        if reads.is_empty() {
+            return Err(Error::InvalidArgument("multi_read: no reads".into()));
+        }
+        for read in reads {
+            validate_path(read.path())?;
+        }
+        if !self.capabilities().await?.multi_read {
+            return Err(Error::Unsupported("multiRead needs ZooKeeper 3.6 or later"));
+        }
+        self.retry(|client| async move {
+            let mut reader = client.new_multi_reader();
+            for read in reads {
+                match read {
+                    ReadOp::Data(path) => reader.add_get_data(path)?,
+                    ReadOp::Children(path) => reader.add_get_children(path)?,
+                }
+            }
+            let answers = reader.commit().await?;
+            Ok(answers
+                .into_iter()
+                .map(|answer| match answer {
+                    MultiReadResult::Data { data, stat } => ReadResult::Data(data, stat),
+                    MultiReadResult::Children { children } => ReadResult::Children(children),
+                    MultiReadResult::Error { err } => ReadResult::Failed(err),
+                    _ => ReadResult::Failed(ZkError::UnexpectedError("multiRead: an unknown answer".into())),
+                })
+                .collect())
+        })
+        .await
+    }
+
+    /// Waits until the server this session is connected to has caught up with the leader on
+    /// `path` (ZooKeeper's `sync`): a read after it sees every write committed before it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`]; the errors of the retry loop.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn sync(&self, path: &str) -> Result<()> {
+        validate_path(path)?;
+        self.retry(|client| async move { client.sync(path).await }).await
+    }
+
+    /// The ACL of `path` and its stat.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`]; [`Error::ZooKeeper`] with `NoNode`; the errors of the retry loop.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn get_acl(&self, path: &str) -> Result<(Vec<Acl>, Stat)> {
+        validate_path(path)?;
+        self.retry(|client| async move { client.get_acl(path).await }).await
+    }
+
+    /// Replaces the ACL of `path`, if its ACL version (`aversion`) is `version` (`None`: any).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an empty ACL; [`Error::InvalidPath`];
+    /// [`Error::ZooKeeper`] with `NoNode`, `BadVersion`, `NoAuth`, `InvalidAcl`; the errors of
+    /// the retry loop.
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: the change may have been applied.
+    pub async fn set_acl(&self, path: &str, acl: &[Acl], version: Option<i32>) -> Result<Stat> {
+        validate_path(path)?;
+        if acl.is_empty() {
+            return Err(Error::InvalidArgument("set_acl: an empty ACL".into()));
+        }
+        self.retry(|client| async move { client.set_acl(path, acl, version).await }).await
+    }
+
+    /// Creates a persistent (or persistent sequential) node at `path` that the server deletes
+    /// once it has had no child and no change for `ttl` (missing parents are made as
+    /// containers). Needs `zookeeper.extendedTypesEnabled=true` on the server.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a TTL of zero, beyond the server's maximum
+    /// (2^40 − 1 ms) or on another mode; [`Error::Unsupported`] where the server has TTL
+    /// nodes off; otherwise as [`create`](Self::create).
+    ///
+    /// # Cancel safety
+    /// Not cancel safe: the node may have been created.
+    pub async fn create_with_ttl(
+        &self,
+        path: &str,
+        data: &[u8],
+        mode: CreateMode,
+        ttl: Duration,
+    ) -> Result<CreatedNode> {
+        validate_path(path)?;
+        if ttl.is_zero() || ttl.as_millis() > 0x00FF_FFFF_FFFF {
+            return Err(Error::InvalidArgument(format!("{path}: a TTL above zero and below 2^40 ms")));
+        }
+        if !matches!(mode, CreateMode::Persistent | CreateMode::PersistentSequential) {
+            return Err(Error::InvalidArgument(format!("{path}: a TTL goes with a persistent mode, not {mode:?}")));
+        }
+        if !self.capabilities().await?.ttl_nodes {
+            return Err(Error::Unsupported("TTL nodes: the server runs without zookeeper.extendedTypesEnabled"));
+        }
+        self.retry(|client| async move { self.create_with_parents_ttl(&client, path, data, mode, Some(ttl)).await })
+            .await
+    }
+
+    /// The paths of this session's ephemeral nodes under `prefix` (a path prefix, not only
+    /// a parent: `/locks/a` matches `/locks/a1/x`), relative to the namespace. ZooKeeper 3.6+.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`]; [`Error::Unsupported`] on an older server; the errors of the
+    /// retry loop.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn ephemerals(&self, prefix: &str) -> Result<Vec<String>> {
+        validate_path(prefix)?;
+        self.needs_3_6().await?;
+        self.retry(|client| async move { client.list_ephemerals(prefix).await }).await
+    }
+
+    /// How many nodes are below `path` (all depths, `path` itself not counted). ZooKeeper
+    /// 3.6+.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`]; [`Error::ZooKeeper`] with `NoNode`; [`Error::Unsupported`] on
+    /// an older server; the errors of the retry loop.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn descendants_count(&self, path: &str) -> Result<usize> {
+        validate_path(path)?;
+        self.needs_3_6().await?;
+        self.retry(|client| async move { client.count_descendants_number(path).await }).await
+    }
+
+    /// The identities this session is authenticated as (`whoami`, ZooKeeper 3.7+): the
+    /// address it connects from (`ip`) and each scheme added with
+    /// [`FrameworkBuilder::auth`](super::FrameworkBuilder::auth).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] on an older server; the errors of the retry loop.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn whoami(&self) -> Result<Vec<AuthUser>> {
+        if !self.capabilities().await?.whoami {
+            return Err(Error::Unsupported("whoami needs ZooKeeper 3.7 or later"));
+        }
+        self.retry(|client| async move { client.list_auth_users().await }).await
+    }
+
+    /// [`Error::Unsupported`] unless the server has the 3.6 operations (`multiRead` among them).
+    async fn needs_3_6(&self) -> Result<()> {
+        if self.capabilities().await?.multi_read {
+            Ok(())
+        } else {
+            Err(Error::Unsupported("this operation needs ZooKeeper 3.6 or later"))
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! The rest of ZooKeeper's API through the framework, each call under a namespace with digest
+//! auth and a creator-only ACL: multi_read, sync, ACLs, TTL nodes, ephemerals, descendant
+//! counts, whoami, one-shot watches; Unsupported on a server made to look older.
+
+use std::time::Duration;
+
+use zk_recipes::zk::{Acl, Acls, CreateMode, Error as ZkError, EventType};
+use zk_recipes::{Error, Framework, ReadOp, ReadResult};
+use zk_recipes_testing::{fixtures, refusing, RefusingProxy, TestingServer};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+async fn owner(cs: &str, namespace: &str) -> Framework {
+    Framework::builder()
+        .connect_string(cs)
+        .namespace(namespace)
+        .auth("digest", "api:s3cret")
+        .default_acl(Acls::creator_all().to_vec())
+        .connect()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn reads_acls_ephemerals_and_whoami_under_a_namespace() {
+    let cs = fixtures::shared_server().await;
+    let ns = fixtures::unique("api");
+    let fw = owner(&cs, &ns).await;
+    fw.create("/a/x", b"1", CreateMode::Persistent).await.unwrap();
+    fw.create("/a/y/z", b"2", CreateMode::Persistent).await.unwrap();
+    fw.create("/a/e1", b"", CreateMode::Ephemeral).await.unwrap();
+    fw.create("/a/y/e2", b"", CreateMode::Ephemeral).await.unwrap();
+
+    let answers =
+        fw.multi_read(&[ReadOp::Data("/a/x"), ReadOp::Children("/a"), ReadOp::Data("/a/none")]).await.unwrap();
+    assert!(matches!(&answers[0], ReadResult::Data(d, s) if d == b"1" && s.version == 0), "{answers:?}");
+    let ReadResult::Children(mut names) = answers[1].clone() else { panic!("{answers:?}") };
+    names.sort();
+    assert_eq!(names, ["e1", "x", "y"]);
+    assert_eq!(answers[2], ReadResult::Failed(ZkError::NoNode));
+
+    fw.sync("/a").await.unwrap();
+    assert_eq!(fw.descendants_count("/a").await.unwrap(), 5);
+    let mut ephemerals = fw.ephemerals("/a").await.unwrap();
+    ephemerals.sort();
+    assert_eq!(ephemerals, ["/a/e1", "/a/y/e2"], "namespace-relative");
+
+    let me = fw.whoami().await.unwrap();
+    assert!(me.iter().any(|u| u.scheme() == "digest" && u.user() == "api"), "{me:?}");
+
+    // creator-only: a stranger cannot read; after set_acl anyone may
+    let stranger = fixtures::framework(&cs).await;
+    let full = format!("/{ns}/a/x");
+    assert_eq!(stranger.get_data(&full).await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
+    let (acl, stat) = fw.get_acl("/a/x").await.unwrap();
+    assert_eq!(acl.len(), 1);
+    assert_eq!(acl[0].scheme(), "digest");
+    let mut opened: Vec<Acl> = acl.clone();
+    opened.extend(Acls::anyone_read().iter().cloned());
+    fw.set_acl("/a/x", &opened, Some(stat.aversion)).await.unwrap();
+    assert_eq!(stranger.get_data(&full).await.unwrap().0, b"1");
+    assert_eq!(
+        fw.set_acl("/a/x", &opened, Some(stat.aversion)).await.unwrap_err(),
+        Error::ZooKeeper(ZkError::BadVersion),
+        "the ACL version moved"
+    );
+}
+
+#[tokio::test]
+async fn one_shot_watches_fire_once_and_can_be_removed() {
+    let cs = fixtures::shared_server().await;
+    let ns = fixtures::unique("api-watch");
+    let fw = owner(&cs, &ns).await;
+    fw.create("/w", b"0", CreateMode::Persistent).await.unwrap();
+
+    let (data, _, watch) = fw.watch_data("/w").await.unwrap();
+    assert_eq!(data, b"0");
+    fw.set_data("/w", b"1", None).await.unwrap();
+    let event = tokio::time::timeout(WAIT, watch.changed()).await.unwrap();
+    assert_eq!((event.event_type, event.path.as_str()), (EventType::NodeDataChanged, "/w"));
+
+    let (stat, watch) = fw.watch_exists("/w/c").await.unwrap();
+    assert_eq!(stat, None);
+    let (children, child_watch) = fw.watch_children("/w").await.unwrap();
+    assert!(children.is_empty());
+    fw.create("/w/c", b"", CreateMode::Persistent).await.unwrap();
+    let event = tokio::time::timeout(WAIT, watch.changed()).await.unwrap();
+    assert_eq!((event.event_type, event.path.as_str()), (EventType::NodeCreated, "/w/c"));
+    let event = tokio::time::timeout(WAIT, child_watch.changed()).await.unwrap();
+    assert_eq!((event.event_type, event.path.as_str()), (EventType::NodeChildrenChanged, "/w"));
+
+    // removed: the server no longer holds it
+    let full = format!("/{ns}/w/c");
+    let (_, _, watch) = fw.watch_data("/w/c").await.unwrap();
+    let held = || async { zk_recipes_testing::four_letter_word(&cs, "wchp").await.unwrap().lines().any(|l| l == full) };
+    assert!(held().await);
+    watch.remove();
+    fixtures::eventually(WAIT, "the watch is removed from the server", || async { !held().await }).await;
+    assert!(matches!(fw.watch_data("/none").await, Err(Error::ZooKeeper(ZkError::NoNode))));
+}
+
+#[tokio::test]
+async fn ttl_nodes_are_reaped_where_the_server_has_them() {
+    let server = TestingServer::builder().extended_types(true).start().await.unwrap();
+    let fw = owner(server.connect_string(), "ttl").await;
+    let created = fw.create_with_ttl("/t/n", b"", CreateMode::Persistent, Duration::from_millis(500)).await.unwrap();
+    assert_eq!(created.path, "/t/n");
+    assert!(fw.exists("/t/n").await.unwrap().is_some());
+    fixtures::eventually(WAIT, "the TTL node is reaped", || async { fw.exists("/t/n").await.unwrap().is_none() }).await;
+}
+
+#[tokio::test]
+async fn bad_input_and_older_servers_are_typed_errors() {
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    assert!(matches!(fw.multi_read(&[]).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(fw.multi_read(&[ReadOp::Data("x")]).await, Err(Error::InvalidPath { .. })));
+    assert!(matches!(fw.set_acl("/", &[], None).await, Err(Error::InvalidArgument(_))));
+    let path = format!("/{}", fixtures::unique("api-ttl"));
+    for (mode, ttl) in [
+        (CreateMode::Persistent, Duration::ZERO),
+        (CreateMode::Persistent, Duration::from_millis(1 << 41)),
+        (CreateMode::Ephemeral, Duration::from_secs(1)),
+    ] {
+        let refused = fw.create_with_ttl(&path, b"", mode, ttl).await;
+        assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{mode:?} {ttl:?}: {refused:?}");
+    }
+    // the shared server has TTL nodes off
+    let refused = fw.create_with_ttl(&path, b"", CreateMode::Persistent, Duration::from_secs(1)).await;
+    assert!(matches!(refused, Err(Error::Unsupported(_))), "{refused:?}");
+    assert_eq!(fw.exists(&path).await.unwrap(), None);
+
+    let old =
+        RefusingProxy::start(&cs, &[refusing::ADD_WATCH, refusing::MULTI_READ, refusing::WHO_AM_I]).await.unwrap();
+    let fw = fixtures::framework(old.connect_string()).await;
+    assert!(matches!(fw.multi_read(&[ReadOp::Data("/")]).await, Err(Error::Unsupported(_))));
+    assert!(matches!(fw.ephemerals("/").await, Err(Error::Unsupported(_))));
+    assert!(matches!(fw.descendants_count("/").await, Err(Error::Unsupported(_))));
+    assert!(matches!(fw.whoami().await, Err(Error::Unsupported(_))));
+    fw.sync("/").await.unwrap();
+}
