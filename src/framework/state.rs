@@ -81,6 +81,9 @@ pub enum LossReason {
     NodeDeleted,
     /// The framework was closed.
     Closed,
+    /// The hold's lease ran out without a renewal (a lease-bounded hold,
+    /// [`LeasedHold`](crate::LeasedHold)): our node was deleted.
+    LeaseExpired,
 }
 
 impl std::fmt::Display for LossReason {
@@ -88,6 +91,7 @@ impl std::fmt::Display for LossReason {
         f.write_str(match self {
             Self::Suspended => "connection suspended",
             Self::SessionLost => "session lost",
+            Self::LeaseExpired => "lease expired",
             Self::NodeDeleted => "lock node deleted",
             Self::Closed => "framework closed",
         })

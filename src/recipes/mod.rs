@@ -23,8 +23,8 @@ pub use inspect::{inspect, Inspection, NodeInfo, RecipeKind};
 pub use leader::{CloseMode, LeaderContext, LeaderLatch, LeaderSelector, Leadership, LeadershipEnd, Participant};
 pub use locks::{
     return_all, HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex,
-    InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, MultiLockGuard,
-    ReadLock, WriteLock,
+    InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LeasedHold, LockGuard,
+    MultiLockGuard, ReadLock, WriteLock,
 };
 pub use nodes::{GroupMember, NodeMode, NodeStatus, PersistentNode, PersistentTtlNode};
 pub use shared::{SharedCount, SharedValue, VersionedValue};

@@ -622,6 +622,7 @@ async fn bad_input_gets_typed_errors() {
 /// acquire future is `Send` (it may run inside `tokio::spawn`). A violation fails the build,
 /// not a test run.
 mod guarded;
+mod leased;
 
 mod bounds {
     use std::future::Future;

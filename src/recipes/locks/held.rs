@@ -45,6 +45,8 @@ pub struct HeldNode {
     stat: Stat,
     baseline: SessionStatus,
     watched: Mutex<Option<watch::Receiver<Watched>>>,
+    /// Set when a lease over this hold ran out (see `locks::leased`).
+    lease_expired: watch::Sender<bool>,
     /// Tells local waiters behind us that we held (see `locks::holds`).
     _mark: Option<Arc<HoldEntry>>,
 }
@@ -57,6 +59,7 @@ impl HeldNode {
             stat: acquired.stat,
             baseline: acquired.status,
             watched: Mutex::new(None),
+            lease_expired: watch::Sender::new(false),
             _mark: acquired.mark,
         };
         if eager_watch {
@@ -86,6 +89,9 @@ impl HeldNode {
 
     /// Why the hold is lost, if it is (as far as known without a round trip).
     pub fn loss(&self) -> Option<LossReason> {
+        if *self.lease_expired.borrow() {
+            return Some(LossReason::LeaseExpired);
+        }
         let watched = lock(&self.watched).as_ref().and_then(|rx| rx.borrow().lost);
         watched.or_else(|| self.status_loss(&self.fw.status()))
     }
@@ -101,8 +107,25 @@ impl HeldNode {
     /// Cancel safe; call it again (or from several tasks) at will.
     pub async fn lost(&self) -> LossReason {
         let mut rx = self.watcher();
-        let lost = rx.wait_for(|w| w.lost.is_some()).await.ok().and_then(|w| w.lost);
-        lost.unwrap_or(LossReason::Closed)
+        let mut expired = self.lease_expired.subscribe();
+        tokio::select! {
+            biased;
+            Ok(_) = expired.wait_for(|e| *e) => LossReason::LeaseExpired,
+            lost = rx.wait_for(|w| w.lost.is_some()) => {
+                let lost = lost.ok().and_then(|w| w.lost);
+                if *self.lease_expired.borrow() { LossReason::LeaseExpired } else { lost.unwrap_or(LossReason::Closed) }
+            }
+        }
+    }
+
+    /// Marks the hold lost because its lease ran out (the caller deletes the node).
+    pub(crate) fn expire_lease(&self) {
+        self.lease_expired.send_replace(true);
+    }
+
+    /// The framework the hold was taken through.
+    pub(crate) fn framework(&self) -> &Framework {
+        &self.fw
     }
 
     /// Whether someone asked this holder to release (Curator's revocation protocol; only

@@ -8,6 +8,7 @@ mod handle;
 mod held;
 mod holds;
 mod lease;
+mod leased;
 mod listings;
 mod lock;
 mod multilock;
@@ -19,6 +20,7 @@ mod semaphore;
 
 pub use held::HeldNode;
 pub use lease::Lease;
+pub use leased::LeasedHold;
 pub use lock::{HeldLock, InterProcessLock};
 pub use multilock::{InterProcessMultiLock, MultiLockGuard};
 pub use mutex::InterProcessMutex;

@@ -1,0 +1,163 @@
+//! Lease-bounded holds: a hold that ends at a deadline unless renewed (Redisson's
+//! `leaseTime`; CURATOR-28), so that a holder that is wedged but still connected cannot keep a
+//! lock forever.
+
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::held::HeldNode;
+use super::lock::{HeldLock, InterProcessLock};
+use crate::error::{Error, Result};
+use crate::framework::LossReason;
+
+/// A hold that ends at its lease's deadline unless [`renew`](Self::renew)ed: then it is lost
+/// with [`LossReason::LeaseExpired`] — [`lost`](HeldNode::lost) resolves, writes guarded by it
+/// ([`Transaction::guarded_by`](crate::Transaction::guarded_by)) are refused from that moment
+/// — and its node is deleted, so the next contender (ours or Curator's) gets the lock.
+///
+/// Made by [`acquire_with_lease`](Self::acquire_with_lease) for any [`InterProcessLock`]
+/// (mutex, write lock, semaphore mutex, read lock), or [`new`](Self::new) over any hold (a
+/// semaphore's [`Lease`](crate::Lease) too). Derefs to [`HeldNode`]. The deadline is kept by a
+/// timer in this process: a process that dies loses its session, and its hold ends with the
+/// session timeout as any other.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use std::time::Duration;
+/// use zk_recipes::{InterProcessMutex, LeasedHold};
+/// let mutex = InterProcessMutex::new(&fw, "/locks/job")?;
+/// let held = LeasedHold::acquire_with_lease(&mutex, Duration::from_secs(30)).await?;
+/// // ... a step of the work ...
+/// held.renew(Duration::from_secs(30))?;
+/// // ... the rest ...
+/// held.release().await?;
+/// # Ok(()) }
+/// ```
+#[must_use = "the lock is released when the hold is dropped"]
+#[derive(Debug)]
+pub struct LeasedHold {
+    held: Arc<HeldLock>,
+    deadline: watch::Sender<Instant>,
+}
+
+impl LeasedHold {
+    /// Waits until `lock` is held, then bounds the hold by a lease of `lease` from then.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a zero lease (nothing is acquired); the errors of the
+    /// lock's [`acquire`](InterProcessLock::acquire).
+    ///
+    /// # Cancel safety
+    /// Cancel safe, as the lock's acquire.
+    pub async fn acquire_with_lease(lock: &dyn InterProcessLock, lease: Duration) -> Result<LeasedHold> {
+        check(lease)?;
+        let held = lock.acquire().await?;
+        LeasedHold::new(held, lease)
+    }
+
+    /// Bounds `held` by a lease of `lease` from now.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a zero lease; [`Error::LockLost`] when the hold is lost
+    /// already.
+    pub fn new(held: impl Into<HeldLock>, lease: Duration) -> Result<LeasedHold> {
+        check(lease)?;
+        let held = Arc::new(held.into());
+        if let Some(reason) = held.loss() {
+            return Err(Error::LockLost { path: held.path().to_string(), reason });
+        }
+        let deadline = watch::Sender::new(Instant::now() + lease);
+        held.framework().runtime().spawn(expire_at_deadline(held.clone(), deadline.subscribe()));
+        Ok(LeasedHold { held, deadline })
+    }
+
+    /// Moves the deadline to `lease` from now.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a zero lease; [`Error::LockLost`] when the hold is
+    /// lost (its lease ran out, or any other loss): a lost hold cannot be renewed.
+    pub fn renew(&self, lease: Duration) -> Result<()> {
+        check(lease)?;
+        if let Some(reason) = self.held.loss() {
+            return Err(Error::LockLost { path: self.held.path().to_string(), reason });
+        }
+        self.deadline.send_replace(Instant::now() + lease);
+        Ok(())
+    }
+
+    /// When the hold ends unless renewed.
+    pub fn deadline(&self) -> Instant {
+        *self.deadline.borrow()
+    }
+
+    /// Releases the hold.
+    ///
+    /// # Errors
+    /// [`Error::LockLost`] when it had been lost before (its lease ran out included); the
+    /// delete's error otherwise (it then continues in the background).
+    ///
+    /// # Cancel safety
+    /// Cancel safe: if cancelled, the delete continues in the background.
+    pub async fn release(self) -> Result<()> {
+        let LeasedHold { held, deadline } = self;
+        drop(deadline); // ends the timer
+        match Arc::try_unwrap(held) {
+            Ok(held) => held.release().await,
+            // the timer still has it for a moment: release through the node itself
+            Err(held) => {
+                let loss = held.loss();
+                held.framework().delete_guaranteed(held.path()).await?;
+                match loss {
+                    Some(reason) => Err(Error::LockLost { path: held.path().to_string(), reason }),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+impl Deref for LeasedHold {
+    type Target = HeldNode;
+
+    fn deref(&self) -> &HeldNode {
+        &self.held
+    }
+}
+
+fn check(lease: Duration) -> Result<()> {
+    if lease.is_zero() {
+        return Err(Error::InvalidArgument("a lease must be longer than zero".into()));
+    }
+    Ok(())
+}
+
+/// Ends the hold at its deadline (unless renewed meanwhile, or released: the sender dropped).
+async fn expire_at_deadline(held: Arc<HeldLock>, mut deadline: watch::Receiver<Instant>) {
+    loop {
+        let at = *deadline.borrow_and_update();
+        tokio::select! {
+            _ = tokio::time::sleep_until(at) => {
+                if *deadline.borrow() > at {
+                    continue; // renewed as the timer fired
+                }
+                if held.loss().is_none() {
+                    held.expire_lease();
+                    tracing::warn!(path = %held.path(), "lease expired: the hold ends");
+                    let _ = held.framework().delete_guaranteed(held.path()).await;
+                }
+                return;
+            }
+            changed = deadline.changed() => if changed.is_err() { return },
+            reason = held.lost() => {
+                if reason != LossReason::LeaseExpired {
+                    return;
+                }
+            }
+        }
+    }
+}
