@@ -329,3 +329,24 @@ async fn randomly_cancelled_callers_leave_a_consistent_count() {
     assert_eq!((after.pre_value, after.post_value), (value, value + 1));
     counter.close().await.unwrap();
 }
+
+/// An update made after the framework's runtime is gone ends with an error, never hangs (the
+/// combiner's driver could not run there).
+#[tokio::test]
+async fn an_update_after_the_frameworks_runtime_is_gone_fails() {
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}", fixtures::unique("combined-no-runtime"));
+    let (fw, counter) = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let fw = runtime.block_on(fixtures::framework(&cs));
+        let counter = DistributedAtomicLong::new(&fw, &path).unwrap();
+        assert_eq!(runtime.block_on(counter.increment()).unwrap().post_value, 1);
+        drop(runtime);
+        (fw, counter)
+    })
+    .join()
+    .unwrap();
+    let outcome = fixtures::within(Duration::from_secs(10), counter.increment()).await;
+    assert!(outcome.is_err(), "{outcome:?}");
+    drop((counter, fw));
+}

@@ -57,6 +57,10 @@ struct Queue<T> {
     waiting: VecDeque<Waiter<T>>,
     /// A driver is running (it clears this when it finds the queue empty).
     driven: bool,
+    /// Updates queued so far, and how many of them are settled (answered, or dropped by
+    /// their callers before anything was sent).
+    queued: u64,
+    settled: u64,
 }
 
 /// What the driver does next.
@@ -67,26 +71,32 @@ enum Next<T> {
 }
 
 impl<T: AtomicNumber> Queue<T> {
-    fn next(&mut self) -> Next<T> {
+    /// What to write next, and how many updates it settles.
+    fn next(&mut self) -> (Next<T>, u64) {
+        let mut taken = 0;
         while self.waiting.front().is_some_and(|w| w.reply.is_closed()) {
             self.waiting.pop_front(); // its caller is gone before anything was sent
+            taken += 1;
         }
         let Some(head) = self.waiting.pop_front() else {
             self.driven = false;
-            return Next::Idle;
+            self.settled += taken;
+            return (Next::Idle, 0);
         };
+        taken += 1;
         let delta = match head.op {
-            Op::Alone(single) => return Next::Alone(single, head.reply),
+            Op::Alone(single) => return (Next::Alone(single, head.reply), taken),
             Op::Add(delta) => delta,
         };
         let mut batch = vec![(delta, head.reply)];
         while let Some(Waiter { op: Op::Add(delta), .. }) = self.waiting.front() {
             let delta = *delta;
+            taken += 1;
             if let Some(w) = self.waiting.pop_front().filter(|w| !w.reply.is_closed()) {
                 batch.push((delta, w.reply));
             }
         }
-        Next::Batch(batch)
+        (Next::Batch(batch), taken)
     }
 }
 
@@ -94,8 +104,8 @@ impl<T: AtomicNumber> Queue<T> {
 pub(super) struct Combiner<T> {
     engine: DistributedAtomicValue,
     queue: Mutex<Queue<T>>,
-    /// Told when the driver goes idle.
-    idle: Notify,
+    /// Told when updates are settled.
+    settled: Notify,
 }
 
 impl<T> std::fmt::Debug for Combiner<T> {
@@ -113,8 +123,8 @@ impl<T: AtomicNumber> Combiner<T> {
     pub(super) fn new(engine: DistributedAtomicValue) -> Arc<Self> {
         Arc::new(Self {
             engine,
-            queue: Mutex::new(Queue { waiting: VecDeque::new(), driven: false }),
-            idle: Notify::new(),
+            queue: Mutex::new(Queue { waiting: VecDeque::new(), driven: false, queued: 0, settled: 0 }),
+            settled: Notify::new(),
         })
     }
 
@@ -132,6 +142,7 @@ impl<T: AtomicNumber> Combiner<T> {
         let start = {
             let mut queue = lock(&self.queue);
             queue.waiting.push_back(Waiter { op, reply });
+            queue.queued += 1;
             !std::mem::replace(&mut queue.driven, true)
         };
         if start {
@@ -142,32 +153,40 @@ impl<T: AtomicNumber> Combiner<T> {
         answer.await.unwrap_or_else(|_| Err(Error::OutcomeUnknown { path: self.engine.path().to_string() }))
     }
 
-    /// Resolves once no write of this combiner is in flight or queued.
-    pub(super) async fn idle(&self) {
+    /// Resolves once the updates queued before the call are settled (their writes done).
+    pub(super) async fn settled(&self) {
+        let target = lock(&self.queue).queued;
         loop {
-            let told = self.idle.notified();
-            if !lock(&self.queue).driven {
+            let told = self.settled.notified();
+            if lock(&self.queue).settled >= target {
                 return;
             }
             told.await;
         }
     }
 
-    /// Writes what is queued, batch by batch, until the queue is empty.
-    async fn drive(self: Arc<Self>) {
-        let mut stop = Stop { combiner: &self, finished: false };
-        loop {
-            let next = lock(&self.queue).next();
-            match next {
-                Next::Batch(members) => self.add(members).await,
-                Next::Alone(single, reply) => {
-                    let result = self.alone(single, &reply).await;
-                    let _ = reply.send(result);
+    /// Writes what is queued, batch by batch, until the queue is empty. The guard is made
+    /// before the first poll: a driver dropped unpolled (its runtime shut down) still tells
+    /// the callers.
+    fn drive(self: Arc<Self>) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut stop = Stop { combiner: self, finished: false };
+        async move {
+            let this = &*stop.combiner;
+            loop {
+                let (next, taken) = lock(&this.queue).next();
+                match next {
+                    Next::Batch(members) => this.add(members).await,
+                    Next::Alone(single, reply) => {
+                        let result = this.alone(single, &reply).await;
+                        let _ = reply.send(result);
+                    }
+                    Next::Idle => break,
                 }
-                Next::Idle => break,
+                lock(&this.queue).settled += taken;
+                this.settled.notify_waiters();
             }
+            stop.finish();
         }
-        stop.finished = true;
     }
 
     /// One write carrying the sum of `members`' deltas; each member gets its own before and
@@ -246,24 +265,32 @@ impl<T: AtomicNumber> Combiner<T> {
 
 /// Ends a driver: normally it found the queue empty; when dropped before that (its runtime
 /// shut down) the callers still waiting are told, and the next update starts a new driver.
-struct Stop<'a, T: AtomicNumber> {
-    combiner: &'a Combiner<T>,
+struct Stop<T: AtomicNumber> {
+    combiner: Arc<Combiner<T>>,
     finished: bool,
 }
 
-impl<T: AtomicNumber> Drop for Stop<'_, T> {
+impl<T: AtomicNumber> Stop<T> {
+    /// The driver found the queue empty (and said so in the queue).
+    fn finish(&mut self) {
+        self.finished = true;
+    }
+}
+
+impl<T: AtomicNumber> Drop for Stop<T> {
     fn drop(&mut self) {
         if !self.finished {
             let waiting = {
                 let mut queue = lock(&self.combiner.queue);
                 queue.driven = false;
+                queue.settled = queue.queued;
                 std::mem::take(&mut queue.waiting)
             };
             for w in waiting {
                 let _ = w.reply.send(Err(Error::Closed));
             }
         }
-        self.combiner.idle.notify_waiters();
+        self.combiner.settled.notify_waiters();
     }
 }
 

@@ -24,7 +24,8 @@ use crate::framework::Framework;
 /// that arrive queue, and the next write carries their sum (one versioned `multi`, the same
 /// write a single addition makes). Each caller still gets its own exact before and after
 /// values: the callers of a batch are given consecutive slices of the change, in the order
-/// they called, as if their additions had been written one by one at that point. With many
+/// they called, as if their additions had been written one by one at that point (the
+/// [`stats`](AtomicValue::stats) are the batch's, the same for each). With many
 /// tasks on one counter this multiplies the additions per second by the batch size; a lone
 /// caller waits for no one and writes as before.
 ///
@@ -229,8 +230,9 @@ impl<T: AtomicNumber> DistributedAtomicNumber<T> {
     }
 
     /// Deletes this handle's transaction marker (see [`DistributedAtomicValue::close`]) once
-    /// the writes this handle's combiner has queued are done; other handles' updates of the
-    /// path stop using that combiner. The handle stays usable.
+    /// the updates queued on this handle's combiner before the call are written; later
+    /// updates of other handles of the path stop using that combiner. The handle stays
+    /// usable (a later update makes a new marker).
     ///
     /// # Errors
     /// The delete's error.
@@ -239,7 +241,7 @@ impl<T: AtomicNumber> DistributedAtomicNumber<T> {
     /// Cancel safe.
     pub async fn close(&self) -> Result<()> {
         self.value().framework().session_extension::<Combiners<T>>().leave(&self.own);
-        self.own.idle().await;
+        self.own.settled().await;
         self.value().close().await
     }
 }
