@@ -332,3 +332,54 @@ impl<T: AtomicNumber> Combiners<T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queue(ops: &[Op<i64>]) -> (Queue<i64>, Vec<oneshot::Receiver<Result<AtomicValue<i64>>>>) {
+        let mut q = Queue { waiting: VecDeque::new(), driven: true, queued: 0, settled: 0 };
+        let answers = ops
+            .iter()
+            .map(|&op| {
+                let (reply, answer) = oneshot::channel();
+                q.waiting.push_back(Waiter { op, reply });
+                q.queued += 1;
+                answer
+            })
+            .collect();
+        (q, answers)
+    }
+
+    fn deltas(next: Next<i64>) -> Vec<i64> {
+        match next {
+            Next::Batch(members) => members.into_iter().map(|(d, _)| d).collect(),
+            _ => panic!("not a batch"),
+        }
+    }
+
+    #[test]
+    fn additions_batch_up_to_an_update_that_is_not_one_and_gone_callers_are_skipped() {
+        let set = Op::Alone(Single::Replace(7));
+        let (mut q, mut answers) = queue(&[Op::Add(1), Op::Add(2), Op::Add(3), set, Op::Add(4), Op::Add(5)]);
+        answers.remove(0); // the first caller is gone before anything was sent
+        answers.remove(1); // and the third
+        let (next, taken) = q.next();
+        assert_eq!((deltas(next), taken), (vec![2], 3), "the batch stops at the set");
+        let (next, taken) = q.next();
+        assert!(matches!(next, Next::Alone(Single::Replace(7), _)) && taken == 1, "then the set, alone");
+        let (next, taken) = q.next();
+        assert_eq!((deltas(next), taken), (vec![4, 5], 2));
+        assert!(q.driven);
+        let (next, _) = q.next();
+        assert!(matches!(next, Next::Idle) && !q.driven, "an empty queue ends the driver");
+    }
+
+    #[test]
+    fn callers_gone_at_the_head_are_settled_when_the_queue_ends() {
+        let (mut q, answers) = queue(&[Op::Add(1), Op::Add(2)]);
+        drop(answers);
+        assert!(matches!(q.next().0, Next::Idle));
+        assert_eq!((q.queued, q.settled), (2, 2));
+    }
+}
