@@ -337,7 +337,9 @@ impl<T: AtomicNumber> Combiners<T> {
 mod tests {
     use super::*;
 
-    fn queue(ops: &[Op<i64>]) -> (Queue<i64>, Vec<oneshot::Receiver<Result<AtomicValue<i64>>>>) {
+    type Answer = oneshot::Receiver<Result<AtomicValue<i64>>>;
+
+    fn queue(ops: &[Op<i64>]) -> (Queue<i64>, Vec<Answer>) {
         let mut q = Queue { waiting: VecDeque::new(), driven: true, queued: 0, settled: 0 };
         let answers = ops
             .iter()
