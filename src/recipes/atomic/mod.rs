@@ -1,8 +1,11 @@
 //! Distributed atomic values and numbers.
 
+mod arith;
+mod combine;
 mod number;
 mod queue;
 mod value;
 
-pub use number::{AtomicNumber, DistributedAtomicInteger, DistributedAtomicLong, DistributedAtomicNumber};
+pub use arith::AtomicNumber;
+pub use number::{DistributedAtomicInteger, DistributedAtomicLong, DistributedAtomicNumber};
 pub use value::{AtomicOptions, AtomicStats, AtomicValue, DistributedAtomicValue, PromotedToLock};

@@ -1,54 +1,13 @@
 //! `DistributedAtomicLong` and `DistributedAtomicInteger`: big-endian numbers on the value
-//! engine.
+//! engine, their updates combined per path (see `combine.rs`).
 
-use std::marker::PhantomData;
+use std::sync::Arc;
 
+use super::arith::{decode, AtomicNumber};
+use super::combine::{Combiner, Combiners, Op, Single};
 use super::value::{AtomicOptions, AtomicValue, DistributedAtomicValue};
 use crate::error::{Error, Result};
 use crate::framework::Framework;
-
-/// A number stored big-endian in a node (8 bytes for `i64`, 4 for `i32`), as Curator does.
-pub trait AtomicNumber: Copy + Eq + std::fmt::Debug + std::fmt::Display + Send + Sync + 'static {
-    /// Bytes on the wire.
-    const WIDTH: usize;
-    /// Big-endian bytes.
-    fn encode(self) -> Vec<u8>;
-    /// From big-endian bytes of exactly [`WIDTH`](Self::WIDTH).
-    fn decode(bytes: &[u8]) -> Option<Self>;
-    /// `self + delta`, wrapping on overflow as Java does.
-    fn wrapping_add(self, delta: Self) -> Self;
-    /// `-self`, wrapping.
-    fn wrapping_neg(self) -> Self;
-    /// Zero.
-    const ZERO: Self;
-    /// One.
-    const ONE: Self;
-}
-
-macro_rules! atomic_number {
-    ($t:ty, $w:expr) => {
-        impl AtomicNumber for $t {
-            const WIDTH: usize = $w;
-            const ZERO: Self = 0;
-            const ONE: Self = 1;
-            fn encode(self) -> Vec<u8> {
-                self.to_be_bytes().to_vec()
-            }
-            fn decode(bytes: &[u8]) -> Option<Self> {
-                bytes.try_into().ok().map(<$t>::from_be_bytes)
-            }
-            fn wrapping_add(self, delta: Self) -> Self {
-                <$t>::wrapping_add(self, delta)
-            }
-            fn wrapping_neg(self) -> Self {
-                <$t>::wrapping_neg(self)
-            }
-        }
-    };
-}
-
-atomic_number!(i64, 8);
-atomic_number!(i32, 4);
 
 /// A distributed atomic number: Curator's `DistributedAtomicLong` (`i64`, 8 bytes) and
 /// `DistributedAtomicInteger` (`i32`, 4 bytes).
@@ -56,6 +15,54 @@ atomic_number!(i32, 4);
 /// Every operation returns an [`AtomicValue`]: whether it succeeded, the value before and
 /// after, and the tries it took. Under contention no increment is lost or counted twice, also
 /// when a reply is lost to a connection failure (see [`DistributedAtomicValue`]).
+///
+/// # Combining
+/// Additions ([`increment`](Self::increment), [`decrement`](Self::decrement),
+/// [`add`](Self::add), [`subtract`](Self::subtract)) made concurrently on one framework to
+/// one path — through one handle, its clones, or other handles of the same type and options
+/// for that path — are combined: while one write to the node is in flight, the additions
+/// that arrive queue, and the next write carries their sum (one versioned `multi`, the same
+/// write a single addition makes). Each caller still gets its own exact before and after
+/// values: the callers of a batch are given consecutive slices of the change, in the order
+/// they called, as if their additions had been written one by one at that point (the
+/// [`stats`](AtomicValue::stats) are the batch's, the same for each). With many
+/// tasks on one counter this multiplies the additions per second by the batch size; a lone
+/// caller waits for no one and writes as before.
+///
+/// A batch is exactly once as a whole: when a write's reply is lost, its marker tells whether
+/// it was applied — for every member — or for none, and then they are written again together.
+/// An error ends the operation of every member alike.
+///
+/// [`compare_and_set`](Self::compare_and_set), [`try_set`](Self::try_set) and
+/// [`force_set`](Self::force_set) are not combined: each is written alone, in its place in
+/// the same queue (additions called after it wait for it, and it waits for those called
+/// before it). Handles on other frameworks (sessions), other processes and Curator write
+/// their own versioned writes and take turns with these as with any writer.
+///
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::DistributedAtomicLong;
+/// let counter = DistributedAtomicLong::new(&fw, "/counters/orders")?;
+/// // 64 tasks counting at once: their increments share writes, each gets its own number
+/// let mut tasks = Vec::new();
+/// for _ in 0..64 {
+///     let counter = counter.clone();
+///     tasks.push(tokio::spawn(async move { counter.increment().await }));
+/// }
+/// for task in tasks {
+///     let r = task.await.expect("task")?;
+///     assert_eq!(r.post_value, r.pre_value + 1); // a number nobody else was given
+/// }
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Cancel safety
+/// The updates are not cancel safe in the usual sense, as a write may be on its way: dropping
+/// the future of an update (a timeout, `select!`) takes it out of every write sent after the
+/// drop — if none carrying it was sent, it is not applied — but a write already sent with it
+/// stands: if that write commits, the update is applied, once, and its result is given to
+/// nobody. The other members of its batch are not disturbed either way.
 ///
 /// # Curator compatibility
 /// One persistent node, data big-endian signed, missing node or empty data = 0. A Curator
@@ -65,11 +72,12 @@ atomic_number!(i32, 4);
 /// Node data of another length is reported as [`Error::CorruptData`], never guessed at. When
 /// the retry policy gives up while a write's reply is still missing, the operation reports
 /// [`Error::OutcomeUnknown`] (the write may or may not have been applied) rather than a plain
-/// failure.
+/// failure; for a batch, every member gets it.
 #[derive(Debug, Clone)]
 pub struct DistributedAtomicNumber<T: AtomicNumber> {
-    value: DistributedAtomicValue,
-    _number: PhantomData<T>,
+    /// This handle's combiner (shared by its clones); updates use the session's combiner for
+    /// the path, which is this one unless another handle's was registered first.
+    own: Arc<Combiner<T>>,
 }
 
 /// Curator's `DistributedAtomicLong`.
@@ -91,22 +99,24 @@ impl<T: AtomicNumber> DistributedAtomicNumber<T> {
     /// # Errors
     /// As [`DistributedAtomicValue::new`].
     pub fn with_options(fw: &Framework, path: &str, options: AtomicOptions) -> Result<Self> {
-        Ok(Self { value: DistributedAtomicValue::new(fw, path, options)?, _number: PhantomData })
+        Ok(Self { own: Combiner::new(DistributedAtomicValue::new(fw, path, options)?) })
+    }
+
+    fn value(&self) -> &DistributedAtomicValue {
+        self.own.engine()
+    }
+
+    /// Queues `op` on the session's combiner for this path.
+    async fn submit(&self, op: Op<T>) -> Result<AtomicValue<T>> {
+        let combiners = self.value().framework().session_extension::<Combiners<T>>();
+        let combiner = combiners.share(&self.own);
+        drop(combiners);
+        combiner.submit(op).await
     }
 
     /// The node's path.
     pub fn path(&self) -> &str {
-        self.value.path()
-    }
-
-    fn decode(&self, bytes: &[u8]) -> Result<T> {
-        if bytes.is_empty() {
-            return Ok(T::ZERO);
-        }
-        T::decode(bytes).ok_or_else(|| Error::CorruptData {
-            path: self.value.path().to_string(),
-            reason: format!("expected {} bytes (big-endian), found {}", T::WIDTH, bytes.len()),
-        })
+        self.value().path()
     }
 
     /// The current value (0 when the node is missing or empty).
@@ -117,127 +127,112 @@ impl<T: AtomicNumber> DistributedAtomicNumber<T> {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn get(&self) -> Result<T> {
-        self.decode(&self.value.get().await?)
+        decode(self.path(), &self.value().get().await?)
     }
 
-    async fn change(&self, f: impl Fn(T) -> Option<T>) -> Result<AtomicValue<T>> {
-        let mut corrupt = None;
-        let result = self
-            .value
-            .apply(|bytes| match self.decode(bytes) {
-                Ok(current) => {
-                    corrupt = None; // only the value the operation ended on counts
-                    f(current).map(T::encode)
-                }
-                Err(e) => {
-                    corrupt = Some(e);
-                    None
-                }
-            })
-            .await?;
-        if let Some(e) = corrupt {
-            return Err(e);
-        }
-        let mut decoded = Ok(());
-        let value = result.map(|b| match self.decode(&b) {
-            Ok(v) => v,
-            Err(e) => {
-                decoded = Err(e);
-                T::ZERO
-            }
-        });
-        decoded.map(|()| value)
-    }
-
-    /// Adds one.
+    /// Adds one (combined with concurrent additions: see [Combining](Self#combining)).
     ///
     /// # Errors
-    /// [`Error::CorruptData`]; the framework's errors.
+    /// [`Error::CorruptData`]; [`Error::OutcomeUnknown`]; the framework's errors.
     ///
     /// # Cancel safety
-    /// Not cancel safe: the change may have been applied.
+    /// Not cancel safe: dropped once its write was sent, the change stands and its result is
+    /// lost (see [Cancel safety](Self#cancel-safety)).
     pub async fn increment(&self) -> Result<AtomicValue<T>> {
         self.add(T::ONE).await
     }
 
-    /// Subtracts one.
+    /// Subtracts one (combined with concurrent additions).
     ///
     /// # Errors
     /// As [`increment`](Self::increment).
     ///
     /// # Cancel safety
-    /// Not cancel safe.
+    /// As [`increment`](Self::increment).
     pub async fn decrement(&self) -> Result<AtomicValue<T>> {
         self.add(T::ONE.wrapping_neg()).await
     }
 
-    /// Adds `delta` (wrapping on overflow, as Curator's Java arithmetic does).
+    /// Adds `delta` (wrapping on overflow, as Curator's Java arithmetic does), combined with
+    /// concurrent additions: `post_value` is `pre_value + delta` and no other caller is given
+    /// a change that overlaps it.
     ///
     /// # Errors
     /// As [`increment`](Self::increment).
     ///
     /// # Cancel safety
-    /// Not cancel safe.
+    /// As [`increment`](Self::increment).
     pub async fn add(&self, delta: T) -> Result<AtomicValue<T>> {
-        self.change(|v| Some(v.wrapping_add(delta))).await
+        self.submit(Op::Add(delta)).await
     }
 
-    /// Subtracts `delta`.
+    /// Subtracts `delta` (combined with concurrent additions).
     ///
     /// # Errors
     /// As [`increment`](Self::increment).
     ///
     /// # Cancel safety
-    /// Not cancel safe.
+    /// As [`increment`](Self::increment).
     pub async fn subtract(&self, delta: T) -> Result<AtomicValue<T>> {
         self.add(delta.wrapping_neg()).await
     }
 
-    /// Sets `new` if the current value is `expected`.
+    /// Sets `new` if the current value is `expected`. Written alone, in call order with this
+    /// framework's other updates of the path.
     ///
     /// # Errors
     /// As [`increment`](Self::increment).
     ///
     /// # Cancel safety
-    /// Not cancel safe.
+    /// As [`increment`](Self::increment).
     pub async fn compare_and_set(&self, expected: T, new: T) -> Result<AtomicValue<T>> {
-        self.change(|v| (v == expected).then_some(new)).await
+        self.submit(Op::Alone(Single::Compare { expected, new })).await
     }
 
-    /// Sets `new` through the optimistic loop, reporting what it replaced.
+    /// Sets `new` through the optimistic loop, reporting what it replaced. Written alone, in
+    /// call order with this framework's other updates of the path.
     ///
     /// # Errors
     /// As [`increment`](Self::increment).
     ///
     /// # Cancel safety
-    /// Not cancel safe.
+    /// As [`increment`](Self::increment).
     pub async fn try_set(&self, new: T) -> Result<AtomicValue<T>> {
-        self.change(|_| Some(new)).await
+        self.submit(Op::Alone(Single::Replace(new))).await
     }
 
-    /// Sets `new` whatever the current value (even corrupt data is overwritten).
+    /// Sets `new` whatever the current value (even corrupt data is overwritten). Written alone,
+    /// in call order with this framework's other updates of the path.
     ///
     /// # Errors
-    /// The framework's errors.
+    /// [`Error::Timeout`] when the tries ran out (as [`DistributedAtomicValue::force_set`]);
+    /// the framework's errors.
     ///
     /// # Cancel safety
-    /// Not cancel safe.
+    /// As [`increment`](Self::increment).
     pub async fn force_set(&self, new: T) -> Result<()> {
-        self.value.force_set(&new.encode()).await
+        match self.submit(Op::Alone(Single::Force(new))).await?.succeeded {
+            true => Ok(()),
+            false => Err(Error::Timeout(std::time::Duration::ZERO)),
+        }
     }
 
-    /// Creates the node with `value` unless it exists; `false` when it did.
+    /// Creates the node with `value` unless it exists; `false` when it did. Not queued with
+    /// the updates: a create is not a versioned write.
     ///
     /// # Errors
     /// The framework's errors.
     ///
     /// # Cancel safety
-    /// Not cancel safe.
+    /// Not cancel safe: the node may have been created.
     pub async fn initialize(&self, value: T) -> Result<bool> {
-        self.value.initialize(&value.encode()).await
+        self.value().initialize(&value.encode()).await
     }
 
-    /// Deletes this handle's transaction marker now (see [`DistributedAtomicValue::close`]).
+    /// Deletes this handle's transaction marker (see [`DistributedAtomicValue::close`]) once
+    /// the updates queued on this handle's combiner before the call are written; later
+    /// updates of other handles of the path stop using that combiner. The handle stays
+    /// usable (a later update makes a new marker).
     ///
     /// # Errors
     /// The delete's error.
@@ -245,6 +240,8 @@ impl<T: AtomicNumber> DistributedAtomicNumber<T> {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn close(&self) -> Result<()> {
-        self.value.close().await
+        self.value().framework().session_extension::<Combiners<T>>().leave(&self.own);
+        self.own.settled().await;
+        self.value().close().await
     }
 }

@@ -44,17 +44,6 @@ pub struct AtomicValue<T> {
     pub stats: AtomicStats,
 }
 
-impl<T> AtomicValue<T> {
-    pub(crate) fn map<U>(self, mut f: impl FnMut(T) -> U) -> AtomicValue<U> {
-        AtomicValue {
-            succeeded: self.succeeded,
-            pre_value: f(self.pre_value),
-            post_value: f(self.post_value),
-            stats: self.stats,
-        }
-    }
-}
-
 /// Tries and times of an atomic operation.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AtomicStats {
@@ -70,7 +59,7 @@ pub struct AtomicStats {
 
 /// Promotion to a lock (Curator's `PromotedToLock`): when the optimistic tries run out, take an
 /// [`InterProcessMutex`] at `lock_path` (waiting at most `timeout`) and try again under it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromotedToLock {
     /// The lock's path.
     pub lock_path: String,
@@ -93,7 +82,7 @@ pub struct PromotedToLock {
 /// `queue_on_contention: false` refused writes are retried at once, up to `optimistic_tries`.
 /// A `promoted` lock (Curator's `PromotedToLock`) takes precedence: `optimistic_tries`
 /// optimistic attempts first, then the given lock.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AtomicOptions {
     /// Attempts of an operation (default 10,000): optimistic ones before giving up or
     /// promoting; when queueing on contention, the attempts made in the queue's turn.
@@ -193,6 +182,16 @@ impl DistributedAtomicValue {
     /// The node's path.
     pub fn path(&self) -> &str {
         &self.inner.path
+    }
+
+    /// The framework the value was made on.
+    pub(super) fn framework(&self) -> &Framework {
+        &self.inner.fw
+    }
+
+    /// The options the value was made with.
+    pub(super) fn options(&self) -> &AtomicOptions {
+        &self.inner.options
     }
 
     /// The current bytes (empty when the node is missing).
