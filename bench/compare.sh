@@ -21,6 +21,7 @@
 #                    or all   (default "mutex rwlock semaphore counter shared_count")
 #   ENSEMBLE_RECIPES the ensemble's recipes (default: RECIPES when it is set, else "mutex counter")
 #   CLIENTS          1 4 16
+#   ENSEMBLE_CLIENTS the ensemble's client counts (default: CLIENTS when it is set, else "1 16")
 #   PEERS            zk-recipes curator kazoo zookeeper-client (zookeeper-client: mutex and floors)
 #   LEASES           semaphore leases                               (default 2)
 #   FLOORS           1: the serial-write floors, 1 client: `raw` (create+delete pairs) and
@@ -44,6 +45,7 @@
 #                    bench/RESULTS.md is replaced
 #   ZKR              a zkr binary to use instead of building one with
 #                    `cargo build --release --bin zkr`
+#   PLAN_ONLY        1: print each setting's plan (one run a line) and its size, run nothing
 #
 # Every run is one driver process printing one JSON line (bench/README.md has the contract);
 # compare.sh adds "setting" and "repeat" to it. The lines go to bench/out/results.jsonl; runs
@@ -87,7 +89,9 @@ else
     ENSEMBLE_RECIPES="mutex counter"
 fi
 [[ $ENSEMBLE_RECIPES == all ]] && ENSEMBLE_RECIPES=$ALL_RECIPES
+clients_given=${CLIENTS:-}
 CLIENTS=$(list "${CLIENTS:-1 4 16}")
+ENSEMBLE_CLIENTS=$(list "${ENSEMBLE_CLIENTS:-${clients_given:-1 16}}")
 PEERS=$(list "${PEERS:-zk-recipes curator kazoo zookeeper-client}")
 LEASES=${LEASES:-2}
 FLOORS=${FLOORS:-1}
@@ -100,6 +104,7 @@ DRAIN_WAITERS=$(list "${DRAIN_WAITERS-500 2000}")
 DRAIN_PEERS=$(list "${DRAIN_PEERS:-zk-recipes curator}")
 DRAIN_CLIENTS=${DRAIN_CLIENTS:-1}
 MEMORY_WAITERS=${MEMORY_WAITERS:-10000}
+PLAN_ONLY=${PLAN_ONLY:-0}
 CACHE_ONLY=${CACHE_ONLY:-0}
 if ((CACHE_ONLY)); then
     CACHE_NODES=$(list "${CACHE_NODES-10000 100000}")
@@ -172,13 +177,15 @@ trap stop_all EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-mkdir -p "$out"
-[[ -f $results ]] && mv -f "$results" "$results.prev"
-rm -rf "$logs" "$failures" "$out"/srvr-*.txt
-mkdir -p "$logs"
-: >"$results"
-: >"$failures"
-: >"$settings_file"
+if ((!PLAN_ONLY)); then
+    mkdir -p "$out"
+    [[ -f $results ]] && mv -f "$results" "$results.prev"
+    rm -rf "$logs" "$failures" "$out"/srvr-*.txt
+    mkdir -p "$logs"
+    : >"$results"
+    : >"$failures"
+    : >"$settings_file"
+fi
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 t_start=$(date +%s)
 
@@ -186,7 +193,9 @@ t_start=$(date +%s)
 # Build and prepare every peer before the clock matters
 
 zkr_ok=0
-if has "$PEERS" zk-recipes || has "$PEERS" zookeeper-client; then
+if ((PLAN_ONLY)); then
+    zkr_ok=1
+elif has "$PEERS" zk-recipes || has "$PEERS" zookeeper-client; then
     built=0
     if [[ -n ${ZKR:-} ]]; then
         say "using ZKR=$ZKR"
@@ -224,11 +233,11 @@ CACHE_PEERS=$(among "$CACHE_PEERS" "$PEERS")
 FLOOR_PEERS=$(among "$FLOOR_PEERS" "$PEERS")
 TASK_PEERS=$(among "$TASK_PEERS" "$PEERS")
 
-if has "$PEERS" curator; then
+if ((!PLAN_ONLY)) && has "$PEERS" curator; then
     say "compiling the Curator driver"
     bench/peers/curator/run.sh --prepare || die "the Curator driver does not compile"
 fi
-if has "$PEERS" kazoo; then
+if ((!PLAN_ONLY)) && has "$PEERS" kazoo; then
     say "preparing the kazoo virtualenv"
     bench/peers/kazoo/run.sh --prepare || die "cannot install kazoo"
 fi
@@ -325,9 +334,12 @@ rotate() { # rotate N words... -> the words rotated left by N
 # The plan of one setting: (peer recipe clients repeat extra...) per line, interleaved
 
 plan_setting() { # setting -> fills plan[]
-    local s=$1 extras=0 rep recipe c peer w n recipes=$RECIPES
+    local s=$1 extras=0 rep recipe c peer w n recipes=$RECIPES clients=$CLIENTS
     has "$EXTRAS_SETTINGS" "$s" && extras=1
-    [[ $s == ensemble ]] && recipes=$ENSEMBLE_RECIPES
+    if [[ $s == ensemble ]]; then
+        recipes=$ENSEMBLE_RECIPES
+        clients=$ENSEMBLE_CLIENTS
+    fi
     plan=()
     # shellcheck disable=SC2086 # word lists
     for ((rep = 1; rep <= REPEATS; rep++)); do
@@ -344,7 +356,7 @@ plan_setting() { # setting -> fills plan[]
             done
         fi
         for recipe in $recipes; do
-            for c in $CLIENTS; do
+            for c in $clients; do
                 for peer in $(rotate $((rep - 1)) $PEERS); do
                     peer_has "$peer" "$recipe" && plan+=("$peer $recipe $c $rep")
                 done
@@ -387,6 +399,14 @@ for s in $SETTINGS; do
     total_planned=$((total_planned + ${#plan[@]}))
 done
 say "settings: $SETTINGS (fsync $BENCH_SYNC); $total_planned runs planned: ${SECONDS_PER_RUN} s window + ${WARMUP} s warm-up each, $REPEATS repeat(s); peers: $PEERS"
+if ((PLAN_ONLY)); then
+    for s in $SETTINGS; do
+        plan_setting "$s"
+        printf '%s: %d runs\n' "$s" "${#plan[@]}"
+        printf '  %s\n' "${plan[@]}"
+    done
+    exit 0
+fi
 
 # ---------------------------------------------------------------------------------------------
 # Each setting: its servers, its plan, its servers stopped
