@@ -1,39 +1,58 @@
 #!/usr/bin/env bash
-# Benchmarks zk-recipes side by side with Apache Curator, kazoo and zookeeper-client's own lock,
-# against ONE ZooKeeper server this script starts (its own temp dir, a free 127.0.0.1 port,
-# killed by pid on exit), then writes bench/RESULTS.md (and bench/results.svg when the Rust
-# chart example exists).
+# Benchmarks zk-recipes side by side with Apache Curator, kazoo and zookeeper-client's own lock
+# on ZooKeeper configured as production runs it (fsync on), in two settings run one after the
+# other: a standalone server, then a 3-node ensemble on loopback (bench/zk.sh; each killed by
+# pid when its setting is done, on failure or interrupt too). Writes bench/RESULTS.md (a
+# section per setting) and bench/results.svg (the first setting).
 #
-#   bash bench/compare.sh                                   # the full matrix
-#   PEERS=curator,kazoo RECIPES=mutex CLIENTS=1,4 SECONDS_PER_RUN=2 REPEATS=1 bash bench/compare.sh
+#   bash bench/compare.sh                                   # the default matrix, both settings
+#   bash bench/compare.sh --setting ensemble                # one setting (repeatable)
+#   SETTINGS=standalone RECIPES=mutex,counter CLIENTS=16 SECONDS_PER_RUN=2 REPEATS=1 bash bench/compare.sh
 #
 # Knobs (lists take commas or spaces):
-#   SECONDS_PER_RUN  measured window of one run, seconds            (default 5)
+#   SETTINGS         standalone ensemble (or --setting S, repeatable)  (default: both)
+#   BENCH_SYNC       on: fsync on (ZooKeeper's default, the headline); off: forceSync=no, a
+#                    labelled extra ("fsync off") that is never the headline  (default on)
+#   BENCH_DATA_DIR   where the servers' data directories go (a real disk)  (default TMPDIR or /tmp)
+#   SECONDS_PER_RUN  measured window of one run, seconds            (default 3)
 #   WARMUP           warm-up before the window, seconds             (default 1)
-#   REPEATS          repeats of the whole matrix; medians are taken (default 3)
-#   RECIPES          mutex rwlock semaphore semaphore_mutex counter shared_count double_barrier
+#   REPEATS          repeats of each setting's matrix, interleaved; medians with (min–max)  (default 3)
+#   RECIPES          mutex rwlock semaphore semaphore_mutex counter shared_count double_barrier,
+#                    or all   (default "mutex rwlock semaphore counter shared_count")
+#   ENSEMBLE_RECIPES the ensemble's recipes (default: RECIPES when it is set, else "mutex counter")
 #   CLIENTS          1 4 16
-#   PEERS            zk-recipes curator kazoo zookeeper-client (zookeeper-client: mutex only)
+#   ENSEMBLE_CLIENTS the ensemble's client counts (default: CLIENTS when it is set, else "1 16")
+#   PEERS            zk-recipes curator kazoo zookeeper-client (zookeeper-client: mutex and floors)
 #   LEASES           semaphore leases                               (default 2)
-#   RAW              1: measure the raw floor (`zkr bench --recipe raw`) per client count (default 1)
+#   FLOORS           1: the serial-write floors, 1 client: `raw` (create+delete pairs) and
+#                    `raw_set` (versioned setData of one node)     (default 1)
+#   FLOOR_PEERS      peers measuring the floors, among PEERS   (default "zk-recipes curator zookeeper-client")
+#   RAW_CLIENTS      more client counts of zk-recipes' `raw` (create+delete), e.g. "4 16"  (default none)
+#   COUNTER_TASKS    T: a counter row with T tasks on one framework (one session); 0: none  (default 64)
+#   TASK_PEERS       peers of that row, among PEERS                  (default "zk-recipes curator")
+#   EXTRAS_SETTINGS  settings that also run drain, memory and cache runs  (default standalone)
 #   DRAIN_WAITERS    waiters of the drain runs; empty: no drain     (default "500 2000")
 #   DRAIN_PEERS      peers of the drain runs, among PEERS           (default "zk-recipes curator")
 #   DRAIN_CLIENTS    sessions the drain's waiters are spread over   (default 1)
 #   MEMORY_WAITERS   waiters of the memory run; 0: none             (default 10000)
-#   CACHE_NODES      tree sizes of the cache-load runs; empty: none   (default "10000 100000")
-#   CACHE_DELAY      1: the cache-delay run                          (default 1)
+#   CACHE_NODES      tree sizes of the cache-load runs; empty: none   (default: none; with
+#                    CACHE_ONLY=1 "10000 100000"). A report without cache runs keeps the cache
+#                    section of the bench/RESULTS.md it replaces.
+#   CACHE_DELAY      1: the cache-delay run                          (default: 0; with CACHE_ONLY=1, 1)
 #   CACHE_DELAY_NODES, CACHE_RATE  its tree size and writes/s         (default 1000, 1000)
 #   CACHE_PEERS      peers of the cache runs, among PEERS           (default "zk-recipes curator")
-#   CACHE_ONLY       1: only the cache runs (no raw floor, matrix, drain or memory run), and
-#                    only the cache section of bench/RESULTS.md is replaced
+#   CACHE_ONLY       1: only the cache runs (in EXTRAS_SETTINGS), and only the cache section of
+#                    bench/RESULTS.md is replaced
 #   ZKR              a zkr binary to use instead of building one with
 #                    `cargo build --release --bin zkr`
+#   PLAN_ONLY        1: print each setting's plan (one run a line) and its size, run nothing
 #
-# Every run is one driver process printing one JSON line (bench/README.md has the contract).
-# The lines go to bench/out/results.jsonl; runs that failed or that a peer does not support go
-# to bench/out/failures.jsonl; each run's stderr to bench/out/logs/. The matrix is interleaved:
-# for each repeat, for each recipe and client count, every peer in turn (the order rotates with
-# the repeat), so a slow drift of the machine spreads over all peers.
+# Every run is one driver process printing one JSON line (bench/README.md has the contract);
+# compare.sh adds "setting" and "repeat" to it. The lines go to bench/out/results.jsonl; runs
+# that failed or that a peer does not support go to bench/out/failures.jsonl; each run's stderr
+# to bench/out/logs/; each setting's servers and times to bench/out/settings.jsonl. The matrix
+# is interleaved: for each repeat, for each recipe and client count, every peer in turn (the
+# order rotates with the repeat), so a slow drift of the machine spreads over all peers.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -41,34 +60,78 @@ cd "$root"
 
 list() { printf '%s' "$1" | tr ',' ' ' | xargs; }
 
-SECONDS_PER_RUN=${SECONDS_PER_RUN:-5}
+cli_settings=""
+while (($#)); do
+    case $1 in
+        --setting) [[ $# -ge 2 ]] || { echo "compare: --setting needs a value" >&2; exit 64; }
+            cli_settings+=" $2"; shift 2 ;;
+        --setting=*) cli_settings+=" ${1#--setting=}"; shift ;;
+        -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) echo "compare: unknown argument $1 (--setting standalone|ensemble; knobs are environment variables)" >&2
+            exit 64 ;;
+    esac
+done
+
+ALL_RECIPES="mutex rwlock semaphore semaphore_mutex counter shared_count double_barrier"
+SETTINGS=$(list "${cli_settings:-${SETTINGS:-standalone ensemble}}")
+BENCH_SYNC=${BENCH_SYNC:-on}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-3}
 WARMUP=${WARMUP:-1}
 REPEATS=${REPEATS:-3}
-RECIPES=$(list "${RECIPES:-mutex rwlock semaphore semaphore_mutex counter shared_count double_barrier}")
+recipes_given=${RECIPES:-}
+RECIPES=$(list "${RECIPES:-mutex rwlock semaphore counter shared_count}")
+[[ $RECIPES == all ]] && RECIPES=$ALL_RECIPES
+if [[ -n ${ENSEMBLE_RECIPES:-} ]]; then
+    ENSEMBLE_RECIPES=$(list "$ENSEMBLE_RECIPES")
+elif [[ -n $recipes_given ]]; then
+    ENSEMBLE_RECIPES=$RECIPES
+else
+    ENSEMBLE_RECIPES="mutex counter"
+fi
+[[ $ENSEMBLE_RECIPES == all ]] && ENSEMBLE_RECIPES=$ALL_RECIPES
+clients_given=${CLIENTS:-}
 CLIENTS=$(list "${CLIENTS:-1 4 16}")
+ENSEMBLE_CLIENTS=$(list "${ENSEMBLE_CLIENTS:-${clients_given:-1 16}}")
 PEERS=$(list "${PEERS:-zk-recipes curator kazoo zookeeper-client}")
 LEASES=${LEASES:-2}
-RAW=${RAW:-1}
+FLOORS=${FLOORS:-1}
+FLOOR_PEERS=$(list "${FLOOR_PEERS:-zk-recipes curator zookeeper-client}")
+RAW_CLIENTS=$(list "${RAW_CLIENTS:-}")
+COUNTER_TASKS=${COUNTER_TASKS:-64}
+TASK_PEERS=$(list "${TASK_PEERS:-zk-recipes curator}")
+EXTRAS_SETTINGS=$(list "${EXTRAS_SETTINGS:-standalone}")
 DRAIN_WAITERS=$(list "${DRAIN_WAITERS-500 2000}")
 DRAIN_PEERS=$(list "${DRAIN_PEERS:-zk-recipes curator}")
 DRAIN_CLIENTS=${DRAIN_CLIENTS:-1}
 MEMORY_WAITERS=${MEMORY_WAITERS:-10000}
-CACHE_NODES=$(list "${CACHE_NODES-10000 100000}")
-CACHE_DELAY=${CACHE_DELAY:-1}
+PLAN_ONLY=${PLAN_ONLY:-0}
+CACHE_ONLY=${CACHE_ONLY:-0}
+if ((CACHE_ONLY)); then
+    CACHE_NODES=$(list "${CACHE_NODES-10000 100000}")
+    CACHE_DELAY=${CACHE_DELAY:-1}
+else
+    CACHE_NODES=$(list "${CACHE_NODES-}")
+    CACHE_DELAY=${CACHE_DELAY:-0}
+fi
 CACHE_DELAY_NODES=${CACHE_DELAY_NODES:-1000}
 CACHE_RATE=${CACHE_RATE:-1000}
 CACHE_PEERS=$(list "${CACHE_PEERS:-zk-recipes curator}")
-CACHE_ONLY=${CACHE_ONLY:-0}
 if ((CACHE_ONLY)); then
-    RAW=0
+    FLOORS=0
+    RAW_CLIENTS=""
+    COUNTER_TASKS=0
     RECIPES=""
+    ENSEMBLE_RECIPES=""
     DRAIN_WAITERS=""
     MEMORY_WAITERS=0
+    # shellcheck disable=SC2086 # word lists
+    SETTINGS=$(for s in $SETTINGS; do [[ " $EXTRAS_SETTINGS " == *" $s "* ]] && printf '%s ' "$s"; done | xargs || true)
 fi
 
 out="$root/bench/out"
 results="$out/results.jsonl"
 failures="$out/failures.jsonl"
+settings_file="$out/settings.jsonl"
 logs="$out/logs"
 target_dir=${CARGO_TARGET_DIR:-$root/target}
 zkr=${ZKR:-$target_dir/release/zkr}
@@ -76,6 +139,10 @@ zkr=${ZKR:-$target_dir/release/zkr}
 say() { printf 'compare: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 has() { [[ " $1 " == *" $2 "* ]]; }
+among() { # among LIST ALLOWED -> the words of LIST that are in ALLOWED
+    local w
+    for w in $1; do has "$2" "$w" && printf '%s ' "$w"; done | xargs || true
+}
 
 for peer in $PEERS; do
     case $peer in
@@ -83,19 +150,42 @@ for peer in $PEERS; do
         *) die "unknown peer $peer (known: zk-recipes curator kazoo zookeeper-client)" ;;
     esac
 done
+for s in $SETTINGS; do
+    case $s in standalone | ensemble) ;; *) die "unknown setting $s (standalone or ensemble)" ;; esac
+done
+[[ -n $SETTINGS ]] || die "no setting to run"
+for r in $RECIPES $ENSEMBLE_RECIPES; do
+    has "$ALL_RECIPES" "$r" || die "unknown recipe $r (known: $ALL_RECIPES)"
+done
+case $BENCH_SYNC in on | off) ;; *) die "BENCH_SYNC must be on or off" ;; esac
 
+# ---------------------------------------------------------------------------------------------
+# Cleanup: the driver running (by pid; timeout passes the signal on to it) and the servers
+
+driver_pid=""
+stop_all() {
+    if [[ -n $driver_pid ]]; then
+        kill "$driver_pid" 2>/dev/null || true
+        wait "$driver_pid" 2>/dev/null || true
+        driver_pid=""
+    fi
+    zk_stop
+}
 # shellcheck source=bench/zk.sh
 source "$root/bench/zk.sh"
-trap zk_stop EXIT
+trap stop_all EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-mkdir -p "$out"
-[[ -f $results ]] && mv -f "$results" "$results.prev"
-rm -rf "$logs" "$failures"
-mkdir -p "$logs"
-: >"$results"
-: >"$failures"
+if ((!PLAN_ONLY)); then
+    mkdir -p "$out"
+    [[ -f $results ]] && mv -f "$results" "$results.prev"
+    rm -rf "$logs" "$failures" "$out"/srvr-*.txt
+    mkdir -p "$logs"
+    : >"$results"
+    : >"$failures"
+    : >"$settings_file"
+fi
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 t_start=$(date +%s)
 
@@ -103,11 +193,9 @@ t_start=$(date +%s)
 # Build and prepare every peer before the clock matters
 
 zkr_ok=0
-needs_zkr=0
-if has "$PEERS" zk-recipes || has "$PEERS" zookeeper-client; then
-    needs_zkr=1
-fi
-if ((needs_zkr)); then
+if ((PLAN_ONLY)); then
+    zkr_ok=1
+elif has "$PEERS" zk-recipes || has "$PEERS" zookeeper-client; then
     built=0
     if [[ -n ${ZKR:-} ]]; then
         say "using ZKR=$ZKR"
@@ -120,7 +208,7 @@ if ((needs_zkr)); then
         if "$zkr" bench --help >/dev/null 2>&1; then
             zkr_ok=1
         else
-            say "warning: $zkr has no \`bench\` subcommand yet: zk-recipes and zookeeper-client are skipped"
+            say "warning: $zkr has no \`bench\` subcommand: zk-recipes and zookeeper-client are skipped"
         fi
     elif [[ -n ${ZKR:-} ]]; then
         say "warning: ZKR=$ZKR is not executable: zk-recipes and zookeeper-client are skipped"
@@ -132,7 +220,7 @@ if ((needs_zkr)); then
     if ((!zkr_ok)); then
         for peer in zk-recipes zookeeper-client; do
             has "$PEERS" $peer || continue
-            printf '{"peer":"%s","status":"unavailable","message":"zkr bench could not be built or does not exist yet"}\n' \
+            printf '{"peer":"%s","status":"unavailable","message":"zkr bench could not be built"}\n' \
                 "$peer" >>"$failures"
         done
         # shellcheck disable=SC2086 # a word list
@@ -140,21 +228,19 @@ if ((needs_zkr)); then
     fi
 fi
 [[ -n $PEERS ]] || die "no peer left to run"
-DRAIN_PEERS=$(for p in $DRAIN_PEERS; do has "$PEERS" "$p" && printf '%s ' "$p"; done | xargs || true)
-CACHE_PEERS=$(for p in $CACHE_PEERS; do has "$PEERS" "$p" && printf '%s ' "$p"; done | xargs || true)
+DRAIN_PEERS=$(among "$DRAIN_PEERS" "$PEERS")
+CACHE_PEERS=$(among "$CACHE_PEERS" "$PEERS")
+FLOOR_PEERS=$(among "$FLOOR_PEERS" "$PEERS")
+TASK_PEERS=$(among "$TASK_PEERS" "$PEERS")
 
-if has "$PEERS" curator; then
+if ((!PLAN_ONLY)) && has "$PEERS" curator; then
     say "compiling the Curator driver"
     bench/peers/curator/run.sh --prepare || die "the Curator driver does not compile"
 fi
-if has "$PEERS" kazoo; then
+if ((!PLAN_ONLY)) && has "$PEERS" kazoo; then
     say "preparing the kazoo virtualenv"
     bench/peers/kazoo/run.sh --prepare || die "cannot install kazoo"
 fi
-
-zk_start || die "cannot start ZooKeeper"
-say "ZooKeeper serves $ZK_CONNECT (pid $ZK_PID)"
-zk_srvr >"$out/srvr.txt"
 
 # ---------------------------------------------------------------------------------------------
 # Running one driver
@@ -168,32 +254,50 @@ peer_cmd() { # peer -> the driver's command words
     esac
 }
 
+# which recipes a peer's driver runs at all (the rest are not planned)
+peer_has() { # peer recipe
+    case $1 in
+        zookeeper-client) [[ $2 == mutex || $2 == raw || $2 == raw_set ]] ;;
+        *) true ;;
+    esac
+}
+
 declare -A unsupported=()
 run_no=0
 run_total=0
+setting=""
+
+json_str() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
 
 # run PEER RECIPE CLIENTS REPEAT [extra args...]
 run() {
     local peer=$1 recipe=$2 clients=$3 rep=$4
     shift 4
     run_no=$((run_no + 1))
-    if [[ -n ${unsupported[$peer/$recipe]:-} ]]; then
+    local ukey="$peer/$recipe${1:+/$1}" # --tasks runs apart: a peer may lack only those
+    if [[ -n ${unsupported[$ukey]:-} ]]; then
         return 0
     fi
     local -a cmd
     mapfile -t cmd < <(peer_cmd "$peer")
-    local tag="${peer}-${recipe}-c${clients}${1:+-$(printf '%s' "$*" | tr -c 'A-Za-z0-9\n' '_' | tr -s _)}-r${rep}"
-    local log="$logs/$tag.log"
+    local tag="${setting}-${peer}-${recipe}-c${clients}${1:+-$(printf '%s' "$*" | tr -c 'A-Za-z0-9\n' '_' | tr -s _)}-r${rep}"
+    local log="$logs/$tag.log" stdout_file="$out/run.stdout"
     local limit=$((WARMUP + SECONDS_PER_RUN + 240))
     [[ $recipe == drain || $recipe == waiters-memory || $recipe == cache-load ]] && limit=900
-    local stdout rc=0
-    stdout=$(timeout --kill-after=15 "$limit" "${cmd[@]}" --connect "$ZK_CONNECT" --recipe "$recipe" \
+    local rc=0
+    timeout --kill-after=15 "$limit" "${cmd[@]}" --connect "$ZK_CONNECT" --recipe "$recipe" \
         --clients "$clients" --seconds "$SECONDS_PER_RUN" --warmup-seconds "$WARMUP" --base /bench \
-        --leases "$LEASES" "$@" 2>"$log" </dev/null) || rc=$?
+        --leases "$LEASES" "$@" >"$stdout_file" 2>"$log" </dev/null &
+    driver_pid=$!
+    wait "$driver_pid" || rc=$?
+    driver_pid=""
+    local stdout
+    stdout=$(cat "$stdout_file")
     local progress
-    progress=$(printf '[%d/%d] %-16s %-15s c=%-3s r%s' "$run_no" "$run_total" "$peer" "$recipe" "$clients" "$rep")
+    progress=$(printf '[%d/%d] %-10s %-16s %-15s c=%-3s%s r%s' "$run_no" "$run_total" "$setting" "$peer" "$recipe" \
+        "$clients" "${1:+ $*}" "$rep")
     if ((rc == 2)); then
-        unsupported[$peer/$recipe]=1
+        unsupported[$ukey]=1
         local why
         why=$(tail -n 1 "$log")
         say "$progress: not supported: $why"
@@ -208,11 +312,11 @@ run() {
     if ((rc != 0)); then
         say "$progress: FAILED (exit $rc, log ${log#"$root"/})"
         tail -n 3 "$log" | sed 's/^/    /' >&2
-        python3 -c 'import json,sys; print(json.dumps({"peer":sys.argv[1],"recipe":sys.argv[2],"clients":int(sys.argv[3]),"repeat":int(sys.argv[4]),"status":"failed","exit":int(sys.argv[5]),"log":sys.argv[6]}))' \
-            "$peer" "$recipe" "$clients" "$rep" "$rc" "${log#"$root"/}" >>"$failures"
+        python3 -c 'import json,sys; print(json.dumps({"setting":sys.argv[7],"peer":sys.argv[1],"recipe":sys.argv[2],"clients":int(sys.argv[3]),"repeat":int(sys.argv[4]),"status":"failed","exit":int(sys.argv[5]),"log":sys.argv[6]}))' \
+            "$peer" "$recipe" "$clients" "$rep" "$rc" "${log#"$root"/}" "$setting" >>"$failures"
         return 0
     fi
-    printf '%s\n' "$stdout" >>"$results"
+    printf '{"setting":%s,"repeat":%d,%s\n' "$(json_str "$setting")" "$rep" "${stdout#\{}" >>"$results"
     say "$progress: $summary"
 }
 
@@ -227,81 +331,138 @@ rotate() { # rotate N words... -> the words rotated left by N
 }
 
 # ---------------------------------------------------------------------------------------------
-# The plan: (peer recipe clients repeat extra...) per line, interleaved
+# The plan of one setting: (peer recipe clients repeat extra...) per line, interleaved
 
-plan=()
-# shellcheck disable=SC2086 # word lists
-for ((rep = 1; rep <= REPEATS; rep++)); do
-    if ((RAW && zkr_ok)); then
-        for c in $CLIENTS; do
-            plan+=("zk-recipes raw $c $rep")
-        done
+plan_setting() { # setting -> fills plan[]
+    local s=$1 extras=0 rep recipe c peer w n recipes=$RECIPES clients=$CLIENTS
+    has "$EXTRAS_SETTINGS" "$s" && extras=1
+    if [[ $s == ensemble ]]; then
+        recipes=$ENSEMBLE_RECIPES
+        clients=$ENSEMBLE_CLIENTS
     fi
-    for recipe in $RECIPES; do
-        for c in $CLIENTS; do
-            for peer in $(rotate $((rep - 1)) $PEERS); do
-                if [[ $peer == zookeeper-client && $recipe != mutex ]]; then
-                    continue
-                fi
-                plan+=("$peer $recipe $c $rep")
-            done
-        done
-    done
-    if [[ -n $DRAIN_PEERS ]]; then
-        for w in $DRAIN_WAITERS; do
-            for peer in $(rotate $((rep - 1)) $DRAIN_PEERS); do
-                plan+=("$peer drain $DRAIN_CLIENTS $rep --waiters $w")
-            done
-        done
-    fi
-    if [[ -n $CACHE_PEERS ]]; then
-        for n in $CACHE_NODES; do
-            for peer in $(rotate $((rep - 1)) $CACHE_PEERS); do
-                plan+=("$peer cache-load 1 $rep --nodes $n")
-            done
-        done
-        if ((CACHE_DELAY)); then
-            for peer in $(rotate $((rep - 1)) $CACHE_PEERS); do
-                plan+=("$peer cache-delay 1 $rep --nodes $CACHE_DELAY_NODES --rate $CACHE_RATE")
+    plan=()
+    # shellcheck disable=SC2086 # word lists
+    for ((rep = 1; rep <= REPEATS; rep++)); do
+        if ((FLOORS)); then
+            for recipe in raw raw_set; do
+                for peer in $(rotate $((rep - 1)) $FLOOR_PEERS); do
+                    peer_has "$peer" "$recipe" && plan+=("$peer $recipe 1 $rep")
+                done
             done
         fi
-    fi
-done
-if ((zkr_ok && MEMORY_WAITERS > 0)); then
-    plan+=("zk-recipes waiters-memory 1 1 --waiters $MEMORY_WAITERS")
-fi
-run_total=${#plan[@]}
-# The cache-load trees (<base>/cache-tree-N) are built before the clock matters, once, by an
-# untimed load whose result is thrown away (it also warms the server up the same for all peers).
-if [[ -n $CACHE_PEERS ]]; then
-    first=${CACHE_PEERS%% *}
-    for n in $CACHE_NODES; do
-        say "building the cache-load tree of $n nodes (untimed, with $first)"
-        mapfile -t cmd < <(peer_cmd "$first")
-        "${cmd[@]}" --connect "$ZK_CONNECT" --recipe cache-load --clients 1 --seconds 1 --base /bench --nodes "$n" \
-            >/dev/null 2>"$logs/cache-tree-$n.log" </dev/null || die "cannot build the tree of $n nodes (see $logs/cache-tree-$n.log)"
+        if has "$PEERS" zk-recipes; then
+            for c in $RAW_CLIENTS; do
+                [[ $c == 1 && $FLOORS == 1 ]] || plan+=("zk-recipes raw $c $rep")
+            done
+        fi
+        for recipe in $recipes; do
+            for c in $clients; do
+                for peer in $(rotate $((rep - 1)) $PEERS); do
+                    peer_has "$peer" "$recipe" && plan+=("$peer $recipe $c $rep")
+                done
+            done
+            if [[ $recipe == counter ]] && ((COUNTER_TASKS > 1)); then
+                for peer in $(rotate $((rep - 1)) $TASK_PEERS); do
+                    plan+=("$peer counter 1 $rep --tasks $COUNTER_TASKS")
+                done
+            fi
+        done
+        ((extras)) || continue
+        if [[ -n $DRAIN_PEERS ]]; then
+            for w in $DRAIN_WAITERS; do
+                for peer in $(rotate $((rep - 1)) $DRAIN_PEERS); do
+                    plan+=("$peer drain $DRAIN_CLIENTS $rep --waiters $w")
+                done
+            done
+        fi
+        if [[ -n $CACHE_PEERS ]]; then
+            for n in $CACHE_NODES; do
+                for peer in $(rotate $((rep - 1)) $CACHE_PEERS); do
+                    plan+=("$peer cache-load 1 $rep --nodes $n")
+                done
+            done
+            if ((CACHE_DELAY)); then
+                for peer in $(rotate $((rep - 1)) $CACHE_PEERS); do
+                    plan+=("$peer cache-delay 1 $rep --nodes $CACHE_DELAY_NODES --rate $CACHE_RATE")
+                done
+            fi
+        fi
     done
-fi
-say "$run_total runs planned: $((SECONDS_PER_RUN)) s window + ${WARMUP} s warm-up each, $REPEATS repeat(s); peers: $PEERS"
+    if ((extras && zkr_ok && MEMORY_WAITERS > 0)) && has "$PEERS" zk-recipes; then
+        plan+=("zk-recipes waiters-memory 1 1 --waiters $MEMORY_WAITERS")
+    fi
+}
 
-for entry in "${plan[@]}"; do
-    # shellcheck disable=SC2086 # split the plan entry into words
-    run $entry
+total_planned=0
+for s in $SETTINGS; do
+    plan_setting "$s"
+    total_planned=$((total_planned + ${#plan[@]}))
+done
+say "settings: $SETTINGS (fsync $BENCH_SYNC); $total_planned runs planned: ${SECONDS_PER_RUN} s window + ${WARMUP} s warm-up each, $REPEATS repeat(s); peers: $PEERS"
+if ((PLAN_ONLY)); then
+    for s in $SETTINGS; do
+        plan_setting "$s"
+        printf '%s: %d runs\n' "$s" "${#plan[@]}"
+        printf '  %s\n' "${plan[@]}"
+    done
+    exit 0
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Each setting: its servers, its plan, its servers stopped
+
+run_total=$total_planned
+for s in $SETTINGS; do
+    setting=$s
+    [[ $BENCH_SYNC == off ]] && setting="$s-nosync"
+    plan_setting "$s"
+    s_started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    s_t0=$(date +%s)
+    zk_start "$s" || die "cannot start ZooKeeper ($s)"
+    say "$ZK_LABEL: $ZK_CONNECT (pids ${ZK_PIDS[*]}${ZK_LEADER:+, leader $ZK_LEADER}; data on $ZK_FS)"
+    zk_srvr >"$out/srvr-$setting.txt"
+    # The cache-load trees (<base>/cache-tree-N) are built before the clock matters, once per
+    # setting, by an untimed load whose result is thrown away.
+    if has "$EXTRAS_SETTINGS" "$s" && [[ -n $CACHE_PEERS ]]; then
+        first=${CACHE_PEERS%% *}
+        for n in $CACHE_NODES; do
+            say "building the cache-load tree of $n nodes (untimed, with $first)"
+            mapfile -t cmd < <(peer_cmd "$first")
+            "${cmd[@]}" --connect "$ZK_CONNECT" --recipe cache-load --clients 1 --seconds 1 --base /bench --nodes "$n" \
+                >/dev/null 2>"$logs/$setting-cache-tree-$n.log" </dev/null &
+            driver_pid=$!
+            wait "$driver_pid" || die "cannot build the tree of $n nodes (see $logs/$setting-cache-tree-$n.log)"
+            driver_pid=""
+        done
+    fi
+    for entry in "${plan[@]}"; do
+        # shellcheck disable=SC2086 # split the plan entry into words
+        run $entry
+    done
+    zk_stop
+    s_elapsed=$(($(date +%s) - s_t0))
+    python3 -c 'import json,sys; print(json.dumps(dict(zip(
+        ["key","setting","label","connect","leader","fs","started","finished","elapsed","runs"],
+        sys.argv[1:9] + [int(sys.argv[9]), int(sys.argv[10])]))))' \
+        "$setting" "$s" "$ZK_LABEL" "$ZK_CONNECT" "$ZK_LEADER" "$ZK_FS" "$s_started" \
+        "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$s_elapsed" "${#plan[@]}" >>"$settings_file"
+    say "$ZK_LABEL done in ${s_elapsed} s"
 done
 
 finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 elapsed=$(($(date +%s) - t_start))
-zk_stop
-say "matrix done in ${elapsed} s: $(wc -l <"$results") result lines, $(wc -l <"$failures") failed/unsupported"
+say "all done in ${elapsed} s: $(wc -l <"$results") result lines, $(wc -l <"$failures") failed/unsupported"
 
 # ---------------------------------------------------------------------------------------------
-# Chart (drawn in Rust, when the example exists) and report
+# Chart (the first setting) and report
 
-((CACHE_ONLY)) || bash "$root/bench/chart.sh" "$results" "$root/bench/results.svg" || say "warning: the chart failed (bench/chart.sh)"
+headline=$(head -n 1 "$settings_file" | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
+((CACHE_ONLY)) || bash "$root/bench/chart.sh" "$results" "$root/bench/results.svg" "$headline" ||
+    say "warning: the chart failed (bench/chart.sh)"
 cache_only=()
 ((CACHE_ONLY)) && cache_only=(--cache-only)
 python3 "$root/bench/report.py" "${cache_only[@]}" \
-    --results "$results" --failures "$failures" --srvr "$out/srvr.txt" --out "$root/bench/RESULTS.md" \
+    --results "$results" --failures "$failures" --settings "$settings_file" --out "$root/bench/RESULTS.md" \
     --started "$started" --finished "$finished" --elapsed "$elapsed" \
     --seconds "$SECONDS_PER_RUN" --warmup "$WARMUP" --repeats "$REPEATS" --leases "$LEASES" \
     --peers "$PEERS" --drain-clients "$DRAIN_CLIENTS"

@@ -1,297 +1,322 @@
 #!/usr/bin/env python3
 """Turns bench/out/results.jsonl into bench/RESULTS.md (called by bench/compare.sh).
 
-    report.py --results bench/out/results.jsonl [--failures ...] [--srvr ...] --out bench/RESULTS.md
+    report.py [--results R] [--failures F] [--settings S] [--out bench/RESULTS.md] [...]
     report.py --check-line PEER RECIPE CLIENTS < one-driver-output
 
-The second form checks one driver's stdout against the contract (exactly one JSON line with
-the contract's fields, for the peer, recipe and client count asked) and prints a one-line
-summary; it exits 1 when the output breaks the contract. Only the standard library is used.
+The report has a section per setting (standalone, 3-node ensemble; fsync on or off), each
+with a summary table (the one for README), the serial-write floors and a table per recipe;
+every figure is the median over the interleaved repeats with its (min–max), ratios too
+(computed per repeat, then the median and the range of those). The second form checks one
+driver's stdout against the contract (exactly one JSON line with the contract's fields, for
+the peer, recipe and client count asked) and prints a one-line summary; it exits 1 when the
+output breaks the contract. Only the standard library is used.
 """
 
 import argparse
-import json
 import os
-import platform
-import re
-import statistics
-import subprocess
 import sys
-import zipfile
 from collections import defaultdict
 from datetime import datetime, timezone
 
+from report_check import check_line
+from report_env import machine, versions
+from report_extras import (CACHE_BEGIN, CACHE_END, CACHE_RECIPES, cache_section, drain_section, memory_section,
+                           splice_cache_section)
+from report_fmt import (PEER_ORDER, fmt_duration, fmt_ms, fmt_ops, fmt_ratio, peer_rank, read_jsonl,
+                        spread, title)
+from report_text import COUNTER_TASKS_NOTE, RECIPE_NOTES
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-RUN_FIELDS = ("peer", "recipe", "clients", "seconds", "ops", "ops_per_s", "p50_ms", "p99_ms", "violations", "errors")
-MEMORY_FIELDS = ("peer", "recipe", "waiters", "rss_mb")
 
-PEER_ORDER = ("zk-recipes", "curator", "kazoo", "zookeeper-client")
-PEER_TITLES = {"zk-recipes": "zk-recipes", "curator": "Curator", "kazoo": "kazoo", "zookeeper-client": "zookeeper-client"}
 RECIPE_ORDER = ("mutex", "rwlock", "semaphore", "semaphore_mutex", "counter", "shared_count", "double_barrier")
+FLOORS = ("raw", "raw_set")
+FLOOR_NAMES = {"raw": "create+delete", "raw_set": "setData"}
+# Which floor a recipe is measured against: a lock hand-off has a delete and a create on its
+# path, a counter update one versioned write.
+FLOOR_OF = {"mutex": "raw", "rwlock": "raw", "semaphore": "raw", "semaphore_mutex": "raw",
+            "counter": "raw_set", "shared_count": "raw_set"}
+# The peers other peers' ops/s are divided by, where they ran the recipe.
+BASELINES = {"mutex": ("curator", "zookeeper-client")}
+DEFAULT_BASELINES = ("curator",)
+# Lines that are not matrix or floor runs (their own sections).
+EXTRA_RECIPES = ("drain", "waiters_memory", "waiters-memory") + CACHE_RECIPES
 
-RECIPE_NOTES = {
-    "mutex": "Acquire, empty critical section, release, in a loop. zk-recipes `InterProcessMutex`; Curator "
-    "`InterProcessMutex`; kazoo `Lock`; zookeeper-client's own lock recipe (`Client::lock`, peer `zookeeper-client`).",
-    "rwlock": "75 % reads, 25 % writes (per-client seeded random). zk-recipes `InterProcessReadWriteLock`; "
-    "Curator `InterProcessReadWriteLock`; kazoo `ReadLock`/`WriteLock`.",
-    "semaphore": "Each operation takes 1 of K leases (K = {leases}) and returns it. zk-recipes "
-    "`InterProcessSemaphoreV2`; Curator `InterProcessSemaphoreV2`; kazoo `Semaphore(max_leases=K)` "
-    "(its own design, with an internal lock).",
-    "semaphore_mutex": "Non-reentrant mutex built on a one-lease semaphore. zk-recipes and Curator "
-    "`InterProcessSemaphoreMutex`; kazoo has none.",
-    "counter": "Atomic increment by 1; latency is the call. zk-recipes `DistributedAtomicLong`; Curator "
-    "`DistributedAtomicLong` with `RetryNTimes(10, 10 ms)`: when its optimistic retries run out under "
-    "contention it reports `succeeded() == false`, counted as an error (not retried); kazoo `Counter` "
-    "(default command retry: unlimited tries, 0.1 s doubling back-off).",
-    "shared_count": "Versioned increment from the last value known, repeated until it succeeds: Curator "
-    "`getVersionedValue` (local) + `trySetCount(version, n + 1)` (a refusal reads the value), zk-recipes "
-    "`SharedCount::compare_and_set` (a refusal reads and returns the value that won); one operation = one "
-    "successful increment. kazoo has none.",
-    "double_barrier": "All clients enter and leave a `DistributedDoubleBarrier` (kazoo `DoubleBarrier`) on a "
-    "fresh path per round; one operation = one round completed by every member, its latency from the first "
-    "member's enter to the last member's leave. With 1 client it is one member entering and leaving. A member "
-    "that never returns stops the run (its round is one failed operation): Curator 5.4's `enter` can fall into an "
-    "untimed `wait()` despite its timeout when its watcher fired before it waited, and kazoo's `enter` has no "
-    "timeout (the driver gives up after 30 s); such runs are marked ⚠ and pull the medians down.",
-}
+# The goals of the performance issue, checked per setting: (what, recipe, clients, tasks>1,
+# against: "floor" or a peer, at least).
+GOALS = (
+    ("mutex at 16 clients ≥ 1.2 × the create+delete floor", "mutex", 16, False, "floor", 1.2),
+    ("mutex at 16 clients ≥ 1.3 × zookeeper-client's lock", "mutex", 16, False, "zookeeper-client", 1.3),
+    ("counter, many tasks on one framework ≥ 5 × the setData floor", "counter", 1, True, "floor", 5.0),
+    ("counter at 16 sessions ≥ 1.2 × Curator", "counter", 16, False, "curator", 1.2),
+)
+
+# ------------------------------------------------------------------------------------------
+# The runs, indexed
+
+
+class Runs:
+    """The result lines by (setting, recipe, clients, tasks, peer) and repeat."""
+
+    def __init__(self, rows):
+        self.by = defaultdict(dict)
+        for r in rows:
+            if r.get("recipe") in EXTRA_RECIPES:
+                continue
+            key = (r.get("setting", "?"), r["recipe"], r["clients"], int(r.get("tasks", 1)), r["peer"])
+            rep = r.get("repeat", len(self.by[key]) + 1)
+            self.by[key][rep] = r
+
+    def get(self, setting, recipe, clients, tasks, peer):
+        return self.by.get((setting, recipe, clients, tasks, peer), {})
+
+    def points(self, setting, recipe):
+        """(clients, tasks) measured for a recipe, in order."""
+        return sorted({(k[2], k[3]) for k in self.by if k[0] == setting and k[1] == recipe})
+
+    def peers(self, setting, recipe):
+        return sorted({k[4] for k in self.by if k[0] == setting and k[1] == recipe}, key=peer_rank)
+
+    def recipes(self, setting):
+        got = {k[1] for k in self.by if k[0] == setting and k[1] not in FLOORS}
+        return [x for x in RECIPE_ORDER if x in got] + sorted(got - set(RECIPE_ORDER))
+
+    def floor(self, setting, floor):
+        """The reference floor per repeat: zk-recipes' 1-client run, else the fastest peer's."""
+        ours = self.get(setting, floor, 1, 1, "zk-recipes")
+        if ours:
+            return {rep: r["ops_per_s"] for rep, r in ours.items()}, "zk-recipes"
+        best = {}
+        for (s, rec, c, t, _), reps in self.by.items():
+            if s == setting and rec == floor and c == 1 and t == 1:
+                for rep, r in reps.items():
+                    best[rep] = max(best.get(rep, 0), r["ops_per_s"])
+        return best, "the fastest peer's"
+
+
+def per_repeat(num, den):
+    """num / den per repeat, for the repeats both have (den > 0)."""
+    return [num[rep] / den[rep] for rep in sorted(num) if rep in den and den[rep] > 0]
+
+
+def ops_of(reps):
+    return {rep: r["ops_per_s"] for rep, r in reps.items()}
+
+
+def flagged(reps):
+    """⚠ when a run had violations or errors, or counted no operation at all."""
+    return " ⚠" if any(r["violations"] or r["errors"] or not r["ops"] for r in reps.values()) else ""
+
+
+def point_label(clients, tasks, long=False):
+    if tasks > 1:
+        return f"1 session × {tasks} tasks" if long and clients == 1 else f"{clients} × {tasks} tasks"
+    return str(clients)
 
 
 # ------------------------------------------------------------------------------------------
-# Contract check of one driver's output
+# The sections of one setting
 
 
-def check_line(peer, recipe, clients, text):
-    lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) != 1:
-        raise ValueError(f"expected exactly one line on stdout, got {len(lines)}")
-    obj = json.loads(lines[0])
-    if not isinstance(obj, dict):
-        raise ValueError("the line is not a JSON object")
-    memory = recipe.replace("-", "_") == "waiters_memory"
-    fields = MEMORY_FIELDS if memory else RUN_FIELDS
-    missing = [f for f in fields if f not in obj]
-    if missing:
-        raise ValueError(f"missing fields: {', '.join(missing)}")
-    if obj["peer"] != peer:
-        raise ValueError(f"peer is {obj['peer']!r}, expected {peer!r}")
-    if obj["recipe"].replace("-", "_") != recipe.replace("-", "_"):
-        raise ValueError(f"recipe is {obj['recipe']!r}, expected {recipe!r}")
-    if memory:
-        return f"{obj['waiters']} waiters: {obj['rss_mb']} MB resident"
-    if obj["clients"] != int(clients):
-        raise ValueError(f"clients is {obj['clients']!r}, expected {clients}")
-    for f in ("ops", "violations", "errors"):
-        if not isinstance(obj[f], int) or obj[f] < 0:
-            raise ValueError(f"{f} must be a non-negative integer")
-    if recipe == "drain":
-        for f in ("total_ms", "per_handoff_ms"):
-            if f not in obj:
-                raise ValueError(f"drain needs {f}")
-    summary = f"{obj['ops_per_s']:,.1f} ops/s, p50 {fmt_ms(obj['p50_ms'])} ms, p99 {fmt_ms(obj['p99_ms'])} ms"
-    if recipe == "cache-load" and obj.get("complete", 1) == 0:
-        summary = f"INCOMPLETE: {obj['loaded']:,} of {obj['nodes']:,} nodes ({obj['at_initialized']:,} at Initialized)"
-    elif recipe == "cache-load":
-        summary = f"{obj['nodes']:,} nodes loaded in {obj['load_ms']:,.1f} ms, RSS +{obj['rss_delta_mb']:.1f} MB (to {obj['rss_mb']:.1f})"
-    if recipe == "drain":
-        summary = f"{obj['ops']} waiters in {obj['total_ms']:,.1f} ms ({obj['per_handoff_ms']} ms per handoff)"
-    if obj["violations"]:
-        summary += f"  !! {obj['violations']} VIOLATIONS"
-    if obj["errors"]:
-        summary += f"  ({obj['errors']} errors)"
-    return summary
+def summary(runs, s, label, peers):
+    """The README table of one setting: zk-recipes' ops/s beside the peers', its ratios."""
+    L = [f"### Summary ({label})", ""]
+    cols = [p for p in PEER_ORDER if p in peers] + sorted(set(peers) - set(PEER_ORDER))
+    L.append("Operations per second, median (min–max) over the repeats; *×Curator* and *× floor* are "
+             "zk-recipes' ops/s over Curator's and over the serial-write floor (create+delete for the locks, "
+             "setData for the counters), computed per repeat.")
+    L.append("")
+    L.append("| recipe | clients | " + " | ".join(title(p) for p in cols) + " | ×Curator | × floor |")
+    L.append("|---|--:|" + "--:|" * len(cols) + "--:|--:|")
+    for floor in FLOORS:
+        reps = {p: runs.get(s, floor, 1, 1, p) for p in cols}
+        if any(reps.values()):
+            L.append(f"| **{FLOOR_NAMES[floor]} floor** | 1 | "
+                     + " | ".join(spread(list(ops_of(reps[p]).values()), fmt_ops) for p in cols) + " | | |")
+    for recipe in runs.recipes(s):
+        fl = FLOOR_OF.get(recipe)
+        ref = runs.floor(s, fl)[0] if fl else {}
+        for clients, tasks in runs.points(s, recipe):
+            reps = {p: runs.get(s, recipe, clients, tasks, p) for p in cols}
+            ours = ops_of(reps.get("zk-recipes", {}))
+            cur = ops_of(reps.get("curator", {}))
+            cells = [spread(list(ops_of(reps[p]).values()), fmt_ops) + flagged(reps[p]) if reps[p] else "–"
+                     for p in cols]
+            L.append(f"| {recipe} | {point_label(clients, tasks, True)} | " + " | ".join(cells)
+                     + f" | {spread(per_repeat(ours, cur), fmt_ratio)} | {spread(per_repeat(ours, ref), fmt_ratio)} |")
+    L.append("")
+    goals = goal_lines(runs, s)
+    if goals:
+        L.append("Goals of the performance issue in this setting (per repeat):")
+        L.append("")
+        L.extend(goals)
+        L.append("")
+    return L
 
 
-# ------------------------------------------------------------------------------------------
-# Formatting
+def goal_lines(runs, s):
+    L = []
+    for what, recipe, clients, many, against, least in GOALS:
+        points = [(c, t) for c, t in runs.points(s, recipe) if c == clients and (t > 1) == many]
+        for c, t in points:
+            reps = runs.get(s, recipe, c, t, "zk-recipes")
+            if not reps:
+                continue
+            ours = ops_of(reps)
+            if against == "floor":
+                den = runs.floor(s, FLOOR_OF[recipe])[0]
+            else:
+                den = ops_of(runs.get(s, recipe, c, t, against))
+            rs = per_repeat(ours, den)
+            if not rs:
+                continue
+            met = sum(1 for x in rs if x >= least)
+            bad = sum(r["violations"] + r["errors"] for r in reps.values())
+            name = what.replace("many tasks", f"{t} tasks") if many else what
+            L.append(f"- {name}: **{spread(rs, fmt_ratio)}**, met in {met} of {len(rs)} repeat(s)"
+                     + (f"; {bad} violation(s)/error(s)" if bad else "; 0 violations, 0 errors"))
+    return L
 
 
-def fmt_ms(v):
-    if v is None:
-        return "–"
-    if v >= 100:
-        return f"{v:,.0f}"
-    if v >= 10:
-        return f"{v:.1f}"
-    return f"{v:.2f}"
+def floors_table(runs, s, label):
+    rows = sorted({(k[1], k[2], k[4]) for k in runs.by if k[0] == s and k[1] in FLOORS},
+                  key=lambda k: (FLOORS.index(k[0]), k[1], peer_rank(k[2])))
+    if not rows:
+        return []
+    L = [f"### Serial-write floors ({label})", ""]
+    L.append("Plain requests of one session back to back, no recipe: *create+delete* (`raw`) creates an "
+             "ephemeral node and deletes it (2 writes per operation), *setData* (`raw_set`) sets one node's data "
+             "expecting the version the previous set returned (1 write per operation). A lock hand-off or a "
+             "contended counter update needs at least one write on its critical path, so these are the physical "
+             "reference of the recipe tables' *× floor*, which divide by zk-recipes' 1-client floor of the same "
+             "repeat (*reference* below; the other clients' floors are shown beside it as a check).")
+    L.append("")
+    L.append("| floor | clients | peer | ops/s | writes/s | × reference | p50 ms | p99 ms | runs |")
+    L.append("|---|--:|---|--:|--:|--:|--:|--:|--:|")
+    for floor, clients, peer in rows:
+        reps = runs.get(s, floor, clients, 1, peer)
+        ops = list(ops_of(reps).values())
+        per = 2 if floor == "raw" else 1
+        ref, who = runs.floor(s, floor)
+        vs = "reference" if (clients, peer) == (1, who) else spread(per_repeat(ops_of(reps), ref), fmt_ratio)
+        L.append(f"| {FLOOR_NAMES[floor]} | {clients} | {title(peer)} | {spread(ops, fmt_ops)}{flagged(reps)} | "
+                 f"{spread([per * o for o in ops], fmt_ops)} | {vs} | {spread([r['p50_ms'] for r in reps.values()], fmt_ms)} | "
+                 f"{spread([r['p99_ms'] for r in reps.values()], fmt_ms)} | {len(reps)} |")
+    L.append("")
+    return L
 
 
-def fmt_ops(v):
-    if v is None:
-        return "–"
-    return f"{v:,.0f}" if v >= 100 else f"{v:,.1f}"
-
-
-def median(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
-
-
-def read_jsonl(path):
-    rows = []
-    if path and os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError:
-                    print(f"report.py: {path}:{n}: not JSON, skipped", file=sys.stderr)
-    return rows
-
-
-# ------------------------------------------------------------------------------------------
-# Machine and versions
-
-
-def run_cmd(argv, stderr=False):
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return (p.stderr if stderr else p.stdout).strip()
-
-
-def dpkg_version(package):
-    return run_cmd(["dpkg-query", "-W", "-f=${Version}", package])
-
-
-def machine():
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cpus = os.cpu_count()
-    model = ""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        with open("/proc/meminfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB RAM"
-                    break
-    except OSError:
-        pass
-    parts = [f"{cpus} CPU cores (nproc)", model or platform.processor() or "unknown CPU", mem]
-    kernel = f"{platform.system()} {platform.release()}"
-    return ", ".join(p for p in parts if p), kernel
-
-
-def jar_version(jar):
-    """The Maven version recorded in a jar (pom.properties, else the manifest)."""
-    try:
-        with zipfile.ZipFile(jar) as z:
-            texts = [z.read(n).decode("utf-8", "replace") for n in z.namelist() if n.endswith("/pom.properties")]
-            texts.append(z.read("META-INF/MANIFEST.MF").decode("utf-8", "replace"))
-    except (OSError, KeyError, zipfile.BadZipFile):
-        return ""
-    for text in texts:
-        for key in ("version=", "Bundle-Version: *", "Implementation-Version: *"):
-            m = re.search(rf"^{key}(\S+)", text, re.M)
-            if m:
-                return m.group(1)
-    return ""
-
-
-def cargo_lock_version(name):
-    try:
-        with open(os.path.join(ROOT, "Cargo.lock"), encoding="utf-8") as f:
-            text = f.read()
-    except OSError:
-        return ""
-    m = re.search(rf'name = "{re.escape(name)}"\nversion = "([^"]+)"', text)
-    return m.group(1) if m else ""
-
-
-def versions(srvr_path):
-    v = {}
-    zk = ""
-    if srvr_path and os.path.exists(srvr_path):
-        with open(srvr_path, encoding="utf-8", errors="replace") as f:
-            m = re.search(r"Zookeeper version: ([^,\n]+)", f.read())
-            # Debian's build leaves an unexpanded "-${mvngit.commit.id}" in the version
-            zk = re.sub(r"-\$\{[^}]*\}", "", m.group(1)).strip() if m else ""
-    deb = dpkg_version("zookeeper")
-    v["ZooKeeper"] = " ".join(x for x in (zk or "?", f"(Debian package {deb})" if deb else "") if x)
-    jars = os.environ.get("ZK_RECIPES_CURATOR_JARS", "/usr/share/java")
-    cur = jar_version(os.path.join(jars, "curator-recipes.jar"))
-    deb = dpkg_version("libcurator-recipes-java")
-    v["Apache Curator"] = " ".join(x for x in (cur or "?", f"(Debian package {deb})" if deb else "") if x)
-    venv_python = os.path.join(ROOT, "bench", "out", "venv", "bin", "python")
-    kz = run_cmd([venv_python, "-c", "import importlib.metadata as m, platform; "
-                  "print(m.version('kazoo'), 'on Python', platform.python_version())"])
-    v["kazoo"] = kz or "not installed"
-    java = run_cmd(["java", "-version"], stderr=True).splitlines()
-    v["Java (Curator)"] = java[0] if java else "?"
-    v["rustc"] = run_cmd(["rustc", "--version"]) or "?"
-    v["zookeeper-client (crate)"] = cargo_lock_version("zookeeper-client") or "?"
-    commit = run_cmd(["git", "-C", ROOT, "describe", "--always", "--dirty"])
-    v["zk-recipes"] = f"{cargo_lock_version('zk-recipes') or '?'} (commit {commit})" if commit else "?"
-    return v
+def recipe_table(runs, s, label, recipe, unsupported, failed_keys, notes_text):
+    L = [f"### {recipe} ({label})", ""]
+    if notes_text:
+        L.append(notes_text)
+        L.append("")
+    peers = runs.peers(s, recipe)
+    bases = [b for b in BASELINES.get(recipe, DEFAULT_BASELINES) if b in peers]
+    fl = FLOOR_OF.get(recipe)
+    ref = runs.floor(s, fl)[0] if fl else {}
+    head = "| clients | peer | ops/s | " + "".join(f"×{title(b)} | " for b in bases)
+    head += f"× {FLOOR_NAMES[fl]} floor | " if fl and ref else ""
+    head += "p50 ms | p99 ms | runs |"
+    L.append(head)
+    L.append("|--:|---|--:|" + "--:|" * (len(bases) + (1 if fl and ref else 0)) + "--:|--:|--:|")
+    notes = []
+    for clients, tasks in runs.points(s, recipe):
+        for p in peers:
+            reps = runs.get(s, recipe, clients, tasks, p)
+            if not reps:
+                continue
+            ops = ops_of(reps)
+            cells = [f"**{spread(list(ops.values()), fmt_ops)}**{flagged(reps)}"]
+            for b in bases:
+                other = ops_of(runs.get(s, recipe, clients, tasks, b))
+                cells.append(spread(per_repeat(ops, other), fmt_ratio) if b != p else "")
+            if fl and ref:
+                cells.append(spread(per_repeat(ops, ref), fmt_ratio))
+            cells.append(spread([r["p50_ms"] for r in reps.values()], fmt_ms))
+            cells.append(spread([r["p99_ms"] for r in reps.values()], fmt_ms))
+            L.append(f"| {point_label(clients, tasks)} | {title(p)} | " + " | ".join(cells) + f" | {len(reps)} |")
+            v = sum(r["violations"] for r in reps.values())
+            e = sum(r["errors"] for r in reps.values())
+            at = f"{p} at {point_label(clients, tasks)} clients" if tasks == 1 else f"{p} with {point_label(clients, tasks)}"
+            if v:
+                notes.append(f"**{v} violation(s)** for {at}")
+            if e:
+                notes.append(f"{e} failed operation(s) for {at} (over {len(reps)} run(s), "
+                             f"{sum(r['ops'] for r in reps.values()):,} counted)")
+            empty = sorted(rep for rep, r in reps.items() if not r["ops"])
+            if empty:
+                notes.append(f"no operation of {at} finished inside the window in repeat(s) "
+                             f"{', '.join(map(str, empty))} (counted as 0 ops/s)")
+    L.append("")
+    for p in PEER_ORDER:
+        if (p, recipe) in unsupported:
+            notes.append(f"{p}: not supported — {unsupported[(p, recipe)].removeprefix('kazoo_bench: ')}")
+    for (fs, frec, fpeer, fc) in sorted(failed_keys):
+        if fs == s and frec == recipe:
+            notes.append(f"{fpeer} at {fc} clients: a run failed (see *Failed runs*)")
+    if notes:
+        L.extend(f"- {n}" for n in notes)
+    else:
+        L.append("- No violation and no failed operation in any run.")
+    L.append("")
+    return L
 
 
 # ------------------------------------------------------------------------------------------
 # The report
 
 
+def settings_meta(path, rows):
+    """The settings in run order: key -> metadata (label, servers, times)."""
+    meta = {}
+    for m in read_jsonl(path):
+        meta[m["key"]] = m
+    for r in rows:
+        s = r.get("setting", "?")
+        if s not in meta:
+            meta[s] = {"key": s, "label": "setting not recorded" if s == "?" else s}
+    return meta
+
+
 def build_report(a):
     rows = read_jsonl(a.results)
     failures = read_jsonl(a.failures)
-    runs = [r for r in rows if r.get("recipe") not in ("drain", "waiters_memory", "waiters-memory", "raw")
-            and r.get("recipe") not in CACHE_RECIPES]
-    raw = [r for r in rows if r.get("recipe") == "raw"]
-    drains = [r for r in rows if r.get("recipe") == "drain"]
-    memory = [r for r in rows if r.get("recipe") in ("waiters_memory", "waiters-memory")]
-
-    by = defaultdict(list)
-    for r in runs:
-        by[(r["recipe"], r["peer"], r["clients"])].append(r)
-    raw_by = defaultdict(list)
-    for r in raw:
-        raw_by[r["clients"]].append(r["ops_per_s"])
-    raw_floor = {c: median(v) for c, v in raw_by.items()}
-
-    peers_run = set(r["peer"] for r in rows)
-    peers = [p for p in PEER_ORDER if p in peers_run] + sorted(peers_run - set(PEER_ORDER))
-    recipes = [x for x in RECIPE_ORDER if any(k[0] == x for k in by)] + sorted(
-        set(k[0] for k in by) - set(RECIPE_ORDER))
+    meta = settings_meta(a.settings, rows)
+    runs = Runs(rows)
     unsupported = {(f["peer"], f["recipe"]): f.get("message", "") for f in failures if f.get("status") == "unsupported"}
     unavailable = {f["peer"]: f.get("message", "") for f in failures if f.get("status") == "unavailable"}
     failed = [f for f in failures if f.get("status") == "failed"]
-    failed_keys = set((f["recipe"], f["peer"], f.get("clients")) for f in failed)
+    failed_keys = {(f.get("setting", "?"), f["recipe"], f["peer"], f.get("clients")) for f in failed}
+    peers_run = {r["peer"] for r in rows}
 
     desc, kernel = machine()
-    vers = versions(a.srvr)
+    first = next(iter(meta), None)
+    vers = versions(os.path.join(os.path.dirname(a.results), f"srvr-{first}.txt") if first else "")
     started = a.started or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    L = []
-    L.append("# Benchmarks: zk-recipes, Apache Curator, kazoo and zookeeper-client")
-    L.append("")
+    L = ["# Benchmarks: zk-recipes, Apache Curator, kazoo and zookeeper-client", ""]
     L.append("Generated by `bash bench/compare.sh` (then `bench/report.py`); do not edit by hand. "
-             "`bench/README.md` describes the drivers and their common contract.")
+             "`bench/README.md` describes the settings, the drivers and their common contract.")
     L.append("")
     L.append("## Setting")
     L.append("")
     L.append("| | |")
     L.append("|---|---|")
-    L.append(f"| date | {started} – {a.finished or '?'} (UTC), matrix {fmt_duration(a.elapsed)} |")
+    L.append(f"| date | {started} – {a.finished or '?'} (UTC), {fmt_duration(a.elapsed)} in all |")
     L.append(f"| machine | {desc}; {kernel} |")
-    L.append("| server | one standalone ZooKeeper on 127.0.0.1 (same machine as the clients), "
-             "`forceSync=no`, `tickTime=2000` |")
+    for key, m in meta.items():
+        where = f"{m.get('connect', '?')}" + (f", leader {m['leader']}" if m.get("leader") else "")
+        L.append(f"| server: **{m['label']}** | ZooKeeper on 127.0.0.1 ({where}), same machine as the clients, "
+                 f"`tickTime=2000`, data on {m.get('fs', '?')}; "
+                 f"{m.get('started', '?')} – {m.get('finished', '?')}, {fmt_duration(m.get('elapsed'))}, "
+                 f"{m.get('runs', '?')} runs |")
     for k, v in vers.items():
         L.append(f"| {k} | {v} |")
-    L.append(f"| runs | {a.seconds} s measured window after {a.warmup} s warm-up; {a.repeats} repeat(s), "
-             f"interleaved; medians over repeats; semaphore leases {a.leases} |")
-    L.append(f"| peers | {', '.join(peers) or 'none'} |")
+    L.append(f"| runs | {a.seconds} s measured window after {a.warmup} s warm-up; {a.repeats} repeat(s) per setting, "
+             f"interleaved; semaphore leases {a.leases} |")
+    L.append(f"| peers | {', '.join(p for p in PEER_ORDER if p in peers_run) or 'none'} |")
     L.append("")
     absent = [p for p in PEER_ORDER if p not in peers_run and p not in unavailable]
     if unavailable or absent:
@@ -299,124 +324,51 @@ def build_report(a):
             [f"**{p}** ({m})" for p, m in sorted(unavailable.items())]
             + [f"**{p}** (not in `PEERS`)" for p in absent]) + ".")
         L.append("")
-    L.append("How to read the tables: *ops/s* is the median over repeats of operations that started and "
-             "finished inside the window, summed over all clients; *×Curator* is a peer's ops/s divided "
-             "by Curator's at the same client count; *% raw* is the share of the raw floor "
-             "(`zkr bench --recipe raw`: the plain ZooKeeper round trips of the same client count, "
-             "without any recipe), shown when it was measured. Latency is from asking to holding "
-             "(for the counter, the call), p50 / p99 in ms, medians over repeats. `–`: not measured; "
-             "*n/a*: the peer has no such recipe; *failed*: every run of it failed (see the end); ⚠: some run had failed operations or violations "
-             "(listed under the table).")
+    L.append("How to read the tables: every figure is the **median over the repeats with (min–max)**; ratios are "
+             "computed per repeat (interleaved runs of the same repeat) and shown the same way, so a margin whose "
+             "range crosses 1 is inside the noise. *ops/s* counts operations that started and finished inside "
+             "the window, summed over all clients; *×Curator* (*×zookeeper-client*) is a peer's ops/s over "
+             "that peer's at the same point; *× floor* is the share of the serial-write floor of the same setting "
+             "and repeat (create+delete for the locks, setData for the counters; see each setting's floor "
+             "table). Latency is from asking to holding (for the counter, the call), p50 / p99 in ms. "
+             "*n/a*: the peer has no such recipe; ⚠: some run had failed operations or violations, or counted "
+             "no operation at all (listed under the table). With fsync on, the transaction log is synced before each commit: a shared or "
+             "virtual disk moves every figure, so compare within one setting and one run.")
     L.append("")
-    if os.path.exists(os.path.join(os.path.dirname(a.out), "results.svg")):
-        L.append("![ops/s per recipe and client count](results.svg)")
+    if os.path.exists(os.path.join(os.path.dirname(a.out), "results.svg")) and first:
+        L.append(f"![ops/s per recipe and client count ({meta[first]['label']})](results.svg)")
         L.append("")
 
-    if raw_floor:
-        L.append("## Raw floor")
-        L.append("")
-        L.append("| clients | raw ops/s | p50 / p99 ms |")
-        L.append("|--:|--:|--:|")
-        for c in sorted(raw_floor):
-            rs = [r for r in raw if r["clients"] == c]
-            L.append(f"| {c} | {fmt_ops(raw_floor[c])} | {fmt_ms(median([r['p50_ms'] for r in rs]))} / "
-                     f"{fmt_ms(median([r['p99_ms'] for r in rs]))} |")
-        L.append("")
+    L.append("## What is measured")
+    L.append("")
+    for recipe in RECIPE_ORDER:
+        if any(k[1] == recipe for k in runs.by):
+            L.append(f"- **{recipe}**: " + RECIPE_NOTES[recipe].format(leases=a.leases))
+    if any(k[1] == "counter" and k[3] > 1 for k in runs.by):
+        L.append(f"- {COUNTER_TASKS_NOTE}")
+    L.append("")
 
-    for recipe in recipes:
-        L.append(f"## {recipe}")
+    for key, m in meta.items():
+        label = m["label"]
+        if not any(k[0] == key for k in runs.by):
+            continue
+        L.append(f"## {label[0].upper() + label[1:]}")
         L.append("")
-        note = RECIPE_NOTES.get(recipe)
-        if note:
-            L.append(note.format(leases=a.leases))
-            L.append("")
-        clients = sorted(set(k[2] for k in by if k[0] == recipe))
-        cols = [p for p in peers if p != "zookeeper-client" or recipe == "mutex"]
-        L.append("| clients | " + " | ".join(f"{PEER_TITLES.get(p, p)} ops/s" for p in cols)
-                 + (" | raw floor |" if raw_floor else " |"))
-        L.append("|--:|" + "--:|" * len(cols) + ("--:|" if raw_floor else ""))
-        lat_lines = []
-        notes = []
-        for c in clients:
-            cur = median([r["ops_per_s"] for r in by.get((recipe, "curator", c), [])])
-            floor = raw_floor.get(c)
-            cells, lats = [], []
-            for p in cols:
-                rs = by.get((recipe, p, c), [])
-                if not rs:
-                    cell = "n/a" if (p, recipe) in unsupported else "failed" if (recipe, p, c) in failed_keys else "–"
-                    cells.append(cell)
-                    lats.append(cell)
-                    continue
-                ops = median([r["ops_per_s"] for r in rs])
-                extra = []
-                if cur and p != "curator":
-                    extra.append(f"×{ops / cur:.2f}")
-                if floor:
-                    extra.append(f"{100 * ops / floor:.0f} % raw")
-                flag = " ⚠" if any(r["violations"] or r["errors"] for r in rs) else ""
-                cells.append(f"**{fmt_ops(ops)}**{flag}" + (f" ({' · '.join(extra)})" if extra else ""))
-                lats.append(f"{fmt_ms(median([r['p50_ms'] for r in rs]))} / {fmt_ms(median([r['p99_ms'] for r in rs]))}")
-                v = sum(r["violations"] for r in rs)
-                e = sum(r["errors"] for r in rs)
-                if v:
-                    notes.append(f"**{v} violation(s)** for {p} at {c} clients")
-                if e:
-                    notes.append(f"{e} failed operation(s) for {p} at {c} clients "
-                                 f"(over {len(rs)} run(s), {sum(r['ops'] for r in rs):,} counted)")
-            L.append(f"| {c} | " + " | ".join(cells) + (f" | {fmt_ops(floor)} |" if raw_floor else " |"))
-            lat_lines.append(f"| {c} | " + " | ".join(lats) + " |")
-        L.append("")
-        L.append("p50 / p99 latency, ms:")
-        L.append("")
-        L.append("| clients | " + " | ".join(PEER_TITLES.get(p, p) for p in cols) + " |")
-        L.append("|--:|" + "--:|" * len(cols))
-        L.extend(lat_lines)
-        L.append("")
-        for p in cols:
-            if (p, recipe) in unsupported:
-                notes.append(f"{p}: not supported — {unsupported[(p, recipe)].removeprefix('kazoo_bench: ')}")
-        if notes:
-            L.extend(f"- {n}" for n in notes)
-        else:
-            L.append("- No violation and no failed operation in any run.")
-        L.append("")
+        L.extend(summary(runs, key, label, sorted({k[4] for k in runs.by if k[0] == key}, key=peer_rank)))
+        L.extend(floors_table(runs, key, label))
+        for recipe in runs.recipes(key):
+            L.extend(recipe_table(runs, key, label, recipe, unsupported, failed_keys, ""))
 
-    if drains:
-        L.append("## Drain: queued waiters handing one lock on")
-        L.append("")
-        L.append(f"W waiters queue on one mutex behind a holder (over {a.drain_clients} session(s) per peer); "
-                 "the clock starts when the holder releases and stops when the last waiter has held and "
-                 "released the lock. *per handoff* = total / W; wait p50 / p99 = time from the holder's "
-                 "release until a waiter held the lock. Medians over repeats.")
-        L.append("")
-        L.append("| waiters | peer | total ms | per handoff ms | wait p50 / p99 ms | runs |")
-        L.append("|--:|---|--:|--:|--:|--:|")
-        dby = defaultdict(list)
-        for r in drains:
-            dby[(r.get("waiters", r["ops"]), r["peer"])].append(r)
-        for (w, p) in sorted(dby, key=lambda k: (k[0], peer_rank(k[1]))):
-            rs = dby[(w, p)]
-            bad = sum(r["violations"] + r["errors"] for r in rs)
-            L.append(f"| {w:,} | {PEER_TITLES.get(p, p)} | {fmt_ms(median([r['total_ms'] for r in rs]))} | "
-                     f"{median([r['per_handoff_ms'] for r in rs]):.3f} | "
-                     f"{fmt_ms(median([r['p50_ms'] for r in rs]))} / {fmt_ms(median([r['p99_ms'] for r in rs]))} | "
-                     f"{len(rs)}{' (!! ' + str(bad) + ' violations/errors)' if bad else ''} |")
-        L.append("")
-
-    if memory:
-        L.append("## Memory: waiters on one lock over one session")
-        L.append("")
-        L.append("Resident memory of one `zkr bench --recipe waiters-memory` process holding W queued waiters "
-                 "on one lock over one session.")
-        L.append("")
-        L.append("| peer | waiters | RSS MB |")
-        L.append("|---|--:|--:|")
-        for r in memory:
-            L.append(f"| {PEER_TITLES.get(r['peer'], r['peer'])} | {r['waiters']:,} | {r['rss_mb']} |")
-        L.append("")
-
-    L.extend(cache_section(rows))
+    for key, m in meta.items():
+        mine = [r for r in rows if r.get("setting", "?") == key]
+        L.extend(drain_section([r for r in mine if r.get("recipe") == "drain"], m["label"], a.drain_clients))
+        L.extend(memory_section([r for r in mine if r.get("recipe") in ("waiters_memory", "waiters-memory")],
+                                m["label"]))
+    cache_rows = [r for r in rows if r.get("recipe") in CACHE_RECIPES]
+    for key, m in meta.items():
+        L.extend(cache_section([r for r in cache_rows if r.get("setting", "?") == key], m["label"]))
+    if not cache_rows:
+        L.extend(kept_cache_section(a.out))
 
     if failed:
         L.append("## Failed runs")
@@ -424,131 +376,23 @@ def build_report(a):
         L.append("Not in the medians above; their stderr is in the log named.")
         L.append("")
         for f in failed:
-            L.append(f"- {f['peer']} {f['recipe']} at {f.get('clients', '?')} clients, repeat "
-                     f"{f.get('repeat', '?')}: exit {f.get('exit')} (`{f.get('log', '')}`)")
+            L.append(f"- {meta.get(f.get('setting', '?'), {}).get('label', f.get('setting', '?'))}: {f['peer']} "
+                     f"{f['recipe']} at {f.get('clients', '?')} clients, repeat {f.get('repeat', '?')}: "
+                     f"exit {f.get('exit')} (`{f.get('log', '')}`)")
         L.append("")
     return "\n".join(L).rstrip() + "\n"
 
 
-CACHE_RECIPES = ("cache-load", "cache_load", "cache-delay", "cache_delay")
-CACHE_BEGIN = "<!-- cache section: begin -->"
-CACHE_END = "<!-- cache section: end -->"
-
-
-def spread(values, fmt="{:,.0f}"):
-    """median (min–max) of the values."""
-    if not values:
-        return "–"
-    m = median(values)
-    if len(values) == 1:
-        return fmt.format(m)
-    return f"{fmt.format(m)} ({fmt.format(min(values))}–{fmt.format(max(values))})"
-
-
-def ratio_spread(ours, theirs):
-    """Curator / zk-recipes per repeat (paired by order): median (min–max)."""
-    rs = [t / o for o, t in zip(ours, theirs) if o > 0]
-    return spread(rs, "{:.2f}") if rs else "–"
-
-
-def cache_section(rows, header=None):
-    loads = [r for r in rows if r.get("recipe") in ("cache-load", "cache_load")]
-    delays = [r for r in rows if r.get("recipe") in ("cache-delay", "cache_delay")]
-    if not loads and not delays:
-        return []
-    L = [CACHE_BEGIN, "## Caches: zk-recipes `Cache::tree` and Curator's `CuratorCache`", ""]
-    if header:
-        L.extend(header)
-    L.append("Values are medians over repeats with (min–max); *ratio* is Curator's value over zk-recipes' "
-             "per repeat (interleaved pairs), so > 1 favours zk-recipes for time and memory.")
-    L.append("")
-    if loads:
-        L.append("**cache-load**: time from `start` to `Initialized` of a tree cache with data over a pre-built tree "
-                 "(root, 100 directories, the rest as leaves of 32 bytes of data; built once per size, untimed), and "
-                 "the growth of the process's resident memory across the load (`rss_delta`; for Curator also the "
-                 "JVM heap in use after `System.gc()`, `heap Δ`). A fresh process per run.")
-        L.append("")
-        L.append("| nodes | peer | load ms | load ratio | RSS Δ MB | RSS Δ ratio | RSS total MB | heap Δ MB | runs |")
-        L.append("|--:|---|--:|--:|--:|--:|--:|--:|--:|")
-        for n in sorted({r["nodes"] for r in loads}):
-            ours = [r for r in loads if r["nodes"] == n and r["peer"] == "zk-recipes"]
-            for p in sorted({r["peer"] for r in loads if r["nodes"] == n}, key=peer_rank):
-                rs = [r for r in loads if r["nodes"] == n and r["peer"] == p]
-                incomplete = [r for r in rs if r.get("complete", 1) == 0]
-                if incomplete:
-                    L.append(f"| {n:,} | {PEER_TITLES.get(p, p)} | **never complete** in {len(incomplete)} of {len(rs)} "
-                             f"run(s): `Initialized` with {spread([r['at_initialized'] for r in incomplete])} nodes, "
-                             f"{spread([r['loaded'] for r in incomplete])} 30 s later | | "
-                             f"{spread([r['rss_delta_mb'] for r in incomplete], '{:,.1f}')} | | "
-                             f"{spread([r['rss_mb'] for r in incomplete], '{:,.1f}')} | "
-                             f"{spread([r['heap_delta_mb'] for r in incomplete], '{:,.1f}')} | {len(rs)} |")
-                    rs = [r for r in rs if r.get("complete", 1) != 0]
-                    if not rs:
-                        continue
-                lr = ratio_spread([r["load_ms"] for r in ours], [r["load_ms"] for r in rs]) if p != "zk-recipes" else ""
-                mr = ratio_spread([r["rss_delta_mb"] for r in ours], [r["rss_delta_mb"] for r in rs]) if p != "zk-recipes" else ""
-                heap = spread([r["heap_delta_mb"] for r in rs if "heap_delta_mb" in r], "{:,.1f}")
-                L.append(f"| {n:,} | {PEER_TITLES.get(p, p)} | {spread([r['load_ms'] for r in rs])} | {lr} | "
-                         f"{spread([r['rss_delta_mb'] for r in rs], '{:,.1f}')} | {mr} | "
-                         f"{spread([r['rss_mb'] for r in rs], '{:,.1f}')} | {heap if p != 'zk-recipes' else ''} | {len(rs)} |")
-        early = [r for r in loads if r.get("at_initialized", r["nodes"]) < r["nodes"] and r.get("complete", 1) != 0]
-        if early:
-            L.append(f"- **Early Initialized** (CURATOR-690) in {len(early)} run(s): " + "; ".join(
-                f"{PEER_TITLES.get(r['peer'], r['peer'])} at {r['nodes']:,} nodes held {r['at_initialized']:,} at "
-                f"`Initialized` ({r['initialized_ms']:,.0f} ms)" for r in early)
-                + ". The load time above runs to the complete content.")
-            L.append("")
-    if delays:
-        if L[-1] != "":
-            L.append("")
-        d0 = delays[0]
-        L.append(f"**cache-delay**: a tree cache over {d0['nodes']:,} nodes; a writer on its own session sets their "
-                 f"data round-robin at {d0['rate']:,} writes/s (pipelined, every 10 ms), each write carrying its "
-                 "send time; the delay is the `Changed` event's arrival minus that time, in the same process. "
-                 "Writes sent in the window count; *missed*: writes whose own event never came.")
-        L.append("")
-        L.append("| peer | events | p50 ms | p99 ms | p99 ratio | missed | errors | runs |")
-        L.append("|---|--:|--:|--:|--:|--:|--:|--:|")
-        ours = [r for r in delays if r["peer"] == "zk-recipes"]
-        for p in sorted({r["peer"] for r in delays}, key=peer_rank):
-            rs = [r for r in delays if r["peer"] == p]
-            pr = ratio_spread([r["p99_ms"] for r in ours], [r["p99_ms"] for r in rs]) if p != "zk-recipes" else ""
-            L.append(f"| {PEER_TITLES.get(p, p)} | {spread([r['ops'] for r in rs])} | "
-                     f"{spread([r['p50_ms'] for r in rs], '{:.2f}')} | {spread([r['p99_ms'] for r in rs], '{:.2f}')} | "
-                     f"{pr} | {sum(r.get('missed', 0) for r in rs):,.0f} | {sum(r['errors'] for r in rs)} | {len(rs)} |")
-        L.append("")
-    L.append(CACHE_END)
-    L.append("")
-    return L
-
-
-def splice_cache_section(a):
-    """CACHE_ONLY runs: replace (or append) only the cache section of an existing report."""
-    rows = read_jsonl(a.results)
-    header = [f"Measured {a.started} – {a.finished} by `CACHE_ONLY=1 bash bench/compare.sh` on its own server "
-              f"(same setting as above), {a.repeats} repeat(s), interleaved.", ""]
-    section = "\n".join(cache_section(rows, header))
-    old = open(a.out, encoding="utf-8").read() if os.path.exists(a.out) else ""
-    if CACHE_BEGIN in old and CACHE_END in old:
-        head, rest = old.split(CACHE_BEGIN, 1)
-        tail = rest.split(CACHE_END, 1)[1].lstrip("\n")
-        text = head + section + tail
-    else:
-        marker = "\n## Failed runs"
-        text = old.replace(marker, "\n" + section + marker, 1) if marker in old else old.rstrip("\n") + "\n\n" + section
-    return text
-
-
-def peer_rank(p):
-    return PEER_ORDER.index(p) if p in PEER_ORDER else len(PEER_ORDER)
-
-
-def fmt_duration(s):
+def kept_cache_section(path):
+    """The cache section of the report being replaced, kept as it is when this run has none."""
     try:
-        s = int(s)
-    except (TypeError, ValueError):
-        return "?"
-    return f"{s // 60} min {s % 60} s"
+        old = open(path, encoding="utf-8").read()
+    except OSError:
+        return []
+    if CACHE_BEGIN not in old or CACHE_END not in old:
+        return []
+    body = old.split(CACHE_BEGIN, 1)[1].split(CACHE_END, 1)[0].strip("\n")
+    return [CACHE_BEGIN, body, "", CACHE_END, ""]
 
 
 def main(argv):
@@ -562,10 +406,11 @@ def main(argv):
             print(f"report.py: the driver's output breaks the contract: {e}", file=sys.stderr)
             return 1
         return 0
+    out_dir = os.path.join(ROOT, "bench", "out")
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--results", default=os.path.join(ROOT, "bench", "out", "results.jsonl"))
-    p.add_argument("--failures", default=os.path.join(ROOT, "bench", "out", "failures.jsonl"))
-    p.add_argument("--srvr", default=os.path.join(ROOT, "bench", "out", "srvr.txt"))
+    p.add_argument("--results", default=os.path.join(out_dir, "results.jsonl"))
+    p.add_argument("--failures", default=os.path.join(out_dir, "failures.jsonl"))
+    p.add_argument("--settings", default=os.path.join(out_dir, "settings.jsonl"))
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "RESULTS.md"))
     p.add_argument("--started", default="")
     p.add_argument("--finished", default="")
@@ -578,7 +423,13 @@ def main(argv):
     p.add_argument("--drain-clients", default="1")
     p.add_argument("--cache-only", action="store_true", help="replace only the cache section of --out")
     a = p.parse_args(argv)
-    text = splice_cache_section(a) if a.cache_only else build_report(a)
+    if a.cache_only:
+        rows = read_jsonl(a.results)
+        meta = settings_meta(a.settings, rows)
+        key = next(iter(meta), "?")
+        text = splice_cache_section(a, meta.get(key, {}).get("label", key), rows)
+    else:
+        text = build_report(a)
     tmp = a.out + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)

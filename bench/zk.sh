@@ -1,26 +1,49 @@
 # shellcheck shell=bash
-# Sourced by bench/compare.sh: starts and stops one standalone ZooKeeper server from Debian's
-# jars on a free 127.0.0.1 port, in a temp dir of its own.
+# Sourced by bench/compare.sh: starts and stops the benchmark's ZooKeeper from Debian's jars,
+# configured as production runs it (fsync on: ZooKeeper's default), on free 127.0.0.1 ports,
+# in a temp dir of its own. Two settings:
+#
+#   standalone   one server
+#   ensemble     3 servers on loopback (quorum and election ports on 127.0.0.1); the connect
+#                string lists the three client ports, the leader's last, so the drivers (which
+#                put client i on server i mod 3) put client 0 on a follower and spread the rest
 #
 #   source bench/zk.sh
-#   zk_start            # sets ZK_PID, ZK_PORT, ZK_CONNECT, ZK_DIR; returns when it serves
-#   zk_srvr             # prints the `srvr` four-letter word's answer
-#   zk_stop             # kills the server by pid and removes its temp dir (idempotent)
+#   zk_start standalone|ensemble   # sets ZK_PIDS, ZK_PORTS, ZK_CONNECT, ZK_DIR, ZK_LABEL, ZK_LEADER;
+#                                  # returns when every server serves (and the ensemble has a leader)
+#   zk_srvr                        # prints each server's `srvr` answer
+#   zk_stop                        # kills every server by pid, removes the temp dir (idempotent)
 #
-# ZOOKEEPER_JAR (default /usr/share/java/zookeeper.jar) names the server jar; its manifest
-# Class-Path brings the rest. Debian's log4j binding is added when present, with a WARN-level
-# configuration, so the server's log (ZK_DIR/server.log) holds only what matters.
+# BENCH_SYNC=off adds `forceSync=no` (no fsync of the transaction log): a labelled extra,
+# never the headline. ZOOKEEPER_JAR (default /usr/share/java/zookeeper.jar) names the server
+# jar; its manifest Class-Path brings the rest. Debian's log4j binding is added when present,
+# with a WARN-level configuration, so each server's log (ZK_DIR/server-N.log) holds only what
+# matters. The data directories live under BENCH_DATA_DIR (default: TMPDIR or /tmp), which
+# should be on a real disk for fsync to mean anything; the report names its file system.
 
-ZK_PID=""
+ZK_PIDS=()
+ZK_PORTS=()
 ZK_DIR=""
+ZK_LABEL=""
+ZK_LEADER=""
 
-zk_free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+zk_free_ports() { # N -> N distinct free ports, one a line
+    python3 - "$1" <<'PY'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+for s in socks:
+    print(s.getsockname()[1])
+    s.close()
+PY
 }
 
-# `zk_4lw WORD`: sends a four-letter word and prints the answer (empty when nobody answers).
+# `zk_4lw PORT WORD`: sends a four-letter word and prints the answer (empty when nobody answers).
 zk_4lw() {
-    python3 - "$ZK_PORT" "$1" <<'PY' 2>/dev/null || true
+    python3 - "$1" "$2" <<'PY' 2>/dev/null || true
 import socket, sys
 try:
     with socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2) as s:
@@ -37,72 +60,128 @@ except OSError:
 PY
 }
 
-zk_srvr() { zk_4lw srvr; }
+zk_srvr() {
+    local i
+    for i in "${!ZK_PORTS[@]}"; do
+        ((${#ZK_PORTS[@]} > 1)) && printf '# server %d (127.0.0.1:%s)\n' $((i + 1)) "${ZK_PORTS[$i]}"
+        zk_4lw "${ZK_PORTS[$i]}" srvr
+    done
+}
+
+zk_mode() { # PORT -> standalone|leader|follower|"" (not serving)
+    zk_4lw "$1" srvr | sed -n 's/^Mode: //p'
+}
 
 zk_start() {
+    local setting=${1:-standalone}
     local jar=${ZOOKEEPER_JAR:-/usr/share/java/zookeeper.jar}
     [[ -f $jar ]] || { echo "zk.sh: $jar is missing (apt-get install zookeeper, or run scripts/setup.sh)" >&2; return 1; }
-    ZK_DIR=$(mktemp -d "${TMPDIR:-/tmp}/zk-recipes-bench-XXXXXX")
-    mkdir -p "$ZK_DIR/conf" "$ZK_DIR/data"
-    ZK_PORT=$(zk_free_port)
-    ZK_CONNECT="127.0.0.1:$ZK_PORT"
-    export ZK_CONNECT
-    cat >"$ZK_DIR/conf/zoo.cfg" <<CFG
-tickTime=2000
-dataDir=$ZK_DIR/data
-clientPort=$ZK_PORT
-clientPortAddress=127.0.0.1
-admin.enableServer=false
-4lw.commands.whitelist=*
-forceSync=no
-# drain and memory runs open many waiters; the default of 60 connections per address is
-# enough for the matrix (at most 17 sessions per driver), but keep it out of the way.
-maxClientCnxns=0
-CFG
+    local n
+    case $setting in
+        standalone) n=1 ;;
+        ensemble) n=3 ;;
+        *) echo "zk.sh: unknown setting $setting (standalone or ensemble)" >&2; return 1 ;;
+    esac
+    local sync=${BENCH_SYNC:-on}
+    case $sync in on | off) ;; *) echo "zk.sh: BENCH_SYNC must be on or off, not $sync" >&2; return 1 ;; esac
+    local parent=${BENCH_DATA_DIR:-${TMPDIR:-/tmp}}
+    mkdir -p "$parent"
+    ZK_DIR=$(mktemp -d "$parent/zk-recipes-bench-XXXXXX")
+    mkdir -p "$ZK_DIR/conf"
+    local ports
+    mapfile -t ports < <(zk_free_ports $((3 * n)))
+    ZK_PORTS=("${ports[@]:0:n}")
+    local servers="" i
+    if ((n > 1)); then
+        for ((i = 0; i < n; i++)); do
+            servers+="server.$((i + 1))=127.0.0.1:${ports[$((n + 2 * i))]}:${ports[$((n + 2 * i + 1))]}"$'\n'
+        done
+    fi
     cat >"$ZK_DIR/conf/log4j.properties" <<'LOG'
 log4j.rootLogger=WARN, CONSOLE
 log4j.appender.CONSOLE=org.apache.log4j.ConsoleAppender
 log4j.appender.CONSOLE.layout=org.apache.log4j.PatternLayout
 log4j.appender.CONSOLE.layout.ConversionPattern=%d{ISO8601} %-5p [%t:%C{1}@%L] - %m%n
 LOG
-    local cp="$ZK_DIR/conf:$jar"
-    local j
+    local cp="$ZK_DIR/conf:$jar" j
     for j in /usr/share/java/slf4j-log4j12.jar /usr/share/java/log4j-1.2.jar; do
         [[ -f $j ]] && cp+=":$j"
     done
     local java=java
     [[ -n ${JAVA_HOME:-} && -x $JAVA_HOME/bin/java ]] && java=$JAVA_HOME/bin/java
-    "$java" -cp "$cp" -Dzookeeper.admin.enableServer=false \
-        org.apache.zookeeper.server.quorum.QuorumPeerMain "$ZK_DIR/conf/zoo.cfg" \
-        >"$ZK_DIR/server.log" 2>&1 </dev/null &
-    ZK_PID=$!
-    for _ in $(seq 1 300); do
-        if zk_srvr | grep -q '^Mode:'; then
+    ZK_PIDS=()
+    for ((i = 0; i < n; i++)); do
+        local id=$((i + 1))
+        mkdir -p "$ZK_DIR/data-$id"
+        ((n > 1)) && echo "$id" >"$ZK_DIR/data-$id/myid"
+        # maxClientCnxns=0: drain and memory runs open many waiters and the matrix up to 17
+        # sessions per driver from one address; keep the per-address limit out of the way.
+        {
+            printf '%s\n' "tickTime=2000" "initLimit=10" "syncLimit=5" "dataDir=$ZK_DIR/data-$id" \
+                "clientPort=${ZK_PORTS[$i]}" "clientPortAddress=127.0.0.1" "admin.enableServer=false" \
+                "4lw.commands.whitelist=*" "maxClientCnxns=0"
+            [[ $sync == off ]] && echo "forceSync=no"
+            printf '%s' "$servers"
+        } >"$ZK_DIR/conf/zoo-$id.cfg"
+        "$java" -cp "$cp" -Dzookeeper.admin.enableServer=false \
+            org.apache.zookeeper.server.quorum.QuorumPeerMain "$ZK_DIR/conf/zoo-$id.cfg" \
+            >"$ZK_DIR/server-$id.log" 2>&1 </dev/null &
+        ZK_PIDS+=($!)
+    done
+    local fs
+    fs=$(df -PT "$ZK_DIR" 2>/dev/null | awk 'NR == 2 { print $2 }')
+    if ((n > 1)); then
+        ZK_LABEL="3-node ensemble, fsync $sync"
+    else
+        ZK_LABEL="standalone, fsync $sync"
+    fi
+    [[ $sync == off ]] && ZK_LABEL+=": forceSync=no"
+    ZK_FS=${fs:-?}
+    for _ in $(seq 1 600); do
+        local modes=() leader=-1 ok=1
+        for ((i = 0; i < n; i++)); do
+            modes[i]=$(zk_mode "${ZK_PORTS[$i]}")
+            [[ -n ${modes[i]} ]] || ok=0
+            [[ ${modes[i]} == leader ]] && leader=$i
+        done
+        if ((ok)) && { ((n == 1)) || ((leader >= 0)); }; then
+            # the leader last: client 0 (and the 1-client floors) on a follower
+            local order=() k
+            for ((k = 0; k < n; k++)); do ((k != leader)) && order+=("127.0.0.1:${ZK_PORTS[$k]}"); done
+            ((leader >= 0)) && order+=("127.0.0.1:${ZK_PORTS[$leader]}")
+            ZK_CONNECT=$(IFS=,; printf '%s' "${order[*]}")
+            ZK_LEADER=""
+            ((leader >= 0)) && ZK_LEADER="server $((leader + 1)) (127.0.0.1:${ZK_PORTS[$leader]})"
+            export ZK_CONNECT
             return 0
         fi
-        if ! kill -0 "$ZK_PID" 2>/dev/null; then
-            echo "zk.sh: the server exited; its log:" >&2
-            cat "$ZK_DIR/server.log" >&2
-            ZK_PID=""
-            return 1
-        fi
+        for ((i = 0; i < n; i++)); do
+            if ! kill -0 "${ZK_PIDS[$i]}" 2>/dev/null; then
+                echo "zk.sh: server $((i + 1)) exited; its log:" >&2
+                cat "$ZK_DIR/server-$((i + 1)).log" >&2
+                return 1
+            fi
+        done
         sleep 0.1
     done
-    echo "zk.sh: the server did not answer srvr within 30 s" >&2
+    echo "zk.sh: the $setting did not serve within 60 s" >&2
     return 1
 }
 
 zk_stop() {
-    if [[ -n $ZK_PID ]]; then
-        kill "$ZK_PID" 2>/dev/null || true
+    local pid
+    for pid in "${ZK_PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${ZK_PIDS[@]}"; do
         for _ in $(seq 1 50); do
-            kill -0 "$ZK_PID" 2>/dev/null || break
+            kill -0 "$pid" 2>/dev/null || break
             sleep 0.1
         done
-        kill -9 "$ZK_PID" 2>/dev/null || true
-        wait "$ZK_PID" 2>/dev/null || true
-        ZK_PID=""
-    fi
+        kill -9 "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    ZK_PIDS=()
     if [[ -n $ZK_DIR && -d $ZK_DIR ]]; then
         rm -rf "$ZK_DIR"
     fi

@@ -31,12 +31,16 @@ async fn every_recipe_runs_clean() {
         "shared_count",
         "double_barrier",
         "raw",
+        "raw_set",
         "raw_seq",
     ]
     .iter()
     .map(|r| vec!["--recipe", r, "--clients", "3"])
     .collect();
     runs.push(vec!["--recipe", "mutex", "--clients", "3", "--peer", "zookeeper-client"]);
+    runs.push(vec!["--recipe", "raw_set", "--clients", "2", "--peer", "zookeeper-client"]);
+    // many tasks on one session share one counter handle; the run checks exactly-once itself
+    runs.push(vec!["--recipe", "counter", "--clients", "1", "--tasks", "16"]);
     runs.push(vec!["--recipe", "drain", "--clients", "2", "--waiters", "30"]);
     runs.push(vec!["--recipe", "waiters_memory", "--waiters", "200"]);
     for mut args in runs {
@@ -50,10 +54,15 @@ async fn every_recipe_runs_clean() {
         assert_eq!(field(line, "errors"), Some("0"), "{args:?}: {line}");
         let ops: f64 = field(line, "ops").unwrap().parse().unwrap();
         assert!(ops > 0.0, "{args:?}: no operation counted: {line}");
+        if let Some(at) = args.iter().position(|a| *a == "--tasks") {
+            assert_eq!(field(line, "tasks"), Some(args[at + 1]), "{args:?}: {line}");
+        }
     }
     let (code, stdout) = bench(&cs, &["--recipe", "no-such-recipe"]);
     assert_eq!(code, 2);
     assert!(stdout.is_empty());
     let (code, _) = bench(&cs, &["--recipe", "rwlock", "--peer", "zookeeper-client"]);
-    assert_eq!(code, 2, "zookeeper-client has only a mutex");
+    assert_eq!(code, 2, "zookeeper-client has only a mutex and the floors");
+    let (code, _) = bench(&cs, &["--recipe", "drain", "--tasks", "2"]);
+    assert_eq!(code, 2, "--tasks is for the timed loops");
 }

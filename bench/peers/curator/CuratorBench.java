@@ -3,9 +3,11 @@
 // Contract (bench/README.md): exactly one JSON line on stdout, everything else on stderr.
 //
 //   java CuratorBench --connect HOSTS --recipe R --clients N --seconds D
-//        [--warmup-seconds W] [--base PATH] [--leases K] [--waiters W]
+//        [--warmup-seconds W] [--base PATH] [--leases K] [--waiters W] [--tasks T]
 //
-// One CuratorFramework (one ZooKeeper session) and one thread per client. The clients connect
+// One CuratorFramework (one ZooKeeper session) and one thread per client (T threads sharing
+// it with --tasks T, timed loops only). With several hosts in --connect, client i connects to
+// host i mod k alone, so the sessions spread over an ensemble's servers. The clients connect
 // first (untimed), then all loop for the warm-up, then for the measured window; an operation
 // counts when it starts and finishes inside the window. Exit 2 for an unknown recipe, 64 for
 // other usage errors, 1 when the run could not be carried out.
@@ -45,12 +47,16 @@ import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.framework.recipes.shared.VersionedValue;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.CreateMode;
 
 public final class CuratorBench {
     static final String PEER = "curator";
     static final List<String> RECIPES = Arrays.asList(
             "mutex", "rwlock", "semaphore", "semaphore_mutex", "counter", "shared_count", "double_barrier", "drain",
-            "cache-load", "cache-delay");
+            "cache-load", "cache-delay", "raw", "raw_set");
+    /** The recipes that run the timed loop (and so take --tasks). */
+    static final List<String> TIMED = Arrays.asList(
+            "mutex", "rwlock", "semaphore", "semaphore_mutex", "counter", "shared_count", "raw", "raw_set");
 
     /** How long one blocking call may take before it counts as an error. */
     static final long OP_TIMEOUT_MS = 60_000;
@@ -72,6 +78,7 @@ public final class CuratorBench {
         String connect;
         String recipe;
         int clients = -1;
+        int tasks = 1;
         double seconds = -1;
         double warmup = 2.0;
         String base = "/bench";
@@ -107,6 +114,7 @@ public final class CuratorBench {
                     case "--connect": a.connect = value; break;
                     case "--recipe": a.recipe = value; break;
                     case "--clients": a.clients = Integer.parseInt(value); break;
+                    case "--tasks": a.tasks = Integer.parseInt(value); break;
                     case "--seconds": a.seconds = Double.parseDouble(value); break;
                     case "--warmup-seconds": a.warmup = Double.parseDouble(value); break;
                     case "--base": a.base = value; break;
@@ -123,8 +131,8 @@ public final class CuratorBench {
         if (a.connect == null || a.recipe == null || a.clients < 1 || a.seconds <= 0) {
             throw new UsageError("--connect, --recipe, --clients (>= 1) and --seconds (> 0) are required");
         }
-        if (a.warmup < 0 || a.leases < 1 || a.waiters < 1) {
-            throw new UsageError("--warmup-seconds must be >= 0, --leases and --waiters >= 1");
+        if (a.warmup < 0 || a.leases < 1 || a.waiters < 1 || a.tasks < 1) {
+            throw new UsageError("--warmup-seconds must be >= 0, --leases, --waiters and --tasks >= 1");
         }
         while (a.base.length() > 1 && a.base.endsWith("/")) {
             a.base = a.base.substring(0, a.base.length() - 1);
@@ -147,12 +155,17 @@ public final class CuratorBench {
         } catch (UsageError e) {
             System.err.println("CuratorBench: " + e.getMessage());
             System.err.println("usage: --connect HOSTS --recipe R --clients N --seconds D [--warmup-seconds W]"
-                    + " [--base PATH] [--leases K] [--waiters W]");
+                    + " [--base PATH] [--leases K] [--waiters W] [--tasks T]");
             System.exit(64);
             return;
         }
         if (!RECIPES.contains(args.recipe)) {
             System.err.println("CuratorBench: unknown recipe " + args.recipe + " (known: " + String.join(", ", RECIPES) + ")");
+            System.exit(2);
+            return;
+        }
+        if (args.tasks > 1 && !TIMED.contains(args.recipe)) {
+            System.err.println("CuratorBench: --tasks applies to the timed loops, not to " + args.recipe);
             System.exit(2);
             return;
         }
@@ -220,7 +233,7 @@ public final class CuratorBench {
     void connectAll() throws Exception {
         for (int i = 0; i < clients.length; i++) {
             CuratorFramework client = CuratorFrameworkFactory.builder()
-                    .connectString(args.connect)
+                    .connectString(serverFor(args.connect, i))
                     .sessionTimeoutMs(30_000)
                     .connectionTimeoutMs(15_000)
                     .retryPolicy(new ExponentialBackoffRetry(100, 3))
@@ -233,6 +246,20 @@ public final class CuratorBench {
                 throw new IllegalStateException("could not connect to " + args.connect);
             }
         }
+    }
+
+    /** Client i's server: host i mod k of a connect string naming k hosts (its chroot kept). */
+    static String serverFor(String connect, int i) {
+        int slash = connect.indexOf('/');
+        String hosts = slash < 0 ? connect : connect.substring(0, slash);
+        String chroot = slash < 0 ? "" : connect.substring(slash);
+        List<String> list = new ArrayList<>();
+        for (String h : hosts.split(",")) {
+            if (!h.trim().isEmpty()) {
+                list.add(h.trim());
+            }
+        }
+        return list.size() <= 1 ? connect : list.get(i % list.size()) + chroot;
     }
 
     void cleanup() {
@@ -267,7 +294,7 @@ public final class CuratorBench {
 
         Worker(int index) {
             this.index = index;
-            this.client = clients[index];
+            this.client = clients[index / args.tasks];
         }
 
         /** Creates the recipe objects; runs before the clock starts. */
@@ -446,6 +473,37 @@ public final class CuratorBench {
                         count.close();
                     }
                 };
+            case "raw": // the create+delete floor: an ephemeral node created and deleted
+                return new Worker(i) {
+                    final String node = runPath + "/raw-" + index;
+
+                    @Override
+                    long once() throws Exception {
+                        long t0 = System.nanoTime();
+                        client.create().withMode(CreateMode.EPHEMERAL).forPath(node);
+                        client.delete().forPath(node);
+                        return System.nanoTime() - t0;
+                    }
+                };
+            case "raw_set": // the setData floor: versioned sets of one node, back to back
+                return new Worker(i) {
+                    final String node = runPath + "/set-" + index;
+                    int version;
+
+                    @Override
+                    void prepare() throws Exception {
+                        client.create().forPath(node, new byte[8]);
+                        version = client.checkExists().forPath(node).getVersion();
+                    }
+
+                    @Override
+                    long once() throws Exception {
+                        long t0 = System.nanoTime();
+                        byte[] data = ByteBuffer.allocate(8).putLong(version + 1L).array();
+                        version = client.setData().withVersion(version).forPath(node, data).getVersion();
+                        return System.nanoTime() - t0;
+                    }
+                };
             default:
                 throw new IllegalArgumentException("no loop worker for " + args.recipe);
         }
@@ -455,7 +513,7 @@ public final class CuratorBench {
         if (args.recipe.equals("double_barrier")) {
             return doubleBarrier();
         }
-        Worker[] workers = new Worker[clients.length];
+        Worker[] workers = new Worker[clients.length * args.tasks];
         for (int i = 0; i < workers.length; i++) {
             workers[i] = worker(i);
             workers[i].prepare();
@@ -960,6 +1018,9 @@ public final class CuratorBench {
         sb.append(",\"errors\":").append(errors);
         if (args.recipe.equals("semaphore")) {
             sb.append(",\"leases\":").append(args.leases);
+        }
+        if (args.tasks > 1) {
+            sb.append(",\"tasks\":").append(args.tasks);
         }
         if (extra != null) {
             sb.append(extra);

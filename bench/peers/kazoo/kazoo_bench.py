@@ -11,11 +11,13 @@ process would measure the GIL), each with its own KazooClient and so its own ses
 coordinated by this parent process: the clients connect first (untimed), then all loop for the
 warm-up, then for the measured window; an operation counts when it starts and finishes inside
 the window. Clocks are time.monotonic(), which is CLOCK_MONOTONIC and so comparable across the
-processes of one machine.
+processes of one machine. With several hosts in --connect, client i connects to host i mod k
+alone, so the sessions spread over an ensemble's servers.
 
 Recipes: mutex (Lock), rwlock (ReadLock/WriteLock), semaphore (Semaphore, max_leases=K),
 counter (Counter), double_barrier (DoubleBarrier) and drain (Lock, W waiter threads over the
---clients sessions of one process). kazoo has no semaphore mutex and no versioned shared count:
+--clients sessions of one process); the floors raw (an ephemeral node created and deleted) and
+raw_set (versioned sets of one node, back to back), plain requests without a recipe. kazoo has no semaphore mutex and no versioned shared count:
 those exit 2. Exit 64 for other usage errors, 1 when the run could not be carried out.
 
 bench/peers/kazoo/run.sh runs this with kazoo installed in a virtualenv.
@@ -35,7 +37,7 @@ import traceback
 import uuid
 
 PEER = "kazoo"
-SUPPORTED = ("mutex", "rwlock", "semaphore", "counter", "double_barrier", "drain")
+SUPPORTED = ("mutex", "rwlock", "semaphore", "counter", "double_barrier", "drain", "raw", "raw_set")
 UNSUPPORTED = {
     "semaphore_mutex": "kazoo has no non-reentrant semaphore mutex "
     "(Curator's InterProcessSemaphoreMutex); its Semaphore with max_leases=1 is a different recipe",
@@ -107,6 +109,15 @@ def result_line(args, latencies_ms, errors, violations, seconds, extra=None):
     return json.dumps(out, separators=(",", ":"))
 
 
+def server_for(connect, i):
+    """Client i's server: host i mod k of a connect string naming k hosts (its chroot kept)."""
+    hosts, slash, chroot = connect.partition("/")
+    hosts = [h.strip() for h in hosts.split(",") if h.strip()]
+    if len(hosts) <= 1:
+        return connect
+    return hosts[i % len(hosts)] + slash + chroot
+
+
 def new_client(hosts):
     from kazoo.client import KazooClient
 
@@ -162,7 +173,7 @@ def client_main(index, args, run_path, shared):
               "starts": {}, "ends": {}}
     client = None
     try:
-        client = new_client(args.connect)
+        client = new_client(server_for(args.connect, index))
         op = make_op(index, args, run_path, client, shared, result)
         shared.ready.wait(timeout=120)
         shared.go.wait(timeout=120)
@@ -294,6 +305,31 @@ def make_op(index, args, run_path, client, shared, result):
 
     if args.recipe == "double_barrier":
         return None
+
+    if args.recipe == "raw":
+        node = f"{run_path}/raw-{index}"
+
+        def op():
+            t0 = time.monotonic()
+            client.create(node, ephemeral=True)
+            client.delete(node)
+            return time.monotonic() - t0
+
+        return op
+
+    if args.recipe == "raw_set":
+        node = f"{run_path}/set-{index}"
+        client.ensure_path(run_path)
+        version = client.create(node, b"\0" * 8, include_data=True)[1].version
+
+        def op():
+            nonlocal version
+            t0 = time.monotonic()
+            data = (version + 1).to_bytes(8, "big")
+            version = client.set(node, data, version=version).version
+            return time.monotonic() - t0
+
+        return op
 
     raise ValueError(f"no loop for {args.recipe}")
 
@@ -452,7 +488,7 @@ def cleanup(client, run_path):
 
 def run_drain(args, run_path):
     w = args.waiters
-    clients = [new_client(args.connect) for _ in range(args.clients)]
+    clients = [new_client(server_for(args.connect, i)) for i in range(args.clients)]
     path = run_path + "/lock"
     try:
         clients[0].ensure_path(path)

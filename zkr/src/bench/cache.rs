@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use zk_recipes::zk::{Acls, CreateMode};
 use zk_recipes::{Cache, CacheEvent, Framework};
 
-use super::{rss_mb, BenchArgs, Failure, Report};
+use super::{fail, rss_mb, BenchArgs, Failure, Report};
 
 /// Creates unanswered at most, while building a tree.
 const IN_FLIGHT: usize = 1_000;
@@ -19,10 +19,6 @@ const IN_FLIGHT: usize = 1_000;
 const DATA: &[u8] = b"0123456789abcdef0123456789abcdef";
 /// The root's data once its tree is complete.
 const COMPLETE: &[u8] = b"complete";
-
-fn fail<E: std::fmt::Display>(e: E) -> Failure {
-    (1, e.to_string())
-}
 
 /// The paths of the tree of `nodes` nodes at `root`: the root, 100 directories `d0..d99`, and
 /// the rest as leaves `n<j>` spread round-robin over the directories (the same shape as

@@ -3,10 +3,17 @@
 //! Timeline: the N clients (each its own session, its own framework) connect first, untimed;
 //! then all run the loop for the warm-up, then for the measured window; an operation counts
 //! when it starts and finishes inside the window. Violations are checked while it runs.
+//!
+//! A connect string naming several servers spreads the clients over them: client `i` connects
+//! to server `i mod k` alone (as every peer's driver does), so an ensemble's sessions sit on
+//! all its servers and the writes of most go through a follower to the leader.
 
+mod barrier;
 mod cache;
+mod floor;
 mod recipes;
 mod report;
+mod waiters;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -15,18 +22,24 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zk_recipes::Framework;
 
+use recipes::Recipe;
 pub use report::Report;
 
 /// `zkr bench` options.
 #[derive(clap::Args, Debug, Clone)]
 pub struct BenchArgs {
-    /// mutex, rwlock, semaphore, semaphore_mutex, counter, shared_count, double_barrier, raw,
-    /// raw_seq, drain, waiters_memory, cache_load, cache_delay
+    /// mutex, rwlock, semaphore, semaphore_mutex, counter, shared_count, double_barrier, raw
+    /// (create+delete pairs: the floor of the locks), raw_set (versioned setData of one node:
+    /// the floor of the counters), raw_seq, drain, waiters_memory, cache_load, cache_delay
     #[arg(long)]
     pub recipe: String,
     /// Concurrent clients, each with its own session.
     #[arg(long, default_value_t = 1)]
     pub clients: usize,
+    /// Concurrent tasks per client, on its one session (timed loops only): the counter's tasks
+    /// share one `DistributedAtomicLong` handle, other recipes give each task its own handle.
+    #[arg(long, default_value_t = 1)]
+    pub tasks: usize,
     /// Length of the measured window, in seconds.
     #[arg(long, default_value_t = 10.0)]
     pub seconds: f64,
@@ -49,8 +62,8 @@ pub struct BenchArgs {
     /// Writes per second of the cache_delay writer.
     #[arg(long, default_value_t = 1_000)]
     pub rate: usize,
-    /// The implementation measured: zk-recipes, or zookeeper-client (its own Client::lock;
-    /// mutex only).
+    /// The implementation measured: zk-recipes, or zookeeper-client (its own Client::lock as
+    /// mutex; raw and raw_set on its plain session).
     #[arg(long, default_value = "zk-recipes")]
     pub peer: String,
 }
@@ -84,19 +97,23 @@ pub type Failure = (i32, String);
 /// # Errors
 /// Exit code 2 for an unknown recipe or bad arguments, 69 when ZooKeeper cannot be reached.
 pub async fn run(connect: &str, args: &BenchArgs) -> Result<String, Failure> {
-    let recipe = recipes::Recipe::parse(&args.recipe, &args.peer)?;
+    let recipe = Recipe::parse(&args.recipe, &args.peer)?;
     if args.clients == 0
+        || args.tasks == 0
         || args.seconds.is_nan()
         || args.seconds <= 0.0
         || args.warmup_seconds.is_nan()
         || args.warmup_seconds < 0.0
     {
-        return Err((2, "--clients must be >= 1 and --seconds > 0".into()));
+        return Err((2, "--clients and --tasks must be >= 1 and --seconds > 0".into()));
+    }
+    if args.tasks > 1 && args.peer != "zk-recipes" {
+        return Err((2, format!("--tasks is for zk-recipes; {} runs one task per session", args.peer)));
     }
     let mut clients = Vec::with_capacity(args.clients);
-    for _ in 0..args.clients {
+    for i in 0..args.clients {
         let fw = Framework::builder()
-            .connect_string(connect)
+            .connect_string(server_for(connect, i))
             .session_timeout(Duration::from_secs(10))
             .connection_timeout(Duration::from_secs(10))
             .connect()
@@ -105,12 +122,49 @@ pub async fn run(connect: &str, args: &BenchArgs) -> Result<String, Failure> {
         clients.push(fw);
     }
     let base = format!("{}/{}-{}", args.base.trim_end_matches('/'), args.recipe, std::process::id());
-    let report = recipes::run(recipe, &clients, &base, args).await;
+    let report = dispatch(recipe, &clients, &base, args).await;
     for fw in &clients {
         fw.close();
     }
     let report = report?;
     Ok(report.json(&args.peer, &args.recipe, args.clients, args.seconds))
+}
+
+/// Runs `recipe` on the connected clients.
+async fn dispatch(recipe: Recipe, clients: &[Framework], base: &str, args: &BenchArgs) -> Result<Report, Failure> {
+    match recipe {
+        _ if args.tasks != 1 && !recipe.timed() => {
+            Err((2, format!("--tasks applies to the timed loops, not to {}", args.recipe)))
+        }
+        Recipe::Drain => waiters::drain(clients, base, args.waiters).await,
+        Recipe::WaitersMemory => waiters::waiters_memory(&clients[0], base, args.waiters).await,
+        Recipe::CacheLoad => cache::load(&clients[0], args).await,
+        Recipe::CacheDelay => cache::delay(&clients[0], base, args).await,
+        Recipe::DoubleBarrier => barrier::double_barrier(clients, base, args).await,
+        _ => recipes::timed(recipe, clients, base, args).await,
+    }
+}
+
+/// The measured window of a run starting now.
+pub(crate) fn window(args: &BenchArgs) -> Window {
+    let start = Instant::now() + Duration::from_secs_f64(args.warmup_seconds);
+    Window { start, end: start + Duration::from_secs_f64(args.seconds) }
+}
+
+/// A run that could not be carried out (exit code 1).
+pub(crate) fn fail<E: std::fmt::Display>(e: E) -> Failure {
+    (1, e.to_string())
+}
+
+/// Client `i`'s server: host `i mod k` of a connect string naming k hosts (its chroot kept);
+/// the string itself when it names one.
+pub(crate) fn server_for(connect: &str, i: usize) -> String {
+    let (hosts, chroot) = connect.split_at(connect.find('/').unwrap_or(connect.len()));
+    let hosts: Vec<&str> = hosts.split(',').map(str::trim).filter(|h| !h.is_empty()).collect();
+    if hosts.len() <= 1 {
+        return connect.to_string();
+    }
+    format!("{}{chroot}", hosts[i % hosts.len()])
 }
 
 /// Shows progress on stderr when it is a terminal and the run is long enough.
@@ -153,4 +207,19 @@ fn rss_mb() -> f64 {
         })
         .map(|kb| kb / 1024.0)
         .unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::server_for;
+
+    #[test]
+    fn clients_spread_over_the_servers() {
+        let cs = "127.0.0.1:1,127.0.0.1:2, 127.0.0.1:3";
+        let got: Vec<String> = (0..4).map(|i| server_for(cs, i)).collect();
+        assert_eq!(got, ["127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:1"]);
+        assert_eq!(server_for("a:1,b:2/app", 1), "b:2/app");
+        assert_eq!(server_for("a:1", 5), "a:1");
+        assert_eq!(server_for("a:1/app", 5), "a:1/app");
+    }
 }

@@ -1,17 +1,18 @@
 //! The benchmarked operations, one per recipe.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
 use zk_recipes::zk::{Acls, Client, CreateMode, LockOptions, LockPrefix};
 use zk_recipes::{
-    DistributedAtomicLong, DistributedDoubleBarrier, Framework, InterProcessMutex, InterProcessReadWriteLock,
-    InterProcessSemaphoreMutex, InterProcessSemaphoreV2, SharedCount, VersionedValue,
+    DistributedAtomicLong, Framework, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
+    InterProcessSemaphoreV2, SharedCount, VersionedValue,
 };
 
-use super::{progress, rss_mb, BenchArgs, Failure, Report, Shared, Window};
+use super::floor::{self, Raw};
+use super::{fail, progress, window, BenchArgs, Failure, Report, Shared};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Recipe {
@@ -23,6 +24,7 @@ pub(crate) enum Recipe {
     SharedCount,
     DoubleBarrier,
     Raw,
+    RawSet,
     RawSeq,
     Drain,
     WaitersMemory,
@@ -35,8 +37,13 @@ impl Recipe {
     pub fn parse(recipe: &str, peer: &str) -> Result<Recipe, Failure> {
         let r = match (peer, recipe) {
             ("zookeeper-client", "mutex") => Recipe::ZkClientMutex,
+            ("zookeeper-client", "raw") => Recipe::Raw,
+            ("zookeeper-client", "raw_set") => Recipe::RawSet,
             ("zookeeper-client", other) => {
-                return Err((2, format!("peer zookeeper-client supports only the mutex recipe, not {other:?}")))
+                return Err((
+                    2,
+                    format!("peer zookeeper-client supports only the mutex, raw and raw_set recipes, not {other:?}"),
+                ))
             }
             ("zk-recipes", "mutex") => Recipe::Mutex,
             ("zk-recipes", "rwlock") => Recipe::RwLock,
@@ -46,6 +53,7 @@ impl Recipe {
             ("zk-recipes", "shared_count") => Recipe::SharedCount,
             ("zk-recipes", "double_barrier") => Recipe::DoubleBarrier,
             ("zk-recipes", "raw") => Recipe::Raw,
+            ("zk-recipes", "raw_set") => Recipe::RawSet,
             ("zk-recipes", "raw_seq") => Recipe::RawSeq,
             ("zk-recipes", "drain") => Recipe::Drain,
             ("zk-recipes", "waiters_memory" | "waiters-memory") => Recipe::WaitersMemory,
@@ -56,6 +64,14 @@ impl Recipe {
         };
         Ok(r)
     }
+
+    /// The recipes that run the timed loop (and so take `--tasks`).
+    pub fn timed(self) -> bool {
+        !matches!(
+            self,
+            Recipe::DoubleBarrier | Recipe::Drain | Recipe::WaitersMemory | Recipe::CacheLoad | Recipe::CacheDelay
+        )
+    }
 }
 
 /// Violation bookkeeping shared by the clients of a run.
@@ -64,7 +80,6 @@ struct Inside {
     exclusive: AtomicUsize,
     readers: AtomicUsize,
     successes: AtomicI64,
-    round_go: AtomicBool,
 }
 
 /// One client's state for the timed recipes.
@@ -73,19 +88,17 @@ enum Op {
     Read(InterProcessReadWriteLock, fastrand::Rng),
     Semaphore(InterProcessSemaphoreV2, usize),
     SemaphoreMutex(InterProcessSemaphoreMutex),
-    Counter(DistributedAtomicLong),
+    /// The counter (shared by the tasks of one client) and the values this task's increments
+    /// returned as their `post_value`, for the exactly-once check.
+    Counter(Arc<DistributedAtomicLong>, Vec<i64>),
     /// The count and the last value known (written or returned with a refusal).
     SharedCount(SharedCount, VersionedValue<i32>),
-    Raw(Client, String),
-    RawSeq(Client, String, String),
+    Raw(Raw),
     ZkClient(Client, String),
 }
 
-fn fail<E: std::fmt::Display>(e: E) -> Failure {
-    (1, e.to_string())
-}
-
 impl Op {
+    /// Task `idx`'s state (`idx` = client × tasks + task) on its client's framework.
     async fn new(recipe: Recipe, fw: &Framework, base: &str, idx: usize, args: &BenchArgs) -> Result<Op, Failure> {
         let bad = |e: zk_recipes::Error| (2, e.to_string());
         Ok(match recipe {
@@ -97,25 +110,28 @@ impl Op {
                 Op::Semaphore(InterProcessSemaphoreV2::new(fw, base, args.leases).map_err(bad)?, args.leases)
             }
             Recipe::SemaphoreMutex => Op::SemaphoreMutex(InterProcessSemaphoreMutex::new(fw, base).map_err(bad)?),
-            Recipe::Counter => Op::Counter(DistributedAtomicLong::new(fw, base).map_err(bad)?),
+            Recipe::Counter => Op::Counter(Arc::new(DistributedAtomicLong::new(fw, base).map_err(bad)?), Vec::new()),
             Recipe::SharedCount => {
                 let sc = SharedCount::new(fw, base, 0).map_err(bad)?;
                 sc.start().await.map_err(fail)?;
                 let known = sc.get().await.map_err(fail)?;
                 Op::SharedCount(sc, known)
             }
-            Recipe::Raw | Recipe::RawSeq | Recipe::ZkClientMutex => {
-                let client = fw.client().map_err(fail)?;
-                let dir = base.to_string();
-                match fw.create(&dir, b"", CreateMode::Persistent).await {
-                    Ok(_) | Err(zk_recipes::Error::ZooKeeper(zk_recipes::zk::Error::NodeExists)) => {}
-                    Err(e) => return Err(fail(e)),
-                }
-                match recipe {
-                    Recipe::Raw => Op::Raw(client, format!("{dir}/raw-{idx}")),
-                    Recipe::RawSeq => Op::RawSeq(client, dir.clone(), format!("{dir}/n-")),
-                    _ => Op::ZkClient(plain_client(fw.connect_string()).await?, dir),
-                }
+            Recipe::Raw | Recipe::RawSet | Recipe::RawSeq => {
+                let kind = match recipe {
+                    Recipe::Raw => floor::Kind::CreateDelete,
+                    Recipe::RawSet => floor::Kind::Set,
+                    _ => floor::Kind::Seq,
+                };
+                let client = match args.peer.as_str() {
+                    "zookeeper-client" => plain_client(fw.connect_string()).await?,
+                    _ => fw.client().map_err(fail)?,
+                };
+                Op::Raw(Raw::new(kind, client, fw, base, idx).await?)
+            }
+            Recipe::ZkClientMutex => {
+                floor::ensure_dir(fw, base).await?;
+                Op::ZkClient(plain_client(fw.connect_string()).await?, base.to_string())
             }
             Recipe::DoubleBarrier | Recipe::Drain | Recipe::WaitersMemory | Recipe::CacheLoad | Recipe::CacheDelay => {
                 unreachable!("not a timed loop")
@@ -179,12 +195,13 @@ impl Op {
                     Ok(held)
                 }
             }
-            Op::Counter(c) => {
+            Op::Counter(c, posts) => {
                 let r = c.increment().await?;
                 if !r.succeeded {
                     return Err(zk_recipes::Error::Timeout(Duration::ZERO));
                 }
                 inside.successes.fetch_add(1, Ordering::SeqCst);
+                posts.push(r.post_value);
                 Ok(Instant::now())
             }
             // From the last value known, as Curator's driver with getVersionedValue and
@@ -200,20 +217,8 @@ impl Op {
                 inside.successes.fetch_add(1, Ordering::SeqCst);
                 Ok(Instant::now())
             }
-            Op::Raw(client, path) => {
-                let options = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
-                client.create(path, b"", &options).await?;
-                client.delete(path, None).await?;
-                Ok(Instant::now())
-            }
-            Op::RawSeq(client, dir, prefix) => {
-                let options = CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
-                let create = client.create(prefix, b"", &options);
-                let list = client.list_children(dir);
-                let (created, listed) = tokio::join!(create, list);
-                let (_, seq) = created?;
-                listed?;
-                client.delete(&format!("{prefix}{seq}"), None).await?;
+            Op::Raw(raw) => {
+                raw.once().await?;
                 Ok(Instant::now())
             }
             Op::ZkClient(client, dir) => {
@@ -240,31 +245,24 @@ async fn plain_client(connect: &str) -> Result<Client, Failure> {
         .map_err(|e| (69, format!("cannot reach ZooKeeper at {connect}: {e}")))
 }
 
-pub(crate) async fn run(
+pub(crate) async fn timed(
     recipe: Recipe,
     clients: &[Framework],
     base: &str,
     args: &BenchArgs,
 ) -> Result<Report, Failure> {
-    match recipe {
-        Recipe::Drain => drain(clients, base, args.waiters).await,
-        Recipe::WaitersMemory => waiters_memory(&clients[0], base, args.waiters).await,
-        Recipe::CacheLoad => super::cache::load(&clients[0], args).await,
-        Recipe::CacheDelay => super::cache::delay(&clients[0], base, args).await,
-        Recipe::DoubleBarrier => double_barrier(clients, base, args).await,
-        _ => timed(recipe, clients, base, args).await,
-    }
-}
-
-fn window(args: &BenchArgs) -> Window {
-    let start = Instant::now() + Duration::from_secs_f64(args.warmup_seconds);
-    Window { start, end: start + Duration::from_secs_f64(args.seconds) }
-}
-
-async fn timed(recipe: Recipe, clients: &[Framework], base: &str, args: &BenchArgs) -> Result<Report, Failure> {
-    let mut ops = Vec::with_capacity(clients.len());
+    let per = args.tasks;
+    let mut ops = Vec::with_capacity(clients.len() * per);
     for (idx, fw) in clients.iter().enumerate() {
-        ops.push(Op::new(recipe, fw, base, idx, args).await?);
+        let first = Op::new(recipe, fw, base, idx * per, args).await?;
+        for task in 1..per {
+            ops.push(match &first {
+                // the tasks of one client share one counter handle (one framework, one path)
+                Op::Counter(c, _) => Op::Counter(c.clone(), Vec::new()),
+                _ => Op::new(recipe, fw, base, idx * per + task, args).await?,
+            });
+        }
+        ops.push(first);
     }
     let inside = Arc::new(Inside::default());
     let shared = Arc::new(Shared::default());
@@ -295,12 +293,19 @@ async fn timed(recipe: Recipe, clients: &[Framework], base: &str, args: &BenchAr
                     }
                 }
             }
-            latencies
+            (latencies, op)
         }));
     }
     let mut report = Report::default();
+    let mut posts = Vec::new();
     for t in tasks {
-        report.latencies_ms.extend(t.await.map_err(fail)?);
+        let (latencies, op) = t.await.map_err(fail)?;
+        report.latencies_ms.extend(latencies);
+        match op {
+            Op::Counter(_, p) => posts.extend(p),
+            Op::Raw(raw) => raw.finish().await,
+            _ => {}
+        }
     }
     shared.stop.store(true, Ordering::SeqCst);
     if let Some(bar) = bar {
@@ -312,138 +317,57 @@ async fn timed(recipe: Recipe, clients: &[Framework], base: &str, args: &BenchAr
             Recipe::Counter => DistributedAtomicLong::new(fw, base).map_err(fail)?.get().await.map_err(fail)?,
             _ => i64::from(SharedCount::new(fw, base, 0).map_err(fail)?.get().await.map_err(fail)?.value),
         };
-        if value != inside.successes.load(Ordering::SeqCst) {
-            eprintln!("counter {value} != {} successful increments", inside.successes.load(Ordering::SeqCst));
-            shared.violations.fetch_add(1, Ordering::SeqCst);
-        }
+        let successes = inside.successes.load(Ordering::SeqCst);
+        let bad = exactly_once(value, successes, posts, recipe == Recipe::Counter);
+        shared.violations.fetch_add(bad, Ordering::SeqCst);
     }
     report.violations = shared.violations.load(Ordering::SeqCst);
     report.errors = shared.errors.load(Ordering::SeqCst);
+    if per > 1 {
+        report.extra.push(("tasks", per as f64));
+    }
     Ok(report)
 }
 
-/// All clients enter and leave a fresh double barrier per round; a round counts when it
-/// starts and ends inside the window (client 0's view; every member completes it).
-async fn double_barrier(clients: &[Framework], base: &str, args: &BenchArgs) -> Result<Report, Failure> {
-    let n = clients.len();
-    let sync = Arc::new(tokio::sync::Barrier::new(n));
-    let go = Arc::new(Inside::default());
-    let shared = Arc::new(Shared::default());
-    let w = window(args);
-    let mut tasks = Vec::new();
-    for (idx, fw) in clients.iter().enumerate() {
-        let (fw, base, sync, go, shared) = (fw.clone(), base.to_string(), sync.clone(), go.clone(), shared.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut latencies = Vec::new();
-            for round in 0u64.. {
-                // every member agrees whether this round runs
-                if sync.wait().await.is_leader() {
-                    go.round_go.store(Instant::now() < w.end, Ordering::SeqCst);
-                }
-                sync.wait().await;
-                if !go.round_go.load(Ordering::SeqCst) {
-                    break;
-                }
-                let asked = Instant::now();
-                let barrier = match DistributedDoubleBarrier::new(&fw, &format!("{base}/round-{round}"), n) {
-                    Ok(b) => b,
-                    Err(_) => break,
-                };
-                let entered = barrier.enter_timeout(Duration::from_secs(30)).await;
-                let left = barrier.leave_timeout(Duration::from_secs(30)).await;
-                if !matches!((entered, left), (Ok(true), Ok(true))) {
-                    shared.errors.fetch_add(1, Ordering::SeqCst);
-                    continue;
-                }
-                if idx == 0 && w.counts(asked, Instant::now()) {
-                    latencies.push(asked.elapsed().as_secs_f64() * 1000.0);
-                }
-            }
-            latencies
-        }));
+/// The exactly-once check of a counter that started at 0: its final `value` equals the
+/// `successes` (no increment lost, none counted twice), and (with `posts`, the `post_value`
+/// every successful increment returned) no two increments were handed the same value. Prints
+/// what it finds on stderr; returns the violations.
+fn exactly_once(value: i64, successes: i64, mut posts: Vec<i64>, check_posts: bool) -> u64 {
+    let mut bad = 0;
+    if value != successes {
+        eprintln!("counter {value} != {successes} successful increments");
+        bad += 1;
     }
-    let mut report = Report::default();
-    for t in tasks {
-        report.latencies_ms.extend(t.await.map_err(fail)?);
+    if check_posts {
+        posts.sort_unstable();
+        let doubles = posts.windows(2).filter(|w| w[0] == w[1]).count();
+        if doubles > 0 {
+            eprintln!("{doubles} increment(s) returned a post_value another increment returned too");
+            bad += 1;
+        }
+        if posts.first().is_some_and(|&p| p < 1) || posts.last().is_some_and(|&p| p > value) {
+            eprintln!("post_values outside 1..={value}: {:?}..{:?}", posts.first(), posts.last());
+            bad += 1;
+        }
     }
-    report.errors = shared.errors.load(Ordering::SeqCst);
-    Ok(report)
+    bad
 }
 
-/// W waiters queue on one lock held by client 0; then the time until all have held and
-/// released it once.
-async fn drain(clients: &[Framework], base: &str, waiters: usize) -> Result<Report, Failure> {
-    if waiters == 0 {
-        return Err((2, "--waiters must be >= 1".into()));
-    }
-    let holder = InterProcessMutex::new(&clients[0], base).map_err(|e| (2, e.to_string()))?;
-    let guard = holder.acquire().await.map_err(fail)?;
-    let inside = Arc::new(AtomicUsize::new(0));
-    let violations = Arc::new(AtomicU64::new(0));
-    let mut tasks = Vec::with_capacity(waiters);
-    for i in 0..waiters {
-        let fw = clients[i % clients.len()].clone();
-        let (base, inside, violations) = (base.to_string(), inside.clone(), violations.clone());
-        tasks.push(tokio::spawn(async move {
-            let m = InterProcessMutex::new(&fw, &base)?;
-            let g = m.acquire().await?;
-            if inside.fetch_add(1, Ordering::SeqCst) != 0 {
-                violations.fetch_add(1, Ordering::SeqCst);
-            }
-            inside.fetch_sub(1, Ordering::SeqCst);
-            g.release().await
-        }));
-    }
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while clients[0].children(base).await.map_err(fail)?.len() < waiters + 1 {
-        if Instant::now() > deadline {
-            return Err((1, "the waiters never queued".into()));
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let started = Instant::now();
-    guard.release().await.map_err(fail)?;
-    let mut errors = 0;
-    for t in tasks {
-        if !matches!(t.await, Ok(Ok(()))) {
-            errors += 1;
-        }
-    }
-    let total_ms = started.elapsed().as_secs_f64() * 1000.0;
-    Ok(Report {
-        latencies_ms: Vec::new(),
-        violations: violations.load(Ordering::SeqCst),
-        errors,
-        extra: vec![("waiters", waiters as f64), ("total_ms", total_ms), ("per_handoff_ms", total_ms / waiters as f64)],
-        ops_override: Some(waiters as u64),
-    })
-}
+#[cfg(test)]
+mod tests {
+    use super::exactly_once;
 
-/// One process, one session, W waiters on one lock: the resident memory.
-async fn waiters_memory(fw: &Framework, base: &str, waiters: usize) -> Result<Report, Failure> {
-    let holder = InterProcessMutex::new(fw, base).map_err(|e| (2, e.to_string()))?;
-    let guard = holder.acquire().await.map_err(fail)?;
-    let before = rss_mb();
-    let mut tasks = Vec::with_capacity(waiters);
-    for _ in 0..waiters {
-        let m = holder.clone();
-        tasks.push(tokio::spawn(async move { m.acquire().await.map(drop) }));
+    #[test]
+    fn a_lost_or_doubled_increment_is_a_violation() {
+        assert_eq!(exactly_once(3, 3, vec![2, 1, 3], true), 0);
+        assert_eq!(exactly_once(3, 3, vec![], false), 0);
+        // lost: the counter moved less than the successes
+        assert_eq!(exactly_once(2, 3, vec![1, 2, 2], true), 2);
+        // two callers handed the same value, though the total adds up
+        assert_eq!(exactly_once(3, 3, vec![1, 3, 3], true), 1);
+        // a value the counter never reached
+        assert_eq!(exactly_once(3, 3, vec![1, 2, 4], true), 1);
+        assert_eq!(exactly_once(4, 3, vec![], false), 1);
     }
-    let deadline = Instant::now() + Duration::from_secs(300);
-    while fw.children(base).await.map_err(fail)?.len() < waiters + 1 {
-        if Instant::now() > deadline {
-            return Err((1, "the waiters never queued".into()));
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let rss = rss_mb();
-    for t in &tasks {
-        t.abort();
-    }
-    drop(guard);
-    Ok(Report {
-        extra: vec![("waiters", waiters as f64), ("rss_mb", rss), ("rss_mb_before", before)],
-        ops_override: Some(waiters as u64),
-        ..Default::default()
-    })
 }

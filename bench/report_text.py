@@ -1,0 +1,33 @@
+"""The descriptions of the recipes in bench/RESULTS.md (used by bench/report.py)."""
+
+RECIPE_NOTES = {
+    "mutex": "Acquire, empty critical section, release, in a loop. zk-recipes `InterProcessMutex`; Curator "
+    "`InterProcessMutex`; kazoo `Lock`; zookeeper-client's own lock recipe (`Client::lock`, peer `zookeeper-client`).",
+    "rwlock": "75 % reads, 25 % writes (per-client seeded random). zk-recipes `InterProcessReadWriteLock`; "
+    "Curator `InterProcessReadWriteLock`; kazoo `ReadLock`/`WriteLock`.",
+    "semaphore": "Each operation takes 1 of K leases (K = {leases}) and returns it. zk-recipes "
+    "`InterProcessSemaphoreV2`; Curator `InterProcessSemaphoreV2`; kazoo `Semaphore(max_leases=K)` "
+    "(its own design, with an internal lock).",
+    "semaphore_mutex": "Non-reentrant mutex built on a one-lease semaphore. zk-recipes and Curator "
+    "`InterProcessSemaphoreMutex`; kazoo has none.",
+    "counter": "Atomic increment by 1; latency is the call. zk-recipes `DistributedAtomicLong`; Curator "
+    "`DistributedAtomicLong` with `RetryNTimes(10, 10 ms)`: when its optimistic retries run out under "
+    "contention it reports `succeeded() == false`, counted as an error (not retried); kazoo `Counter` "
+    "(default command retry: unlimited tries, 0.1 s doubling back-off).",
+    "shared_count": "Versioned increment from the last value known, repeated until it succeeds: Curator "
+    "`getVersionedValue` (local) + `trySetCount(version, n + 1)` (a refusal reads the value), zk-recipes "
+    "`SharedCount::compare_and_set` (a refusal reads and returns the value that won); one operation = one "
+    "successful increment. kazoo has none.",
+    "double_barrier": "All clients enter and leave a `DistributedDoubleBarrier` (kazoo `DoubleBarrier`) on a "
+    "fresh path per round; one operation = one round completed by every member, its latency from the first "
+    "member's enter to the last member's leave. With 1 client it is one member entering and leaving. A member "
+    "that never returns stops the run (its round is one failed operation): Curator 5.4's `enter` can fall into an "
+    "untimed `wait()` despite its timeout when its watcher fired before it waited, and kazoo's `enter` has no "
+    "timeout (the driver gives up after 30 s); such runs are marked ⚠ and pull the medians down.",
+}
+
+COUNTER_TASKS_NOTE = ("*1 × T tasks*: one process, one session (one framework), T concurrent tasks incrementing one "
+                      "counter (zk-recipes: one `DistributedAtomicLong` handle shared by the tasks; Curator: T threads "
+                      "on one `CuratorFramework`). Every counter run checks that the final value equals the "
+                      "successful increments (none lost, none counted twice) and, for zk-recipes, that no two "
+                      "increments were handed the same `post_value`; a miss is a violation.")

@@ -1,0 +1,97 @@
+//! The floors: plain ZooKeeper requests of one session, without any recipe. One client doing
+//! them back to back measures what the server (its commit path: the leader, the quorum, the
+//! transaction log's fsync) allows one session, which every recipe's critical path contains.
+//!
+//! - `raw`: create an ephemeral node and delete it (2 writes per operation); with 1 client it
+//!   is the **create+delete floor**, the reference of the locks (a hand-off needs a delete
+//!   and the next holder's create is on the path too).
+//! - `raw_set`: a versioned `setData` of one node (1 write per operation), each write
+//!   expecting the version the previous one returned; with 1 client it is the **setData
+//!   floor**, the reference of the counters (an increment is one versioned write).
+//! - `raw_seq`: an ephemeral sequential create pipelined with a listing, then the delete.
+//!
+//! With N clients each client has its own node. `--peer zookeeper-client` runs `raw` and
+//! `raw_set` on a session as zookeeper-client's users get it (Nagle's algorithm on).
+
+use zk_recipes::zk::{Acls, Client, CreateMode};
+use zk_recipes::Framework;
+
+use super::{fail, Failure};
+
+/// Which floor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    CreateDelete,
+    Set,
+    Seq,
+}
+
+/// One client's floor loop.
+pub(crate) struct Raw {
+    client: Client,
+    kind: Kind,
+    /// The node (create+delete, set) or the directory (seq).
+    path: String,
+    /// The version the next versioned set expects.
+    version: i32,
+}
+
+/// Creates the run's directory `dir` (persistent) unless it exists.
+pub(crate) async fn ensure_dir(fw: &Framework, dir: &str) -> Result<(), Failure> {
+    match fw.create(dir, b"", CreateMode::Persistent).await {
+        Ok(_) | Err(zk_recipes::Error::ZooKeeper(zk_recipes::zk::Error::NodeExists)) => Ok(()),
+        Err(e) => Err(fail(e)),
+    }
+}
+
+impl Raw {
+    /// Prepares client `k`'s loop under `dir` (created when missing): its node for `set`.
+    pub async fn new(kind: Kind, client: Client, fw: &Framework, dir: &str, k: usize) -> Result<Raw, Failure> {
+        ensure_dir(fw, dir).await?;
+        let (path, version) = match kind {
+            Kind::CreateDelete => (format!("{dir}/raw-{k}"), 0),
+            Kind::Seq => (dir.to_string(), 0),
+            Kind::Set => {
+                let path = format!("{dir}/set-{k}");
+                let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
+                let (stat, _) = client.create(&path, &0u64.to_be_bytes(), &options).await.map_err(fail)?;
+                (path, stat.version)
+            }
+        };
+        Ok(Raw { client, kind, path, version })
+    }
+
+    /// One operation (one create+delete pair, one versioned set, one sequential round).
+    pub async fn once(&mut self) -> zk_recipes::Result<()> {
+        match self.kind {
+            Kind::CreateDelete => {
+                let options = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
+                self.client.create(&self.path, b"", &options).await?;
+                self.client.delete(&self.path, None).await?;
+            }
+            Kind::Set => {
+                let data = (i64::from(self.version) + 1).to_be_bytes();
+                let stat = self.client.set_data(&self.path, &data, Some(self.version)).await?;
+                self.version = stat.version;
+            }
+            Kind::Seq => {
+                let prefix = format!("{}/n-", self.path);
+                let options = CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
+                let create = self.client.create(&prefix, b"", &options);
+                let list = self.client.list_children(&self.path);
+                let (created, listed) = tokio::join!(create, list);
+                let (_, seq) = created?;
+                listed?;
+                self.client.delete(&format!("{prefix}{seq}"), None).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes what the loop left (the `set` node; the others delete their nodes as they go).
+    pub async fn finish(self) {
+        if self.kind == Kind::Set {
+            let _ = self.client.delete(&self.path, None).await;
+        }
+    }
+}

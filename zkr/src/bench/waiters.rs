@@ -1,0 +1,89 @@
+//! The queue workloads: `drain` (W waiters queued on one lock, timed until each held it once)
+//! and `waiters_memory` (the resident memory of W waiters on one lock over one session).
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+use zk_recipes::{Framework, InterProcessMutex};
+
+use super::{fail, rss_mb, Failure, Report};
+
+/// W waiters queue on one lock held by client 0; then the time until all have held and
+/// released it once.
+pub(crate) async fn drain(clients: &[Framework], base: &str, waiters: usize) -> Result<Report, Failure> {
+    if waiters == 0 {
+        return Err((2, "--waiters must be >= 1".into()));
+    }
+    let holder = InterProcessMutex::new(&clients[0], base).map_err(|e| (2, e.to_string()))?;
+    let guard = holder.acquire().await.map_err(fail)?;
+    let inside = Arc::new(AtomicUsize::new(0));
+    let violations = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::with_capacity(waiters);
+    for i in 0..waiters {
+        let fw = clients[i % clients.len()].clone();
+        let (base, inside, violations) = (base.to_string(), inside.clone(), violations.clone());
+        tasks.push(tokio::spawn(async move {
+            let m = InterProcessMutex::new(&fw, &base)?;
+            let g = m.acquire().await?;
+            if inside.fetch_add(1, Ordering::SeqCst) != 0 {
+                violations.fetch_add(1, Ordering::SeqCst);
+            }
+            inside.fetch_sub(1, Ordering::SeqCst);
+            g.release().await
+        }));
+    }
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while clients[0].children(base).await.map_err(fail)?.len() < waiters + 1 {
+        if Instant::now() > deadline {
+            return Err((1, "the waiters never queued".into()));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let started = Instant::now();
+    guard.release().await.map_err(fail)?;
+    let mut errors = 0;
+    for t in tasks {
+        if !matches!(t.await, Ok(Ok(()))) {
+            errors += 1;
+        }
+    }
+    let total_ms = started.elapsed().as_secs_f64() * 1000.0;
+    Ok(Report {
+        latencies_ms: Vec::new(),
+        violations: violations.load(Ordering::SeqCst),
+        errors,
+        extra: vec![("waiters", waiters as f64), ("total_ms", total_ms), ("per_handoff_ms", total_ms / waiters as f64)],
+        ops_override: Some(waiters as u64),
+    })
+}
+
+/// One process, one session, W waiters on one lock: the resident memory.
+pub(crate) async fn waiters_memory(fw: &Framework, base: &str, waiters: usize) -> Result<Report, Failure> {
+    let holder = InterProcessMutex::new(fw, base).map_err(|e| (2, e.to_string()))?;
+    let guard = holder.acquire().await.map_err(fail)?;
+    let before = rss_mb();
+    let mut tasks = Vec::with_capacity(waiters);
+    for _ in 0..waiters {
+        let m = holder.clone();
+        tasks.push(tokio::spawn(async move { m.acquire().await.map(drop) }));
+    }
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while fw.children(base).await.map_err(fail)?.len() < waiters + 1 {
+        if Instant::now() > deadline {
+            return Err((1, "the waiters never queued".into()));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let rss = rss_mb();
+    for t in &tasks {
+        t.abort();
+    }
+    drop(guard);
+    Ok(Report {
+        extra: vec![("waiters", waiters as f64), ("rss_mb", rss), ("rss_mb_before", before)],
+        ops_override: Some(waiters as u64),
+        ..Default::default()
+    })
+}
