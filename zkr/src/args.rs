@@ -128,6 +128,14 @@ pub struct LockArgs {
     /// Which lock
     #[arg(long, value_enum, default_value = "mutex")]
     pub kind: LockKind,
+    /// End the hold at DUR unless renewed: CMD then gets the --on-lost treatment, exit 76
+    /// (one PATH)
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub lease: Option<Duration>,
+    /// Renew the lease (for another --lease) whenever CMD writes a line to stdout; the line is
+    /// passed through
+    #[arg(long, requires = "lease")]
+    pub renew_on_output: bool,
     #[command(flatten)]
     pub hold: HoldArgs,
 }

@@ -25,10 +25,15 @@ impl Child {
     /// On Linux the child also gets a parent-death signal (SIGTERM): if zkr itself is killed
     /// (SIGKILL, OOM), CMD is told at once instead of running on without the lock. zkr runs on a
     /// single-threaded runtime, so the thread that spawns is the one that lives as long as zkr.
-    pub fn spawn(cmd: &[String], env: &[(&str, String)]) -> CliResult<Child> {
+    ///
+    /// With `pipe_stdout`, CMD's stdout is a pipe for [`take_stdout`](Self::take_stdout).
+    pub fn spawn(cmd: &[String], env: &[(&str, String)], pipe_stdout: bool) -> CliResult<Child> {
         let (program, args) = cmd.split_first().ok_or_else(|| CliError::usage("empty command"))?;
         let mut command = tokio::process::Command::new(program);
         command.args(args).envs(env.iter().map(|(k, v)| (*k, v)));
+        if pipe_stdout {
+            command.stdout(std::process::Stdio::piped());
+        }
         #[cfg(target_os = "linux")]
         {
             let parent = std::process::id() as libc::pid_t;
@@ -57,6 +62,11 @@ impl Child {
                 Err(CliError::new(code, format!("cannot run {program:?}: {e}")))
             }
         }
+    }
+
+    /// CMD's stdout, when spawned with a pipe for it (once).
+    pub fn take_stdout(&mut self) -> Option<tokio::process::ChildStdout> {
+        self.child.stdout.take()
     }
 
     /// Sends `sig` to CMD, unless it was reaped already (its pid may belong to someone else

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures_util::future::select_all;
 use futures_util::StreamExt;
-use zk_recipes::{Error, HeldLock, LeaderLatch, Lease, MultiLockGuard};
+use zk_recipes::{Error, HeldLock, LeaderLatch, Lease, LeasedHold, MultiLockGuard};
 
 use crate::args::Supervision;
 use crate::child::{self, Child};
@@ -40,6 +40,8 @@ pub enum Held {
     Multi(MultiLockGuard),
     Leases(Vec<Lease>),
     Leader(LeaderLatch, Node),
+    /// A lock bounded by a lease; renewed for this long whenever CMD writes a line, if given.
+    Leased(LeasedHold, Option<Duration>),
 }
 
 impl Held {
@@ -50,6 +52,7 @@ impl Held {
             Held::Multi(m) => m.nodes().map(Node::of).collect(),
             Held::Leases(leases) => leases.iter().map(|l| Node::of(l)).collect(),
             Held::Leader(_, node) => vec![node.clone()],
+            Held::Leased(held, _) => vec![Node::of(held)],
         }
     }
 
@@ -57,6 +60,7 @@ impl Held {
     async fn lost(&self) -> String {
         match self {
             Held::Lock(g) => g.lost().await.to_string(),
+            Held::Leased(held, _) => held.lost().await.to_string(),
             Held::Multi(m) => m.lost().await.to_string(),
             Held::Leases(leases) => select_all(leases.iter().map(|l| Box::pin(l.lost()))).await.0.to_string(),
             Held::Leader(latch, node) => {
@@ -79,6 +83,7 @@ impl Held {
     async fn release(self) -> Released {
         let released = match self {
             Held::Lock(g) => g.release().await,
+            Held::Leased(held, _) => held.release().await,
             Held::Multi(m) => m.release().await,
             Held::Leases(leases) => zk_recipes::return_all(leases).await,
             Held::Leader(latch, node) => {
@@ -135,10 +140,25 @@ pub async fn run(
             _ = ctx.signals.recv() => Ok(exit::OK),
         }
     } else {
-        match Child::spawn(cmd, env) {
+        let renewing = match &held {
+            Held::Leased(leased, Some(lease)) => Some((leased, *lease)),
+            _ => None,
+        };
+        match Child::spawn(cmd, env, renewing.is_some()) {
             Err(e) => Err(e),
             Ok(mut child) => {
-                let ended = child::supervise(&mut child, what, held.lost(), supervision, &mut ctx.signals).await;
+                let output = child.take_stdout();
+                let lost = async {
+                    if let (Some((leased, lease)), Some(output)) = (renewing, output) {
+                        tokio::select! {
+                            reason = held.lost() => return reason,
+                            // CMD closed its stdout: no renewal any more
+                            () = renew_on_lines(output, leased, lease) => {}
+                        }
+                    }
+                    held.lost().await
+                };
+                let ended = child::supervise(&mut child, what, lost, supervision, &mut ctx.signals).await;
                 Ok(if ended.lost.is_some() { exit::LOST } else { ended.code })
             }
         }
@@ -158,5 +178,19 @@ pub async fn run(
             eprintln!("zkr: releasing the {what} timed out (the session's end removes it)");
             outcome
         }
+    }
+}
+
+/// Passes CMD's stdout through line by line, renewing `leased` for `lease` at each line, until
+/// CMD closes it.
+async fn renew_on_lines(output: tokio::process::ChildStdout, leased: &LeasedHold, lease: Duration) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut lines = BufReader::new(output).lines();
+    let mut stdout = tokio::io::stdout();
+    while let Ok(Some(line)) = lines.next_line().await {
+        // a lost hold cannot be renewed: the supervisor is told by `lost()`
+        let _ = leased.renew(lease);
+        let _ = stdout.write_all(format!("{line}\n").as_bytes()).await;
+        let _ = stdout.flush().await;
     }
 }

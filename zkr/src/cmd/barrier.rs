@@ -45,7 +45,7 @@ pub async fn double_barrier(fw: &Framework, args: DoubleBarrierArgs, ctx: &mut C
     let code = if args.cmd.is_empty() {
         exit::OK
     } else {
-        let mut cmd = Child::spawn(&args.cmd, &[])?;
+        let mut cmd = Child::spawn(&args.cmd, &[], false)?;
         // nothing is held that could be lost: a member whose session dies just counts as left
         let supervision = Supervision { on_lost: OnLost::Ignore, kill_after: Duration::from_secs(10) };
         child::supervise(&mut cmd, "barrier", std::future::pending(), &supervision, &mut ctx.signals).await.code

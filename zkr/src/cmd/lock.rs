@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use zk_recipes::{
     Framework, InterProcessLock, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
-    InterProcessSemaphoreMutex, InterProcessSemaphoreV2,
+    InterProcessSemaphoreMutex, InterProcessSemaphoreV2, LeasedHold,
 };
 
 use super::timed_out;
 use crate::args::{LockArgs, LockKind, SemaphoreArgs};
-use crate::exit::CliResult;
+use crate::exit::{CliError, CliResult};
 use crate::hold::{self, Held, Node};
 use crate::Ctx;
 
@@ -20,8 +20,21 @@ pub async fn lock(fw: &Framework, args: LockArgs, ctx: &mut Ctx) -> CliResult {
         [one] => format!("the lock {one}"),
         many => format!("the locks {}", many.join(" ")),
     };
+    if args.lease.is_some() && args.paths.len() > 1 {
+        return Err(CliError::usage("--lease takes one PATH"));
+    }
+    if args.lease.is_some_and(|l| l.is_zero()) {
+        return Err(CliError::usage("--lease must be longer than zero"));
+    }
     let acquired = ctx.signals.interruptible(acquire(fw, &args)).await??;
     let held = acquired.ok_or_else(|| timed_out(args.hold.timeout.unwrap_or_default(), &waiting_for))?;
+    let held = match (held, args.lease) {
+        (Held::Lock(lock), Some(lease)) => {
+            let renew_on_output = args.renew_on_output.then_some(lease);
+            Held::Leased(LeasedHold::new(lock, lease)?, renew_on_output)
+        }
+        (held, _) => held,
+    };
     let nodes = held.nodes();
     let env = [("ZK_LOCK_PATH", join_paths(&nodes)), ("ZK_FENCING_TOKEN", nodes[0].token.to_string())];
     let what = if nodes.len() == 1 { "lock" } else { "locks" };
