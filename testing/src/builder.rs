@@ -2,10 +2,13 @@
 //! [`TestingCluster`](super::TestingCluster) are both started with.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::backend::Backend;
 use super::config::Settings;
+use super::tls::{TestCertificates, TlsSettings};
+use crate::Result;
 
 /// Configures and starts test servers: the settings every server of the kit takes, plus `K`,
 /// what only one kind of start has. Used as [`TestingServerBuilder`](super::TestingServerBuilder)
@@ -88,6 +91,36 @@ impl<K> TestingBuilder<K> {
     /// [`backend`](Self::backend) says otherwise.
     pub fn zookeeper_home(mut self, home: impl Into<PathBuf>) -> Self {
         self.settings.zookeeper_home = Some(home.into());
+        self
+    }
+
+    /// Serves TLS too: each server gets a `secureClientPort` on 127.0.0.1 (served by the Netty
+    /// connection factory, with PEM key and trust stores from a fresh [`TestCertificates`])
+    /// besides its plaintext client port, which stays for the kit's own probes and for tests that
+    /// reach a plaintext port. Clients need no certificate unless
+    /// [`tls_client_auth`](Self::tls_client_auth) says so. Local backend only.
+    ///
+    /// # Errors
+    /// [`Error::Io`](crate::Error::Io) when the certificates cannot be made.
+    pub fn tls(self) -> Result<Self> {
+        Ok(self.tls_certificates(Arc::new(TestCertificates::generate()?)))
+    }
+
+    /// As [`tls`](Self::tls), with these certificates (for example
+    /// [`TestCertificates::generate_expired`], or one CA shared by several servers).
+    pub fn tls_certificates(mut self, certs: Arc<TestCertificates>) -> Self {
+        let client_auth = self.settings.tls.as_ref().is_some_and(|t| t.client_auth);
+        self.settings.tls = Some(TlsSettings { certs, client_auth });
+        self
+    }
+
+    /// Whether clients must present a certificate signed by the CA (mutual TLS:
+    /// `ssl.clientAuth=need`; otherwise `none`). Call after [`tls`](Self::tls) or
+    /// [`tls_certificates`](Self::tls_certificates); without TLS it does nothing.
+    pub fn tls_client_auth(mut self, required: bool) -> Self {
+        if let Some(tls) = &mut self.settings.tls {
+            tls.client_auth = required;
+        }
         self
     }
 

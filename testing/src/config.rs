@@ -97,6 +97,8 @@ pub(crate) struct Settings {
     /// The Docker backend's image; `None`: [`Backend::image_from_env`].
     pub image: Option<String>,
     pub extra: Vec<(String, String)>,
+    /// TLS on a secure client port besides the plaintext one.
+    pub tls: Option<super::tls::TlsSettings>,
 }
 
 impl Default for Settings {
@@ -108,6 +110,7 @@ impl Default for Settings {
             zookeeper_home: None,
             image: None,
             extra: Vec::new(),
+            tls: None,
         }
     }
 }
@@ -126,11 +129,26 @@ impl Settings {
                 return Err(Error::InvalidArgument(format!("invalid zoo.cfg setting {key:?}={value:?}")));
             }
         }
-        match (self.backend, &self.zookeeper_home) {
-            (Some(backend), _) => Ok(backend),
-            (None, Some(_)) => Ok(Backend::Local),
-            (None, None) => Backend::from_env(),
+        let backend = match (self.backend, &self.zookeeper_home) {
+            (Some(backend), _) => backend,
+            (None, Some(_)) => Backend::Local,
+            (None, None) => Backend::from_env()?,
+        };
+        if self.tls.is_some() && backend != Backend::Local {
+            return Err(Error::Unsupported("TLS test servers run on the local backend only"));
         }
+        Ok(backend)
+    }
+
+    /// The `zoo.cfg` lines beyond the kit's own: TLS first, then the builder's.
+    pub fn extra_lines(&self) -> Vec<(String, String)> {
+        let tls = self.tls.as_ref().map(super::tls::TlsSettings::zoo_cfg).unwrap_or_default();
+        tls.into_iter().chain(self.extra.iter().cloned()).collect()
+    }
+
+    /// How many client ports each server needs: the plaintext one, and a secure one with TLS.
+    pub fn client_ports(&self) -> usize {
+        1 + usize::from(self.tls.is_some())
     }
 
     /// The local installation to run (local backend).
@@ -147,6 +165,8 @@ impl Settings {
 pub(crate) struct ServerConfig {
     pub data_dir: PathBuf,
     pub client_port: u16,
+    /// `secureClientPort` (TLS), if any.
+    pub secure_port: Option<u16>,
     pub timing: Timing,
     /// The ensemble; empty for a standalone server.
     pub peers: Vec<Peer>,
@@ -168,6 +188,10 @@ impl ServerConfig {
         line("dataDir", &self.data_dir.display());
         line("clientPort", &self.client_port);
         line("clientPortAddress", &"127.0.0.1");
+        if let Some(port) = self.secure_port {
+            line("secureClientPort", &port);
+            line("secureClientPortAddress", &"127.0.0.1");
+        }
         if let Some(min) = t.min_session_timeout {
             line("minSessionTimeout", &min.as_millis());
         }
@@ -217,6 +241,7 @@ mod tests {
         ServerConfig {
             data_dir: PathBuf::from("/tmp/x/data"),
             client_port: 2181,
+            secure_port: None,
             timing: Timing::default(),
             peers,
             extra: vec![("localSessionsEnabled".into(), "false".into())],

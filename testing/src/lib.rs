@@ -48,6 +48,7 @@ mod process;
 mod proxy;
 mod server;
 mod shared;
+mod tls;
 
 pub use backend::{Backend, BACKEND_ENV, DEFAULT_IMAGE, IMAGE_ENV};
 pub use builder::{Ensemble, Standalone, TestingBuilder};
@@ -63,3 +64,4 @@ pub use process::{running_server_pids, running_servers};
 pub use proxy::{ProxyMode, TcpProxy};
 pub use server::{TestingServer, TestingServerBuilder};
 pub use shared::{server_or_env, shared_server};
+pub use tls::TestCertificates;
