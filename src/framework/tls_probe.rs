@@ -189,7 +189,10 @@ fn classify_tls(e: &rustls::Error, identity: bool) -> Option<TlsFailure> {
     use AlertDescription as A;
     Some(match e {
         E::General(reason) if reason == SPEAKS_TLS => TlsFailure::PlaintextToTlsPort,
-        E::InvalidCertificate(CertificateError::UnknownIssuer) => TlsFailure::UnknownCa,
+        // BadSignature: a trusted CA's name, but not its signature (another CA of that name)
+        E::InvalidCertificate(CertificateError::UnknownIssuer | CertificateError::BadSignature) => {
+            TlsFailure::UnknownCa
+        }
         E::InvalidCertificate(
             CertificateError::Expired
             | CertificateError::ExpiredContext { .. }

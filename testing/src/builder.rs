@@ -124,6 +124,15 @@ impl<K> TestingBuilder<K> {
         self
     }
 
+    /// SASL DIGEST-MD5: the servers accept these `(user, password)` logins (a JAAS `Server`
+    /// section with `DigestLoginModule`, and `authProvider.1=...SASLAuthenticationProvider`).
+    /// A client whose SASL login fails is refused (`AUTH_FAILED`); clients without SASL are
+    /// still served. Local backend only.
+    pub fn sasl_digest<U: Into<String>, P: Into<String>>(mut self, users: impl IntoIterator<Item = (U, P)>) -> Self {
+        self.settings.sasl_users = users.into_iter().map(|(u, p)| (u.into(), p.into())).collect();
+        self
+    }
+
     /// Adds a `key=value` line to every server's `zoo.cfg` (after the kit's own, so it wins),
     /// for example `("localSessionsEnabled", "true")`.
     pub fn config(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {

@@ -153,6 +153,7 @@ impl TestingClusterBuilder {
                         timing: self.settings.timing.clone(),
                         peers: peers.clone(),
                         extra: self.settings.extra_lines(),
+                        jaas: self.settings.jaas(),
                     };
                     let label = format!("server {i} (myid {})", myid(i));
                     Instance::new(label, install.clone(), config, Some(myid(i))).map(Node::Local)

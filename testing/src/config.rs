@@ -27,6 +27,9 @@ const LOGBACK_XML: &str = r#"<configuration>
 </configuration>
 "#;
 
+/// The JAAS configuration's file name in a server's configuration directory.
+pub(crate) const JAAS_FILE: &str = "jaas.conf";
+
 /// One member of an ensemble, as written on a `server.N=` line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Peer {
@@ -99,6 +102,8 @@ pub(crate) struct Settings {
     pub extra: Vec<(String, String)>,
     /// TLS on a secure client port besides the plaintext one.
     pub tls: Option<super::tls::TlsSettings>,
+    /// SASL DIGEST-MD5 users and their passwords.
+    pub sasl_users: Vec<(String, String)>,
 }
 
 impl Default for Settings {
@@ -111,6 +116,7 @@ impl Default for Settings {
             image: None,
             extra: Vec::new(),
             tls: None,
+            sasl_users: Vec::new(),
         }
     }
 }
@@ -134,8 +140,14 @@ impl Settings {
             (None, Some(_)) => Backend::Local,
             (None, None) => Backend::from_env()?,
         };
-        if self.tls.is_some() && backend != Backend::Local {
-            return Err(Error::Unsupported("TLS test servers run on the local backend only"));
+        if (self.tls.is_some() || !self.sasl_users.is_empty()) && backend != Backend::Local {
+            return Err(Error::Unsupported("TLS and SASL test servers run on the local backend only"));
+        }
+        for (user, password) in &self.sasl_users {
+            let bad = |s: &str| s.is_empty() || s.contains(['"', '\\', '\n', '\r', ' ', ';']);
+            if bad(user) || password.contains(['"', '\\', '\n', '\r']) {
+                return Err(Error::InvalidArgument(format!("invalid SASL user {user:?} or password")));
+            }
         }
         Ok(backend)
     }
@@ -143,7 +155,19 @@ impl Settings {
     /// The `zoo.cfg` lines beyond the kit's own: TLS first, then the builder's.
     pub fn extra_lines(&self) -> Vec<(String, String)> {
         let tls = self.tls.as_ref().map(super::tls::TlsSettings::zoo_cfg).unwrap_or_default();
-        tls.into_iter().chain(self.extra.iter().cloned()).collect()
+        let sasl = (!self.sasl_users.is_empty()).then(|| {
+            ("authProvider.1".to_owned(), "org.apache.zookeeper.server.auth.SASLAuthenticationProvider".to_owned())
+        });
+        tls.into_iter().chain(sasl).chain(self.extra.iter().cloned()).collect()
+    }
+
+    /// The JAAS configuration of a server with SASL users: DIGEST-MD5 logins for each.
+    pub fn jaas(&self) -> Option<String> {
+        if self.sasl_users.is_empty() {
+            return None;
+        }
+        let users: String = self.sasl_users.iter().map(|(u, p)| format!("\n  user_{u}=\"{p}\"")).collect();
+        Some(format!("Server {{\n  org.apache.zookeeper.server.auth.DigestLoginModule required{users};\n}};\n"))
     }
 
     /// How many client ports each server needs: the plaintext one, and a secure one with TLS.
@@ -172,6 +196,8 @@ pub(crate) struct ServerConfig {
     pub peers: Vec<Peer>,
     /// Extra `key=value` lines, written last.
     pub extra: Vec<(String, String)>,
+    /// The JAAS configuration (SASL), written to `jaas.conf` beside `zoo.cfg`.
+    pub jaas: Option<String>,
 }
 
 impl ServerConfig {
@@ -226,6 +252,9 @@ impl ServerConfig {
         std::fs::write(&cfg, self.render())?;
         std::fs::write(conf_dir.join("log4j.properties"), LOG4J_PROPERTIES)?;
         std::fs::write(conf_dir.join("logback.xml"), LOGBACK_XML)?;
+        if let Some(jaas) = &self.jaas {
+            std::fs::write(conf_dir.join(JAAS_FILE), jaas)?;
+        }
         if let Some(id) = my_id {
             std::fs::write(self.data_dir.join("myid"), format!("{id}\n"))?;
         }
@@ -245,6 +274,7 @@ mod tests {
             timing: Timing::default(),
             peers,
             extra: vec![("localSessionsEnabled".into(), "false".into())],
+            jaas: None,
         }
     }
 

@@ -119,6 +119,10 @@ impl Instance {
         )
         .map_err(|e| Error::io(format!("class path: {e}")))?;
         let mut command = Command::new(self.install.java());
+        let jaas = self.conf_dir.join(super::config::JAAS_FILE);
+        if jaas.is_file() {
+            command.arg(format!("-Djava.security.auth.login.config={}", jaas.display()));
+        }
         command
             .current_dir(self.dir.path())
             .arg("-cp")

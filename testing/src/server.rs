@@ -113,6 +113,7 @@ impl TestingServerBuilder {
                 timing: self.settings.timing.clone(),
                 peers: Vec::new(),
                 extra: self.settings.extra_lines(),
+                jaas: self.settings.jaas(),
             };
             let instance = Instance::new("server".into(), install.clone(), config, None)?;
             instance.spawn().await?;

@@ -57,7 +57,8 @@ impl TestCertificates {
         let dir = tempfile::Builder::new().prefix("zk-test-tls-").tempdir()?;
         let ca_key = KeyPair::generate().map_err(cert_error)?;
         let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(cert_error)?;
-        ca.distinguished_name.push(DnType::CommonName, "zk-recipes test CA");
+        // a name of its own: two test CAs are told apart by name, as real ones are
+        ca.distinguished_name.push(DnType::CommonName, format!("zk-recipes test CA {:016x}", fastrand::u64(..)));
         ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
         let ca_cert = ca.self_signed(&ca_key).map_err(cert_error)?;
