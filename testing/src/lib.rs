@@ -54,7 +54,7 @@ pub use backend::{Backend, BACKEND_ENV, DEFAULT_IMAGE, IMAGE_ENV};
 pub use builder::{Ensemble, Standalone, TestingBuilder};
 pub use cluster::{TestingCluster, TestingClusterBuilder};
 pub use error::{Error, Result};
-pub use expire::expire_session;
+pub use expire::{expire_session, expire_session_at};
 pub use fenced::FencedResource;
 pub use four_letter::{
     four_letter_word, four_letter_word_with_timeout, server_mode, ServerMode, FOUR_LETTER_WORD_TIMEOUT,

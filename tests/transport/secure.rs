@@ -4,8 +4,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zk_recipes::{DistributedAtomicLong, Framework, InterProcessMutex};
-use zk_recipes_testing::{fixtures, TestingCluster, TestingServer};
+use zk_recipes::{ConnectionState, DistributedAtomicLong, Framework, InterProcessMutex};
+use zk_recipes_testing::{expire_session_at, fixtures, TestingCluster, TestingServer};
 
 use crate::{builder, tls};
 
@@ -89,4 +89,27 @@ async fn mutual_tls_on_a_three_node_ensemble() {
         fws.push(builder(&cs).tls(tls(&certs, true)).connect().await.expect("mTLS connect"));
     }
     mutex_and_counter(&fws).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_re_created_after_expiry_uses_mutual_tls_again() {
+    let server =
+        TestingServer::builder().tls().expect("certificates").tls_client_auth(true).start().await.expect("server");
+    let certs = server.tls_certificates().expect("TLS server").clone();
+    let cs = server.secure_connect_string().expect("secure port");
+    let fw = builder(&cs).tls(tls(&certs, true)).connect().await.expect("mTLS connect");
+    let first = fw.status().session_id;
+    expire_session_at(&fw, server.connect_string()).await.expect("expire");
+    let mut states = fw.status_watch();
+    let status =
+        fixtures::within(Duration::from_secs(20), states.wait_for(|s| s.state == ConnectionState::Reconnected))
+            .await
+            .expect("reconnected")
+            .to_owned();
+    assert_ne!(status.session_id, first, "a new session");
+    assert_eq!(status.losses, 1);
+    // the new session speaks mTLS to the server's TLS port: operations work on it
+    let counter = DistributedAtomicLong::new(&fw, &fixtures::unique("/transport/after-expiry")).expect("counter");
+    assert!(counter.increment().await.expect("increment").succeeded);
+    assert_eq!(fw.session_info().expect("session").id().0, status.session_id);
 }
