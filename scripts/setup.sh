@@ -5,18 +5,26 @@
 #   - default-jdk-headless       java to run them, javac for the Curator peer the tests compile
 #   - libcurator-framework-java  Curator 5.4 jars, for interop tests against Curator's recipes
 #   - libcurator-recipes-java
+#   - libnetty-java              the Netty jars ZooKeeper's TLS connection factory needs (netty-codec,
+#                                netty-resolver; `zookeeper` pulls it in, named here for clarity)
+#   - libkrb5-dev, libclang-dev, pkg-config
+#                                to build the library's `sasl-gssapi` feature (GSSAPI headers,
+#                                bindgen), which `cargo test --workspace --all-features` compiles
 #
 # Idempotent: runs `apt-get update` and `apt-get install` only for packages that are missing,
 # and prints what it did. Run as root, or as a user with sudo.
 # Exits non-zero with a message when something cannot be installed.
 set -euo pipefail
 
-PACKAGES=(zookeeper default-jdk-headless libcurator-framework-java libcurator-recipes-java)
+PACKAGES=(zookeeper default-jdk-headless libcurator-framework-java libcurator-recipes-java libnetty-java
+    libkrb5-dev libclang-dev pkg-config)
 # The files the testing kit and the interop tests use, per package above.
 REQUIRED_FILES=(
     /usr/share/java/zookeeper.jar
     /usr/share/java/curator-framework.jar
     /usr/share/java/curator-recipes.jar
+    /usr/share/java/netty-codec.jar
+    /usr/share/java/netty-resolver.jar
 )
 SYSTEM_ZOO_CFG=/etc/zookeeper/conf/zoo.cfg
 

@@ -32,6 +32,27 @@ pub enum Error {
         timeout: Duration,
     },
 
+    /// A TLS connection to a server of the ensemble failed its handshake: the server is
+    /// reachable, but the connection can never succeed as configured (wrong CA, bad or expired
+    /// certificate, a client certificate the server refuses, a plaintext port). Told apart from
+    /// [`ConnectTimeout`](Self::ConnectTimeout) ("unreachable") by a probe handshake when a
+    /// connection attempt fails (feature `tls`).
+    #[error("TLS handshake with {server} failed: {failure}")]
+    Tls {
+        /// The server, `host:port`.
+        server: String,
+        /// What went wrong.
+        failure: TlsFailure,
+    },
+
+    /// The ensemble refused our authentication (SASL: wrong user or password, or a mechanism it
+    /// does not accept), when a session was being established.
+    #[error("authentication refused by ZooKeeper at {connect_string:?}")]
+    AuthFailed {
+        /// The connect string that was tried.
+        connect_string: String,
+    },
+
     /// A ZooKeeper operation failed with a non-retryable error, or the error policy forbade a
     /// retry. The inner error tells which (`NoNode`, `NodeExists`, `NoAuth`, `BadVersion`, ...).
     #[error("ZooKeeper error: {0}")]
@@ -125,6 +146,39 @@ pub enum Error {
         /// What the server answered.
         source: zookeeper_client::Error,
     },
+}
+
+/// Why a TLS handshake failed (see [`Error::Tls`]).
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TlsFailure {
+    /// The server's certificate is not signed by a certificate authority we trust.
+    #[error("unknown certificate authority")]
+    UnknownCa,
+    /// The server's certificate has expired (or is not valid yet).
+    #[error("the server certificate has expired or is not yet valid")]
+    CertificateExpired,
+    /// The server's certificate does not name the host we connected to.
+    #[error("the server certificate does not match the host name")]
+    HostnameMismatch,
+    /// The server's certificate is unusable for another reason.
+    #[error("bad server certificate: {0}")]
+    BadCertificate(String),
+    /// The server requires a client certificate and we presented none.
+    #[error("the server requires a client certificate")]
+    ClientCertificateRequired,
+    /// The server refused our client certificate (the TLS alert it sent).
+    #[error("the server refused the client certificate ({0})")]
+    ClientCertificateRejected(String),
+    /// The port does not speak TLS: a plaintext ZooKeeper port reached with TLS.
+    #[error("the server does not speak TLS on this port (a plaintext port?)")]
+    NotTls,
+    /// The port speaks TLS but the connection was plaintext.
+    #[error("the server expects TLS on this port, the connection was plaintext")]
+    PlaintextToTlsPort,
+    /// Anything else the handshake reported.
+    #[error("{0}")]
+    Other(String),
 }
 
 /// Shorthand for results of this crate.

@@ -78,8 +78,11 @@
 //! * [`zkr`](https://docs.rs/zkr): the command-line tool — locks, leases, elections, barriers and
 //!   counters from the shell, `zkr inspect`, and `zkr bench` for your own ensemble.
 //!
-//! The library has no feature flags: its dependencies are the ZooKeeper client, tokio (`rt`,
-//! `sync`, `time`, `net`, `macros`), and a few small crates.
+//! Its dependencies are the ZooKeeper client, tokio (`rt`, `sync`, `time`, `net`, `macros`),
+//! and a few small crates. Features, all off by default: `tls` (TLS and mutual TLS to the
+//! ensemble, [`FrameworkBuilder::tls`], rustls), `sasl` (SASL DIGEST-MD5,
+//! [`FrameworkBuilder::sasl`]), and `sasl-gssapi` (Kerberos; needs the
+//! system's GSSAPI library). See the README's "Security" section.
 #![deny(missing_docs)]
 
 mod error;
@@ -88,7 +91,11 @@ mod recipes;
 mod sync;
 pub use recipes::*;
 
-pub use error::{Error, Result};
+pub use error::{Error, Result, TlsFailure};
+#[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]
+pub use framework::SaslConfig;
+#[cfg(feature = "tls")]
+pub use framework::TlsConfig;
 pub use framework::{
     is_retryable, validate_path, BoundedExponentialBackoff, Capabilities, ConnectionState, CreatedNode, ErrorPolicy,
     ExponentialBackoff, Framework, FrameworkBuilder, LossReason, NoRetryOnSessionExpiry, OneShotWatch, ReadOp,

@@ -24,6 +24,13 @@ pub(crate) struct Config {
     pub default_data: Vec<u8>,
     pub error_policy: ErrorPolicy,
     pub read_only: bool,
+    #[cfg(feature = "tls")]
+    pub tls: Option<super::security::TlsConfig>,
+    /// Endpoints without a scheme are TLS (set with TLS, see [`FrameworkBuilder::tls`]).
+    #[cfg(feature = "tls")]
+    pub tls_everywhere: bool,
+    #[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]
+    pub sasl: Option<super::security::SaslConfig>,
 }
 
 /// Builds a [`Framework`]. Obtain one with [`Framework::builder`].
@@ -46,6 +53,11 @@ pub struct FrameworkBuilder {
     default_data: Vec<u8>,
     error_policy: ErrorPolicy,
     read_only: bool,
+    #[cfg(feature = "tls")]
+    tls: Option<super::security::TlsConfig>,
+    tls_everywhere: bool,
+    #[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]
+    sasl: Option<super::security::SaslConfig>,
 }
 
 impl Default for FrameworkBuilder {
@@ -61,6 +73,11 @@ impl Default for FrameworkBuilder {
             default_data: Vec::new(),
             error_policy: ErrorPolicy::Standard,
             read_only: false,
+            #[cfg(feature = "tls")]
+            tls: None,
+            tls_everywhere: false,
+            #[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]
+            sasl: None,
         }
     }
 }
@@ -129,6 +146,57 @@ impl FrameworkBuilder {
         self
     }
 
+    /// TLS to the ensemble (feature `tls`): `tls` names the CA and, for mutual TLS, the client
+    /// certificate. Every server of the connect string is then TLS (`host:port` means
+    /// `tcp+tls://host:port`); a plaintext `tcp://` endpoint is refused by
+    /// [`connect`](Self::connect). To mix, use [`tls_for_marked_endpoints`](Self::tls_for_marked_endpoints).
+    /// The settings serve every session the framework opens, also those it re-creates after a
+    /// loss.
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, tls: super::security::TlsConfig) -> Self {
+        self.tls = Some(tls);
+        self.tls_everywhere = true;
+        self
+    }
+
+    /// TLS (feature `tls`) only for the endpoints written `tcp+tls://host:port`; the others
+    /// stay plaintext, as zookeeper-client reads a connect string.
+    #[cfg(feature = "tls")]
+    pub fn tls_for_marked_endpoints(mut self, tls: super::security::TlsConfig) -> Self {
+        self.tls = Some(tls);
+        self.tls_everywhere = false;
+        self
+    }
+
+    /// SASL authentication of every session (features `sasl`, `sasl-gssapi`).
+    #[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]
+    pub fn sasl(mut self, sasl: super::security::SaslConfig) -> Self {
+        self.sasl = Some(sasl);
+        self
+    }
+
+    /// Checks the connect string's schemes against the TLS settings.
+    fn validate_schemes(&self) -> Result<()> {
+        let bad =
+            |reason: &str| Err(Error::InvalidArgument(format!("connect string {:?}: {reason}", self.connect_string)));
+        let has = |scheme: &str| self.connect_string.split(',').any(|h| h.trim().starts_with(scheme));
+        #[cfg(feature = "tls")]
+        let tls = self.tls.is_some();
+        #[cfg(not(feature = "tls"))]
+        let tls = false;
+        if has("tcp+tls://") && !tls {
+            return bad("a tcp+tls:// endpoint needs TLS settings (`FrameworkBuilder::tls`, feature `tls`)");
+        }
+        if has("tcp://") && self.tls_everywhere {
+            return bad("a plaintext tcp:// endpoint, but every endpoint must be TLS (`FrameworkBuilder::tls`)");
+        }
+        #[cfg(feature = "tls")]
+        if let Some(tls) = &self.tls {
+            tls.client_options()?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn validate(self) -> Result<Config> {
         if self.connect_string.trim().is_empty() {
             return Err(Error::InvalidArgument("connect string is empty".into()));
@@ -145,6 +213,7 @@ impl FrameworkBuilder {
         if self.default_acl.is_empty() {
             return Err(Error::InvalidArgument("default ACL must not be empty".into()));
         }
+        self.validate_schemes()?;
         Ok(Config {
             connect_string: self.connect_string,
             session_timeout: self.session_timeout,
@@ -156,6 +225,12 @@ impl FrameworkBuilder {
             default_data: self.default_data,
             error_policy: self.error_policy,
             read_only: self.read_only,
+            #[cfg(feature = "tls")]
+            tls: self.tls,
+            #[cfg(feature = "tls")]
+            tls_everywhere: self.tls_everywhere,
+            #[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]
+            sasl: self.sasl,
         })
     }
 
@@ -163,10 +238,14 @@ impl FrameworkBuilder {
     ///
     /// # Errors
     /// * [`Error::InvalidArgument`] / [`Error::InvalidPath`] for a bad configuration (empty
-    ///   connect string, zero timeouts, empty ACL, invalid namespace);
+    ///   connect string, zero timeouts, empty ACL, invalid namespace, unreadable TLS
+    ///   certificates, a `tcp+tls://` endpoint without TLS settings);
     /// * [`Error::ConnectTimeout`] when no session is established within the connection
-    ///   timeout;
-    /// * [`Error::ZooKeeper`] for a refusal by the server (e.g. `AuthFailed`).
+    ///   timeout (the ensemble is unreachable);
+    /// * [`Error::Tls`] when every server is reachable but fails the TLS handshake (feature
+    ///   `tls`), usually well before the connection timeout;
+    /// * [`Error::AuthFailed`] when the server refuses the SASL authentication;
+    /// * [`Error::ZooKeeper`] for another refusal by the server.
     ///
     /// # Cancel safety
     /// Cancel safe: dropping the future abandons the half-built session.

@@ -5,14 +5,18 @@ mod api;
 pub(crate) mod backoff;
 mod builder;
 mod capabilities;
+mod connect;
 mod extensions;
 mod missing;
 mod nodelay;
 mod ops;
 pub(crate) mod paths;
 mod retry;
+mod security;
 mod session;
 mod state;
+#[cfg(feature = "tls")]
+mod tls_probe;
 mod transaction;
 mod update;
 pub(crate) mod wait;
@@ -29,6 +33,10 @@ pub use retry::{
     is_retryable, BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryForever, RetryNTimes,
     RetryOneTime, RetryPolicy, RetryUntilElapsed, MAX_EXPONENTIAL_RETRIES,
 };
+#[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]
+pub use security::SaslConfig;
+#[cfg(feature = "tls")]
+pub use security::TlsConfig;
 pub use session::Framework;
 pub use state::{ConnectionState, ErrorPolicy, LossReason, SessionStatus};
 pub use transaction::{Transaction, TxnResult};

@@ -295,24 +295,7 @@ impl Inner {
 
 /// Opens a new session within the connection timeout.
 pub(crate) async fn open_session(cfg: &Config) -> Result<Session> {
-    let mut connector = Client::connector().with_session_timeout(cfg.session_timeout).with_readonly(cfg.read_only);
-    for (scheme, auth) in &cfg.auth {
-        connector = connector.with_auth(scheme, auth);
-    }
-    let connecting = connector.connect(&cfg.connect_string);
-    let raw = match tokio::time::timeout(cfg.connection_timeout, connecting).await {
-        Err(_) | Ok(Err(zookeeper_client::Error::Timeout)) | Ok(Err(zookeeper_client::Error::NoHosts)) => {
-            return Err(Error::ConnectTimeout {
-                connect_string: cfg.connect_string.clone(),
-                timeout: cfg.connection_timeout,
-            })
-        }
-        Ok(Err(zookeeper_client::Error::BadArguments(reason))) => {
-            return Err(Error::InvalidArgument(format!("connect string {:?}: {reason}", cfg.connect_string)))
-        }
-        Ok(Err(e)) => return Err(e.into()),
-        Ok(Ok(client)) => client,
-    };
+    let raw = super::connect::open_client(cfg).await?;
     let rooted = match &cfg.namespace {
         None => raw.clone(),
         Some(ns) => raw
@@ -391,6 +374,10 @@ async fn reconnect(inner: &Weak<Inner>) -> Option<Session> {
                 this.extensions.clear();
                 this.set_state(ConnectionState::Reconnected, Some(session.raw.session_id().0));
                 return Some(session);
+            }
+            Err(e @ (Error::Tls { .. } | Error::AuthFailed { .. })) => {
+                tracing::error!(error = %e, "the ensemble refuses the new session; retrying");
+                pause.sleep().await;
             }
             Err(e) => {
                 tracing::warn!(error = %e, "could not re-create the session; retrying");

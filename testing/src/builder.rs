@@ -2,10 +2,13 @@
 //! [`TestingCluster`](super::TestingCluster) are both started with.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::backend::Backend;
 use super::config::Settings;
+use super::tls::{TestCertificates, TlsSettings};
+use crate::Result;
 
 /// Configures and starts test servers: the settings every server of the kit takes, plus `K`,
 /// what only one kind of start has. Used as [`TestingServerBuilder`](super::TestingServerBuilder)
@@ -96,6 +99,45 @@ impl<K> TestingBuilder<K> {
     /// reap expired TTL nodes and empty containers every 100 ms.
     pub fn extended_types(self, enabled: bool) -> Self {
         self.config("extendedTypesEnabled", enabled.to_string())
+    }
+
+    /// Serves TLS too: each server gets a `secureClientPort` on 127.0.0.1 (served by the Netty
+    /// connection factory, with PEM key and trust stores from a fresh [`TestCertificates`])
+    /// besides its plaintext client port, which stays for the kit's own probes and for tests that
+    /// reach a plaintext port. Clients need no certificate unless
+    /// [`tls_client_auth`](Self::tls_client_auth) says so. Local backend only.
+    ///
+    /// # Errors
+    /// [`Error::Io`](crate::Error::Io) when the certificates cannot be made.
+    pub fn tls(self) -> Result<Self> {
+        Ok(self.tls_certificates(Arc::new(TestCertificates::generate()?)))
+    }
+
+    /// As [`tls`](Self::tls), with these certificates (for example
+    /// [`TestCertificates::generate_expired`], or one CA shared by several servers).
+    pub fn tls_certificates(mut self, certs: Arc<TestCertificates>) -> Self {
+        let client_auth = self.settings.tls.as_ref().is_some_and(|t| t.client_auth);
+        self.settings.tls = Some(TlsSettings { certs, client_auth });
+        self
+    }
+
+    /// Whether clients must present a certificate signed by the CA (mutual TLS:
+    /// `ssl.clientAuth=need`; otherwise `none`). Call after [`tls`](Self::tls) or
+    /// [`tls_certificates`](Self::tls_certificates); without TLS it does nothing.
+    pub fn tls_client_auth(mut self, required: bool) -> Self {
+        if let Some(tls) = &mut self.settings.tls {
+            tls.client_auth = required;
+        }
+        self
+    }
+
+    /// SASL DIGEST-MD5: the servers accept these `(user, password)` logins (a JAAS `Server`
+    /// section with `DigestLoginModule`, and `authProvider.1=...SASLAuthenticationProvider`).
+    /// A client whose SASL login fails is refused (`AUTH_FAILED`); clients without SASL are
+    /// still served. Local backend only.
+    pub fn sasl_digest<U: Into<String>, P: Into<String>>(mut self, users: impl IntoIterator<Item = (U, P)>) -> Self {
+        self.settings.sasl_users = users.into_iter().map(|(u, p)| (u.into(), p.into())).collect();
+        self
     }
 
     /// Adds a `key=value` line to every server's `zoo.cfg` (after the kit's own, so it wins),

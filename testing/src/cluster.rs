@@ -56,6 +56,8 @@ const MAX_SERVERS: usize = 32;
 pub struct TestingCluster {
     servers: Vec<Node>,
     connect_string: String,
+    secure_connect_string: Option<String>,
+    tls: Option<std::sync::Arc<super::tls::TestCertificates>>,
     start_timeout: Duration,
 }
 
@@ -111,7 +113,11 @@ impl TestingClusterBuilder {
             Backend::Local => self.start_local().await?,
             Backend::Docker => self.start_docker().await?,
         };
+        let secure_ports: Option<Vec<u16>> = servers.iter().map(Node::secure_port).collect();
         Ok(TestingCluster {
+            secure_connect_string: secure_ports
+                .map(|ports| ports.iter().map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>().join(",")),
+            tls: self.settings.tls.as_ref().map(|t| t.certs.clone()),
             connect_string: servers.iter().map(Node::connect_string).collect::<Vec<_>>().join(","),
             servers,
             start_timeout: self.settings.start_timeout,
@@ -133,7 +139,8 @@ impl TestingClusterBuilder {
         let n = self.kind.servers;
         let install = &self.settings.installation()?;
         let deadline = Instant::now() + self.settings.start_timeout;
-        on_free_ports(3 * n, None, |ports| async move {
+        let per_server = 2 + self.settings.client_ports();
+        on_free_ports(per_server * n, None, |ports| async move {
             let peers: Vec<Peer> = (0..n)
                 .map(|i| Peer { id: myid(i), quorum_port: ports[n + i], election_port: ports[2 * n + i] })
                 .collect();
@@ -142,9 +149,11 @@ impl TestingClusterBuilder {
                     let config = ServerConfig {
                         data_dir: PathBuf::new(),
                         client_port: ports[i],
+                        secure_port: ports.get(3 * n + i).copied(),
                         timing: self.settings.timing.clone(),
                         peers: peers.clone(),
-                        extra: self.settings.extra.clone(),
+                        extra: self.settings.extra_lines(),
+                        jaas: self.settings.jaas(),
                     };
                     let label = format!("server {i} (myid {})", myid(i));
                     Instance::new(label, install.clone(), config, Some(myid(i))).map(Node::Local)
@@ -207,6 +216,18 @@ impl TestingCluster {
     /// The connect string naming every server: `"127.0.0.1:P1,127.0.0.1:P2,..."`.
     pub fn connect_string(&self) -> &str {
         &self.connect_string
+    }
+
+    /// The connect string of every server's TLS port, for a cluster started with
+    /// [`tls`](TestingClusterBuilder::tls).
+    pub fn secure_connect_string(&self) -> Option<&str> {
+        self.secure_connect_string.as_deref()
+    }
+
+    /// The certificates of the servers' TLS ports (one CA, one server certificate for all), for
+    /// a cluster started with [`tls`](TestingClusterBuilder::tls).
+    pub fn tls_certificates(&self) -> Option<&std::sync::Arc<super::tls::TestCertificates>> {
+        self.tls.as_ref()
     }
 
     /// The connect string of server `i` alone.

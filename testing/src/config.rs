@@ -27,6 +27,9 @@ const LOGBACK_XML: &str = r#"<configuration>
 </configuration>
 "#;
 
+/// The JAAS configuration's file name in a server's configuration directory.
+pub(crate) const JAAS_FILE: &str = "jaas.conf";
+
 /// One member of an ensemble, as written on a `server.N=` line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Peer {
@@ -97,6 +100,10 @@ pub(crate) struct Settings {
     /// The Docker backend's image; `None`: [`Backend::image_from_env`].
     pub image: Option<String>,
     pub extra: Vec<(String, String)>,
+    /// TLS on a secure client port besides the plaintext one.
+    pub tls: Option<super::tls::TlsSettings>,
+    /// SASL DIGEST-MD5 users and their passwords.
+    pub sasl_users: Vec<(String, String)>,
 }
 
 impl Default for Settings {
@@ -108,6 +115,8 @@ impl Default for Settings {
             zookeeper_home: None,
             image: None,
             extra: Vec::new(),
+            tls: None,
+            sasl_users: Vec::new(),
         }
     }
 }
@@ -126,11 +135,44 @@ impl Settings {
                 return Err(Error::InvalidArgument(format!("invalid zoo.cfg setting {key:?}={value:?}")));
             }
         }
-        match (self.backend, &self.zookeeper_home) {
-            (Some(backend), _) => Ok(backend),
-            (None, Some(_)) => Ok(Backend::Local),
-            (None, None) => Backend::from_env(),
+        let backend = match (self.backend, &self.zookeeper_home) {
+            (Some(backend), _) => backend,
+            (None, Some(_)) => Backend::Local,
+            (None, None) => Backend::from_env()?,
+        };
+        if (self.tls.is_some() || !self.sasl_users.is_empty()) && backend != Backend::Local {
+            return Err(Error::Unsupported("TLS and SASL test servers run on the local backend only"));
         }
+        for (user, password) in &self.sasl_users {
+            let bad = |s: &str| s.is_empty() || s.contains(['"', '\\', '\n', '\r', ' ', ';']);
+            if bad(user) || password.contains(['"', '\\', '\n', '\r']) {
+                return Err(Error::InvalidArgument(format!("invalid SASL user {user:?} or password")));
+            }
+        }
+        Ok(backend)
+    }
+
+    /// The `zoo.cfg` lines beyond the kit's own: TLS first, then the builder's.
+    pub fn extra_lines(&self) -> Vec<(String, String)> {
+        let tls = self.tls.as_ref().map(super::tls::TlsSettings::zoo_cfg).unwrap_or_default();
+        let sasl = (!self.sasl_users.is_empty()).then(|| {
+            ("authProvider.1".to_owned(), "org.apache.zookeeper.server.auth.SASLAuthenticationProvider".to_owned())
+        });
+        tls.into_iter().chain(sasl).chain(self.extra.iter().cloned()).collect()
+    }
+
+    /// The JAAS configuration of a server with SASL users: DIGEST-MD5 logins for each.
+    pub fn jaas(&self) -> Option<String> {
+        if self.sasl_users.is_empty() {
+            return None;
+        }
+        let users: String = self.sasl_users.iter().map(|(u, p)| format!("\n  user_{u}=\"{p}\"")).collect();
+        Some(format!("Server {{\n  org.apache.zookeeper.server.auth.DigestLoginModule required{users};\n}};\n"))
+    }
+
+    /// How many client ports each server needs: the plaintext one, and a secure one with TLS.
+    pub fn client_ports(&self) -> usize {
+        1 + usize::from(self.tls.is_some())
     }
 
     /// The local installation to run (local backend).
@@ -147,11 +189,15 @@ impl Settings {
 pub(crate) struct ServerConfig {
     pub data_dir: PathBuf,
     pub client_port: u16,
+    /// `secureClientPort` (TLS), if any.
+    pub secure_port: Option<u16>,
     pub timing: Timing,
     /// The ensemble; empty for a standalone server.
     pub peers: Vec<Peer>,
     /// Extra `key=value` lines, written last.
     pub extra: Vec<(String, String)>,
+    /// The JAAS configuration (SASL), written to `jaas.conf` beside `zoo.cfg`.
+    pub jaas: Option<String>,
 }
 
 impl ServerConfig {
@@ -168,6 +214,10 @@ impl ServerConfig {
         line("dataDir", &self.data_dir.display());
         line("clientPort", &self.client_port);
         line("clientPortAddress", &"127.0.0.1");
+        if let Some(port) = self.secure_port {
+            line("secureClientPort", &port);
+            line("secureClientPortAddress", &"127.0.0.1");
+        }
         if let Some(min) = t.min_session_timeout {
             line("minSessionTimeout", &min.as_millis());
         }
@@ -202,6 +252,9 @@ impl ServerConfig {
         std::fs::write(&cfg, self.render())?;
         std::fs::write(conf_dir.join("log4j.properties"), LOG4J_PROPERTIES)?;
         std::fs::write(conf_dir.join("logback.xml"), LOGBACK_XML)?;
+        if let Some(jaas) = &self.jaas {
+            std::fs::write(conf_dir.join(JAAS_FILE), jaas)?;
+        }
         if let Some(id) = my_id {
             std::fs::write(self.data_dir.join("myid"), format!("{id}\n"))?;
         }
@@ -217,9 +270,11 @@ mod tests {
         ServerConfig {
             data_dir: PathBuf::from("/tmp/x/data"),
             client_port: 2181,
+            secure_port: None,
             timing: Timing::default(),
             peers,
             extra: vec![("localSessionsEnabled".into(), "false".into())],
+            jaas: None,
         }
     }
 

@@ -30,11 +30,25 @@ const CLOSE_SESSION: i32 = -11;
 /// # Cancel safety
 /// Cancelling after the relay sent its requests still expires the session.
 pub async fn expire_session(framework: &Framework) -> Result<()> {
+    let server = first_server(framework.connect_string())
+        .ok_or_else(|| Error::InvalidArgument(format!("no server in {:?}", framework.connect_string())))?;
+    expire_session_at(framework, &server).await
+}
+
+/// As [`expire_session`], with the impostor connecting to `server` (`host:port`, plaintext)
+/// instead of the framework's first server: for a framework connected over TLS, the plaintext
+/// client port of the same server or ensemble (sessions are the ensemble's, whatever the port).
+///
+/// # Errors
+/// As [`expire_session`].
+///
+/// # Cancel safety
+/// As [`expire_session`].
+pub async fn expire_session_at(framework: &Framework, server: &str) -> Result<()> {
     let before = framework.status();
     let session = framework.session_info()?;
     let timeout = framework.negotiated_session_timeout()?;
-    let server = first_server(framework.connect_string())
-        .ok_or_else(|| Error::InvalidArgument(format!("no server in {:?}", framework.connect_string())))?;
+    let server = server.to_owned();
     let mut rx = framework.status_watch();
     let limit = Duration::from_secs(30);
     let deadline = tokio::time::Instant::now() + limit;

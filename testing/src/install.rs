@@ -18,6 +18,14 @@ const DEBIAN_JAR: &str = "/usr/share/java/zookeeper.jar";
 /// `log4j.properties` the kit writes into the server's configuration directory.
 const DEBIAN_LOG_JARS: [&str; 2] = ["/usr/share/java/slf4j-log4j12.jar", "/usr/share/java/log4j-1.2.jar"];
 
+/// The Netty jars that `zookeeper.jar`'s manifest leaves out but its Netty connection factory
+/// (the one that serves TLS) needs; in Debian's `libnetty-java`, which `zookeeper` depends on.
+const DEBIAN_NETTY_JARS: [&str; 3] = [
+    "/usr/share/java/netty-codec.jar",
+    "/usr/share/java/netty-resolver.jar",
+    "/usr/share/java/netty-transport-native-unix-common.jar",
+];
+
 /// A ZooKeeper installation the testing kit can start servers from: a `java` executable and
 /// the jars of the server's class path.
 ///
@@ -87,6 +95,7 @@ impl Installation {
         if DEBIAN_LOG_JARS.iter().all(|j| Path::new(j).is_file()) {
             classpath.extend(DEBIAN_LOG_JARS.iter().map(PathBuf::from));
         }
+        classpath.extend(DEBIAN_NETTY_JARS.iter().map(PathBuf::from).filter(|jar| jar.is_file()));
         Ok(Installation { java: find_java()?, classpath })
     }
 

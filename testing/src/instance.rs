@@ -57,6 +57,7 @@ pub(crate) struct Instance {
     data_dir: PathBuf,
     log_path: PathBuf,
     client_port: u16,
+    secure_port: Option<u16>,
     connect_string: String,
     /// Declared before `dir` so that the process dies before its files are removed.
     process: Mutex<Option<ZkProcess>>,
@@ -79,6 +80,7 @@ impl Instance {
             data_dir: config.data_dir.clone(),
             log_path: dir.path().join("zookeeper.log"),
             client_port: config.client_port,
+            secure_port: config.secure_port,
             connect_string: format!("127.0.0.1:{}", config.client_port),
             process: Mutex::new(None),
             dir,
@@ -91,6 +93,10 @@ impl Instance {
 
     pub fn client_port(&self) -> u16 {
         self.client_port
+    }
+
+    pub fn secure_port(&self) -> Option<u16> {
+        self.secure_port
     }
 
     pub fn connect_string(&self) -> &str {
@@ -113,6 +119,10 @@ impl Instance {
         )
         .map_err(|e| Error::io(format!("class path: {e}")))?;
         let mut command = Command::new(self.install.java());
+        let jaas = self.conf_dir.join(super::config::JAAS_FILE);
+        if jaas.is_file() {
+            command.arg(format!("-Djava.security.auth.login.config={}", jaas.display()));
+        }
         command
             .current_dir(self.dir.path())
             .arg("-cp")

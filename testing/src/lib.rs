@@ -49,12 +49,13 @@ mod proxy;
 pub mod refusing;
 mod server;
 mod shared;
+mod tls;
 
 pub use backend::{Backend, BACKEND_ENV, DEFAULT_IMAGE, IMAGE_ENV};
 pub use builder::{Ensemble, Standalone, TestingBuilder};
 pub use cluster::{TestingCluster, TestingClusterBuilder};
 pub use error::{Error, Result};
-pub use expire::expire_session;
+pub use expire::{expire_session, expire_session_at};
 pub use fenced::FencedResource;
 pub use four_letter::{
     four_letter_word, four_letter_word_with_timeout, server_mode, ServerMode, FOUR_LETTER_WORD_TIMEOUT,
@@ -65,3 +66,4 @@ pub use proxy::{ProxyMode, TcpProxy};
 pub use refusing::RefusingProxy;
 pub use server::{TestingServer, TestingServerBuilder};
 pub use shared::{server_or_env, shared_server};
+pub use tls::TestCertificates;

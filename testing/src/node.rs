@@ -45,6 +45,14 @@ impl Node {
         each!(self, s => s.client_port())
     }
 
+    pub fn secure_port(&self) -> Option<u16> {
+        match self {
+            Node::Local(s) => s.secure_port(),
+            #[cfg(feature = "docker")]
+            Node::Docker(_) => None,
+        }
+    }
+
     pub fn data_dir(&self) -> &Path {
         each!(self, s => s.data_dir())
     }

@@ -1,6 +1,7 @@
 //! [`TestingServer`]: one standalone ZooKeeper server on a loopback port.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -11,6 +12,7 @@ use super::config::ServerConfig;
 use super::instance::Instance;
 use super::node::{self, Node};
 use super::ports::{on_free_ports, StartFailure};
+use super::tls::TestCertificates;
 #[cfg(doc)]
 use crate::Error;
 use crate::Result;
@@ -43,6 +45,7 @@ use crate::Result;
 pub struct TestingServer {
     node: Node,
     start_timeout: Duration,
+    tls: Option<Arc<TestCertificates>>,
 }
 
 /// Configures and starts a [`TestingServer`]; made by [`TestingServer::builder`]. The settings
@@ -79,7 +82,8 @@ impl TestingServerBuilder {
             Backend::Local => Node::Local(self.start_local().await?),
             Backend::Docker => self.start_docker().await?,
         };
-        Ok(TestingServer { node, start_timeout: self.settings.start_timeout })
+        let tls = self.settings.tls.as_ref().map(|t| t.certs.clone());
+        Ok(TestingServer { node, start_timeout: self.settings.start_timeout, tls })
     }
 
     #[cfg(feature = "docker")]
@@ -95,13 +99,21 @@ impl TestingServerBuilder {
     async fn start_local(&self) -> Result<Instance> {
         let install = &self.settings.installation()?;
         let deadline = Instant::now() + self.settings.start_timeout;
-        on_free_ports(1, self.kind.port.map(|port| vec![port]), |ports| async move {
+        let n = self.settings.client_ports();
+        let fixed = match self.kind.port {
+            // a fixed client port; the secure one (TLS) is picked free
+            Some(port) => Some([vec![port], super::ports::free_ports(n - 1)?].concat()),
+            None => None,
+        };
+        on_free_ports(n, fixed, |ports| async move {
             let config = ServerConfig {
                 data_dir: PathBuf::new(),
                 client_port: ports[0],
+                secure_port: ports.get(1).copied(),
                 timing: self.settings.timing.clone(),
                 peers: Vec::new(),
-                extra: self.settings.extra.clone(),
+                extra: self.settings.extra_lines(),
+                jaas: self.settings.jaas(),
             };
             let instance = Instance::new("server".into(), install.clone(), config, None)?;
             instance.spawn().await?;
@@ -149,6 +161,25 @@ impl TestingServer {
     /// The client port.
     pub fn port(&self) -> u16 {
         self.node.client_port()
+    }
+
+    /// The TLS client port (`secureClientPort`), for a server started with
+    /// [`tls`](TestingServerBuilder::tls).
+    pub fn secure_port(&self) -> Option<u16> {
+        self.node.secure_port()
+    }
+
+    /// The connect string of the TLS port, `"127.0.0.1:PORT"` (give it to a framework built
+    /// with TLS settings, which makes every endpoint TLS), for a server started with
+    /// [`tls`](TestingServerBuilder::tls).
+    pub fn secure_connect_string(&self) -> Option<String> {
+        self.secure_port().map(|port| format!("127.0.0.1:{port}"))
+    }
+
+    /// The certificates the server's TLS port uses (and its clients may), for a server started
+    /// with [`tls`](TestingServerBuilder::tls).
+    pub fn tls_certificates(&self) -> Option<&Arc<TestCertificates>> {
+        self.tls.as_ref()
     }
 
     /// The server's data directory (snapshots and transaction logs); Docker: the directory

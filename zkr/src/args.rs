@@ -1,6 +1,7 @@
 //! The command line (clap derive). Names, defaults and value sets here are the interface
 //! documented in README.md (`## zkr`); change them only together.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -15,7 +16,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 #[derive(Debug, Parser)]
 #[command(name = "zkr", version, max_term_width = 100)]
 #[command(after_help = "Exit codes: the command's own code when it ran while the lock/lease/leadership was \
-held throughout; 2 usage; 69 ZooKeeper unreachable; 75 timed out waiting; 76 lock, lease or leadership lost.")]
+held throughout; 2 usage; 69 ZooKeeper unreachable, TLS handshake failed or authentication refused; 75 timed out waiting; 76 lock, lease or leadership lost.")]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -42,6 +43,31 @@ pub struct Global {
     /// Machine-readable output: one JSON object per line
     #[arg(long, global = true)]
     pub json: bool,
+    #[command(flatten)]
+    pub security: Security,
+}
+
+/// TLS and SASL to the ensemble (README.md, "Security").
+#[derive(Debug, Args)]
+pub struct Security {
+    /// Trust the CA certificates in FILE (PEM); every server of --connect is then TLS
+    #[arg(long, global = true, value_name = "FILE", env = "ZK_TLS_CA")]
+    pub tls_ca: Option<PathBuf>,
+    /// Client certificate (PEM) for mutual TLS, with --tls-key
+    #[arg(long, global = true, value_name = "FILE", env = "ZK_TLS_CERT", requires_all = ["tls_ca", "tls_key"])]
+    pub tls_cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM)
+    #[arg(long, global = true, value_name = "FILE", env = "ZK_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Accept a server certificate that does not name the host connected to (still signed by the CA)
+    #[arg(long, global = true, requires = "tls_ca")]
+    pub tls_no_verify_hostname: bool,
+    /// Log in with SASL DIGEST-MD5 as USER, with --sasl-password-file
+    #[arg(long, global = true, value_name = "USER", env = "ZK_SASL_USER", requires = "sasl_password_file")]
+    pub sasl_user: Option<String>,
+    /// The SASL password: the first line of FILE
+    #[arg(long, global = true, value_name = "FILE", env = "ZK_SASL_PASSWORD_FILE", requires = "sasl_user")]
+    pub sasl_password_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -13,7 +13,8 @@ pub const USAGE: i32 = 2;
 pub const CANNOT_EXECUTE: i32 = 126;
 /// The command was not found, as in POSIX shells.
 pub const NOT_FOUND: i32 = 127;
-/// ZooKeeper could not be reached within the connection timeout (sysexits `EX_UNAVAILABLE`).
+/// ZooKeeper could not be reached within the connection timeout, the TLS handshake failed, or
+/// the ensemble refused our authentication (sysexits `EX_UNAVAILABLE`).
 pub const UNAVAILABLE: i32 = 69;
 /// Timed out waiting, `--timeout` (sysexits `EX_TEMPFAIL`).
 pub const TIMEOUT: i32 = 75;
@@ -48,6 +49,7 @@ impl From<Error> for CliError {
         let code = match &e {
             Error::InvalidPath { .. } | Error::InvalidArgument(_) | Error::Unsupported(_) => USAGE,
             Error::ConnectTimeout { .. } | Error::RetriesExhausted { .. } => UNAVAILABLE,
+            Error::Tls { .. } | Error::AuthFailed { .. } => UNAVAILABLE,
             Error::ZooKeeper(ZkError::ConnectionLoss | ZkError::NoHosts | ZkError::Timeout) => UNAVAILABLE,
             Error::Timeout(_) => TIMEOUT,
             Error::LockLost { .. } => LOST,
@@ -74,6 +76,9 @@ mod tests {
         let timeout = Duration::from_millis(300);
         assert_eq!(code(Error::ConnectTimeout { connect_string: "h:1".into(), timeout }), UNAVAILABLE);
         assert_eq!(code(Error::Timeout(timeout)), TIMEOUT);
+        let tls = Error::Tls { server: "h:1".into(), failure: zk_recipes::TlsFailure::UnknownCa };
+        assert_eq!(code(tls), UNAVAILABLE);
+        assert_eq!(code(Error::AuthFailed { connect_string: "h:1".into() }), UNAVAILABLE);
         assert_eq!(code(Error::LockLost { path: "/l/n".into(), reason: zk_recipes::LossReason::NodeDeleted }), LOST);
         assert_eq!(code(Error::ZooKeeper(ZkError::NoAuth)), FAILURE);
         assert_eq!(signalled(15), 143);

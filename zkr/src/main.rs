@@ -15,6 +15,7 @@ mod exit;
 mod hold;
 mod json;
 mod output;
+mod security;
 mod signals;
 
 use std::time::Duration;
@@ -52,10 +53,15 @@ impl Ctx {
         if let Some(data) = data {
             builder = builder.default_data(data);
         }
+        let builder = security::apply(&g.security, builder)?;
         let connected = self.signals.interruptible(builder.connect()).await?;
         let hosts = &self.global.connect;
         connected.map_err(|e| match e {
             e @ (zk_recipes::Error::InvalidArgument(_) | zk_recipes::Error::InvalidPath { .. }) => CliError::from(e),
+            // the message names the server and the cause
+            e @ (zk_recipes::Error::Tls { .. } | zk_recipes::Error::AuthFailed { .. }) => {
+                CliError::new(exit::UNAVAILABLE, e.to_string())
+            }
             zk_recipes::Error::ConnectTimeout { timeout, .. } => CliError::new(
                 exit::UNAVAILABLE,
                 format!("cannot reach ZooKeeper at {hosts} within {}", output::humanize(timeout)),

@@ -7,6 +7,7 @@
 //! fails.
 
 mod lease;
+mod transport;
 mod watch;
 
 use std::io::{BufRead, BufReader};

@@ -1,0 +1,189 @@
+//! Transport security settings: TLS (feature `tls`) and SASL (features `sasl`, `sasl-gssapi`).
+//!
+//! Both are kept in the framework's configuration and handed to zookeeper-client for every
+//! session the framework opens, the first one and each one it re-creates after a loss.
+
+#[cfg(feature = "tls")]
+pub use tls::TlsConfig;
+
+#[cfg(feature = "tls")]
+mod tls {
+    use std::path::Path;
+
+    use crate::error::{Error, Result};
+
+    /// TLS to the ensemble: the certificate authorities that sign the servers' certificates,
+    /// optionally a client certificate (mutual TLS), and whether the server's certificate must
+    /// name the host connected to (on by default).
+    ///
+    /// Certificates and keys are PEM, as ZooKeeper 3.8's `ssl.keyStore.type=PEM` reads them.
+    /// Give it to [`FrameworkBuilder::tls`](crate::FrameworkBuilder::tls).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> zk_recipes::Result<()> {
+    /// use zk_recipes::{Framework, TlsConfig};
+    ///
+    /// let tls = TlsConfig::from_ca_file("/etc/zk/ca.pem")?
+    ///     .with_client_identity_files("/etc/zk/client.pem", "/etc/zk/client-key.pem")?;
+    /// let fw = Framework::builder().connect_string("zk1:2281,zk2:2281").tls(tls).connect().await?;
+    /// # Ok(()) }
+    /// ```
+    #[derive(Clone, PartialEq, Eq)]
+    pub struct TlsConfig {
+        pub(crate) ca_pem: String,
+        pub(crate) identity: Option<(String, String)>,
+        pub(crate) verify_hostname: bool,
+    }
+
+    impl std::fmt::Debug for TlsConfig {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            // the key stays out of logs
+            f.debug_struct("TlsConfig")
+                .field("client_identity", &self.identity.is_some())
+                .field("verify_hostname", &self.verify_hostname)
+                .finish_non_exhaustive()
+        }
+    }
+
+    impl TlsConfig {
+        /// Trusts the certificate authorities in `ca_pem` (one or more PEM certificates; CRLs in
+        /// it are honoured too). The PEM is checked when the framework is built.
+        pub fn new(ca_pem: impl Into<String>) -> Self {
+            TlsConfig { ca_pem: ca_pem.into(), identity: None, verify_hostname: true }
+        }
+
+        /// As [`new`](Self::new), reading the PEM from `path`.
+        ///
+        /// # Errors
+        /// [`Error::InvalidArgument`] when the file cannot be read.
+        pub fn from_ca_file(path: impl AsRef<Path>) -> Result<Self> {
+            Ok(Self::new(read(path.as_ref(), "CA certificate")?))
+        }
+
+        /// Presents a client certificate (chain, PEM) with its private key (PEM: PKCS#8, PKCS#1
+        /// or SEC1) to servers that ask for one: mutual TLS.
+        pub fn with_client_identity(mut self, cert_pem: impl Into<String>, key_pem: impl Into<String>) -> Self {
+            self.identity = Some((cert_pem.into(), key_pem.into()));
+            self
+        }
+
+        /// As [`with_client_identity`](Self::with_client_identity), reading the PEM files.
+        ///
+        /// # Errors
+        /// [`Error::InvalidArgument`] when a file cannot be read.
+        pub fn with_client_identity_files(self, cert: impl AsRef<Path>, key: impl AsRef<Path>) -> Result<Self> {
+            let cert = read(cert.as_ref(), "client certificate")?;
+            let key = read(key.as_ref(), "client key")?;
+            Ok(self.with_client_identity(cert, key))
+        }
+
+        /// Whether the server's certificate must name the host (name or IP address) of the
+        /// connect string, `true` by default. Turning it off still checks that a trusted CA
+        /// signed the certificate, but lets anyone holding *some* certificate of that CA pose as
+        /// the server.
+        pub fn verify_hostname(mut self, verify: bool) -> Self {
+            self.verify_hostname = verify;
+            self
+        }
+
+        /// Whether a client certificate is presented.
+        pub fn has_client_identity(&self) -> bool {
+            self.identity.is_some()
+        }
+
+        /// zookeeper-client's options for these settings.
+        pub(crate) fn client_options(&self) -> Result<zookeeper_client::TlsOptions> {
+            let bad = |what: &str, e: zookeeper_client::Error| Error::InvalidArgument(format!("TLS {what}: {e}"));
+            let mut options =
+                zookeeper_client::TlsOptions::new().with_pem_ca(&self.ca_pem).map_err(|e| bad("CA certificates", e))?;
+            if let Some((cert, key)) = &self.identity {
+                options = options.with_pem_identity(cert, key).map_err(|e| bad("client certificate or key", e))?;
+            }
+            if !self.verify_hostname {
+                // SAFETY: not a memory-safety matter; the client marks it `unsafe` because it
+                // weakens authentication, which the caller asked for in `verify_hostname(false)`.
+                options = unsafe { options.with_no_hostname_verification() };
+            }
+            Ok(options)
+        }
+    }
+
+    fn read(path: &Path, what: &str) -> Result<String> {
+        std::fs::read_to_string(path)
+            .map_err(|e| Error::InvalidArgument(format!("cannot read the {what} file {}: {e}", path.display())))
+    }
+}
+
+#[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]
+pub use sasl::SaslConfig;
+
+#[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]
+mod sasl {
+    /// SASL authentication of every session: DIGEST-MD5 with a user and password (feature
+    /// `sasl`), or Kerberos through GSSAPI (feature `sasl-gssapi`, using the ticket cache).
+    /// Give it to [`FrameworkBuilder::sasl`](crate::FrameworkBuilder::sasl).
+    ///
+    /// A refusal surfaces as [`Error::AuthFailed`](crate::Error::AuthFailed) from `connect`.
+    ///
+    /// ```no_run
+    /// # #[cfg(feature = "sasl")]
+    /// # async fn demo() -> zk_recipes::Result<()> {
+    /// use zk_recipes::{Framework, SaslConfig};
+    ///
+    /// let fw = Framework::builder()
+    ///     .connect_string("zk1:2181")
+    ///     .sasl(SaslConfig::digest_md5("app", "secret"))
+    ///     .connect()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    #[derive(Clone, PartialEq, Eq)]
+    pub struct SaslConfig(Mechanism);
+
+    #[derive(Clone, PartialEq, Eq)]
+    enum Mechanism {
+        #[cfg(feature = "sasl")]
+        DigestMd5 { user: String, password: String },
+        #[cfg(feature = "sasl-gssapi")]
+        Gssapi,
+    }
+
+    impl std::fmt::Debug for SaslConfig {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            // the password stays out of logs
+            match &self.0 {
+                #[cfg(feature = "sasl")]
+                Mechanism::DigestMd5 { user, .. } => f.debug_struct("DigestMd5").field("user", user).finish(),
+                #[cfg(feature = "sasl-gssapi")]
+                Mechanism::Gssapi => f.write_str("Gssapi"),
+            }
+        }
+    }
+
+    impl SaslConfig {
+        /// DIGEST-MD5 as `user` with `password` (a `user_<name>="<password>"` entry of the
+        /// server's JAAS `Server` section).
+        #[cfg(feature = "sasl")]
+        pub fn digest_md5(user: impl Into<String>, password: impl Into<String>) -> Self {
+            SaslConfig(Mechanism::DigestMd5 { user: user.into(), password: password.into() })
+        }
+
+        /// Kerberos (GSSAPI) with the tickets in the default credential cache.
+        #[cfg(feature = "sasl-gssapi")]
+        pub fn gssapi() -> Self {
+            SaslConfig(Mechanism::Gssapi)
+        }
+
+        /// zookeeper-client's options for these settings.
+        pub(crate) fn client_options(&self) -> zookeeper_client::SaslOptions {
+            match &self.0 {
+                #[cfg(feature = "sasl")]
+                Mechanism::DigestMd5 { user, password } => {
+                    zookeeper_client::SaslOptions::digest_md5(user.clone(), password.clone()).into()
+                }
+                #[cfg(feature = "sasl-gssapi")]
+                Mechanism::Gssapi => zookeeper_client::SaslOptions::gssapi().into(),
+            }
+        }
+    }
+}
