@@ -5,18 +5,22 @@
 #   - default-jdk-headless       java to run them, javac for the Curator peer the tests compile
 #   - libcurator-framework-java  Curator 5.4 jars, for interop tests against Curator's recipes
 #   - libcurator-recipes-java
+#   - libcurator-discovery-java  curator-x-discovery 5.4 (and its Jackson jars), for the service
+#                                discovery interop tests
 #
 # Idempotent: runs `apt-get update` and `apt-get install` only for packages that are missing,
 # and prints what it did. Run as root, or as a user with sudo.
 # Exits non-zero with a message when something cannot be installed.
 set -euo pipefail
 
-PACKAGES=(zookeeper default-jdk-headless libcurator-framework-java libcurator-recipes-java)
+PACKAGES=(zookeeper default-jdk-headless libcurator-framework-java libcurator-recipes-java libcurator-discovery-java)
 # The files the testing kit and the interop tests use, per package above.
 REQUIRED_FILES=(
     /usr/share/java/zookeeper.jar
     /usr/share/java/curator-framework.jar
     /usr/share/java/curator-recipes.jar
+    /usr/share/java/curator-x-discovery.jar
+    /usr/share/java/jackson-databind.jar
 )
 SYSTEM_ZOO_CFG=/etc/zookeeper/conf/zoo.cfg
 
