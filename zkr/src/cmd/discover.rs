@@ -1,6 +1,5 @@
 //! `zkr discover register|list|names`: curator-x-discovery's registry from the shell.
 
-use clap::{Args, Subcommand};
 use serde_json::Value;
 use zk_recipes::{Framework, ServiceDiscovery, ServiceInstance};
 
@@ -8,66 +7,8 @@ use super::group::{keep, segment, LEAVE_TIMEOUT};
 use crate::args::{OnLost, Supervision};
 use crate::exit::{self, CliError, CliResult};
 use crate::output;
+use crate::registry_args::{DiscoverArgs, DiscoverOp, RegisterArgs};
 use crate::Ctx;
-
-#[derive(Debug, Args)]
-pub struct DiscoverArgs {
-    #[command(subcommand)]
-    pub op: DiscoverOp,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum DiscoverOp {
-    /// Register an instance of NAME (DYNAMIC) while CMD runs, or until SIGINT/SIGTERM
-    Register(RegisterArgs),
-    /// Print the instances of NAME: `ID ADDRESS PORT` per line (--json: Curator's JSON)
-    List(ListArgs),
-    /// Print the service names, one per line
-    Names(NamesArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct RegisterArgs {
-    /// The service's name
-    pub name: String,
-    /// The registry's base path
-    #[arg(long, value_name = "PATH")]
-    pub base: String,
-    /// The instance's address
-    #[arg(long, value_name = "HOST")]
-    pub address: String,
-    /// The instance's port (1..=65535)
-    #[arg(long, value_name = "N")]
-    pub port: u32,
-    /// The instance's id [default: a random UUID]
-    #[arg(long, value_name = "ID")]
-    pub id: Option<String>,
-    /// The instance's payload, any JSON
-    #[arg(long, value_name = "JSON")]
-    pub payload: Option<String>,
-    /// The instance's TLS port (1..=65535)
-    #[arg(long, value_name = "N")]
-    pub ssl_port: Option<u32>,
-    /// The command to run while registered (after `--`)
-    #[arg(last = true, value_name = "CMD")]
-    pub cmd: Vec<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct ListArgs {
-    /// The service's name
-    pub name: String,
-    /// The registry's base path
-    #[arg(long, value_name = "PATH")]
-    pub base: String,
-}
-
-#[derive(Debug, Args)]
-pub struct NamesArgs {
-    /// The registry's base path
-    #[arg(long, value_name = "PATH")]
-    pub base: String,
-}
 
 /// What can be refused before connecting: paths, names, ids, ports, the payload.
 pub fn check(args: &DiscoverArgs) -> CliResult<()> {

@@ -4,57 +4,20 @@ use std::future::Future;
 use std::pin::pin;
 use std::time::Duration;
 
-use clap::{Args, Subcommand};
 use futures_util::StreamExt;
 use zk_recipes::{Framework, GroupMember, NodeStatus};
 
-use crate::args::Supervision;
+use crate::args::{OnLost, Supervision};
 use crate::child::{self, Child};
 use crate::exit::{self, CliError, CliResult};
 use crate::json::Object;
 use crate::output;
+use crate::registry_args::{GroupArgs, GroupOp, JoinArgs, MembersArgs};
 use crate::Ctx;
 
 /// How long leaving (deleting our node) may take on the way out; the session's close removes
 /// an ephemeral node anyway.
 pub(super) const LEAVE_TIMEOUT: Duration = Duration::from_secs(3);
-
-#[derive(Debug, Args)]
-pub struct GroupArgs {
-    #[command(subcommand)]
-    pub op: GroupOp,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum GroupOp {
-    /// Be member ID of the group at PATH while CMD runs, or until SIGINT/SIGTERM
-    Join(JoinArgs),
-    /// Print the members of the group at PATH: `ID DATA` per line
-    Members(MembersArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct JoinArgs {
-    /// The group's path
-    pub path: String,
-    /// Our member id (the node PATH/ID)
-    #[arg(long, value_name = "ID")]
-    pub id: String,
-    /// Our member node's data
-    #[arg(long, value_name = "TEXT", default_value = "")]
-    pub data: String,
-    #[command(flatten)]
-    pub supervision: Supervision,
-    /// The command to run while a member (after `--`)
-    #[arg(last = true, value_name = "CMD")]
-    pub cmd: Vec<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct MembersArgs {
-    /// The group's path
-    pub path: String,
-}
 
 /// What can be refused before connecting.
 pub fn check(args: &GroupArgs) -> CliResult<()> {
@@ -102,7 +65,9 @@ async fn join(fw: &Framework, args: JoinArgs, ctx: &mut Ctx) -> CliResult {
             reason = disconnected_for(fw, grace) => reason,
         }
     };
-    let code = keep(ctx, "membership", &args.cmd, &[("ZK_MEMBER_PATH", path)], lost, &args.supervision).await;
+    // as `zkr lock`'s default: SIGTERM to CMD (SIGKILL 10 s later), then exit 76
+    let supervision = Supervision { on_lost: OnLost::Term, kill_after: Duration::from_secs(10) };
+    let code = keep(ctx, "membership", &args.cmd, &[("ZK_MEMBER_PATH", path)], lost, &supervision).await;
     if tokio::time::timeout(LEAVE_TIMEOUT, member.close()).await.is_err() {
         eprintln!("zkr: leaving the group timed out (the session's end removes our node)");
     }

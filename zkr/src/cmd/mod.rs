@@ -6,9 +6,9 @@
 
 mod barrier;
 mod counter;
-pub mod discover;
+mod discover;
 mod elect;
-pub mod group;
+mod group;
 mod inspect;
 mod lock;
 mod watch;
