@@ -10,14 +10,16 @@
 #   - libkrb5-dev, libclang-dev, pkg-config
 #                                to build the library's `sasl-gssapi` feature (GSSAPI headers,
 #                                bindgen), which `cargo test --workspace --all-features` compiles
+#   - libcurator-discovery-java  curator-x-discovery 5.4 (and its Jackson jars), for the service
+#                                discovery interop tests
 #
 # Idempotent: runs `apt-get update` and `apt-get install` only for packages that are missing,
 # and prints what it did. Run as root, or as a user with sudo.
 # Exits non-zero with a message when something cannot be installed.
 set -euo pipefail
 
-PACKAGES=(zookeeper default-jdk-headless libcurator-framework-java libcurator-recipes-java libnetty-java
-    libkrb5-dev libclang-dev pkg-config)
+PACKAGES=(zookeeper default-jdk-headless libcurator-framework-java libcurator-recipes-java libcurator-discovery-java
+    libnetty-java libkrb5-dev libclang-dev pkg-config)
 # The files the testing kit and the interop tests use, per package above.
 REQUIRED_FILES=(
     /usr/share/java/zookeeper.jar
@@ -25,6 +27,8 @@ REQUIRED_FILES=(
     /usr/share/java/curator-recipes.jar
     /usr/share/java/netty-codec.jar
     /usr/share/java/netty-resolver.jar
+    /usr/share/java/curator-x-discovery.jar
+    /usr/share/java/jackson-databind.jar
 )
 SYSTEM_ZOO_CFG=/etc/zookeeper/conf/zoo.cfg
 

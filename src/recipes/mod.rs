@@ -3,6 +3,7 @@
 mod atomic;
 mod barriers;
 mod cache;
+mod discovery;
 mod inspect;
 mod layout;
 mod leader;
@@ -18,6 +19,10 @@ pub use barriers::{DistributedBarrier, DistributedDoubleBarrier};
 pub use cache::{
     Cache, CacheBuilder, CacheEvent, CachedNode, PersistentWatcher, ResetReason, WatchEvent, WatchMode,
     DEFAULT_EVENT_CAPACITY,
+};
+pub use discovery::{
+    DownInstancePolicy, ProviderStrategy, ServiceCache, ServiceDiscovery, ServiceInstance, ServiceInstanceBuilder,
+    ServiceProvider, ServiceProviderBuilder, ServiceType, UriSpec, UriSpecPart,
 };
 pub use inspect::{inspect, Inspection, NodeInfo, RecipeKind};
 pub use leader::{CloseMode, LeaderContext, LeaderLatch, LeaderSelector, Leadership, LeadershipEnd, Participant};

@@ -2,10 +2,11 @@
 //! Curator JVM (`CuratorPeer::shared`) and one shared ZooKeeper server serve every test: locks
 //! ([`locks`]), SharedCount and barriers ([`coordination`]), leader latch and atomic counters
 //! ([`leader_atomic`]), a `CuratorCache` next to our tree cache ([`cache`]), and group members
-//! ([`group`]).
+//! ([`group`]), and service discovery ([`discovery`]).
 
 mod cache;
 mod coordination;
+mod discovery;
 mod group;
 mod leader_atomic;
 mod locks;

@@ -4,6 +4,7 @@
 //! on their own servers (`faults.rs`): a cut connection, an expired session, a restarted
 //! server, a killed ensemble leader.
 
+mod discovery;
 mod faults;
 mod group;
 mod support;

@@ -92,6 +92,10 @@ pub enum Command {
     Watch(WatchArgs),
     /// Benchmark a recipe: one JSON line on stdout (see bench/README.md)
     Bench(crate::bench::BenchArgs),
+    /// Join a group (Curator's GroupMember) while CMD runs, or list its members
+    Group(crate::registry_args::GroupArgs),
+    /// Register a service instance (curator-x-discovery) while CMD runs, or list instances
+    Discover(crate::registry_args::DiscoverArgs),
 }
 
 /// What to do with CMD when the lock, lease or leadership is lost while it runs.

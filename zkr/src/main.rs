@@ -15,6 +15,7 @@ mod exit;
 mod hold;
 mod json;
 mod output;
+mod registry_args;
 mod security;
 mod signals;
 

@@ -189,6 +189,26 @@ impl GroupMember {
         self.inner.node.status()
     }
 
+    /// Our member node's status, then every change (see [`PersistentNode::events`]).
+    ///
+    /// # Cancel safety
+    /// `next()` on the stream is cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(member: zk_recipes::GroupMember) {
+    /// use futures_util::StreamExt;
+    ///
+    /// let mut events = Box::pin(member.events());
+    /// while let Some(status) = events.next().await {
+    ///     println!("{status:?}");
+    /// }
+    /// # }
+    /// ```
+    pub fn events(&self) -> impl Stream<Item = NodeStatus> + Send + 'static {
+        self.inner.node.events()
+    }
+
     /// Leaves the group: our node is deleted (guaranteed delete), the cache stops, the
     /// [`changes`](Self::changes) streams end. Idempotent; dropping does the same in the
     /// background.

@@ -21,6 +21,7 @@
 // stderr, and slf4j-nop on the class path silences Curator's and ZooKeeper's logging.
 
 import java.io.BufferedReader;
+import java.io.Closeable;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.InputStreamReader;
@@ -66,7 +67,16 @@ import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.framework.recipes.shared.VersionedValue;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.curator.x.discovery.ServiceCache;
+import org.apache.curator.x.discovery.ServiceDiscovery;
+import org.apache.curator.x.discovery.ServiceDiscoveryBuilder;
+import org.apache.curator.x.discovery.ServiceInstance;
+import org.apache.curator.x.discovery.ServiceInstanceBuilder;
+import org.apache.curator.x.discovery.UriSpec;
+import org.apache.curator.x.discovery.details.JsonInstanceSerializer;
 import org.apache.zookeeper.data.Stat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 public final class CuratorPeer {
     /** The real stdout; only answers go there. */
@@ -395,6 +405,38 @@ public final class CuratorPeer {
                 return "closed";
             }
 
+            case "discovery.start":
+                need(a, 3, "discovery.start <cid> <hid> <basePath>");
+                return discoveryStart(a[0], a[1], a[2]);
+            case "discovery.register":
+                need(a, 8, "discovery.register <cid> <hid> <name> <id> <address> <port> <sslPort|-> <hexPayloadJson|->");
+                holder(a[0], a[1], ServiceDiscovery.class).registerService(instance(a[2], a[3], a[4], a[5], a[6], a[7]));
+                return "registered";
+            case "discovery.unregister":
+                need(a, 4, "discovery.unregister <cid> <hid> <name> <id>");
+                holder(a[0], a[1], ServiceDiscovery.class)
+                        .unregisterService(ServiceInstance.builder().name(a[2]).id(a[3]).build());
+                return "unregistered";
+            case "discovery.instances":
+                need(a, 3, "discovery.instances <cid> <hid> <name>");
+                return instancesJson(holder(a[0], a[1], ServiceDiscovery.class).queryForInstances(a[2]));
+            case "discovery.names":
+                need(a, 2, "discovery.names <cid> <hid>");
+                return namesOf(holder(a[0], a[1], ServiceDiscovery.class));
+            case "discovery.cache.start":
+                need(a, 4, "discovery.cache.start <cid> <hid> <cacheHid> <name>");
+                return discoveryCacheStart(a[0], a[1], a[2], a[3]);
+            case "discovery.cache.instances":
+                need(a, 2, "discovery.cache.instances <cid> <cacheHid>");
+                return instancesJson(holder(a[0], a[1], ServiceCache.class).getInstances());
+            case "discovery.close": {
+                need(a, 2, "discovery.close <cid> <hid>");
+                Closeable h = holder(a[0], a[1], Closeable.class);
+                HOLDERS.remove(key(a[0], a[1]), h);
+                h.close();
+                return "closed";
+            }
+
             default:
                 throw new IllegalArgumentException("unknown command " + cmd);
         }
@@ -712,6 +754,69 @@ public final class CuratorPeer {
         }
         g.start();
         return "started";
+    }
+
+    /** Curator's own serializer, as a ServiceDiscovery built without one uses it. */
+    private static final JsonInstanceSerializer<Object> SERIALIZER = new JsonInstanceSerializer<>(Object.class);
+
+    private static String discoveryStart(String cid, String hid, String base) throws Exception {
+        ServiceDiscovery<Object> d = ServiceDiscoveryBuilder.builder(Object.class)
+                .client(client(cid)).basePath(base).serializer(SERIALIZER).build();
+        if (HOLDERS.putIfAbsent(key(cid, hid), d) != null) {
+            throw new IllegalStateException("holder " + hid + " is in use");
+        }
+        d.start();
+        return "started";
+    }
+
+    @SuppressWarnings("unchecked")
+    private static String discoveryCacheStart(String cid, String hid, String cacheHid, String name) throws Exception {
+        ServiceCache<Object> c = holder(cid, hid, ServiceDiscovery.class).serviceCacheBuilder().name(name).build();
+        if (HOLDERS.putIfAbsent(key(cid, cacheHid), c) != null) {
+            throw new IllegalStateException("holder " + cacheHid + " is in use");
+        }
+        c.start();
+        return "started";
+    }
+
+    /** An instance with a URI spec; the payload is the JSON given, as Jackson reads it (a map). */
+    private static ServiceInstance<Object> instance(String name, String id, String address, String port,
+            String sslPort, String hexPayload) throws Exception {
+        ServiceInstanceBuilder<Object> b = ServiceInstance.builder().name(name).id(id).address(address)
+                .port(Integer.parseInt(port)).uriSpec(new UriSpec("{scheme}://{address}:{port}"));
+        if (!sslPort.equals("-")) {
+            b.sslPort(Integer.parseInt(sslPort));
+        }
+        if (!hexPayload.equals("-")) {
+            Object payload = new ObjectMapper().readValue(unhex(hexPayload), Object.class);
+            if (payload instanceof Map) {
+                ((Map<?, ?>) payload).remove("@class"); // Curator writes the map's own type
+            }
+            b.payload(payload);
+        }
+        return b.build();
+    }
+
+    /** "<n>" then, per service name sorted, the name. */
+    private static String namesOf(ServiceDiscovery<?> d) throws Exception {
+        List<String> names = new ArrayList<>(d.queryForNames());
+        names.sort(null);
+        return names.size() + (names.isEmpty() ? "" : " " + String.join(" ", names));
+    }
+
+    /** "<n>" then, per instance sorted by id, its JSON as Curator's serializer writes it, in hex. */
+    @SuppressWarnings("unchecked")
+    private static String instancesJson(Collection<?> instances) throws Exception {
+        List<ServiceInstance<Object>> sorted = new ArrayList<>();
+        for (Object i : instances) {
+            sorted.add((ServiceInstance<Object>) i);
+        }
+        sorted.sort((x, y) -> x.getId().compareTo(y.getId()));
+        StringBuilder b = new StringBuilder().append(sorted.size());
+        for (ServiceInstance<Object> i : sorted) {
+            b.append(' ').append(hex(SERIALIZER.serialize(i)));
+        }
+        return b.toString();
     }
 
     /** "<n>" then, per member sorted by id, "<id> <hexData|->". */

@@ -13,6 +13,10 @@ pub(super) const REQUIRED_JARS: &[&str] = &[
     "curator-recipes.jar",
     "curator-framework.jar",
     "curator-client.jar",
+    "curator-x-discovery.jar",
+    "jackson-databind.jar",
+    "jackson-core.jar",
+    "jackson-annotations.jar",
     "zookeeper.jar",
     "zookeeper-jute.jar",
     "guava.jar",
@@ -22,7 +26,8 @@ pub(super) const REQUIRED_JARS: &[&str] = &[
 
 pub(super) const DEFAULT_JAR_DIR: &str = "/usr/share/java";
 pub(super) const JAR_DIR_ENV: &str = "ZK_RECIPES_CURATOR_JARS";
-pub(super) const JRE_HINT: &str = "apt-get install -y default-jre-headless libcurator-recipes-java";
+pub(super) const JRE_HINT: &str =
+    "apt-get install -y default-jre-headless libcurator-recipes-java libcurator-discovery-java";
 pub(super) const JDK_HINT: &str = "apt-get install -y default-jdk-headless";
 
 /// Finds `name` in `$JAVA_HOME/bin`, then in `$PATH`.
@@ -133,7 +138,10 @@ mod tests {
         match result {
             Err(Error::CuratorNotInstalled { searched, install_hint }) => {
                 assert!(searched.contains("curator-recipes.jar"), "{searched}");
-                assert_eq!(install_hint, "apt-get install -y default-jre-headless libcurator-recipes-java");
+                assert_eq!(
+                    install_hint,
+                    "apt-get install -y default-jre-headless libcurator-recipes-java libcurator-discovery-java"
+                );
             }
             other => panic!("expected CuratorNotInstalled, got {other:?}"),
         }

@@ -67,6 +67,7 @@
 
 mod classes;
 mod commands;
+mod discovery;
 mod group;
 mod parse;
 mod process;

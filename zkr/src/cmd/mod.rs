@@ -6,7 +6,9 @@
 
 mod barrier;
 mod counter;
+mod discover;
 mod elect;
+mod group;
 mod inspect;
 mod lock;
 mod watch;
@@ -45,6 +47,8 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
         Command::SharedCount(args) => counter::shared_count(&fw, args, ctx).await,
         Command::Inspect(args) => inspect::inspect(&fw, args, ctx).await,
         Command::Watch(args) => watch::watch(&fw, args, ctx).await,
+        Command::Group(args) => group::group(&fw, args, ctx).await,
+        Command::Discover(args) => discover::discover(&fw, args, ctx).await,
         Command::Bench(_) => unreachable!("handled before connecting"),
     };
     ctx.close(fw).await;
@@ -108,6 +112,8 @@ fn check(command: &Command) -> CliResult<()> {
                 (_, Some(_)) => return Err(CliError::usage("--max-depth goes with --mode tree")),
             }
         }
+        Command::Group(a) => group::check(a)?,
+        Command::Discover(a) => discover::check(a)?,
         Command::Bench(_) => {}
     }
     Ok(())

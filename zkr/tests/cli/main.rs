@@ -7,6 +7,7 @@
 //! fails.
 
 mod lease;
+mod registry;
 mod transport;
 mod watch;
 

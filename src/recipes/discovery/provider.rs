@@ -1,0 +1,265 @@
+//! `ServiceProvider`: picks one instance of a service — by a strategy, through filters,
+//! skipping instances that keep failing (Curator's `ServiceProvider`, `ProviderStrategy`,
+//! `InstanceFilter`, `DownInstancePolicy`).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::de::DeserializeOwned;
+
+use super::cache::ServiceCache;
+use super::instance::{validate_name, ServiceInstance};
+use crate::error::Result;
+use crate::framework::{paths, validate_path, Framework};
+use crate::sync::lock;
+
+/// How a [`ServiceProvider`] picks among the usable instances.
+///
+/// # Examples
+/// ```
+/// let strategy = zk_recipes::ProviderStrategy::RoundRobin;
+/// assert_eq!(strategy, zk_recipes::ProviderStrategy::default());
+/// ```
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProviderStrategy {
+    /// Each in turn (Curator's `RoundRobinStrategy`).
+    #[default]
+    RoundRobin,
+    /// One at random (Curator's `RandomStrategy`).
+    Random,
+    /// The same instance for as long as it is usable, then the next in turn (Curator's
+    /// `StickyStrategy` over round robin).
+    Sticky,
+}
+
+/// When an instance counts as down (Curator's `DownInstancePolicy`): after `error_threshold`
+/// errors noted ([`ServiceProvider::note_error`]) within `timeout` of its first one, it is
+/// skipped until `timeout` has passed since that first error.
+///
+/// # Examples
+/// ```
+/// let policy = zk_recipes::DownInstancePolicy::default();
+/// assert_eq!((policy.timeout.as_secs(), policy.error_threshold), (30, 2));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DownInstancePolicy {
+    /// The window, and how long a down instance is skipped (Curator's default: 30 s).
+    pub timeout: Duration,
+    /// How many errors make an instance down (Curator's default: 2).
+    pub error_threshold: u32,
+}
+
+impl Default for DownInstancePolicy {
+    fn default() -> Self {
+        Self { timeout: Duration::from_secs(30), error_threshold: 2 }
+    }
+}
+
+/// A predicate on instances: `true` keeps it.
+type Filter<T> = Arc<dyn Fn(&ServiceInstance<T>) -> bool + Send + Sync>;
+
+/// Configures a [`ServiceProvider`]; made by
+/// [`ServiceDiscovery::provider`](crate::ServiceDiscovery::provider).
+#[must_use = "a builder does nothing until built"]
+pub struct ServiceProviderBuilder<T> {
+    fw: Framework,
+    base: String,
+    name: String,
+    strategy: ProviderStrategy,
+    filters: Vec<Filter<T>>,
+    policy: DownInstancePolicy,
+}
+
+impl<T> fmt::Debug for ServiceProviderBuilder<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServiceProviderBuilder")
+            .field("name", &self.name)
+            .field("strategy", &self.strategy)
+            .field("filters", &self.filters.len())
+            .field("policy", &self.policy)
+            .finish()
+    }
+}
+
+impl<T> ServiceProviderBuilder<T> {
+    pub(crate) fn new(fw: Framework, base: String, name: String) -> Self {
+        Self { fw, base, name, strategy: ProviderStrategy::default(), filters: Vec::new(), policy: Default::default() }
+    }
+}
+
+impl<T: DeserializeOwned + Clone + Send + Sync + 'static> ServiceProviderBuilder<T> {
+    /// The strategy (default round robin).
+    pub fn strategy(mut self, strategy: ProviderStrategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    /// Adds a filter: only instances it accepts are picked (Curator's `InstanceFilter`).
+    pub fn filter(mut self, accept: impl Fn(&ServiceInstance<T>) -> bool + Send + Sync + 'static) -> Self {
+        self.filters.push(Arc::new(accept));
+        self
+    }
+
+    /// The down-instance policy (default: 2 errors within 30 s).
+    pub fn down_instance_policy(mut self, policy: DownInstancePolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The provider (its cache not started yet).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a bad service name.
+    pub fn build(self) -> Result<ServiceProvider<T>> {
+        validate_name("service name", &self.name)?;
+        let path = paths::join(&self.base, &self.name);
+        validate_path(&path)?;
+        Ok(ServiceProvider {
+            cache: ServiceCache::new(&self.fw, &path)?,
+            strategy: self.strategy,
+            filters: self.filters,
+            down: DownInstances::new(self.policy),
+            next: AtomicUsize::new(0),
+            sticky: Mutex::new(None),
+        })
+    }
+}
+
+/// Picks an instance of one service (Curator's `ServiceProvider`): the instances of a
+/// [`ServiceCache`], minus those a filter refuses and those down by the
+/// [`DownInstancePolicy`], chosen by a [`ProviderStrategy`].
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(d: zk_recipes::ServiceDiscovery<serde_json::Value>) -> zk_recipes::Result<()> {
+/// use zk_recipes::ProviderStrategy;
+///
+/// let provider = d.provider("orders").strategy(ProviderStrategy::Random).filter(|i| i.enabled).build()?;
+/// provider.start()?;
+/// if let Some(instance) = provider.get_instance() {
+///     // call it; on failure:
+///     provider.note_error(&instance);
+/// }
+/// provider.close();
+/// # Ok(()) }
+/// ```
+pub struct ServiceProvider<T> {
+    cache: ServiceCache<T>,
+    strategy: ProviderStrategy,
+    filters: Vec<Filter<T>>,
+    down: DownInstances,
+    next: AtomicUsize,
+    sticky: Mutex<Option<String>>,
+}
+
+impl<T> fmt::Debug for ServiceProvider<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServiceProvider").field("strategy", &self.strategy).finish_non_exhaustive()
+    }
+}
+
+impl<T: DeserializeOwned + Clone + Send + Sync + 'static> ServiceProvider<T> {
+    /// Starts the provider's cache.
+    ///
+    /// # Errors
+    /// As [`ServiceCache::start`].
+    pub fn start(&self) -> Result<()> {
+        self.cache.start()
+    }
+
+    /// The provider's cache (e.g. to wait for its initial load).
+    pub fn cache(&self) -> &ServiceCache<T> {
+        &self.cache
+    }
+
+    /// Every usable instance: accepted by the filters and not down, sorted by id.
+    pub fn get_all_instances(&self) -> Vec<ServiceInstance<T>> {
+        let mut instances = self.cache.instances();
+        instances.retain(|i| !self.down.is_down(&i.id) && self.filters.iter().all(|accept| accept(i)));
+        instances
+    }
+
+    /// One usable instance by the strategy; `None` when there is none.
+    pub fn get_instance(&self) -> Option<ServiceInstance<T>> {
+        let instances = self.get_all_instances();
+        if instances.is_empty() {
+            return None;
+        }
+        let round_robin = || instances[self.next.fetch_add(1, Ordering::Relaxed) % instances.len()].clone();
+        match self.strategy {
+            ProviderStrategy::RoundRobin => Some(round_robin()),
+            ProviderStrategy::Random => Some(instances[fastrand::usize(..instances.len())].clone()),
+            ProviderStrategy::Sticky => {
+                let mut sticky = lock(&self.sticky);
+                if let Some(held) = sticky.as_ref().and_then(|id| instances.iter().find(|i| i.id == *id)) {
+                    return Some(held.clone());
+                }
+                let chosen = round_robin();
+                *sticky = Some(chosen.id.clone());
+                Some(chosen)
+            }
+        }
+    }
+
+    /// Notes that a call to `instance` failed: with enough errors it is down for a while (see
+    /// [`DownInstancePolicy`]).
+    pub fn note_error(&self, instance: &ServiceInstance<T>) {
+        self.down.note_error(&instance.id);
+    }
+
+    /// Stops the provider's cache. Idempotent; dropping does the same.
+    pub fn close(&self) {
+        self.cache.close();
+    }
+}
+
+/// Errors noted per instance id: when the first came and how many.
+#[derive(Debug)]
+struct DownInstances {
+    policy: DownInstancePolicy,
+    errors: Mutex<HashMap<String, (Instant, u32)>>,
+}
+
+impl DownInstances {
+    fn new(policy: DownInstancePolicy) -> Self {
+        Self { policy, errors: Mutex::new(HashMap::new()) }
+    }
+
+    fn note_error(&self, id: &str) {
+        let mut errors = self.purged();
+        errors.entry(id.to_string()).or_insert((Instant::now(), 0)).1 += 1;
+    }
+
+    fn is_down(&self, id: &str) -> bool {
+        self.purged().get(id).is_some_and(|(_, count)| *count >= self.policy.error_threshold)
+    }
+
+    /// The errors with those older than the policy's timeout forgotten.
+    fn purged(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, u32)>> {
+        let mut errors = lock(&self.errors);
+        errors.retain(|_, (first, _)| first.elapsed() < self.policy.timeout);
+        errors
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn down_after_the_threshold_until_the_window_passes() {
+        let down = DownInstances::new(DownInstancePolicy { timeout: Duration::from_millis(200), error_threshold: 2 });
+        down.note_error("a");
+        assert!(!down.is_down("a"), "one error is not enough");
+        down.note_error("a");
+        assert!(down.is_down("a") && !down.is_down("b"));
+        std::thread::sleep(Duration::from_millis(250));
+        assert!(!down.is_down("a"), "up again after the timeout");
+        down.note_error("a");
+        assert!(!down.is_down("a"), "the count starts over");
+    }
+}
