@@ -176,3 +176,49 @@ async fn discover_register_comes_back_after_a_delete() {
     assert_eq!(reg.exit_code().await, 0);
     assert_eq!(fw.exists(&node).await.unwrap(), None);
 }
+
+/// zkr's own session expires while the link is blackholed (the server drops the instance's
+/// ephemeral node); once the link is back zkr gets a new session and registers again, still
+/// running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discover_register_comes_back_after_its_session_expired() {
+    use zk_recipes_testing::{ProxyMode, TcpProxy};
+    let cs = fixtures::shared_server().await;
+    let proxy = TcpProxy::start(&cs).await.unwrap();
+    let fw = fixtures::framework(&cs).await;
+    let base = path("services-session");
+    let args = [
+        "--session-timeout",
+        "4s",
+        "discover",
+        "register",
+        "api",
+        "--base",
+        &base,
+        "--address",
+        "h",
+        "--port",
+        "80",
+        "--id",
+        "x",
+    ];
+    let mut reg = Zkr::start(proxy.connect_string(), &args, &[]);
+    assert_eq!(reg.line().await, "registered api x");
+    let node = format!("{base}/api/x");
+    let before = fw.exists(&node).await.unwrap().expect("registered");
+    proxy.set_mode(ProxyMode::Blackhole);
+    fixtures::eventually(super::WAIT, "the server expired zkr's session", || async {
+        fw.exists(&node).await.unwrap().is_none()
+    })
+    .await;
+    proxy.set_mode(ProxyMode::Pass);
+    proxy.cut();
+    fixtures::eventually(super::WAIT, "registered again by a new session", || async {
+        fw.exists(&node).await.unwrap().is_some_and(|s| s.ephemeral_owner != before.ephemeral_owner)
+    })
+    .await;
+    assert!(reg.child.try_wait().unwrap().is_none(), "zkr still runs: {}", reg.stderr());
+    reg.signal(libc::SIGTERM);
+    assert_eq!(reg.exit_code().await, 0, "{}", reg.stderr());
+    assert_eq!(fw.exists(&node).await.unwrap(), None, "unregistered on exit");
+}
