@@ -120,6 +120,20 @@ async fn we_register_curator_parses_every_field() {
     let r4 = ServiceInstance { id: "r4".into(), ..bare.clone() };
     ours.register(&r4).await.unwrap();
     eventually(WAIT, "Curator's cache sees r4 come", || async { cache_ids().await == ["r1", "r3", "r4"] }).await;
+    // a DYNAMIC_SEQUENTIAL instance (node `_c_<uuid>-r5<seq>`) is read by Curator too
+    let r5 = ServiceInstance { id: "r5".into(), service_type: ServiceType::DynamicSequential, ..bare.clone() };
+    ours.register(&r5).await.unwrap();
+    let sorted_ids = || async {
+        let mut ids = cache_ids().await;
+        ids.sort();
+        ids
+    };
+    eventually(WAIT, "Curator's cache sees the sequential r5", || async {
+        sorted_ids().await == ["r1", "r3", "r4", "r5"]
+    })
+    .await;
+    ours.unregister("r5").await.unwrap();
+    eventually(WAIT, "Curator's cache sees r5 leave", || async { sorted_ids().await == ["r1", "r3", "r4"] }).await;
     let moved = ServiceInstance { port: Some(9999), ..typed.clone() };
     ours.update(&moved).unwrap();
     eventually(WAIT, "Curator's cache sees r1's update", || async {

@@ -300,8 +300,6 @@ async fn bad_input_is_typed_and_leaves_nothing() {
     let typed = ServiceDiscovery::<std::collections::HashMap<(u8, u8), u8>>::new(&fw, &base).unwrap();
     let not_json = ServiceInstance::builder("svc").payload([((1, 2), 3)].into()).build().unwrap();
     assert!(matches!(typed.register(&not_json).await, Err(Error::InvalidArgument(_))));
-    let seq = ServiceInstance { service_type: ServiceType::DynamicSequential, ..ok.clone() };
-    assert!(matches!(d.register(&seq).await, Err(Error::Unsupported(_))));
     // another session's node with our id: not taken, and nothing of ours left
     other.create(&base, b"", CreateMode::Persistent).await.unwrap();
     other.create(&format!("{base}/svc"), b"", CreateMode::Persistent).await.unwrap();
@@ -312,4 +310,42 @@ async fn bad_input_is_typed_and_leaves_nothing() {
     other.delete(&format!("{base}/svc/1")).await.unwrap();
     fixtures::settle(&[&fw]).await;
     assert_eq!(other.children(&format!("{base}/svc")).await.unwrap(), Vec::<String>::new());
+}
+
+/// DYNAMIC_SEQUENTIAL: an ephemeral-sequential node under the service (protected:
+/// `_c_<uuid>-ID<seq>`), listed and found by its id, updated, and deleted on unregister; a
+/// second one with another id gets its own node.
+#[tokio::test]
+async fn dynamic_sequential_instances() {
+    let fw = fixtures::framework(&fixtures::shared_server().await).await;
+    let base = format!("/{}", fixtures::unique("disc-seq"));
+    let d = ServiceDiscovery::<Value>::new(&fw, &base).unwrap();
+    let mut a = ServiceInstance::<Value>::builder("svc").id("a").port(1).build().unwrap();
+    a.service_type = ServiceType::DynamicSequential;
+    let b = ServiceInstance { id: "b".into(), ..a.clone() };
+    let path_a = d.register(&a).await.unwrap();
+    let path_b = d.register(&b).await.unwrap();
+    for (path, id) in [(&path_a, "a"), (&path_b, "b")] {
+        let name = path.rsplit('/').next().unwrap();
+        assert!(name.starts_with("_c_"), "{path}");
+        let seq = name.rsplit_once(&format!("-{id}")).expect("named after the id").1;
+        assert!(seq.len() == 10 && seq.bytes().all(|c| c.is_ascii_digit()), "{path}");
+        let stat = fw.exists(path).await.unwrap().expect("the node");
+        assert_eq!(stat.ephemeral_owner, fw.status().session_id, "ephemeral, ours");
+    }
+    let mut ids: Vec<String> = d.query_for_instances("svc").await.unwrap().into_iter().map(|i| i.id).collect();
+    ids.sort();
+    assert_eq!(ids, ["a", "b"]);
+    assert_eq!(d.query_for_instance("svc", "a").await.unwrap().map(|i| i.id), Some("a".to_string()));
+    let moved = ServiceInstance { port: Some(2), ..a.clone() };
+    d.update(&moved).unwrap();
+    fixtures::eventually(fixtures::SETTLE_TIMEOUT, "updated", || async {
+        d.query_for_instance("svc", "a").await.unwrap().is_some_and(|i| i.port == Some(2))
+    })
+    .await;
+    d.unregister("a").await.unwrap();
+    assert_eq!(fw.exists(&path_a).await.unwrap(), None);
+    assert_eq!(d.query_for_instance("svc", "a").await.unwrap(), None);
+    d.close().await.unwrap();
+    assert_eq!(fw.exists(&path_b).await.unwrap(), None);
 }

@@ -15,7 +15,7 @@ use super::cache::ServiceCache;
 use super::instance::{validate_name, ServiceInstance, ServiceType};
 use super::provider::ServiceProviderBuilder;
 use crate::error::{Error, Result};
-use crate::framework::{paths, validate_path, Framework};
+use crate::framework::{paths, validate_path, Framework, ProtectedName};
 use crate::recipes::nodes::{NodeMode, NodeStatus, PersistentNode};
 use crate::sync::lock;
 
@@ -37,7 +37,10 @@ use crate::sync::lock;
 ///   reconnect.
 /// * **Another session's node with our id** is not taken over: `register` fails with
 ///   [`Error::NodeHeldByOther`] and leaves nothing behind.
-/// * `DYNAMIC_SEQUENTIAL` instances are read, not registered ([`Error::Unsupported`]).
+/// * `DYNAMIC_SEQUENTIAL` instances are ephemeral-sequential nodes, as Curator makes them, but
+///   protected: `BASE/NAME/_c_<uuid>-ID<seq>` (Curator: `ID<seq>`), so that a create whose
+///   reply was lost is found again instead of duplicated. Listings read them either way;
+///   [`query_for_instance`](Self::query_for_instance) finds both spellings by the id.
 ///
 /// # Examples
 /// ```no_run
@@ -105,7 +108,6 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
     /// # Errors
     /// [`Error::InvalidArgument`] for a bad name or id (empty, `/`, `.`, `..`), a port of 0,
     /// a payload that cannot be written as JSON, an id registered under another name;
-    /// [`Error::Unsupported`] for [`ServiceType::DynamicSequential`];
     /// [`Error::NodeHeldByOther`] when another live session holds the node; the server's
     /// refusal (`NoAuth`, ...). Nothing is left registered after an error.
     ///
@@ -125,9 +127,9 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
         let mode = match instance.service_type {
             ServiceType::Dynamic => NodeMode::Ephemeral,
             ServiceType::Static | ServiceType::Permanent => NodeMode::Persistent,
-            ServiceType::DynamicSequential => {
-                return Err(Error::Unsupported("DYNAMIC_SEQUENTIAL instances cannot be registered"))
-            }
+            // Curator makes `BASE/NAME/ID<seq>`; ours is protected, `BASE/NAME/_c_<uuid>-ID<seq>`,
+            // so a lost create reply is found again. Readers list the children either way.
+            ServiceType::DynamicSequential => NodeMode::ProtectedEphemeralSequential,
         };
         let node = {
             let mut registered = lock(&self.registered);
@@ -273,7 +275,22 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
     /// # Cancel safety
     /// Cancel safe (a read).
     pub async fn query_for_instance(&self, name: &str, id: &str) -> Result<Option<ServiceInstance<T>>> {
-        self.read(&self.instance_path(name, id)?).await
+        if let Some(instance) = self.read(&self.instance_path(name, id)?).await? {
+            return Ok(Some(instance));
+        }
+        // a DYNAMIC_SEQUENTIAL instance's node is `ID<seq>` (Curator) or `_c_<uuid>-ID<seq>`
+        let service = self.service_path(name)?;
+        let sequential = |child: &str| {
+            let bare = ProtectedName::prefix_of(child).map_or(child, |prefix| &child[prefix.len()..]);
+            bare.strip_prefix(id).is_some_and(|seq| seq.len() == 10 && seq.bytes().all(|b| b.is_ascii_digit()))
+        };
+        for child in self.children(&service).await?.into_iter().filter(|c| sequential(c)) {
+            match self.read(&paths::join(&service, &child)).await? {
+                Some(instance) if instance.id == id => return Ok(Some(instance)),
+                _ => {}
+            }
+        }
+        Ok(None)
     }
 
     /// A cache of service `name`'s instances (not started).
