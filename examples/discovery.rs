@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use serde_json::json;
 use zk_recipes::{DownInstancePolicy, Framework, ServiceDiscovery, ServiceInstance};
 
@@ -43,9 +44,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .provider("orders")
         .down_instance_policy(DownInstancePolicy { timeout: Duration::from_secs(10), error_threshold: 1 })
         .build()?;
+    // the provider's cache reports each new list of instances: wait (by watch) for both
+    let mut changes = Box::pin(provider.cache().changes());
     provider.start()?;
-    while provider.get_all_instances().len() < 2 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    while let Some(instances) = changes.next().await {
+        if instances.len() == 2 {
+            break;
+        }
     }
     let picks: Vec<String> = (0..4).filter_map(|_| provider.get_instance()).map(|i| i.id).collect();
     println!("round robin: {picks:?}");
@@ -55,8 +60,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("with orders-1 down: {picks:?}");
 
     registry.unregister("orders-2").await?;
-    while provider.cache().instances().len() != 1 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    while let Some(instances) = changes.next().await {
+        if instances.len() == 1 {
+            break;
+        }
     }
     println!("after orders-2 left: {:?}", discovery.query_for_instances("orders").await?.len());
     provider.close();
