@@ -322,6 +322,30 @@ async fn mutex_ours_holds_curator_waits_and_is_granted_on_release() {
     .await
 }
 
+/// A lease-bounded hold of ours that is not renewed ends at its deadline; Curator's waiter,
+/// queued behind it, is granted then (CURATOR-28: a wedged holder cannot keep the lock).
+#[tokio::test]
+async fn mutex_ours_leased_curator_is_granted_when_the_lease_runs_out() {
+    fixtures::within(TEST_LIMIT, async {
+        let Scene { cs, peer, fw, path } = scene("mutex-ours-leased").await;
+        let (j, _) = java_with_session(&peer, &cs).await;
+        let lease = Duration::from_secs(1);
+        let mutex = InterProcessMutex::new(&fw, &path).unwrap();
+        let acquired = Instant::now();
+        let held = zk_recipes::LeasedHold::acquire_with_lease(&mutex, lease).await.unwrap();
+        let waiter = tokio::spawn(stamped(Java::Mutex.waiter(&peer, &j, "h", &path)));
+        queued(&fw, &path, 2, "Curator's waiter queued").await;
+        let (ok, granted) = waiter.await.unwrap();
+        assert!(ok, "Curator granted once our lease ran out");
+        let after = granted.saturating_duration_since(acquired);
+        assert!(after >= lease && after < lease + HANDOVER, "granted {after:?} after our acquire (lease {lease:?})");
+        assert_eq!(held.loss(), Some(zk_recipes::LossReason::LeaseExpired));
+        assert_eq!(peer.mutex_release(&j, "h").await.unwrap(), 0);
+        finish(&peer, &[&j], &[&fw], &[&path]).await;
+    })
+    .await
+}
+
 // ------------------------------------------------------------------------------------------
 // Mixed contention: Curator participants and ours log their holds in one shared log
 
