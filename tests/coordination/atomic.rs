@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use zk_recipes::zk::CreateMode;
 use zk_recipes::{
-    AtomicOptions, DistributedAtomicInteger, DistributedAtomicLong, DistributedAtomicValue, Error, Framework,
-    PromotedToLock, RetryNTimes,
+    AtomicOptions, DistributedAtomicInteger, DistributedAtomicLong, DistributedAtomicValue, Error, PromotedToLock,
 };
 use zk_recipes_testing::fixtures;
 use zk_recipes_testing::TestingServer;
@@ -226,14 +225,7 @@ async fn a_write_whose_reply_is_lost_counts_once() {
     use zk_recipes_testing::{ProxyMode, TcpProxy};
     let cs = fixtures::shared_server().await;
     let proxy = TcpProxy::start(&cs).await.unwrap();
-    let fw = Framework::builder()
-        .connect_string(proxy.connect_string())
-        .session_timeout(Duration::from_secs(4))
-        .connection_timeout(Duration::from_secs(5))
-        .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)))
-        .connect()
-        .await
-        .unwrap();
+    let fw = fixtures::framework(proxy.connect_string()).await;
     let direct = fixtures::framework(&cs).await;
     let path = format!("/{}", fixtures::unique("lost-reply"));
     let counter = DistributedAtomicLong::new(&fw, &path).unwrap();

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use zk_recipes::{DistributedAtomicLong, Framework, RetryNTimes};
+use zk_recipes::{DistributedAtomicLong, Framework};
 use zk_recipes_testing::{fixtures, ProxyMode, TcpProxy};
 
 /// What one caller asked and got: (delta, before, after).
@@ -171,14 +171,7 @@ async fn batches_keep_call_order_around_updates_that_are_not_additive() {
 async fn a_combined_write_whose_reply_is_lost_counts_once_for_every_member() {
     let cs = fixtures::shared_server().await;
     let proxy = TcpProxy::start(&cs).await.unwrap();
-    let fw = Framework::builder()
-        .connect_string(proxy.connect_string())
-        .session_timeout(Duration::from_secs(4))
-        .connection_timeout(Duration::from_secs(5))
-        .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)))
-        .connect()
-        .await
-        .unwrap();
+    let fw = fixtures::framework(proxy.connect_string()).await;
     let direct = fixtures::framework(&cs).await;
     let path = format!("/{}", fixtures::unique("combined-lost"));
     let counter = DistributedAtomicLong::new(&fw, &path).unwrap();

@@ -5,21 +5,14 @@
 use std::time::Duration;
 
 use zk_recipes::zk::{Acls, CreateMode, Error as ZkError};
-use zk_recipes::{Error, Framework, RetryNTimes, TxnResult};
+use zk_recipes::{Error, Framework, TxnResult};
 use zk_recipes_testing::{fixtures, ProxyMode, TcpProxy, TestingServer};
 
 async fn owner(cs: &str, namespace: &str) -> Framework {
-    Framework::builder()
-        .connect_string(cs)
-        .namespace(namespace)
-        .auth("digest", "txn:s3cret")
-        .default_acl(Acls::creator_all().to_vec())
-        .session_timeout(Duration::from_secs(4))
-        .connection_timeout(Duration::from_secs(5))
-        .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)))
-        .connect()
-        .await
-        .unwrap()
+    fixtures::framework_with(cs, |b| {
+        b.namespace(namespace).auth("digest", "txn:s3cret").default_acl(Acls::creator_all().to_vec())
+    })
+    .await
 }
 
 /// No transaction marker left under the namespace (they are deleted in the background).

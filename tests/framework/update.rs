@@ -80,14 +80,7 @@ async fn bad_input_is_a_typed_error() {
 async fn a_lost_reply_counts_once() {
     let cs = fixtures::shared_server().await;
     let proxy = std::sync::Arc::new(TcpProxy::start(&cs).await.unwrap());
-    let fw = Framework::builder()
-        .connect_string(proxy.connect_string())
-        .session_timeout(Duration::from_secs(4))
-        .connection_timeout(Duration::from_secs(5))
-        .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)))
-        .connect()
-        .await
-        .unwrap();
+    let fw = fixtures::framework(proxy.connect_string()).await;
     let direct = fixtures::framework(&cs).await;
     let path = format!("/{}", fixtures::unique("upd-lost"));
     fw.update_many(&[path.as_str()], |v| vec![text(number(&v[0]) + 1)]).await.unwrap();
