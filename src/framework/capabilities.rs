@@ -39,14 +39,7 @@ pub(crate) struct Probed(OnceCell<Capabilities>);
 
 /// A path whose parent does not exist, so that a create there changes nothing.
 fn nowhere() -> String {
-    format!("/zk-recipes-probe-{:x}-{:x}/probe", std::process::id(), rand_u64())
-}
-
-fn rand_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
-    hasher.finish()
+    format!("/zk-recipes-probe-{}/probe", uuid::Uuid::new_v4().simple())
 }
 
 /// Whether the server knows what was asked: `Ok(true)` for an answer that says so,

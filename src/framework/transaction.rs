@@ -336,18 +336,23 @@ async fn recovered(client: &Client, ops: &[Op], zxid: i64) -> std::result::Resul
             Op::SetData { path, .. } => TxnResult::SetData { stat: client.check_stat(path).await? },
             Op::Create { path, mode: CreateMode::PersistentSequential | CreateMode::EphemeralSequential, .. } => {
                 let (parent, name) = (paths::parent(path), paths::node_name(path));
-                let mut found = TxnResult::Create { path: path.clone(), stat: None };
-                for child in client.list_children(parent).await? {
-                    if !child.starts_with(name) {
-                        continue;
-                    }
-                    let child = paths::join(parent, &child);
-                    if let Some(stat) = client.check_stat(&child).await?.filter(|s| s.czxid == zxid) {
-                        found = TxnResult::Create { path: child, stat: Some(stat) };
-                        break;
-                    }
-                }
-                found
+                let candidates: Vec<String> = client
+                    .list_children(parent)
+                    .await?
+                    .into_iter()
+                    .filter(|child| child.starts_with(name))
+                    .map(|child| paths::join(parent, &child))
+                    .collect();
+                // the candidates' stats, read with pipelined requests
+                let stats = try_join_all(candidates.iter().map(|child| client.check_stat(child))).await?;
+                candidates
+                    .into_iter()
+                    .zip(stats)
+                    .find_map(|(child, stat)| stat.filter(|s| s.czxid == zxid).map(|s| (child, s)))
+                    .map_or(TxnResult::Create { path: path.clone(), stat: None }, |(child, stat)| TxnResult::Create {
+                        path: child,
+                        stat: Some(stat),
+                    })
             }
             Op::Create { path, .. } => TxnResult::Create { path: path.clone(), stat: client.check_stat(path).await? },
         })

@@ -201,8 +201,9 @@ pub(crate) fn events(fw: Framework, scope: Scope) -> impl Stream<Item = Result<W
             }
             yield Ok(WatchEvent::Reset(reason));
             loop {
-                let fired = tokio::select! {
-                    fired = watches.fired.next() => fired,
+                // with nothing watched, only a gap or the end can come
+                let (path, kind, event) = tokio::select! {
+                    Some(fired) = watches.fired.next(), if !watches.fired.is_empty() => fired,
                     changed = next_gap(&mut status, &since) => {
                         let Ok(now) = changed else { return };
                         if now.closed {
@@ -210,16 +211,6 @@ pub(crate) fn events(fw: Framework, scope: Scope) -> impl Stream<Item = Result<W
                         }
                         reason = gap(&since, &now).unwrap_or(ResetReason::Reconnected);
                         continue 'session;
-                    }
-                };
-                // nothing watched: wait for a gap or the end
-                let Some((path, kind, event)) = fired else {
-                    match next_gap(&mut status, &since).await {
-                        Ok(now) if !now.closed => {
-                            reason = gap(&since, &now).unwrap_or(ResetReason::Reconnected);
-                            continue 'session;
-                        }
-                        _ => return,
                     }
                 };
                 if event.event_type == EventType::Session {

@@ -109,14 +109,7 @@ impl LeasedHold {
         match Arc::try_unwrap(held) {
             Ok(held) => held.release().await,
             // the timer still has it for a moment: release through the node itself
-            Err(held) => {
-                let loss = held.loss();
-                held.framework().delete_guaranteed(held.path()).await?;
-                match loss {
-                    Some(reason) => Err(Error::LockLost { path: held.path().to_string(), reason }),
-                    None => Ok(()),
-                }
-            }
+            Err(held) => HeldNode::release(&held).await,
         }
     }
 }
