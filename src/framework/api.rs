@@ -13,6 +13,31 @@ use super::session::Framework;
 use super::CreatedNode;
 use crate::error::{Error, Result};
 
+/// The largest time to live ZooKeeper accepts (40 bits of milliseconds, about 34 years).
+const MAX_TTL_MILLIS: u128 = 0xFF_FFFF_FFFF;
+
+/// What a server with TTL nodes turned off makes of a TTL create.
+pub(crate) const TTL_UNSUPPORTED: Error =
+    Error::Unsupported("TTL nodes: the server runs without zookeeper.extendedTypesEnabled=true");
+
+/// Checks a time to live: at least 1 ms, at most what ZooKeeper encodes (2^40 - 1 ms).
+pub(crate) fn validate_ttl(ttl: Duration) -> Result<()> {
+    let ms = ttl.as_millis();
+    if ms == 0 || ms > MAX_TTL_MILLIS {
+        return Err(Error::InvalidArgument(format!("a TTL must be between 1 ms and {MAX_TTL_MILLIS} ms, not {ttl:?}")));
+    }
+    Ok(())
+}
+
+/// Checks a create with a time to live: a valid TTL on a persistent mode.
+pub(crate) fn validate_ttl_create(path: &str, mode: CreateMode, ttl: Duration) -> Result<()> {
+    validate_ttl(ttl)?;
+    if !matches!(mode, CreateMode::Persistent | CreateMode::PersistentSequential) {
+        return Err(Error::InvalidArgument(format!("{path}: a TTL goes with a persistent mode, not {mode:?}")));
+    }
+    Ok(())
+}
+
 /// One read of a [`Framework::multi_read`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReadOp<'a> {
@@ -158,14 +183,9 @@ impl Framework {
         ttl: Duration,
     ) -> Result<CreatedNode> {
         validate_path(path)?;
-        if ttl.is_zero() || ttl.as_millis() > 0x00FF_FFFF_FFFF {
-            return Err(Error::InvalidArgument(format!("{path}: a TTL above zero and below 2^40 ms")));
-        }
-        if !matches!(mode, CreateMode::Persistent | CreateMode::PersistentSequential) {
-            return Err(Error::InvalidArgument(format!("{path}: a TTL goes with a persistent mode, not {mode:?}")));
-        }
+        validate_ttl_create(path, mode, ttl)?;
         if !self.capabilities().await?.ttl_nodes {
-            return Err(Error::Unsupported("TTL nodes: the server runs without zookeeper.extendedTypesEnabled"));
+            return Err(TTL_UNSUPPORTED);
         }
         self.retry(|client| async move { self.create_with_parents_ttl(&client, path, data, mode, Some(ttl)).await })
             .await

@@ -22,6 +22,7 @@ mod update;
 pub(crate) mod wait;
 mod watches;
 
+pub(crate) use api::{validate_ttl, TTL_UNSUPPORTED};
 pub use api::{ReadOp, ReadResult};
 pub use builder::FrameworkBuilder;
 pub use capabilities::Capabilities;

@@ -15,6 +15,7 @@ use std::time::Duration;
 use futures_util::future::try_join_all;
 use zookeeper_client::{Client, CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult, Stat};
 
+use super::api::{validate_ttl_create, TTL_UNSUPPORTED};
 use super::paths::{self, validate_path};
 use super::retry::is_retryable;
 use super::session::Framework;
@@ -191,14 +192,8 @@ impl Transaction<'_> {
         }
         for op in &self.ops {
             validate_path(op.path())?;
-            if let Op::Create { ttl: Some(ttl), mode, .. } = op {
-                let persistent = matches!(mode, CreateMode::Persistent | CreateMode::PersistentSequential);
-                if ttl.is_zero() || ttl.as_millis() > 0x00FF_FFFF_FFFF || !persistent {
-                    return Err(Error::InvalidArgument(format!(
-                        "{}: a TTL must be above zero and below 2^40 ms, on a persistent mode",
-                        op.path()
-                    )));
-                }
+            if let Op::Create { path, ttl: Some(ttl), mode, .. } = op {
+                validate_ttl_create(path, *mode, *ttl)?;
             }
         }
         if let Some(guard) = self.guards.iter().find(|g| g.lost.is_some()) {
@@ -306,9 +301,7 @@ async fn attempt(
 
 fn refused(op: &Op, index: usize, source: ZkError) -> Error {
     match (op, source) {
-        (Op::Create { ttl: Some(_), .. }, ZkError::Unimplemented) => {
-            Error::Unsupported("TTL nodes: the server runs without zookeeper.extendedTypesEnabled")
-        }
+        (Op::Create { ttl: Some(_), .. }, ZkError::Unimplemented) => TTL_UNSUPPORTED,
         (op, source) => Error::Transaction { index, path: op.path().to_string(), source },
     }
 }

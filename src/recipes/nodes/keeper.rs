@@ -376,9 +376,7 @@ impl Keeper {
 /// The error a keeper reports for a create the server refuses.
 fn to_error(e: ZkError) -> Error {
     match e {
-        ZkError::Unimplemented => {
-            Error::Unsupported("the server refuses this node mode (TTL nodes need zookeeper.extendedTypesEnabled=true)")
-        }
+        ZkError::Unimplemented => crate::framework::TTL_UNSUPPORTED,
         other => Error::ZooKeeper(other),
     }
 }

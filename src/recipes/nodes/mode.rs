@@ -5,10 +5,9 @@ use std::time::Duration;
 
 use zookeeper_client::CreateMode;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::framework::validate_ttl;
 
-/// The largest time to live ZooKeeper accepts (40 bits of milliseconds, about 34 years).
-const MAX_TTL_MILLIS: u128 = 0xFF_FFFF_FFFF;
 /// The `ephemeralOwner` of a container node (ZooKeeper's `EphemeralType.CONTAINER`).
 const CONTAINER_OWNER: i64 = i64::MIN;
 /// The high byte that marks a TTL node's `ephemeralOwner` (ZooKeeper's extended types).
@@ -69,15 +68,6 @@ impl NodeMode {
             _ => Ok(()),
         }
     }
-}
-
-/// Checks a time to live: at least 1 ms, at most what ZooKeeper encodes (2^40 - 1 ms).
-pub(crate) fn validate_ttl(ttl: Duration) -> Result<()> {
-    let ms = ttl.as_millis();
-    if ms == 0 || ms > MAX_TTL_MILLIS {
-        return Err(Error::InvalidArgument(format!("a TTL must be between 1 ms and {MAX_TTL_MILLIS} ms, not {ttl:?}")));
-    }
-    Ok(())
 }
 
 /// The session that owns a node, from its `ephemeralOwner`: `None` for persistent, container

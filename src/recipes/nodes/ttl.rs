@@ -8,10 +8,11 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use zookeeper_client::{CreateMode, Error as ZkError};
 
-use super::mode::{validate_ttl, NodeMode};
+use super::mode::NodeMode;
 use super::persistent::PersistentNode;
 use super::status::NodeStatus;
 use crate::error::{Error, Result};
+use crate::framework::validate_ttl;
 use crate::framework::{paths, Framework};
 use crate::recipes::layout::TTL_TOUCH_CHILD;
 use crate::sync::lock;
