@@ -453,7 +453,12 @@ async fn leader_latch_elects_one() {
         let follower_id = if a { "bob" } else { "alice" };
         assert_eq!(peer.latch_leader(follower, "l").await.unwrap(), follower_id);
         peer.latch_close(follower, "l").await.unwrap();
-        assert!(nodes(&inspector, path).await.is_empty());
+        // Curator's LeaderLatch.close() deletes its node in the background (a guaranteed
+        // delete), so the node may still be there when close() returns.
+        fixtures::eventually(LONG, "the closed latches' nodes are deleted", || async {
+            nodes(&inspector, path).await.is_empty()
+        })
+        .await;
         assert!(reaped(&inspector, path).await, "the latch path is a container");
 
         peer.close("ll-a").await.unwrap();
