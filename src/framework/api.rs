@@ -191,6 +191,40 @@ impl Framework {
             .await
     }
 
+    /// Refreshes `path`'s modification time without changing its data — what keeps a TTL
+    /// node (see [`create_with_ttl`](Self::create_with_ttl)) from being reaped. The data is
+    /// written back only if nobody wrote it meanwhile (a write in between refreshed the node
+    /// as well), so a concurrent change, such as a revocation request, is never overwritten.
+    /// Returns the node's stat after the touch.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`]; `NoNode` (as [`Error::ZooKeeper`]) when the node is gone; the
+    /// errors of the retry loop.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: the node is touched or not, its data never changes.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// use std::time::Duration;
+    /// use zookeeper_client::CreateMode;
+    /// fw.create_with_ttl("/jobs/alive", b"", CreateMode::Persistent, Duration::from_secs(30)).await?;
+    /// fw.touch("/jobs/alive").await?; // another 30 s
+    /// # Ok(()) }
+    /// ```
+    pub async fn touch(&self, path: &str) -> Result<Stat> {
+        validate_path(path)?;
+        self.retry(|client| async move {
+            let (data, stat) = client.get_data(path).await?;
+            match client.set_data(path, &data, Some(stat.version)).await {
+                Err(ZkError::BadVersion) => client.check_stat(path).await?.ok_or(ZkError::NoNode),
+                other => other,
+            }
+        })
+        .await
+    }
+
     /// The paths of this session's ephemeral nodes under `prefix` (a path prefix, not only
     /// a parent: `/locks/a` matches `/locks/a1/x`), relative to the namespace. ZooKeeper 3.6+.
     ///

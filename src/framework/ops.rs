@@ -271,6 +271,19 @@ impl Framework {
         mode: CreateMode,
         maybe_created: bool,
     ) -> Result<CreatedNode> {
+        self.create_protected_name_ttl(name, data, mode, None, maybe_created).await
+    }
+
+    /// [`create_protected_name`](Self::create_protected_name) with a time to live (a
+    /// persistent mode only).
+    pub(crate) async fn create_protected_name_ttl(
+        &self,
+        name: &ProtectedName,
+        data: &[u8],
+        mode: CreateMode,
+        ttl: Option<Duration>,
+        maybe_created: bool,
+    ) -> Result<CreatedNode> {
         let attempted = std::sync::atomic::AtomicBool::new(maybe_created);
         let path = name.path();
         self.retry(|client| {
@@ -282,7 +295,7 @@ impl Framework {
                         return Ok(found);
                     }
                 }
-                self.create_with_parents(&client, path, data, mode).await
+                self.create_with_parents_ttl(&client, path, data, mode, ttl).await
             }
         })
         .await

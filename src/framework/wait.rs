@@ -53,8 +53,8 @@ impl WatchSet {
     }
 
     /// Waits for the first of: one of the watchers firing (its index is returned too),
-    /// `deadline`, the session changing away from `session_id`. A wait that ends otherwise
-    /// (or is dropped) forgets the watchers not yet fired.
+    /// `deadline`, the session changing away from `session_id`. The watchers not yet fired
+    /// stay for the next wait, however this one ends (dropped included).
     pub(crate) async fn wait(
         &mut self,
         fw: &Framework,
@@ -83,21 +83,27 @@ impl WatchSet {
                 None => std::future::pending().await,
             }
         };
-        let pending = std::mem::take(&mut self.pending);
-        let fired = async move {
-            if pending.is_empty() {
-                std::future::pending().await
-            } else {
-                futures_util::future::select_all(pending).await
+        // polled in place: a wait that ends otherwise (or is dropped) keeps them all
+        let pending = &mut self.pending;
+        let fired = std::future::poll_fn(|cx| {
+            for (position, watcher) in pending.iter_mut().enumerate() {
+                if let std::task::Poll::Ready((index, event)) = watcher.as_mut().poll(cx) {
+                    return std::task::Poll::Ready((position, index, event));
+                }
             }
+            std::task::Poll::Pending
+        });
+        let woken = tokio::select! {
+            fired = fired => Ok(fired),
+            _ = deadline => Err(Wake::Deadline),
+            _ = session_changed => Err(Wake::SessionChanged),
         };
-        tokio::select! {
-            ((index, event), _, rest) = fired => {
-                self.pending = rest;
+        match woken {
+            Ok((position, index, event)) => {
+                drop(self.pending.swap_remove(position));
                 (Wake::Event(event), Some(index))
             }
-            _ = deadline => (Wake::Deadline, None),
-            _ = session_changed => (Wake::SessionChanged, None),
+            Err(wake) => (wake, None),
         }
     }
 }

@@ -44,6 +44,7 @@ impl Turn {
             data: &[],
             driver: &Exclusive::MUTEX,
             prefetch: Some(value_path),
+            ttl: None,
         };
         let mut acquired = engine::acquire(fw, &request).await?;
         let (prefetched, waited) = (acquired.prefetched.take(), acquired.waited);

@@ -43,6 +43,10 @@ pub(crate) struct Request<'a> {
     /// the holder has it without another round trip ([`Acquired::prefetched`]). Such a
     /// contender lists on its own instead of sharing listings.
     pub prefetch: Option<&'a str>,
+    /// Server-side lease: our node is a persistent-sequential TTL node with this time to live
+    /// instead of an ephemeral-sequential one (the caller checked that the server has TTL
+    /// nodes), touched while it waits; the holder touches it by renewing.
+    pub ttl: Option<Duration>,
 }
 
 /// A node read pipelined behind the listing that made us the holder: its data and version, or
@@ -65,6 +69,8 @@ pub(crate) struct Acquired {
     pub prefetched: Option<Prefetched>,
     /// Whether we waited for anyone (false: we held at our first listing).
     pub waited: bool,
+    /// Our node's time to live ([`Request::ttl`]).
+    pub ttl: Option<Duration>,
 }
 
 /// Deletes our node if the acquire is abandoned (cancelled, timed out, failed) before it is
@@ -115,12 +121,14 @@ pub(crate) async fn contend<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W)
         started: Instant::now(),
         recreations: 0,
         waited: false,
+        next_touch: None,
     };
     let mut pipelined = true;
     loop {
         let pending = &mut contention.pending;
-        let (node, listing) = create_node(fw, req, &name, pending, std::mem::take(&mut pipelined)).await?;
-        if let Some(outcome) = contention.queue(node, listing).await? {
+        let (node, owner, listing) = create_node(fw, req, &name, pending, std::mem::take(&mut pipelined)).await?;
+        contention.next_touch = req.ttl.map(|ttl| Instant::now() + ttl / 3);
+        if let Some(outcome) = contention.queue(node, owner, listing).await? {
             return Ok(outcome);
         }
         // our node vanished while we waited (and the retry policy allows): create it again
@@ -139,6 +147,9 @@ struct Contention<'a, 'r, W> {
     recreations: u32,
     /// Whether we waited for anyone.
     waited: bool,
+    /// When our node, a TTL node, is to be touched next (kept across waits: a waiter woken
+    /// more often than that must still touch it).
+    next_touch: Option<Instant>,
 }
 
 /// Our node in the queue.
@@ -196,8 +207,13 @@ enum Woken<T> {
 impl<W: Wait> Contention<'_, '_, W> {
     /// Waits in the queue with `node` until we hold (`Some`), or our node vanishes and may be
     /// created again (`None`). `listing`: one sent after our create, if we have it.
-    async fn queue(&mut self, node: CreatedNode, mut listing: Option<Listed>) -> Result<Option<Waited<Acquired, W>>> {
-        let ours = Queued { name: paths::node_name(&node.path).to_string(), owner: node.stat.ephemeral_owner, node };
+    async fn queue(
+        &mut self,
+        node: CreatedNode,
+        owner: i64,
+        mut listing: Option<Listed>,
+    ) -> Result<Option<Waited<Acquired, W>>> {
+        let ours = Queued { name: paths::node_name(&node.path).to_string(), owner, node };
         loop {
             let listed = match listing.take() {
                 Some(listed) => listed,
@@ -313,11 +329,16 @@ impl<W: Wait> Contention<'_, '_, W> {
         })
     }
 
-    /// Waits for what `waiting` watches, the deadline, or the session to change.
+    /// Waits for what `waiting` watches, the deadline, or the session to change; touches a
+    /// TTL node every third of its time to live meanwhile, so that the server keeps it.
     async fn wait_for_change(&mut self, ours: &Queued, mut waiting: Waiting) -> Woken<W::TimedOut> {
         let mut remaining = waiting.live;
         loop {
-            match waiting.watchers.wait(self.fw, self.wait.instant(), ours.owner).await {
+            let wake_at = match (self.wait.instant(), self.next_touch) {
+                (Some(deadline), Some(touch)) => Some(deadline.min(touch)),
+                (deadline, touch) => deadline.or(touch),
+            };
+            match waiting.watchers.wait(self.fw, wake_at, ours.owner).await {
                 // a watched node is gone; when they all are and they were everything before
                 // us (known from our listing, or the one marked by its local holder), we are
                 // the head now
@@ -333,6 +354,16 @@ impl<W: Wait> Contention<'_, '_, W> {
                 }
                 // (a wait without a deadline is never woken by one: it lists again)
                 (Wake::Deadline, _) => {
+                    let touch_due = self.next_touch.is_some_and(|at| at <= Instant::now());
+                    if let (true, Some(ttl)) = (touch_due, self.req.ttl) {
+                        if let Err(e) = self.fw.touch(&ours.node.path).await {
+                            tracing::debug!(path = %ours.node.path, error = %e, "touching our TTL node failed");
+                        }
+                        self.next_touch = Some(Instant::now() + ttl / 3);
+                        if self.wait.instant().is_none_or(|at| at > Instant::now()) {
+                            continue;
+                        }
+                    }
                     if let Some((_, timed_out)) = self.wait.deadline() {
                         let path = &ours.node.path;
                         self.pending.forget_node();
@@ -354,7 +385,7 @@ impl<W: Wait> Contention<'_, '_, W> {
         self.pending.forget_node();
         let holds = self.fw.session_extension::<Holds>();
         let mark = self.req.driver.sole_holder().then(|| Arc::new(holds.mark_held(&node.path)));
-        Acquired { path: node.path, stat: node.stat, status, mark, prefetched, waited: self.waited }
+        Acquired { path: node.path, stat: node.stat, status, mark, prefetched, waited: self.waited, ttl: self.req.ttl }
     }
 }
 
@@ -377,19 +408,25 @@ pub(crate) async fn create_owned(
 /// A listing and what comes with it: the [`Request::prefetch`] read, when asked for.
 type Listed = (Arc<Listing>, Option<Prefetched>);
 
-/// Creates our node; on the first attempt together with the listing (one round trip).
+/// Creates our node; on the first attempt together with the listing (one round trip). Also
+/// returns the session our node belongs to: its ephemeral owner, or for a TTL node (which
+/// has none) the session that created it.
 async fn create_node(
     fw: &Framework,
     req: &Request<'_>,
     name: &ProtectedName,
     pending: &mut Pending<'_>,
     pipelined: bool,
-) -> Result<(CreatedNode, Option<Listed>)> {
-    const MODE: CreateMode = CreateMode::EphemeralSequential;
+) -> Result<(CreatedNode, i64, Option<Listed>)> {
+    let mode = if req.ttl.is_some() { CreateMode::PersistentSequential } else { CreateMode::EphemeralSequential };
+    let owner = |stat: &Stat, session: i64| if req.ttl.is_some() { session } else { stat.ephemeral_owner };
     let mut maybe_created = false;
     if pipelined && fw.wait_connected(Duration::ZERO).await.is_ok() {
         let client: Client = fw.client()?;
-        let options = fw.create_options(MODE);
+        let options = match req.ttl {
+            Some(ttl) => fw.create_options(mode).with_ttl(ttl),
+            None => fw.create_options(mode),
+        };
         let path = name.path();
         pending.armed = true;
         let create = || client.create(&path, req.data, &options);
@@ -411,8 +448,9 @@ async fn create_node(
         match created {
             Ok((stat, sequence)) => {
                 let node = CreatedNode { path: format!("{path}{sequence}"), stat };
-                pending.node = Some((node.path.clone(), stat.ephemeral_owner));
-                return Ok((node, listed.ok()));
+                let owner = owner(&stat, client.session_id().0);
+                pending.node = Some((node.path.clone(), owner));
+                return Ok((node, owner, listed.ok()));
             }
             Err(ZkError::NoNode) => {}
             Err(e) if crate::framework::is_retryable(&e) => maybe_created = true,
@@ -420,9 +458,11 @@ async fn create_node(
         }
     }
     pending.armed = true;
-    let node = fw.create_protected_name(name, req.data, MODE, maybe_created).await?;
-    pending.node = Some((node.path.clone(), node.stat.ephemeral_owner));
-    Ok((node, None))
+    let session = fw.status().session_id;
+    let node = fw.create_protected_name_ttl(name, req.data, mode, req.ttl, maybe_created).await?;
+    let owner = owner(&node.stat, session);
+    pending.node = Some((node.path.clone(), owner));
+    Ok((node, owner, None))
 }
 
 /// A listing of the request's directory sent after this call: shared with the other local

@@ -1,6 +1,7 @@
 //! What every guard and lease shares: our node, its fencing token, and the loss signal.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::sync::watch;
 use zookeeper_client::{Error as ZkError, EventType, Stat};
@@ -49,6 +50,8 @@ pub struct HeldNode {
     lease_expired: watch::Sender<bool>,
     /// Tells local waiters behind us that we held (see `locks::holds`).
     _mark: Option<Arc<HoldEntry>>,
+    /// Our node's time to live when it is a TTL node (a server-side lease).
+    ttl: Option<Duration>,
 }
 
 impl HeldNode {
@@ -61,6 +64,7 @@ impl HeldNode {
             watched: Mutex::new(None),
             lease_expired: watch::Sender::new(false),
             _mark: acquired.mark,
+            ttl: acquired.ttl,
         };
         if eager_watch {
             held.watcher();
@@ -78,9 +82,47 @@ impl HeldNode {
         self.stat.czxid
     }
 
-    /// The id of the session that owns our node.
+    /// The id of the session that owns our node (for a TTL node, which has no ephemeral
+    /// owner: the session that created it).
     pub fn session_id(&self) -> i64 {
-        self.stat.ephemeral_owner
+        match self.ttl {
+            Some(_) => self.baseline.session_id,
+            None => self.stat.ephemeral_owner,
+        }
+    }
+
+    /// Our node's time to live when it is a TTL node — a lock taken with a server-side lease
+    /// ([`InterProcessMutex::with_server_ttl`](crate::InterProcessMutex::with_server_ttl)):
+    /// the server deletes it unless it is [`touch`](Self::touch)ed within that time.
+    pub fn server_ttl(&self) -> Option<Duration> {
+        self.ttl
+    }
+
+    /// Refreshes our node's modification time: for a TTL node, the server's lease starts
+    /// again (a [`LeasedHold`](crate::LeasedHold) does this on every renewal). Harmless on
+    /// an ephemeral node.
+    ///
+    /// # Errors
+    /// [`Error::LockLost`] when the hold is lost (the node reaped included: the hold is then
+    /// lost with [`LossReason::LeaseExpired`]); the framework's errors.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn touch(&self) -> Result<()> {
+        if let Some(reason) = self.loss() {
+            return Err(Error::LockLost { path: self.path.clone(), reason });
+        }
+        match self.fw.touch(&self.path).await {
+            Ok(_) => Ok(()),
+            Err(Error::ZooKeeper(ZkError::NoNode)) => {
+                if self.ttl.is_some() {
+                    self.expire_lease();
+                }
+                let reason = self.loss().unwrap_or(LossReason::NodeDeleted);
+                Err(Error::LockLost { path: self.path.clone(), reason })
+            }
+            Err(e) => Err(e),
+        }
     }
 
     fn status_loss(&self, now: &SessionStatus) -> Option<LossReason> {
@@ -171,7 +213,7 @@ impl HeldNode {
 
     /// Deletes our node in the background (for `Drop`).
     pub(crate) fn release_in_background(&self) {
-        self.fw.delete_now_in_background(self.path.clone(), Some(self.stat.ephemeral_owner));
+        self.fw.delete_now_in_background(self.path.clone(), Some(self.session_id()));
     }
 }
 

@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use super::held::HeldNode;
 use super::lock::{HeldLock, InterProcessLock};
 use crate::error::{Error, Result};
+#[cfg(doc)]
 use crate::framework::LossReason;
 
 /// A hold that ends at its lease's deadline unless [`renew`](Self::renew)ed: then it is lost
@@ -24,6 +25,12 @@ use crate::framework::LossReason;
 /// semaphore's [`Lease`](crate::Lease) too). Derefs to [`HeldNode`]. The deadline is kept by a
 /// timer in this process: a process that dies loses its session, and its hold ends with the
 /// session timeout as any other.
+///
+/// Over a lock with a server-side lease
+/// ([`InterProcessMutex::with_server_ttl`](crate::InterProcessMutex::with_server_ttl)) the
+/// server enforces the lease as well: the lease may not be longer than the node's TTL, and
+/// starting the lease and every renewal touch the node (in the background), so the server
+/// deletes it once renewals stop — also when this process is gone and its session is not.
 ///
 /// # Examples
 /// ```no_run
@@ -55,7 +62,7 @@ impl LeasedHold {
     /// # Cancel safety
     /// Cancel safe, as the lock's acquire.
     pub async fn acquire_with_lease(lock: &dyn InterProcessLock, lease: Duration) -> Result<LeasedHold> {
-        check(lease)?;
+        check_length(lease)?;
         let held = lock.acquire().await?;
         LeasedHold::new(held, lease)
     }
@@ -63,30 +70,27 @@ impl LeasedHold {
     /// Bounds `held` by a lease of `lease` from now.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero lease; [`Error::LockLost`] when the hold is lost
-    /// already.
+    /// [`Error::InvalidArgument`] for a zero lease, or one longer than the node's server-side
+    /// TTL (the hold is released then); [`Error::LockLost`] when the hold is lost already.
     pub fn new(held: impl Into<HeldLock>, lease: Duration) -> Result<LeasedHold> {
-        check(lease)?;
         let held = Arc::new(held.into());
-        if let Some(reason) = held.loss() {
-            return Err(Error::LockLost { path: held.path().to_string(), reason });
-        }
+        check(&held, lease)?;
         let deadline = watch::Sender::new(Instant::now() + lease);
         held.framework().runtime().spawn(expire_at_deadline(held.clone(), deadline.subscribe()));
+        touch_in_background(&held);
         Ok(LeasedHold { held, deadline })
     }
 
-    /// Moves the deadline to `lease` from now.
+    /// Moves the deadline to `lease` from now (and touches a TTL node, in the background).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero lease; [`Error::LockLost`] when the hold is
-    /// lost (its lease ran out, or any other loss): a lost hold cannot be renewed.
+    /// [`Error::InvalidArgument`] for a zero lease, or one longer than the node's server-side
+    /// TTL; [`Error::LockLost`] when the hold is lost (its lease ran out, or any other loss):
+    /// a lost hold cannot be renewed.
     pub fn renew(&self, lease: Duration) -> Result<()> {
-        check(lease)?;
-        if let Some(reason) = self.held.loss() {
-            return Err(Error::LockLost { path: self.held.path().to_string(), reason });
-        }
+        check(&self.held, lease)?;
         self.deadline.send_replace(Instant::now() + lease);
+        touch_in_background(&self.held);
         Ok(())
     }
 
@@ -122,11 +126,39 @@ impl Deref for LeasedHold {
     }
 }
 
-fn check(lease: Duration) -> Result<()> {
+fn check_length(lease: Duration) -> Result<()> {
     if lease.is_zero() {
         return Err(Error::InvalidArgument("a lease must be longer than zero".into()));
     }
     Ok(())
+}
+
+/// Whether `held` may take a lease of `lease`: a nonzero one, not longer than its node's
+/// server-side TTL, on a hold not lost.
+fn check(held: &HeldNode, lease: Duration) -> Result<()> {
+    check_length(lease)?;
+    if let Some(ttl) = held.server_ttl().filter(|ttl| lease > *ttl) {
+        return Err(Error::InvalidArgument(format!(
+            "a lease of {lease:?} is longer than the lock node's server-side TTL of {ttl:?}"
+        )));
+    }
+    if let Some(reason) = held.loss() {
+        return Err(Error::LockLost { path: held.path().to_string(), reason });
+    }
+    Ok(())
+}
+
+/// Touches a TTL node in the background: its server-side lease starts again.
+fn touch_in_background(held: &Arc<HeldLock>) {
+    if held.server_ttl().is_none() {
+        return;
+    }
+    let held = held.clone();
+    held.framework().runtime().clone().spawn(async move {
+        if let Err(e) = held.touch().await {
+            tracing::warn!(path = %held.path(), error = %e, "touching the lock's TTL node failed");
+        }
+    });
 }
 
 /// Ends the hold at its deadline (unless renewed meanwhile, or released: the sender dropped).
@@ -146,11 +178,7 @@ async fn expire_at_deadline(held: Arc<HeldLock>, mut deadline: watch::Receiver<I
                 return;
             }
             changed = deadline.changed() => if changed.is_err() { return },
-            reason = held.lost() => {
-                if reason != LossReason::LeaseExpired {
-                    return;
-                }
-            }
+            _ = held.lost() => return,
         }
     }
 }

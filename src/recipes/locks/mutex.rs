@@ -15,7 +15,7 @@ use super::reentrant::{acquire_reentrant, held_by_current, Entry, LockGuard};
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::Result;
-use crate::framework::Framework;
+use crate::framework::{validate_ttl, Framework, TTL_UNSUPPORTED};
 use crate::recipes::layout::LOCK_NAME;
 
 /// A fair, re-entrant, distributed mutex: Curator's `InterProcessMutex`.
@@ -60,6 +60,8 @@ pub struct InterProcessMutex {
 struct State {
     data: Option<Vec<u8>>,
     revocable: bool,
+    /// Contender nodes are TTL nodes with this time to live (a server-side lease).
+    server_ttl: Option<Duration>,
     owners: Arc<Owners<Entry>>,
 }
 
@@ -89,10 +91,54 @@ impl InterProcessMutex {
         self
     }
 
+    /// Opts in to a server-side lease: our contender nodes are created as
+    /// `PERSISTENT_SEQUENTIAL_WITH_TTL` nodes (same names, so Curator's mutex queues behind
+    /// them as behind its own) instead of ephemeral ones, and the server deletes a node that
+    /// has not been touched for `ttl`. A waiter touches its node while it waits; a holder
+    /// touches it by renewing a [`LeasedHold`](crate::LeasedHold) (lease at most `ttl`) or
+    /// by [`HeldNode::touch`]. So the lock frees even when the holder's process is gone but
+    /// its session lives on elsewhere (a wedged or forked holder, a session shared with other
+    /// work).
+    ///
+    /// The trade-off: such a node does not go with its session. After a crash the lock frees
+    /// after the TTL (plus the server's container check interval), not after the session
+    /// timeout; a holder that does not touch its node loses the lock after `ttl` even while
+    /// alive and connected.
+    ///
+    /// Needs `zookeeper.extendedTypesEnabled=true` on the server: acquiring answers
+    /// [`Error::Unsupported`] where TTL nodes are off.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a TTL of zero or beyond the server's maximum
+    /// (2^40 − 1 ms).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// use std::time::Duration;
+    /// use zk_recipes::{InterProcessMutex, LeasedHold};
+    /// let lease = Duration::from_secs(20);
+    /// let mutex = InterProcessMutex::new(&fw, "/locks/job")?.with_server_ttl(lease)?;
+    /// let held = LeasedHold::acquire_with_lease(&mutex, lease).await?;
+    /// held.renew(lease)?; // also touches the node: the server's 20 s start again
+    /// held.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn with_server_ttl(mut self, ttl: Duration) -> Result<Self> {
+        validate_ttl(ttl)?;
+        self.shared_mut().server_ttl = Some(ttl);
+        Ok(self)
+    }
+
     fn shared_mut(&mut self) -> &mut State {
         if Arc::get_mut(&mut self.shared).is_none() {
             let s = &self.shared;
-            let state = State { data: s.state.data.clone(), revocable: s.state.revocable, owners: Default::default() };
+            let state = State {
+                data: s.state.data.clone(),
+                revocable: s.state.revocable,
+                server_ttl: s.state.server_ttl,
+                owners: Default::default(),
+            };
             self.shared = Arc::new(Shared { fw: s.fw.clone(), path: s.path.clone(), state });
         }
         &mut Arc::get_mut(&mut self.shared).expect("unique after re-creation").state
@@ -143,7 +189,12 @@ impl InterProcessMutex {
         let s = &self.shared;
         acquire_reentrant::<W, _, _>(&s.state.owners, || async move {
             let data = s.state.data.as_deref().unwrap_or(s.fw.default_data());
-            let request = Request { dir: &s.path, name: LOCK_NAME, data, driver: &Exclusive::MUTEX, prefetch: None };
+            let ttl = s.state.server_ttl;
+            if ttl.is_some() && !s.fw.capabilities().await?.ttl_nodes {
+                return Err(TTL_UNSUPPORTED);
+            }
+            let request =
+                Request { dir: &s.path, name: LOCK_NAME, data, driver: &Exclusive::MUTEX, prefetch: None, ttl };
             let acquired = engine::contend(&s.fw, &request, wait).await?;
             Ok(acquired.map(|a| HeldNode::new(&s.fw, a, s.state.revocable)))
         })

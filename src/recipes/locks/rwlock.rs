@@ -158,7 +158,7 @@ impl InterProcessReadWriteLock {
 
     async fn contend<W: Wait>(&self, name: &str, driver: &dyn Driver, wait: W) -> Result<Waited<HeldNode, W>> {
         let s = &self.shared;
-        let request = Request { dir: &s.path, name, data: s.fw.default_data(), driver, prefetch: None };
+        let request = Request { dir: &s.path, name, data: s.fw.default_data(), driver, prefetch: None, ttl: None };
         Ok(engine::contend(&s.fw, &request, wait).await?.map(|a| HeldNode::new(&s.fw, a, false)))
     }
 
@@ -178,6 +178,7 @@ impl InterProcessReadWriteLock {
                 mark: None,
                 prefetched: None,
                 waited: false,
+                ttl: None,
             },
             false,
         ))
