@@ -46,6 +46,20 @@ pub async fn shared_server() -> String {
     crate::shared_server().await.expect("shared ZooKeeper server")
 }
 
+/// The connect string of a second server this test binary shares, one that allows TTL nodes
+/// ([`TestingServerBuilder::extended_types`](crate::TestingServerBuilder::extended_types);
+/// started on first use).
+///
+/// # Panics
+/// If the server does not start.
+pub async fn shared_ttl_server() -> String {
+    static SERVER: tokio::sync::OnceCell<crate::TestingServer> = tokio::sync::OnceCell::const_new();
+    let server = SERVER.get_or_init(|| async {
+        crate::TestingServer::builder().extended_types(true).start().await.expect("ZooKeeper server with TTL nodes")
+    });
+    server.await.connect_string().to_string()
+}
+
 /// A connected framework for tests: [`SESSION_TIMEOUT`], [`CONNECTION_TIMEOUT`], retries
 /// every 100 ms (20 times).
 ///

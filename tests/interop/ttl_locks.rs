@@ -6,10 +6,8 @@
 
 use std::time::{Duration, Instant};
 
-use tokio::sync::OnceCell;
 use zk_recipes::{Error, InterProcessMutex, LeasedHold};
 use zk_recipes_testing::fixtures::{self, eventually};
-use zk_recipes_testing::TestingServer;
 
 /// The TTL of these tests' lock nodes.
 const TTL: Duration = Duration::from_millis(1500);
@@ -19,16 +17,9 @@ const SLACK: Duration = Duration::from_secs(3);
 /// How long anything else may take.
 const LIVE: Duration = Duration::from_secs(10);
 
-/// A server with TTL nodes, shared by the tests of this file.
-async fn ttl_server() -> String {
-    static SERVER: OnceCell<TestingServer> = OnceCell::const_new();
-    let server = SERVER.get_or_init(|| async { TestingServer::builder().extended_types(true).start().await.unwrap() });
-    server.await.connect_string().to_string()
-}
-
 #[tokio::test]
 async fn ttl_lock_nodes_are_kept_while_renewed_and_reaped_after_for_our_and_curators_waiters() {
-    let cs = ttl_server().await;
+    let cs = fixtures::shared_ttl_server().await;
     let peer = super::peer().await;
     let (holder_fw, waiter_fw, observer) =
         (fixtures::framework(&cs).await, fixtures::framework(&cs).await, fixtures::framework(&cs).await);
@@ -87,13 +78,13 @@ async fn ttl_lock_nodes_are_kept_while_renewed_and_reaped_after_for_our_and_cura
 #[tokio::test]
 async fn ttl_locks_refuse_bad_input_and_servers_without_ttl() {
     assert!(matches!(
-        InterProcessMutex::new(&fixtures::framework(&ttl_server().await).await, "/x")
+        InterProcessMutex::new(&fixtures::framework(&fixtures::shared_ttl_server().await).await, "/x")
             .unwrap()
             .with_server_ttl(Duration::ZERO),
         Err(Error::InvalidArgument(_))
     ));
     // a lease longer than the node's TTL: refused, and the hold it was given is released
-    let fw = fixtures::framework(&ttl_server().await).await;
+    let fw = fixtures::framework(&fixtures::shared_ttl_server().await).await;
     let path = format!("/{}", fixtures::unique("ttl-lease"));
     let mutex = InterProcessMutex::new(&fw, &path).unwrap().with_server_ttl(TTL).unwrap();
     let refused = LeasedHold::acquire_with_lease(&mutex, TTL * 2).await;

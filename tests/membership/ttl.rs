@@ -5,23 +5,14 @@
 
 use std::time::Duration;
 
-use tokio::sync::OnceCell;
 use zk_recipes::{Error, LossReason, NodeMode, NodeStatus, PersistentTtlNode};
 use zk_recipes_testing::fixtures::{self, eventually};
-use zk_recipes_testing::TestingServer;
 
 use crate::support::*;
 
-/// A server with extended types (TTL nodes), shared by the TTL tests of this binary.
-async fn ttl_server() -> String {
-    static SERVER: OnceCell<TestingServer> = OnceCell::const_new();
-    let server = SERVER.get_or_init(|| async { TestingServer::builder().extended_types(true).start().await.unwrap() });
-    server.await.connect_string().to_string()
-}
-
 #[tokio::test]
 async fn a_ttl_node_stays_while_its_owner_runs_and_goes_after() {
-    let cs = ttl_server().await;
+    let cs = fixtures::shared_ttl_server().await;
     let fw = fixtures::framework_with(&cs, |b| b.default_data(b"10.0.0.7".to_vec())).await;
     let observer = fixtures::framework(&cs).await;
     let root = unique_root();
@@ -65,7 +56,7 @@ async fn a_ttl_node_stays_while_its_owner_runs_and_goes_after() {
 
 #[tokio::test]
 async fn an_idle_node_in_the_ttl_mode_is_reaped_then_created_again() {
-    let cs = ttl_server().await;
+    let cs = fixtures::shared_ttl_server().await;
     let fw = fixtures::framework(&cs).await;
     let path = format!("{}/ttl", unique_root());
     let node = started(&fw, &path, NodeMode::PersistentWithTtl(Duration::from_millis(300)), b"t").await;
