@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use zk_recipes::zk::{Acl, Acls, CreateMode, Error as ZkError, EventType};
 use zk_recipes::{Error, Framework, ReadOp, ReadResult};
-use zk_recipes_testing::{fixtures, refusing, RefusingProxy, TestingServer};
+use zk_recipes_testing::{fixtures, refusing, RefusingProxy};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -100,13 +100,24 @@ async fn one_shot_watches_fire_once_and_can_be_removed() {
 }
 
 #[tokio::test]
-async fn ttl_nodes_are_reaped_where_the_server_has_them() {
-    let server = TestingServer::builder().extended_types(true).start().await.unwrap();
-    let fw = owner(server.connect_string(), "ttl").await;
-    let created = fw.create_with_ttl("/t/n", b"", CreateMode::Persistent, Duration::from_millis(500)).await.unwrap();
+async fn ttl_nodes_are_kept_by_touches_and_reaped_after() {
+    let cs = fixtures::shared_ttl_server().await;
+    let fw = owner(&cs, &fixtures::unique("ttl")).await;
+    let ttl = Duration::from_millis(600);
+    let created = fw.create_with_ttl("/t/n", b"keep", CreateMode::Persistent, ttl).await.unwrap();
     assert_eq!(created.path, "/t/n");
-    assert!(fw.exists("/t/n").await.unwrap().is_some());
+    // touched every third of the TTL for four TTLs: kept, data unchanged, version moving
+    let mut version = created.stat.version;
+    for _ in 0..12 {
+        tokio::time::sleep(ttl / 3).await;
+        let stat = fw.touch("/t/n").await.unwrap();
+        assert!(stat.version > version, "a touch is a write");
+        version = stat.version;
+    }
+    assert_eq!(fw.get_data("/t/n").await.unwrap().0, b"keep", "a touch keeps the data");
     fixtures::eventually(WAIT, "the TTL node is reaped", || async { fw.exists("/t/n").await.unwrap().is_none() }).await;
+    assert!(matches!(fw.touch("/t/n").await, Err(Error::ZooKeeper(ZkError::NoNode))));
+    assert!(matches!(fw.touch("t/n").await, Err(Error::InvalidPath { .. })));
 }
 
 #[tokio::test]
