@@ -11,6 +11,7 @@
 //! | DistributedDoubleBarrier | `<path>/<uuid>` members, `<path>/ready` |
 //! | PersistentTtlNode | `<path>` container, `<path>/touch` persistent with TTL |
 //! | GroupMember | `<path>/<id>` ephemeral, the member's data |
+//! | DistributedCountDownLatch (ours, no Curator equivalent) | `<path>` generation, `<path>/gen-<G>` count, `<path>/gen-<G>/<participant>` |
 //! | atomic values (ours, not Curator's) | `<path>/_lock_/_c_<uuid>-lock-<seq>` queue, `<path>/_txn_<instance>-<n>` markers |
 //!
 //! The protected prefix `_c_<uuid>-` belongs to the framework's protected create
@@ -41,6 +42,9 @@ pub(crate) const LATCH_NAME: &str = "latch-";
 
 /// The double barrier's node that tells the members the threshold was reached.
 pub(crate) const DOUBLE_BARRIER_READY: &str = "ready";
+
+/// The prefix of a count-down latch's generation directories (`gen-<generation, 10 digits>`).
+pub(crate) const LATCH_GENERATION: &str = "gen-";
 
 /// The directory under an atomic value where contenders queue.
 pub(crate) const ATOMIC_QUEUE: &str = "_lock_";

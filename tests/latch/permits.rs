@@ -1,0 +1,1 @@
+//! Expirable permits.
