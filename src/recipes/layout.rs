@@ -7,6 +7,7 @@
 //! | InterProcessMutex, LeaderSelector | `<path>/_c_<uuid>-lock-<seq>` |
 //! | read-write lock | `<path>/_c_<uuid>-__READ__<seq>`, `<path>/_c_<uuid>-__WRIT__<seq>` |
 //! | SemaphoreV2, semaphore mutex | `<path>/locks/_c_<uuid>-lock-<seq>`, `<path>/leases/_c_<uuid>-lease-<seq>` |
+//! | SemaphoreV2 expirable permits (ours; Curator counts them as leases) | `<path>/leases/_c_<uuid>-expires-<ms>-lease-<seq>` persistent (TTL when allowed) |
 //! | LeaderLatch | `<path>/_c_<uuid>-latch-<seq>` |
 //! | DistributedDoubleBarrier | `<path>/<uuid>` members, `<path>/ready` |
 //! | PersistentTtlNode | `<path>` container, `<path>/touch` persistent with TTL |
@@ -36,6 +37,10 @@ pub(crate) const SEMAPHORE_LEASES: &str = "leases";
 pub(crate) const SEMAPHORE_LOCKS: &str = "locks";
 /// The name of a semaphore lease node.
 pub(crate) const LEASE_NAME: &str = "lease-";
+
+/// What an expirable semaphore permit's name carries before its [`LEASE_NAME`]:
+/// `_c_<uuid>-expires-<deadline, ms since the Unix epoch>-lease-<seq>`.
+pub(crate) const PERMIT_EXPIRES: &str = "expires-";
 
 /// The name of a leader latch node.
 pub(crate) const LATCH_NAME: &str = "latch-";

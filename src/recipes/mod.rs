@@ -29,7 +29,7 @@ pub use inspect::{inspect, Inspection, NodeInfo, RecipeKind};
 pub use latch::{CountDown, DistributedCountDownLatch};
 pub use leader::{CloseMode, LeaderContext, LeaderLatch, LeaderSelector, Leadership, LeadershipEnd, Participant};
 pub use locks::{
-    return_all, HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex,
+    return_all, ExpiringLease, HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex,
     InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LeasedHold, LockGuard,
     MultiLockGuard, ReadLock, WriteLock,
 };

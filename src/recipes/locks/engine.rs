@@ -161,6 +161,8 @@ struct Waiting {
     /// The one watched node, registered with the local holds before it was watched: marked
     /// if a local holder held through it.
     after_holder: Option<HoldEntry>,
+    /// When to decide again though nothing changed (a permit expires then).
+    wake_at: Option<Instant>,
 }
 
 impl Waiting {
@@ -213,6 +215,10 @@ impl<W: Wait> Contention<'_, '_, W> {
                 }
                 Decision::Watch { nodes, then_acquired, ahead } => self.watch(&nodes, then_acquired, ahead).await?,
                 Decision::WatchChildren => self.watch_children(&ours).await?,
+                Decision::Reclaim(nodes) => {
+                    reclaim(self.fw, self.req.dir, &nodes).await?;
+                    Next::Relist
+                }
             };
             let waiting = match next {
                 Next::Wait(waiting) => waiting,
@@ -292,6 +298,7 @@ impl<W: Wait> Contention<'_, '_, W> {
                 live: live_count,
                 then_acquired,
                 after_holder,
+                wake_at: None,
             }),
         })
     }
@@ -305,10 +312,19 @@ impl<W: Wait> Contention<'_, '_, W> {
         if self.req.driver.decide(&check, &ours.name) != Decision::WatchChildren {
             return Ok(Next::Decide((list, None)));
         }
+        let wake_at = self
+            .req
+            .driver
+            .wake_at(&check, &ours.name)
+            .map(|at| Instant::now() + at.duration_since(std::time::SystemTime::now()).unwrap_or_default());
         Ok(match watcher {
-            Some(w) => {
-                Next::Wait(Waiting { watchers: WatchSet::new([w]), live: 1, then_acquired: false, after_holder: None })
-            }
+            Some(w) => Next::Wait(Waiting {
+                watchers: WatchSet::new([w]),
+                live: 1,
+                then_acquired: false,
+                after_holder: None,
+                wake_at,
+            }),
             None => Next::Relist,
         })
     }
@@ -316,8 +332,12 @@ impl<W: Wait> Contention<'_, '_, W> {
     /// Waits for what `waiting` watches, the deadline, or the session to change.
     async fn wait_for_change(&mut self, ours: &Queued, mut waiting: Waiting) -> Woken<W::TimedOut> {
         let mut remaining = waiting.live;
+        let deadline = match (self.wait.instant(), waiting.wake_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         loop {
-            match waiting.watchers.wait(self.fw, self.wait.instant(), ours.owner).await {
+            match waiting.watchers.wait(self.fw, deadline, ours.owner).await {
                 // a watched node is gone; when they all are and they were everything before
                 // us (known from our listing, or the one marked by its local holder), we are
                 // the head now
@@ -333,7 +353,7 @@ impl<W: Wait> Contention<'_, '_, W> {
                 }
                 // (a wait without a deadline is never woken by one: it lists again)
                 (Wake::Deadline, _) => {
-                    if let Some((_, timed_out)) = self.wait.deadline() {
+                    if let Some((_, timed_out)) = self.wait.deadline().filter(|(at, _)| *at <= Instant::now()) {
                         let path = &ours.node.path;
                         self.pending.forget_node();
                         if let Err(e) = self.fw.delete_guaranteed(path).await {
@@ -372,6 +392,24 @@ pub(crate) async fn create_owned(
     let node = fw.create_protected_name(&protected, data, mode, false).await?;
     pending.forget_node();
     Ok(node)
+}
+
+/// Deletes `nodes` (children of `dir`; one gone already is fine), in one round trip.
+async fn reclaim(fw: &Framework, dir: &str, nodes: &[String]) -> Result<()> {
+    let paths: Vec<String> = nodes.iter().map(|n| paths::join(dir, n)).collect();
+    fw.retry(|client| {
+        let paths = &paths;
+        async move {
+            let deletes: Vec<_> = paths.iter().map(|p| client.delete(p, None)).collect();
+            for delete in deletes {
+                delete.await.if_exists()?;
+            }
+            Ok(())
+        }
+    })
+    .await?;
+    tracing::info!(dir, ?nodes, "reclaimed expired permits");
+    Ok(())
 }
 
 /// A listing and what comes with it: the [`Request::prefetch`] read, when asked for.
