@@ -182,20 +182,35 @@ async fn bad_permit_input_is_refused_with_typed_errors() {
     fw.close();
 }
 
-/// With TTL nodes the server deletes an abandoned permit by itself; a Curator
-/// `InterProcessSemaphoreV2` on the same path counts our permits as leases, and gets the place
-/// of an expired one without any waiter of ours.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn curator_counts_permits_and_the_server_reclaims_them_by_ttl() {
-    let cs = ttl_server().await;
+/// A semaphore of 2 at a new path, and a Curator client (`java`) holding one lease of it
+/// (holder `h1`).
+struct CuratorScene {
+    peer: std::sync::Arc<CuratorPeer>,
+    fw: Framework,
+    path: String,
+    sem: InterProcessSemaphoreV2,
+    java: String,
+}
+
+async fn curator_scene(cs: &str) -> CuratorScene {
     let peer = CuratorPeer::shared().await.expect("Curator peer starts (bash scripts/setup.sh installs it)");
     let fw = fixtures::framework(&cs).await;
     let path = sem_path();
     let sem = InterProcessSemaphoreV2::new(&fw, &path, 2).unwrap();
     let java = fixtures::unique("java");
     peer.connect(&java, &cs).await.unwrap();
-    // Curator holds one lease, we hold one permit: 2 of 2
     assert!(peer.sem_acquire(&java, "h1", &path, 2, 1, WAIT).await.unwrap());
+    CuratorScene { peer, fw, path, sem, java }
+}
+
+/// With TTL nodes the server deletes an abandoned permit by itself; a Curator
+/// `InterProcessSemaphoreV2` on the same path counts our permits as leases, and gets the place
+/// of an expired one without any waiter of ours.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn curator_counts_permits_and_the_server_reclaims_them_by_ttl() {
+    let cs = ttl_server().await;
+    let CuratorScene { peer, fw, path, sem, java } = curator_scene(&cs).await;
+    // Curator holds one lease, we hold one permit: 2 of 2
     let permit = sem.acquire_with_expiry(Duration::from_secs(2)).await.unwrap();
     assert!(permit.server_ttl(), "the server has TTL nodes");
     assert!(sem.acquire_timeout(SHORT).await.unwrap().is_none(), "ours: 2 of 2 taken");
@@ -220,13 +235,7 @@ async fn curator_counts_permits_and_the_server_reclaims_them_by_ttl() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_waiter_reclaims_an_expired_permit_next_to_curator_leases() {
     let cs = fixtures::shared_server().await;
-    let peer = CuratorPeer::shared().await.expect("Curator peer starts (bash scripts/setup.sh installs it)");
-    let fw = fixtures::framework(&cs).await;
-    let path = sem_path();
-    let sem = InterProcessSemaphoreV2::new(&fw, &path, 2).unwrap();
-    let java = fixtures::unique("java");
-    peer.connect(&java, &cs).await.unwrap();
-    assert!(peer.sem_acquire(&java, "h1", &path, 2, 1, WAIT).await.unwrap());
+    let CuratorScene { peer, fw, path, sem, java } = curator_scene(&cs).await;
     let permit = sem.acquire_with_expiry(Duration::from_secs(1)).await.unwrap();
     assert!(!permit.server_ttl(), "the shared server has no TTL nodes");
     assert!(!peer.sem_acquire(&java, "h2", &path, 2, 1, SHORT).await.unwrap(), "Curator counts the permit");

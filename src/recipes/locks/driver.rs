@@ -6,7 +6,7 @@
 
 use std::time::SystemTime;
 
-use super::permit::permit_deadline;
+use super::permit_name::permit_deadline;
 
 /// The text a child sorts by: what follows the LAST occurrence of `lock_name`, or the whole
 /// name when it does not contain it (Curator's `standardFixForSorting`).

@@ -15,6 +15,7 @@ mod multilock;
 mod mutex;
 mod owner;
 mod permit;
+mod permit_name;
 mod reentrant;
 mod rwlock;
 mod semaphore;

@@ -7,17 +7,7 @@
 //! one transaction (delete the lease, create the permit), so the lease count never changes on
 //! the way and the expiry counts from the moment the permit is held.
 //!
-//! # Reclaim, and the clock assumption
-//! An expired permit is deleted by whoever needs its place: a waiter of the semaphore (ours)
-//! that finds more than `max_leases` leases deletes the permits whose deadline has passed on
-//! its own wall clock, and sets a timer for the earliest deadline still ahead. With TTL nodes
-//! the server also deletes it, once it has been unchanged for the expiry (ZooKeeper checks
-//! every `zookeeper.containerCheckIntervalMs`, 60 s by default), which frees Curator waiters
-//! too. The deadline is the acquirer's wall clock at the swap plus the expiry: the recipe
-//! assumes that the participants' wall clocks agree (NTP) to well within the expiry; a waiter
-//! whose clock runs ahead by `e` reclaims a permit up to `e` before its holder's
-//! [`ExpiringLease::expired`] fires. Leave a margin: stop using a permit a little before it
-//! expires.
+//! Reclaim and the clock assumption: see [`ExpiringLease`].
 //!
 //! [`InterProcessSemaphoreV2`]: crate::InterProcessSemaphoreV2
 
@@ -27,38 +17,9 @@ use tokio::time::Instant;
 use zookeeper_client::{CreateMode, Error as ZkError};
 
 use super::lease::Lease;
+use super::permit_name::permit_name;
 use crate::error::{Error, Result};
 use crate::framework::{paths, Framework, LossReason, ProtectedName, TxnResult};
-use crate::recipes::layout::{LEASE_NAME, PERMIT_EXPIRES};
-
-/// The name of a permit expiring at `deadline`, after the protection prefix:
-/// `expires-<ms since the Unix epoch>-lease-`.
-fn permit_name(deadline: SystemTime) -> String {
-    let ms = deadline.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_millis();
-    format!("{PERMIT_EXPIRES}{ms}-{LEASE_NAME}")
-}
-
-/// The deadline of a permit node (a child of `leases`), or `None` for an ordinary lease.
-pub(crate) fn permit_deadline(child: &str) -> Option<SystemTime> {
-    let start = child.find(&format!("-{PERMIT_EXPIRES}"))? + 1 + PERMIT_EXPIRES.len();
-    let rest = &child[start..];
-    let digits = rest.find('-').map(|end| &rest[..end])?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || !rest[digits.len()..].starts_with('-') {
-        return None;
-    }
-    let ms = digits.parse().ok()?;
-    rest[digits.len() + 1..].contains(LEASE_NAME).then(|| SystemTime::UNIX_EPOCH + Duration::from_millis(ms))
-}
-
-/// Checks a permit id given to release: a permit node's name.
-pub(crate) fn check_permit_id(id: &str) -> Result<()> {
-    if id.contains('/') || paths::validate_path(&format!("/{id}")).is_err() || permit_deadline(id).is_none() {
-        return Err(Error::InvalidArgument(format!(
-            "{id:?} is not a permit id (the name of an expirable permit, _c_<uuid>-expires-<ms>-lease-<seq>)"
-        )));
-    }
-    Ok(())
-}
 
 /// A permit of an [`InterProcessSemaphoreV2`](crate::InterProcessSemaphoreV2) that ends at a
 /// deadline: from
@@ -68,8 +29,20 @@ pub(crate) fn check_permit_id(id: &str) -> Result<()> {
 /// after this process exits, until it is [released](Self::release) — here, or in any process
 /// by its [`permit_id`](Self::permit_id) with
 /// [`release_permit`](crate::InterProcessSemaphoreV2::release_permit) — or it expires and is
-/// reclaimed. **Dropping it does not release it.** See the module docs of the semaphore for
-/// how expired permits are reclaimed and the clock assumption.
+/// reclaimed. **Dropping it does not release it.**
+///
+/// # Reclaim, and the clock assumption
+/// An expired permit is deleted by whoever needs its place: a waiter of the semaphore (ours)
+/// that finds more than `max_leases` leases deletes the permits whose deadline has passed on
+/// its own wall clock, and sets a timer for the earliest deadline still ahead. With TTL nodes
+/// ([`server_ttl`](Self::server_ttl)) the server also deletes it once it has been unchanged
+/// for the expiry (ZooKeeper checks every `zookeeper.containerCheckIntervalMs`, 60 s by
+/// default), which frees Curator waiters too; Curator waiters do not reclaim by deadline.
+///
+/// The deadline is the acquirer's wall clock at the acquisition plus the expiry: the recipe
+/// assumes that the participants' wall clocks agree (NTP) to well within the expiry. A waiter
+/// whose clock runs ahead by `e` reclaims a permit up to `e` before its holder's
+/// [`expired`](Self::expired) fires: stop using a permit a margin before it expires.
 ///
 /// # Examples
 /// ```no_run
@@ -224,31 +197,4 @@ pub(crate) async fn swap_for_permit(
         deadline,
         ttl,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn permit_names_carry_their_deadline() {
-        let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_795_470_088_559);
-        let name = format!("_c_3f0c5f6e-0000-4000-8000-000000000000-{}0000000007", permit_name(at));
-        assert_eq!(name, "_c_3f0c5f6e-0000-4000-8000-000000000000-expires-1795470088559-lease-0000000007");
-        assert_eq!(permit_deadline(&name), Some(at));
-        assert!(check_permit_id(&name).is_ok());
-        // ordinary leases and garbage carry none
-        for other in [
-            "_c_3f0c5f6e-0000-4000-8000-000000000000-lease-0000000007",
-            "_c_x-expires--lease-0000000001",
-            "_c_x-expires-12x-lease-0000000001",
-            "_c_x-expires-12-lock-0000000001",
-            "expires-12-lease-1",
-        ] {
-            assert_eq!(permit_deadline(other), None, "{other}");
-            assert!(matches!(check_permit_id(other), Err(Error::InvalidArgument(_))), "{other}");
-        }
-        assert!(matches!(check_permit_id("a/_c_x-expires-1-lease-1"), Err(Error::InvalidArgument(_))));
-        assert!(matches!(check_permit_id(""), Err(Error::InvalidArgument(_))));
-    }
 }
