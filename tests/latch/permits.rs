@@ -194,11 +194,11 @@ struct CuratorScene {
 
 async fn curator_scene(cs: &str) -> CuratorScene {
     let peer = CuratorPeer::shared().await.expect("Curator peer starts (bash scripts/setup.sh installs it)");
-    let fw = fixtures::framework(&cs).await;
+    let fw = fixtures::framework(cs).await;
     let path = sem_path();
     let sem = InterProcessSemaphoreV2::new(&fw, &path, 2).unwrap();
     let java = fixtures::unique("java");
-    peer.connect(&java, &cs).await.unwrap();
+    peer.connect(&java, cs).await.unwrap();
     assert!(peer.sem_acquire(&java, "h1", &path, 2, 1, WAIT).await.unwrap());
     CuratorScene { peer, fw, path, sem, java }
 }
