@@ -149,9 +149,12 @@ impl DistributedCountDownLatch {
                     self.delete_generations_before(generation).await;
                     return Ok(true);
                 }
-                // someone else set it first, or the parent vanished (a reaped container)
+                // someone else set it first (the latch node created, or its version moved on), or
+                // its parent vanished (a reaped container): look again
                 Err(Error::Transaction {
-                    source: ZkError::NodeExists | ZkError::BadVersion | ZkError::NoNode, ..
+                    index: 0,
+                    source: ZkError::NodeExists | ZkError::BadVersion | ZkError::NoNode,
+                    ..
                 }) => {}
                 Err(e) => return Err(e),
             }
