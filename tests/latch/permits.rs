@@ -144,6 +144,9 @@ async fn a_permit_outlives_its_session_and_is_released_by_id_elsewhere() {
     assert_eq!(stat.ephemeral_owner, 0);
     assert_eq!(stat.czxid, permit.fencing_token());
     assert!(sem.acquire_timeout(SHORT).await.unwrap().is_none(), "the permit holds the only place");
+    let refused = sem.acquire_with_expiry_timeout(Duration::from_secs(60), SHORT).await.unwrap();
+    assert!(refused.is_none(), "no second permit");
+    assert_eq!(leases(&other, &path).await.len(), 1, "a timed-out acquire leaves nothing");
     // released by id from another process
     sem.release_permit(&id).await.unwrap();
     let lease = fixtures::within(WAIT, sem.acquire()).await.unwrap();
@@ -240,8 +243,10 @@ async fn our_waiter_reclaims_an_expired_permit_next_to_curator_leases() {
     assert!(!permit.server_ttl(), "the shared server has no TTL nodes");
     assert!(!peer.sem_acquire(&java, "h2", &path, 2, 1, SHORT).await.unwrap(), "Curator counts the permit");
     let started = tokio::time::Instant::now();
-    let lease = fixtures::within(WAIT, sem.acquire()).await.unwrap();
+    // a bounded wait that outlasts the permit: its timer wakes the waiter, which reclaims it
+    let lease = sem.acquire_timeout(WAIT).await.unwrap().expect("the expired permit's place");
     assert!(permit.is_expired(), "our waiter took the place only after the deadline ({:?})", started.elapsed());
+    assert!(started.elapsed() < Duration::from_secs(5), "woken at the deadline, not at the timeout");
     assert!(fw.exists(permit.path()).await.unwrap().is_none(), "the expired permit was reclaimed");
     assert_eq!(
         permit.clone().release().await,

@@ -37,7 +37,11 @@ use crate::framework::{paths, Framework, LossReason, ProtectedName, TxnResult};
 /// its own wall clock, and sets a timer for the earliest deadline still ahead. With TTL nodes
 /// ([`server_ttl`](Self::server_ttl)) the server also deletes it once it has been unchanged
 /// for the expiry (ZooKeeper checks every `zookeeper.containerCheckIntervalMs`, 60 s by
-/// default), which frees Curator waiters too; Curator waiters do not reclaim by deadline.
+/// default), which frees Curator waiters too. Curator waiters do not reclaim by deadline:
+/// without TTL nodes, a Curator process waiting at the head of the semaphore's queue (it holds
+/// the internal lock while it waits) waits for an expired permit until it is released by id,
+/// and our waiters queue behind it. Where Curator processes share a semaphore with permits,
+/// run the ensemble with `zookeeper.extendedTypesEnabled=true`.
 ///
 /// The deadline is the acquirer's wall clock at the acquisition plus the expiry: the recipe
 /// assumes that the participants' wall clocks agree (NTP) to well within the expiry. A waiter
