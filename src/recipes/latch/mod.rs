@@ -212,6 +212,11 @@ impl DistributedCountDownLatch {
     pub async fn count_down(&self, participant: &str) -> Result<CountDown> {
         check_participant(participant)?;
         let Some((generation, _)) = self.current().await? else { return Ok(CountDown::NotCounting) };
+        self.count_down_in(generation, participant).await
+    }
+
+    /// [`count_down`](Self::count_down) in `generation`, found current.
+    async fn count_down_in(&self, generation: u64, participant: &str) -> Result<CountDown> {
         let dir = generation_dir(&self.path, generation);
         let node = paths::join(&dir, participant);
         let token = uuid::Uuid::new_v4().simple().to_string();
@@ -360,3 +365,6 @@ impl DistributedCountDownLatch {
         .transpose()
     }
 }
+
+#[cfg(test)]
+mod tests;
