@@ -135,6 +135,17 @@ pub enum Error {
         owner: i64,
     },
 
+    /// A semaphore permit id names no permit of that semaphore: it was released already, or
+    /// reclaimed after it expired, or never taken
+    /// ([`InterProcessSemaphoreV2::release_permit`](crate::InterProcessSemaphoreV2::release_permit)).
+    #[error("no permit {permit_id:?} in the semaphore at {semaphore:?} (released, reclaimed after its expiry, or never taken)")]
+    UnknownPermit {
+        /// The semaphore's path.
+        semaphore: String,
+        /// The permit id as given.
+        permit_id: String,
+    },
+
     /// An operation of a [`Transaction`](crate::Transaction) was refused (a failed check,
     /// `BadVersion`, `NodeExists`, `NoNode`...), so none of them was applied.
     #[error("transaction refused at operation {index} ({path:?}): {source}")]

@@ -30,6 +30,11 @@
 //!   [`lost`](HeldNode::lost) signal. Every exclusive kind (and each side of the read-write
 //!   lock) is an [`InterProcessLock`]: one shape, one guard ([`HeldLock`]), usable as
 //!   `dyn InterProcessLock` and as a member of a multi-lock.
+//! * Expirable semaphore permits — [`ExpiringLease`] from
+//!   [`InterProcessSemaphoreV2::acquire_with_expiry`], released by id from any process,
+//!   reclaimed after their deadline.
+//! * Barriers — [`DistributedBarrier`], [`DistributedDoubleBarrier`], and the
+//!   [`DistributedCountDownLatch`] (per-participant count-downs, generations).
 //! * Leader election — [`LeaderLatch`] (await, observe, fencing token per leadership) and
 //!   [`LeaderSelector`] (runs a task while leading, cancels it when leadership is lost).
 //! * Counters — [`DistributedAtomicLong`], [`DistributedAtomicInteger`],

@@ -7,10 +7,12 @@
 //! | InterProcessMutex, LeaderSelector | `<path>/_c_<uuid>-lock-<seq>` |
 //! | read-write lock | `<path>/_c_<uuid>-__READ__<seq>`, `<path>/_c_<uuid>-__WRIT__<seq>` |
 //! | SemaphoreV2, semaphore mutex | `<path>/locks/_c_<uuid>-lock-<seq>`, `<path>/leases/_c_<uuid>-lease-<seq>` |
+//! | SemaphoreV2 expirable permits (ours; Curator counts them as leases) | `<path>/leases/_c_<uuid>-expires-<ms>-lease-<seq>` persistent (TTL when allowed) |
 //! | LeaderLatch | `<path>/_c_<uuid>-latch-<seq>` |
 //! | DistributedDoubleBarrier | `<path>/<uuid>` members, `<path>/ready` |
 //! | PersistentTtlNode | `<path>` container, `<path>/touch` persistent with TTL |
 //! | GroupMember | `<path>/<id>` ephemeral, the member's data |
+//! | DistributedCountDownLatch (ours, no Curator equivalent) | `<path>` generation, `<path>/gen-<G>` count, `<path>/gen-<G>/<participant>` |
 //! | atomic values (ours, not Curator's) | `<path>/_lock_/_c_<uuid>-lock-<seq>` queue, `<path>/_txn_<instance>-<n>` markers |
 //!
 //! The protected prefix `_c_<uuid>-` belongs to the framework's protected create
@@ -36,11 +38,18 @@ pub(crate) const SEMAPHORE_LOCKS: &str = "locks";
 /// The name of a semaphore lease node.
 pub(crate) const LEASE_NAME: &str = "lease-";
 
+/// What an expirable semaphore permit's name carries before its [`LEASE_NAME`]:
+/// `_c_<uuid>-expires-<deadline, ms since the Unix epoch>-lease-<seq>`.
+pub(crate) const PERMIT_EXPIRES: &str = "expires-";
+
 /// The name of a leader latch node.
 pub(crate) const LATCH_NAME: &str = "latch-";
 
 /// The double barrier's node that tells the members the threshold was reached.
 pub(crate) const DOUBLE_BARRIER_READY: &str = "ready";
+
+/// The prefix of a count-down latch's generation directories (`gen-<generation, 10 digits>`).
+pub(crate) const LATCH_GENERATION: &str = "gen-";
 
 /// The directory under an atomic value where contenders queue.
 pub(crate) const ATOMIC_QUEUE: &str = "_lock_";

@@ -5,6 +5,7 @@ mod barriers;
 mod cache;
 mod discovery;
 mod inspect;
+mod latch;
 mod layout;
 mod leader;
 pub(crate) mod locks;
@@ -25,9 +26,10 @@ pub use discovery::{
     ServiceProvider, ServiceProviderBuilder, ServiceType, UriSpec, UriSpecPart,
 };
 pub use inspect::{inspect, Inspection, NodeInfo, RecipeKind};
+pub use latch::{CountDown, DistributedCountDownLatch};
 pub use leader::{CloseMode, LeaderContext, LeaderLatch, LeaderSelector, Leadership, LeadershipEnd, Participant};
 pub use locks::{
-    return_all, HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex,
+    return_all, ExpiringLease, HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex,
     InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LeasedHold, LockGuard,
     MultiLockGuard, ReadLock, WriteLock,
 };

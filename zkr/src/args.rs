@@ -82,6 +82,8 @@ pub enum Command {
     Barrier(BarrierArgs),
     /// Enter a double barrier with N members, run CMD, leave together
     DoubleBarrier(DoubleBarrierArgs),
+    /// Set, count down, wait on or read a count-down latch
+    Latch(LatchArgs),
     /// Read or change a distributed atomic counter (Curator's DistributedAtomicLong/Integer)
     Atomic(AtomicArgs),
     /// Read, set or watch a shared count (Curator's SharedCount)
@@ -243,6 +245,46 @@ pub struct DoubleBarrierArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct LatchArgs {
+    #[command(subcommand)]
+    pub op: LatchOp,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum LatchOp {
+    /// Set the count to N if it is zero (a new generation); print the generation, or exit 1
+    /// while a generation is still counting down
+    Set {
+        /// The latch's path
+        path: String,
+        /// How many participants must count down
+        n: u64,
+    },
+    /// Count participant ID down (once per ID and generation); print the count-downs still
+    /// missing, or exit 1 when no count is set
+    Down {
+        /// The latch's path
+        path: String,
+        /// The participant's id (a node name)
+        #[arg(long, value_name = "ID")]
+        id: String,
+    },
+    /// Wait until the latch is open (at once when no count is set)
+    Wait {
+        /// The latch's path
+        path: String,
+        /// Give up after DUR (exit 75)
+        #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+        timeout: Option<Duration>,
+    },
+    /// Print the count-downs still missing (0: open, or no count set)
+    Count {
+        /// The latch's path
+        path: String,
+    },
+}
+
+#[derive(Debug, Args)]
 pub struct AtomicArgs {
     /// The counter's path
     pub path: String,
@@ -389,6 +431,16 @@ mod tests {
     }
 
     #[test]
+    fn latch_takes_an_operation_a_path_and_its_arguments() {
+        let cli = Cli::try_parse_from(["zkr", "latch", "down", "/l", "--id", "w-7"]).unwrap();
+        let Command::Latch(l) = cli.command else { panic!("not latch") };
+        assert!(matches!(l.op, LatchOp::Down { ref path, ref id } if path == "/l" && id == "w-7"));
+        let cli = Cli::try_parse_from(["zkr", "latch", "wait", "/l", "--timeout", "2s"]).unwrap();
+        let Command::Latch(l) = cli.command else { panic!("not latch") };
+        assert!(matches!(l.op, LatchOp::Wait { timeout: Some(t), .. } if t == Duration::from_secs(2)));
+    }
+
+    #[test]
     fn usage_errors() {
         for bad in [
             &["zkr", "lock", "/a", "--kind", "spin"][..],
@@ -396,6 +448,10 @@ mod tests {
             &["zkr", "lock", "/a", "--timeout", "5"],
             &["zkr", "semaphore", "/s"],
             &["zkr", "elect", "/e", "--observe", "--", "true"],
+            &["zkr", "latch", "set", "/l"],
+            &["zkr", "latch", "set", "/l", "-3"],
+            &["zkr", "latch", "down", "/l"],
+            &["zkr", "latch", "wait", "/l", "--timeout", "5"],
         ] {
             assert!(Cli::try_parse_from(bad).is_err(), "{bad:?}");
         }

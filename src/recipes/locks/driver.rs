@@ -4,6 +4,10 @@
 //! The rules are Curator's (`LockInternals`, `StandardLockInternalsDriver`, the read-write
 //! lock's predicates), so that a Curator process and ours decide the same from the same list.
 
+use std::time::SystemTime;
+
+use super::permit_name::permit_deadline;
+
 /// The text a child sorts by: what follows the LAST occurrence of `lock_name`, or the whole
 /// name when it does not contain it (Curator's `standardFixForSorting`).
 pub(crate) fn sort_key<'a>(child: &'a str, lock_name: &str) -> &'a str {
@@ -40,8 +44,11 @@ pub(crate) enum Decision {
     /// the head. Watching it too lets the contender list again while those before it still
     /// hold — off the hand-off's path — and then wait for all of them with `then_acquired`.
     Watch { nodes: Vec<String>, then_acquired: bool, ahead: Option<String> },
-    /// Wait for any change of the children, then decide again (semaphore leases).
+    /// Wait for any change of the children, then decide again (semaphore leases); also at
+    /// the driver's [`wake_at`](Driver::wake_at), when it names a time.
     WatchChildren,
+    /// Delete these children (expired semaphore permits: see `locks::permit`), then list again.
+    Reclaim(Vec<String>),
     /// Our node is not in the list: it was deleted (by someone else, or with our session).
     Missing,
 }
@@ -65,6 +72,12 @@ pub(crate) trait Driver: Send + Sync + std::fmt::Debug {
     /// between it and us.
     fn holds_after_holder(&self, _watched: &str) -> bool {
         false
+    }
+
+    /// When a [`Decision::WatchChildren`] waiter must decide again even if no child changed
+    /// (the earliest deadline of an expirable permit in `sorted`).
+    fn wake_at(&self, _sorted: &[String], _ours: &str) -> Option<SystemTime> {
+        None
     }
 }
 
@@ -164,10 +177,20 @@ impl Driver for Read {
 }
 
 /// Semaphore leases: hold when there are at most `max_leases` lease nodes (ours included);
-/// otherwise wait for the children to change (Curator's `InterProcessSemaphoreV2`).
+/// otherwise reclaim the expired permits among them, if any, or wait for the children to
+/// change or the earliest permit to expire (Curator's `InterProcessSemaphoreV2`, plus
+/// expirable permits: `locks::permit`).
 #[derive(Debug, Clone)]
 pub(crate) struct LeaseCount {
     pub max_leases: usize,
+    /// The wall clock that permits' deadlines are compared with (`SystemTime::now`).
+    pub now: fn() -> SystemTime,
+}
+
+impl LeaseCount {
+    pub(crate) fn new(max_leases: usize) -> Self {
+        Self { max_leases, now: SystemTime::now }
+    }
 }
 
 impl Driver for LeaseCount {
@@ -181,9 +204,24 @@ impl Driver for LeaseCount {
         } else if sorted.len() <= self.max_leases {
             Decision::Acquired
         } else {
-            Decision::WatchChildren
+            let now = (self.now)();
+            let expired: Vec<String> =
+                others(sorted, ours).filter(|c| permit_deadline(c).is_some_and(|at| at <= now)).cloned().collect();
+            if expired.is_empty() {
+                Decision::WatchChildren
+            } else {
+                Decision::Reclaim(expired)
+            }
         }
     }
+
+    fn wake_at(&self, sorted: &[String], ours: &str) -> Option<SystemTime> {
+        others(sorted, ours).filter_map(|c| permit_deadline(c)).min()
+    }
+}
+
+fn others<'a>(sorted: &'a [String], ours: &'a str) -> impl Iterator<Item = &'a String> {
+    sorted.iter().filter(move |c| c.as_str() != ours)
 }
 
 #[cfg(test)]
@@ -373,7 +411,7 @@ mod tests {
 
     #[test]
     fn lease_count() {
-        let d = LeaseCount { max_leases: 2 };
+        let d = LeaseCount::new(2);
         let two = names(&["_c_a-lease-0000000001", "_c_b-lease-0000000002"]);
         assert_eq!(d.decide(&two, "_c_b-lease-0000000002"), Decision::Acquired);
         let three = names(&["_c_a-lease-0000000001", "_c_b-lease-0000000002", "_c_c-lease-0000000003"]);
@@ -381,6 +419,27 @@ mod tests {
         // counting, not ranking: even the first lease waits while there are too many
         assert_eq!(d.decide(&three, "_c_a-lease-0000000001"), Decision::WatchChildren);
         assert_eq!(d.decide(&two, "_c_z-lease-0000000009"), Decision::Missing);
+    }
+
+    #[test]
+    fn lease_count_reclaims_expired_permits_only_when_over_the_maximum() {
+        let at = |ms: u64| SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(ms);
+        let d = LeaseCount { max_leases: 2, now: || SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(5_000) };
+        let expired = "_c_a-expires-4000-lease-0000000001".to_string();
+        let later = "_c_b-expires-9000-lease-0000000002".to_string();
+        let plain = "_c_c-lease-0000000003".to_string();
+        let ours = "_c_d-lease-0000000004".to_string();
+        // within the maximum: nothing to reclaim, expired or not
+        assert_eq!(d.decide(&[expired.clone(), ours.clone()], &ours), Decision::Acquired);
+        // over it: the expired permit goes, the others stay
+        let all = [expired.clone(), later.clone(), plain.clone(), ours.clone()];
+        assert_eq!(d.decide(&all, &ours), Decision::Reclaim(vec![expired.clone()]));
+        assert_eq!(d.wake_at(&all, &ours), Some(at(4_000)));
+        // nothing expired yet: wait for a change, or the earliest deadline
+        let waiting = [later.clone(), plain.clone(), ours.clone()];
+        assert_eq!(d.decide(&waiting, &ours), Decision::WatchChildren);
+        assert_eq!(d.wake_at(&waiting, &ours), Some(at(9_000)));
+        assert_eq!(d.wake_at(&[plain.clone(), ours.clone()], &ours), None);
     }
 }
 

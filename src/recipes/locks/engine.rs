@@ -172,6 +172,8 @@ struct Waiting {
     /// The one watched node, registered with the local holds before it was watched: marked
     /// if a local holder held through it.
     after_holder: Option<HoldEntry>,
+    /// When to decide again though nothing changed (a permit expires then).
+    wake_at: Option<Instant>,
 }
 
 impl Waiting {
@@ -229,6 +231,10 @@ impl<W: Wait> Contention<'_, '_, W> {
                 }
                 Decision::Watch { nodes, then_acquired, ahead } => self.watch(&nodes, then_acquired, ahead).await?,
                 Decision::WatchChildren => self.watch_children(&ours).await?,
+                Decision::Reclaim(nodes) => {
+                    reclaim(self.fw, self.req.dir, &nodes).await?;
+                    Next::Relist
+                }
             };
             let waiting = match next {
                 Next::Wait(waiting) => waiting,
@@ -308,6 +314,7 @@ impl<W: Wait> Contention<'_, '_, W> {
                 live: live_count,
                 then_acquired,
                 after_holder,
+                wake_at: None,
             }),
         })
     }
@@ -321,10 +328,19 @@ impl<W: Wait> Contention<'_, '_, W> {
         if self.req.driver.decide(&check, &ours.name) != Decision::WatchChildren {
             return Ok(Next::Decide((list, None)));
         }
+        let wake_at = self
+            .req
+            .driver
+            .wake_at(&check, &ours.name)
+            .map(|at| Instant::now() + at.duration_since(std::time::SystemTime::now()).unwrap_or_default());
         Ok(match watcher {
-            Some(w) => {
-                Next::Wait(Waiting { watchers: WatchSet::new([w]), live: 1, then_acquired: false, after_holder: None })
-            }
+            Some(w) => Next::Wait(Waiting {
+                watchers: WatchSet::new([w]),
+                live: 1,
+                then_acquired: false,
+                after_holder: None,
+                wake_at,
+            }),
             None => Next::Relist,
         })
     }
@@ -334,10 +350,7 @@ impl<W: Wait> Contention<'_, '_, W> {
     async fn wait_for_change(&mut self, ours: &Queued, mut waiting: Waiting) -> Woken<W::TimedOut> {
         let mut remaining = waiting.live;
         loop {
-            let wake_at = match (self.wait.instant(), self.next_touch) {
-                (Some(deadline), Some(touch)) => Some(deadline.min(touch)),
-                (deadline, touch) => deadline.or(touch),
-            };
+            let wake_at = [self.wait.instant(), waiting.wake_at, self.next_touch].into_iter().flatten().min();
             match waiting.watchers.wait(self.fw, wake_at, ours.owner).await {
                 // a watched node is gone; when they all are and they were everything before
                 // us (known from our listing, or the one marked by its local holder), we are
@@ -360,17 +373,18 @@ impl<W: Wait> Contention<'_, '_, W> {
                             tracing::debug!(path = %ours.node.path, error = %e, "touching our TTL node failed");
                         }
                         self.next_touch = Some(Instant::now() + ttl / 3);
-                        if self.wait.instant().is_none_or(|at| at > Instant::now()) {
-                            continue;
-                        }
                     }
-                    if let Some((_, timed_out)) = self.wait.deadline() {
+                    if let Some((_, timed_out)) = self.wait.deadline().filter(|(at, _)| *at <= Instant::now()) {
                         let path = &ours.node.path;
                         self.pending.forget_node();
                         if let Err(e) = self.fw.delete_guaranteed(path).await {
                             tracing::debug!(%path, error = %e, "delete after timeout continues in the background");
                         }
                         return Woken::TimedOut(timed_out);
+                    }
+                    // woken only to touch our node: wait on (the driver's own time not come)
+                    if touch_due && waiting.wake_at.is_none_or(|at| at > Instant::now()) {
+                        continue;
                     }
                 }
                 // any other change (the node ahead went: those before us likely hold now)
@@ -403,6 +417,24 @@ pub(crate) async fn create_owned(
     let node = fw.create_protected_name(&protected, data, mode, false).await?;
     pending.forget_node();
     Ok(node)
+}
+
+/// Deletes `nodes` (children of `dir`; one gone already is fine), in one round trip.
+async fn reclaim(fw: &Framework, dir: &str, nodes: &[String]) -> Result<()> {
+    let paths: Vec<String> = nodes.iter().map(|n| paths::join(dir, n)).collect();
+    fw.retry(|client| {
+        let paths = &paths;
+        async move {
+            let deletes: Vec<_> = paths.iter().map(|p| client.delete(p, None)).collect();
+            for delete in deletes {
+                delete.await.if_exists()?;
+            }
+            Ok(())
+        }
+    })
+    .await?;
+    tracing::info!(dir, ?nodes, "reclaimed expired permits");
+    Ok(())
 }
 
 /// A listing and what comes with it: the [`Request::prefetch`] read, when asked for.
@@ -583,7 +615,13 @@ mod tests {
         let order = lock(&order).clone();
         assert_eq!(order.len(), WAITERS);
         assert!(order.windows(2).all(|w| w[0] < w[1]), "held in queue order, tokens increasing");
-        assert!(fw.children(&path).await.unwrap().is_empty(), "no node left");
+        // (the container may be reaped already)
+        let left = fw.children(&path).await;
+        assert!(
+            matches!(&left, Ok(c) if c.is_empty())
+                || matches!(left, Err(crate::Error::ZooKeeper(zookeeper_client::Error::NoNode))),
+            "no node left: {left:?}"
+        );
         fw.close();
     }
 }

@@ -38,6 +38,13 @@ impl Lease {
     }
 }
 
+impl Lease {
+    /// Gives the node up without deleting it (a transaction deleted it already).
+    pub(crate) fn forget(mut self) {
+        self.node = None;
+    }
+}
+
 impl Deref for Lease {
     type Target = HeldNode;
 

@@ -10,8 +10,10 @@ use super::engine::{self, Request};
 use super::held::HeldNode;
 use super::lease::Lease;
 use super::mutex::{participants, InterProcessMutex};
+use super::permit::{delete_permit, swap_for_permit, ExpiringLease};
+use super::permit_name::check_permit_id;
 use crate::error::{Error, Result};
-use crate::framework::{paths, Framework};
+use crate::framework::{paths, validate_ttl, Framework};
 use crate::recipes::layout::{LEASE_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS};
 
 /// A counting semaphore across processes: Curator's `InterProcessSemaphoreV2`.
@@ -28,10 +30,20 @@ use crate::recipes::layout::{LEASE_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS};
 ///   mutex (Curator takes it once per lease, which can deadlock two `acquire(2)` callers at
 ///   max 2: each gets one lease and waits for a second forever).
 /// * Not re-entrant: every acquire takes new leases.
+/// * **Expirable permits.** [`acquire_with_expiry`](Self::acquire_with_expiry) takes a lease
+///   that belongs to no session and ends at a deadline ([`ExpiringLease`]): any process can
+///   release it by its id ([`release_permit`](Self::release_permit)); once expired, a waiter
+///   that needs its place deletes it (and the server does, as a TTL node, where TTL nodes are
+///   enabled). The maximum holds throughout: a permit is swapped for an ordinary lease in one
+///   transaction, and reclaimed only by deleting it. The deadline is a wall-clock time, so
+///   the participants' clocks must agree to well within the expiry (NTP); see
+///   [`ExpiringLease`].
 ///
 /// # Curator compatibility
 /// Same nodes, names and protocol as Curator 5.x; a Curator process and this one share the
-/// lease count.
+/// lease count. An expirable permit is a persistent (TTL) node
+/// `<path>/leases/_c_<uuid>-expires-<deadline ms>-lease-<seq>`: Curator counts it as one lease;
+/// Curator waiters do not reclaim expired permits (ours, and the server's TTL, do).
 #[derive(Debug, Clone)]
 pub struct InterProcessSemaphoreV2 {
     fw: Framework,
@@ -118,6 +130,84 @@ impl InterProcessSemaphoreV2 {
         self.acquire_until(n, Until(Instant::now() + timeout)).await.map(in_time)
     }
 
+    /// Waits for one lease that expires `expiry` after it is held: a permit that outlives
+    /// this session and process, released by [`ExpiringLease::release`] or by id with
+    /// [`release_permit`](Self::release_permit) from any process, and reclaimed once expired.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an expiry of zero or beyond ZooKeeper's largest TTL
+    /// (2^40 − 1 ms); [`Error::LockLost`] when the lease taken was lost before it became a
+    /// permit; the framework's errors.
+    ///
+    /// # Cancel safety
+    /// Cancel safe while waiting (no node is left behind). Cancelled during the last step (one
+    /// transaction turning the lease into the permit), the permit may exist without a handle:
+    /// it is reclaimed once it expires.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// use std::time::Duration;
+    /// use zk_recipes::InterProcessSemaphoreV2;
+    /// let pool = InterProcessSemaphoreV2::new(&fw, "/pools/licenses", 10)?;
+    /// let permit = pool.acquire_with_expiry(Duration::from_secs(300)).await?;
+    /// println!("permit {} until {:?}", permit.permit_id(), permit.expires_at());
+    /// permit.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire_with_expiry(&self, expiry: Duration) -> Result<ExpiringLease> {
+        self.acquire_expiring(expiry, Forever).await.map(held)
+    }
+
+    /// As [`acquire_with_expiry`](Self::acquire_with_expiry), waiting at most `timeout`
+    /// (`Ok(None)` when it passed).
+    ///
+    /// # Errors
+    /// As [`acquire_with_expiry`](Self::acquire_with_expiry).
+    ///
+    /// # Cancel safety
+    /// As [`acquire_with_expiry`](Self::acquire_with_expiry).
+    pub async fn acquire_with_expiry_timeout(
+        &self,
+        expiry: Duration,
+        timeout: Duration,
+    ) -> Result<Option<ExpiringLease>> {
+        self.acquire_expiring(expiry, Until(Instant::now() + timeout)).await.map(in_time)
+    }
+
+    async fn acquire_expiring<W: Wait>(&self, expiry: Duration, wait: W) -> Result<Waited<ExpiringLease, W>> {
+        validate_ttl(expiry)?;
+        let ttl = self.fw.capabilities().await?.ttl_nodes;
+        let lease = match self.acquire_one(wait).await? {
+            Ok(lease) => lease,
+            Err(timed_out) => return Ok(Err(timed_out)),
+        };
+        let semaphore = paths::parent(&self.leases_dir);
+        swap_for_permit(&self.fw, semaphore, &self.leases_dir, lease, expiry, ttl).await.map(Ok)
+    }
+
+    /// Releases the expirable permit `permit_id` ([`ExpiringLease::permit_id`]), taken by any
+    /// process.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `permit_id` is not an expirable permit's id (an
+    /// ordinary lease is its holder's to return); [`Error::UnknownPermit`] when there is no
+    /// such permit (released already, reclaimed after its expiry, or never taken); the
+    /// framework's errors.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: the permit may or may not have been released; releasing again tells.
+    pub async fn release_permit(&self, permit_id: &str) -> Result<()> {
+        check_permit_id(permit_id)?;
+        match delete_permit(&self.fw, &paths::join(&self.leases_dir, permit_id)).await {
+            Err(Error::ZooKeeper(zookeeper_client::Error::NoNode)) => Err(Error::UnknownPermit {
+                semaphore: paths::parent(&self.leases_dir).to_string(),
+                permit_id: permit_id.to_string(),
+            }),
+            other => other,
+        }
+    }
+
     pub(crate) async fn acquire_until<W: Wait>(&self, n: usize, wait: W) -> Result<Waited<Vec<Lease>, W>> {
         if n == 0 || n > self.max_leases {
             return Err(Error::InvalidArgument(format!("cannot acquire {n} of {} leases", self.max_leases)));
@@ -126,7 +216,7 @@ impl InterProcessSemaphoreV2 {
             Ok(lock) => lock,
             Err(timed_out) => return Ok(Err(timed_out)),
         };
-        let driver = LeaseCount { max_leases: self.max_leases };
+        let driver = LeaseCount::new(self.max_leases);
         let mut leases = Vec::with_capacity(n);
         let data = self.fw.default_data();
         for _ in 0..n {
@@ -160,7 +250,7 @@ impl InterProcessSemaphoreV2 {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn participants(&self) -> Result<Vec<String>> {
-        participants(&self.fw, &self.leases_dir, &LeaseCount { max_leases: self.max_leases }).await
+        participants(&self.fw, &self.leases_dir, &LeaseCount::new(self.max_leases)).await
     }
 }
 

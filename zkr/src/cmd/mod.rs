@@ -10,6 +10,7 @@ mod discover;
 mod elect;
 mod group;
 mod inspect;
+mod latch;
 mod lock;
 mod watch;
 
@@ -43,6 +44,7 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
         Command::Elect(args) => elect::elect(&fw, args, ctx).await,
         Command::Barrier(args) => barrier::barrier(&fw, args, ctx).await,
         Command::DoubleBarrier(args) => barrier::double_barrier(&fw, args, ctx).await,
+        Command::Latch(args) => latch::latch(&fw, args, ctx).await,
         Command::Atomic(args) => counter::atomic(&fw, args, ctx).await,
         Command::SharedCount(args) => counter::shared_count(&fw, args, ctx).await,
         Command::Inspect(args) => inspect::inspect(&fw, args, ctx).await,
@@ -89,6 +91,7 @@ fn check(command: &Command) -> CliResult<()> {
                 return Err(CliError::usage("--members must be at least 1"));
             }
         }
+        Command::Latch(a) => latch::check(a)?,
         Command::Atomic(a) => {
             recipe_path(&a.path)?;
             if a.int {
