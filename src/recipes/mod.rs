@@ -9,6 +9,7 @@ mod layout;
 mod leader;
 pub(crate) mod locks;
 mod nodes;
+mod queue;
 mod shared;
 
 pub use atomic::{
@@ -32,4 +33,9 @@ pub use locks::{
     MultiLockGuard, ReadLock, WriteLock,
 };
 pub use nodes::{GroupMember, NodeMode, NodeStatus, PersistentNode, PersistentTtlNode};
+pub use queue::{
+    ById, ByPriority, BytesSerializer, Delayed, Delivery, DistributedDelayQueue, DistributedIdQueue,
+    DistributedPriorityQueue, DistributedQueue, Fifo, Queue, QueueBuilder, QueueKind, QueueSerializer,
+    SimpleDistributedQueue, MAX_ITEM_BYTES,
+};
 pub use shared::{SharedCount, SharedValue, VersionedValue};
