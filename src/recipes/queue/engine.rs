@@ -90,6 +90,18 @@ pub(crate) fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
+impl Cursor {
+    /// After losing an item to another consumer: move a few of the next items to the back of
+    /// the listing, so that consumers working through the same listing spread out instead of
+    /// colliding on every item (FIFO layouts only; a single consumer never collides).
+    fn spread(&mut self, layout: Layout) {
+        if !layout.refresh_on_change() && !self.pending.is_empty() {
+            let skip = fastrand::usize(0..=self.pending.len().min(32));
+            self.pending.rotate_left(skip % self.pending.len());
+        }
+    }
+}
+
 impl Engine {
     pub(crate) fn new(
         fw: &Framework,
@@ -141,8 +153,14 @@ impl Engine {
     /// transaction (applied exactly once, also after a lost reply), once the queue has room;
     /// the created paths, in order.
     pub(crate) async fn put(&self, items: Vec<(String, Vec<u8>)>, timeout: Option<Duration>) -> Result<Vec<String>> {
-        let total: usize = items.iter().map(|(name, data)| name.len() + data.len() + 16).sum();
-        check_size(total)?;
+        // each node's data, and a transaction of several creates as a whole (names and
+        // per-operation overhead included), must stay below the request limit
+        for (_, data) in &items {
+            check_size(data.len())?;
+        }
+        if items.len() > 1 {
+            check_size(items.iter().map(|(name, data)| name.len() + data.len() + 16).sum())?;
+        }
         if let Some((_, _)) = items.iter().find(|(_, data)| data.is_empty()) {
             return Err(Error::InvalidArgument("an empty queue item".into()));
         }
@@ -243,7 +261,7 @@ impl Engine {
             if let Some(name) = next {
                 match self.try_take(&name, mode).await? {
                     Tried::Taken(taken) => return Ok(Some(taken)),
-                    Tried::Gone => {}
+                    Tried::Gone => self.cursor.lock().await.spread(self.layout),
                     Tried::Again => self.cursor.lock().await.pending.push_front(name),
                     Tried::Locked(watcher) => self.cursor.lock().await.locked.push((name, watcher)),
                 }
