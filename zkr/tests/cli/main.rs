@@ -7,6 +7,7 @@
 //! fails.
 
 mod lease;
+mod queue;
 mod registry;
 mod transport;
 mod watch;
