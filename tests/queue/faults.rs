@@ -25,7 +25,7 @@ type Consumed = Arc<Mutex<Vec<Vec<u8>>>>;
 async fn consume(i: usize, queue: DistributedQueue, consumed: Consumed, stop: Arc<AtomicBool>) {
     while !stop.load(Ordering::SeqCst) {
         let poll = Duration::from_millis(200);
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             match queue.poll_safe(poll).await {
                 Ok(Some(delivery)) => {
                     tokio::time::sleep(Duration::from_millis(fastrand::u64(0..8))).await;

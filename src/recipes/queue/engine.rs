@@ -7,6 +7,7 @@ use std::collections::{HashSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::FutureExt;
@@ -251,7 +252,7 @@ impl Engine {
 
     /// Takes the next item in `mode`, waiting until one can be taken or `deadline` passes
     /// (`None` then).
-    pub(crate) async fn take(&self, mode: Mode, deadline: Option<Instant>) -> Result<Option<Taken>> {
+    pub(crate) async fn take(self: &Arc<Self>, mode: Mode, deadline: Option<Instant>) -> Result<Option<Taken>> {
         if mode == Mode::Safe && self.locks.is_none() {
             return Err(Error::Unsupported("this queue has no lock path: safe takes need one"));
         }
@@ -259,7 +260,11 @@ impl Engine {
         loop {
             let next = self.next_pending().await;
             if let Some(name) = next {
-                match self.try_take(&name, mode).await? {
+                let tried = match mode {
+                    Mode::AtMostOnce => self.try_take(&name, mode).await?,
+                    Mode::Safe => self.try_take_detached(&name).await?,
+                };
+                match tried {
                     Tried::Taken(taken) => return Ok(Some(taken)),
                     Tried::Gone => self.cursor.lock().await.spread(self.layout),
                     Tried::Again => self.cursor.lock().await.pending.push_front(name),
@@ -313,6 +318,20 @@ impl Engine {
             }
         }
         cursor.pending.pop_front()
+    }
+
+    /// [`try_take`](Self::try_take) in safe mode, run to its end in a task of its own: when
+    /// the caller is gone by then, a lock it took is released, never left behind.
+    async fn try_take_detached(self: &Arc<Self>, name: &str) -> Result<Tried> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let (engine, name) = (self.clone(), name.to_string());
+        self.fw.runtime().spawn(async move {
+            let tried = engine.try_take(&name, Mode::Safe).await;
+            if let Err(Ok(Tried::Taken(Taken { hold: Some(hold), .. }))) = tx.send(tried) {
+                hold.release_in_background();
+            }
+        });
+        rx.await.unwrap_or(Err(Error::Closed))
     }
 
     /// Tries to take the item `name`.

@@ -19,8 +19,8 @@ pub const MAX_ITEM_BYTES: usize = 1024 * 1000;
 
 /// Turns a queue's items into bytes and back (Curator's `QueueSerializer`).
 ///
-/// The bytes of each item are framed by the queue (see the [module docs](crate#queues)); a
-/// serializer only sees one item's bytes. [`BytesSerializer`] passes bytes through and is what
+/// The bytes of each item are framed by the queue (see [`Queue`](crate::Queue)); a serializer
+/// only sees one item's bytes. [`BytesSerializer`] passes bytes through and is what
 /// a Curator producer using a byte-array serializer needs.
 pub trait QueueSerializer<T>: Send + Sync + 'static {
     /// The bytes of `item`.
