@@ -2,16 +2,17 @@
 //! queue on a 3-node ensemble while every consumer's session is expired and the leader is
 //! killed and restarted; every item is consumed once, none is lost.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::future::try_join_all;
 use zk_recipes::{DistributedQueue, Framework, RetryNTimes};
 use zk_recipes_testing::fixtures::{self, eventually};
 use zk_recipes_testing::{expire_session_at, TestingCluster};
 
 const CONSUMERS: usize = 8;
-const BATCH: usize = 150;
+const ITEMS: usize = 900;
 
 /// A framework that retries for 15 s: longer than a leader election.
 async fn patient(cs: &str) -> Framework {
@@ -20,28 +21,51 @@ async fn patient(cs: &str) -> Framework {
 
 type Consumed = Arc<Mutex<Vec<Vec<u8>>>>;
 
-/// Consumer `i` takes until `stop`: even ones safe (complete after a short "processing"),
-/// odd ones at most once; what was consumed goes to `consumed`.
-async fn consume(i: usize, queue: DistributedQueue, consumed: Consumed, stop: Arc<AtomicBool>) {
+/// What went wrong for the consumers (the faults reached them), for the report.
+#[derive(Default)]
+struct Trouble {
+    /// Safe deliveries whose `complete` failed (lock lost: handed to another consumer).
+    lost_deliveries: AtomicUsize,
+    /// Takes that failed (connection trouble, session changes).
+    failed_takes: AtomicUsize,
+}
+
+/// Consumer `i` takes until `stop`, "processing" each item 5-25 ms: even ones safe (process,
+/// then complete), odd ones at most once (take, then process); what was consumed goes to
+/// `consumed`.
+async fn consume(i: usize, queue: DistributedQueue, consumed: Consumed, trouble: Arc<Trouble>, stop: Arc<AtomicBool>) {
+    let process = || tokio::time::sleep(Duration::from_millis(fastrand::u64(5..25)));
     while !stop.load(Ordering::SeqCst) {
         let poll = Duration::from_millis(200);
-        if i.is_multiple_of(2) {
+        let taken = if i.is_multiple_of(2) {
             match queue.poll_safe(poll).await {
                 Ok(Some(delivery)) => {
-                    tokio::time::sleep(Duration::from_millis(fastrand::u64(0..8))).await;
+                    process().await;
                     // only a completed delivery is consumed; a lost one goes to another consumer
-                    if let Ok(items) = delivery.complete().await {
-                        consumed.lock().unwrap().extend(items);
+                    match delivery.complete().await {
+                        Ok(items) => Ok(items),
+                        Err(_) => {
+                            trouble.lost_deliveries.fetch_add(1, Ordering::SeqCst);
+                            Ok(Vec::new())
+                        }
                     }
                 }
-                Ok(None) => {}
-                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                other => other.map(|_| Vec::new()),
             }
         } else {
-            match queue.poll(poll).await {
-                Ok(Some(item)) => consumed.lock().unwrap().push(item),
-                Ok(None) => {}
-                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            queue.poll(poll).await.map(|item| item.into_iter().collect())
+        };
+        match taken {
+            Ok(items) if !items.is_empty() => {
+                consumed.lock().unwrap().extend(items);
+                if !i.is_multiple_of(2) {
+                    process().await;
+                }
+            }
+            Ok(_) => {}
+            Err(_) => {
+                trouble.failed_takes.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
     }
@@ -55,6 +79,7 @@ async fn eight_consumers_take_every_item_once_through_expiries_and_a_killed_lead
     let path = "/faults/queue";
     let producer = DistributedQueue::new(&patient(&cs).await, path).unwrap();
     let consumed: Consumed = Arc::default();
+    let trouble = Arc::new(Trouble::default());
     let stop = Arc::new(AtomicBool::new(false));
     let mut frameworks = Vec::new();
     let mut tasks = Vec::new();
@@ -62,41 +87,38 @@ async fn eight_consumers_take_every_item_once_through_expiries_and_a_killed_lead
         let fw = patient(&cs).await;
         frameworks.push(fw.clone());
         let queue = DistributedQueue::new(&fw, path).unwrap();
-        tasks.push(tokio::spawn(consume(i, queue, consumed.clone(), stop.clone())));
+        tasks.push(tokio::spawn(consume(i, queue, consumed.clone(), trouble.clone(), stop.clone())));
     }
     let count = || consumed.lock().unwrap().len();
-    let mut all = Vec::new();
-    let put = |phase: &'static str| {
-        let producer = producer.clone();
-        async move {
-            let items = crate::items(phase, BATCH);
-            for chunk in items.chunks(50) {
+    // the producer puts 10 items every 30 ms throughout, so that every fault hits a live stream
+    let mut all = crate::items("item", ITEMS);
+    let feed = {
+        let (producer, all) = (producer.clone(), all.clone());
+        tokio::spawn(async move {
+            for chunk in all.chunks(10) {
                 producer.put_all(chunk).await.unwrap();
+                tokio::time::sleep(Duration::from_millis(30)).await;
             }
-            items
-        }
+        })
     };
     let wait = Duration::from_secs(40);
 
-    // phase 1: half the consumers' sessions expire mid-stream
-    all.extend(put("one").await);
-    eventually(wait, "a third of phase one consumed", || async { count() >= BATCH / 3 }).await;
-    for fw in &frameworks[..CONSUMERS / 2] {
-        expire_session_at(fw, cluster.server_connect_string(0).unwrap()).await.unwrap();
-    }
-    // phase 2: the leader is killed, then the other half's sessions expire
-    all.extend(put("two").await);
-    eventually(wait, "into phase two", || async { count() >= BATCH + BATCH / 3 }).await;
+    // half the consumers' sessions expire
+    eventually(wait, "a tenth consumed", || async { count() >= ITEMS / 10 }).await;
+    assert!(!feed.is_finished(), "the faults hit a live stream");
+    let server = cluster.server_connect_string(0).unwrap();
+    try_join_all(frameworks[..CONSUMERS / 2].iter().map(|fw| expire_session_at(fw, server))).await.unwrap();
+    // the leader is killed, then the other half's sessions expire, then the leader comes back
+    eventually(wait, "a third consumed", || async { count() >= ITEMS / 3 }).await;
+    assert!(!feed.is_finished(), "the faults hit a live stream");
     let leader = cluster.leader().await.unwrap().expect("a leader");
     cluster.kill(leader).unwrap();
     cluster.wait_for_leader(Duration::from_secs(30)).await.unwrap();
     let live = (0..3).find(|&s| s != leader).unwrap();
-    for fw in &frameworks[CONSUMERS / 2..] {
-        expire_session_at(fw, cluster.server_connect_string(live).unwrap()).await.unwrap();
-    }
-    // phase 3: the server comes back
-    all.extend(put("three").await);
+    let server = cluster.server_connect_string(live).unwrap();
+    try_join_all(frameworks[CONSUMERS / 2..].iter().map(|fw| expire_session_at(fw, server))).await.unwrap();
     cluster.restart(leader).await.unwrap();
+    feed.await.unwrap();
     eventually(wait, "every item consumed", || async { count() >= all.len() }).await;
     stop.store(true, Ordering::SeqCst);
     for task in tasks {
@@ -109,5 +131,10 @@ async fn eight_consumers_take_every_item_once_through_expiries_and_a_killed_lead
     assert!(dups.is_empty(), "consumed twice: {dups:?}");
     assert_eq!(got, all, "every item consumed once, none lost");
     assert_eq!(producer.size().await.unwrap(), 0);
-    println!("{} items, {CONSUMERS} consumers, faults: {:?}", all.len(), started.elapsed());
+    let (lost, failed) = (trouble.lost_deliveries.load(Ordering::SeqCst), trouble.failed_takes.load(Ordering::SeqCst));
+    println!(
+        "{} items, {CONSUMERS} consumers, {lost} deliveries lost to the faults (re-delivered), {failed} failed takes: {:?}",
+        all.len(),
+        started.elapsed()
+    );
 }

@@ -66,6 +66,8 @@ struct Cursor {
     changed: Option<Fired>,
     /// Items found locked since the last listing, with a watch on their lock node.
     locked: Vec<(String, OneshotWatcher)>,
+    /// Items in a row found gone (taken by other consumers) since the last one we took.
+    misses: u32,
 }
 
 /// The byte-level queue at one path.
@@ -92,14 +94,15 @@ pub(crate) fn now_ms() -> u64 {
 }
 
 impl Cursor {
-    /// After losing an item to another consumer: move a few of the next items to the back of
-    /// the listing, so that consumers working through the same listing spread out instead of
-    /// colliding on every item (FIFO layouts only; a single consumer never collides).
-    fn spread(&mut self, layout: Layout) {
-        if !layout.refresh_on_change() && !self.pending.is_empty() {
-            let skip = fastrand::usize(0..=self.pending.len().min(32));
-            self.pending.rotate_left(skip % self.pending.len());
-        }
+    /// After losing an item to another consumer: skip a random number of the next items, up
+    /// to twice as many after each miss in a row, so that consumers working through the same
+    /// listing spread out, and one that runs into a stretch others have taken crosses it in a
+    /// few probes, not one per item. Skipped items are not lost: the next listing has those
+    /// still there. A single consumer never misses, so its order is the listing's.
+    fn missed(&mut self) {
+        self.misses = (self.misses + 1).min(16);
+        let skip = fastrand::usize(0..1 << self.misses).min(self.pending.len());
+        self.pending.drain(..skip);
     }
 }
 
@@ -265,8 +268,11 @@ impl Engine {
                     Mode::Safe => self.try_take_detached(&name).await?,
                 };
                 match tried {
-                    Tried::Taken(taken) => return Ok(Some(taken)),
-                    Tried::Gone => self.cursor.lock().await.spread(self.layout),
+                    Tried::Taken(taken) => {
+                        self.cursor.lock().await.misses = 0;
+                        return Ok(Some(taken));
+                    }
+                    Tried::Gone => self.cursor.lock().await.missed(),
                     Tried::Again => self.cursor.lock().await.pending.push_front(name),
                     Tried::Locked(watcher) => self.cursor.lock().await.locked.push((name, watcher)),
                 }
