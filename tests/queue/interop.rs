@@ -39,6 +39,12 @@ async fn curator_producers_our_consumers() {
     let path = format!("{root}/fifo");
     peer.queue_put(cid, &path, &Kind::Distributed, &[b"m1", b"m2", b"m3"]).await.unwrap();
     peer.queue_put(cid, &path, &Kind::Distributed, &[b"single"]).await.unwrap();
+    // Curator's nodes, byte for byte what ours write: `queue-<seq>`, the ItemSerializer framing
+    let mut names = fw.children(&path).await.unwrap();
+    names.sort();
+    assert!(names.iter().all(|n| n.starts_with("queue-") && n.len() == 16), "{names:?}");
+    let (single, _) = fw.get_data(&format!("{path}/{}", names[1])).await.unwrap();
+    assert_eq!(single, [&[0, 1, 0, 1, 1, 0, 0, 0, 6][..], b"single", &[2]].concat());
     let fifo = DistributedQueue::new(&fw, &path).unwrap();
     let delivery = fifo.take_safe().await.unwrap();
     assert_eq!(strings(delivery.complete().await.unwrap()), ["m1", "m2", "m3"]);
@@ -49,6 +55,8 @@ async fn curator_producers_our_consumers() {
     for (item, id) in [(&b"i1"[..], "a/1"), (b"i2", "b"), (b"i3", "a/1")] {
         peer.queue_put(cid, &path, &Kind::Id(id.into()), &[item]).await.unwrap();
     }
+    let names = fw.children(&path).await.unwrap();
+    assert_eq!(names.iter().filter(|n| n.starts_with("queue-|a_1|")).count(), 2, "{names:?}");
     let ids = DistributedIdQueue::new(&fw, &path).unwrap();
     assert_eq!(ids.remove("a/1").await.unwrap(), 2);
     assert_eq!(ids.take().await.unwrap(), b"i2");
@@ -57,6 +65,10 @@ async fn curator_producers_our_consumers() {
     let path = format!("{root}/prio");
     for (item, priority) in [(&b"p5"[..], 5), (b"p-2", -2), (b"p1", 1), (b"p0", 0), (b"p-9", -9)] {
         peer.queue_put(cid, &path, &Kind::Priority(priority), &[item]).await.unwrap();
+    }
+    let names = fw.children(&path).await.unwrap();
+    for prefix in ["queue-100000005", "queue-0FFFFFFFE", "queue-100000000", "queue-0FFFFFFF7"] {
+        assert!(names.iter().any(|n| n.starts_with(prefix)), "{prefix} in {names:?}");
     }
     let prio = DistributedPriorityQueue::new(&fw, &path).unwrap();
     let mut got = Vec::new();
@@ -70,6 +82,8 @@ async fn curator_producers_our_consumers() {
     let start = Instant::now();
     peer.queue_put(cid, &path, &Kind::Delay(epoch_in(Duration::from_millis(900))), &[b"late"]).await.unwrap();
     peer.queue_put(cid, &path, &Kind::Delay(epoch_in(Duration::from_millis(400))), &[b"early"]).await.unwrap();
+    let names = fw.children(&path).await.unwrap();
+    assert!(names.iter().all(|n| n.starts_with("queue-|") && n.matches('|').count() == 2), "{names:?}");
     let delay = DistributedDelayQueue::new(&fw, &path).unwrap();
     assert_eq!(delay.take().await.unwrap(), b"early");
     assert!(start.elapsed() >= Duration::from_millis(350), "{:?}", start.elapsed());
