@@ -21,10 +21,39 @@ use crate::sync::lock;
 /// Curator's `DistributedQueue`: items of type `T` in `queue-<seq>` nodes, first in, first out.
 pub type DistributedQueue<T = Vec<u8>> = Queue<T, Fifo>;
 /// Curator's `DistributedIdQueue`: items with an id, removable by id.
+///
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::DistributedIdQueue;
+/// let queue = DistributedIdQueue::new(&fw, "/jobs/reports")?;
+/// queue.put(&b"monthly".to_vec(), "report-42").await?;
+/// assert_eq!(queue.remove("report-42").await?, 1); // cancelled before anyone took it
+/// # Ok(()) }
+/// ```
 pub type DistributedIdQueue<T = Vec<u8>> = Queue<T, ById>;
 /// Curator's `DistributedPriorityQueue`: lowest priority number first.
+///
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::DistributedPriorityQueue;
+/// let queue = DistributedPriorityQueue::new(&fw, "/jobs/builds")?;
+/// queue.put(&b"nightly".to_vec(), 10).await?;
+/// queue.put(&b"hotfix".to_vec(), 0).await?;
+/// assert_eq!(queue.take().await?, b"hotfix");
+/// # Ok(()) }
+/// ```
 pub type DistributedPriorityQueue<T = Vec<u8>> = Queue<T, ByPriority>;
 /// Curator's `DistributedDelayQueue`: items taken from their time on.
+///
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use std::time::Duration;
+/// use zk_recipes::DistributedDelayQueue;
+/// let queue = DistributedDelayQueue::new(&fw, "/jobs/reminders")?;
+/// queue.put_after(&b"follow up".to_vec(), Duration::from_secs(3600)).await?;
+/// // a consumer gets it in an hour (by the consumers' clocks)
+/// # Ok(()) }
+/// ```
 pub type DistributedDelayQueue<T = Vec<u8>> = Queue<T, Delayed>;
 
 /// Options of a [`Queue`] (Curator's `QueueBuilder`): the item serializer, the lock path,
