@@ -1,5 +1,6 @@
 //! [`Delivery`]: items handed over in safe mode, deleted once processed.
 
+use super::engine::ItemLock;
 use crate::error::Result;
 use crate::framework::Framework;
 use crate::HeldNode;
@@ -22,14 +23,14 @@ pub struct Delivery<T> {
     items: Vec<T>,
     node: String,
     version: i32,
-    hold: HeldNode,
+    lock: ItemLock,
     fw: Framework,
     done: bool,
 }
 
 impl<T> Delivery<T> {
-    pub(crate) fn new(fw: &Framework, items: Vec<T>, node: String, version: i32, hold: HeldNode) -> Self {
-        Self { items, node, version, hold, fw: fw.clone(), done: false }
+    pub(crate) fn new(fw: &Framework, items: Vec<T>, node: String, version: i32, lock: ItemLock) -> Self {
+        Self { items, node, version, lock, fw: fw.clone(), done: false }
     }
 
     /// The items (one, or several for a node written by `put_multi`).
@@ -45,7 +46,7 @@ impl<T> Delivery<T> {
     /// Our lock on the item node: its [`lost`](HeldNode::lost) signal tells when another
     /// consumer may get the items.
     pub fn hold(&self) -> &HeldNode {
-        &self.hold
+        &self.lock.hold
     }
 
     /// Deletes the item node (the items are consumed) if we still hold its lock, then our lock;
@@ -61,9 +62,9 @@ impl<T> Delivery<T> {
     /// (the lock is released either way).
     pub async fn complete(mut self) -> Result<Vec<T>> {
         let outcome =
-            self.fw.transaction().guarded_by(&self.hold).delete(&self.node, Some(self.version)).commit().await;
+            self.fw.transaction().guarded_by(&self.lock.hold).delete(&self.node, Some(self.version)).commit().await;
         self.done = true;
-        self.hold.release_in_background();
+        self.lock.release();
         outcome.map(|_| std::mem::take(&mut self.items))
     }
 
@@ -76,7 +77,7 @@ impl<T> Delivery<T> {
 impl<T> Drop for Delivery<T> {
     fn drop(&mut self) {
         if !self.done {
-            self.hold.release_in_background();
+            self.lock.release();
         }
     }
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::FutureExt;
 use tokio::time::Instant;
-use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher, Stat};
+use zookeeper_client::{Client, CreateMode, Error as ZkError, OneshotWatcher, Stat};
 
 use super::framing::check_size;
 use super::naming::Layout;
@@ -41,7 +41,42 @@ pub(crate) struct Taken {
     /// Its version when read (the delete checks it).
     pub version: i32,
     /// The lock on it (safe mode).
-    pub hold: Option<HeldNode>,
+    pub hold: Option<ItemLock>,
+}
+
+/// Our lock node on an item (safe mode), and the client of the session that created it.
+///
+/// Lock nodes are named after their item, so another consumer's lock on the same item has
+/// the same path once ours is gone: ours is released through the client of its own session
+/// only, whose requests fail once that session is over, and never deletes theirs.
+#[derive(Debug)]
+pub(crate) struct ItemLock {
+    pub hold: HeldNode,
+    client: Client,
+}
+
+impl ItemLock {
+    /// Deletes our lock node in the background (retried while our session lives).
+    pub(crate) fn release(&self) {
+        let (fw, client, path) = (self.hold.framework().clone(), self.client.clone(), self.hold.path().to_string());
+        self.hold.framework().runtime().spawn(async move {
+            let outcome = fw
+                .retry(|_| {
+                    let (client, path) = (client.clone(), path.clone());
+                    async move {
+                        match client.delete(&path, None).await {
+                            // gone, or gone with its session
+                            Ok(()) | Err(ZkError::NoNode | ZkError::SessionExpired | ZkError::ClientClosed) => Ok(()),
+                            Err(e) => Err(e),
+                        }
+                    }
+                })
+                .await;
+            if let Err(e) = outcome {
+                tracing::debug!(%path, error = %e, "queue lock release: left to the session's end");
+            }
+        });
+    }
 }
 
 /// The outcome of trying one listed item.
@@ -333,8 +368,8 @@ impl Engine {
         let (engine, name) = (self.clone(), name.to_string());
         self.fw.runtime().spawn(async move {
             let tried = engine.try_take(&name, Mode::Safe).await;
-            if let Err(Ok(Tried::Taken(Taken { hold: Some(hold), .. }))) = tx.send(tried) {
-                hold.release_in_background();
+            if let Err(Ok(Tried::Taken(Taken { hold: Some(lock), .. }))) = tx.send(tried) {
+                lock.release();
             }
         });
         rx.await.unwrap_or(Err(Error::Closed))
@@ -359,7 +394,7 @@ impl Engine {
                         Ok(Tried::Taken(Taken { path, data, version: stat.version, hold: Some(hold) }))
                     }
                     None => {
-                        hold.release_in_background();
+                        hold.release();
                         Ok(Tried::Gone)
                     }
                 }
@@ -408,7 +443,7 @@ impl Engine {
     }
 
     /// Creates our lock node on the item `name` (`None`: another consumer holds it).
-    async fn lock_item(&self, name: &str) -> Result<Option<HeldNode>> {
+    async fn lock_item(&self, name: &str) -> Result<Option<ItemLock>> {
         let Some(locks) = &self.locks else { return Ok(None) };
         let lock = paths::join(locks, name);
         let data = self.fw.default_data();
@@ -420,19 +455,19 @@ impl Engine {
                 .fw
                 .retry(|client| async move {
                     let options = self.fw.create_options(CreateMode::Ephemeral);
-                    match client.create(lock, data, &options).await {
-                        Ok((stat, _)) => Ok(Some(stat)),
+                    let stat = match client.create(lock, data, &options).await {
+                        Ok((stat, _)) => Some(stat),
                         // ours when a lost reply made us send the create again
-                        Err(ZkError::NodeExists) => Ok(client
-                            .check_stat(lock)
-                            .await?
-                            .filter(|stat| stat.ephemeral_owner == client.session_id().0)),
-                        Err(e) => Err(e),
-                    }
+                        Err(ZkError::NodeExists) => {
+                            client.check_stat(lock).await?.filter(|stat| stat.ephemeral_owner == client.session_id().0)
+                        }
+                        Err(e) => return Err(e),
+                    };
+                    Ok(stat.map(|stat| (stat, client)))
                 })
                 .await;
-            let stat: Stat = match created {
-                Ok(Some(stat)) => stat,
+            let (stat, client): (Stat, Client) = match created {
+                Ok(Some(created)) => created,
                 Ok(None) => return Ok(None),
                 Err(Error::ZooKeeper(ZkError::NoNode)) if !forced => {
                     forced = true;
@@ -441,14 +476,15 @@ impl Engine {
                 }
                 Err(e) => return Err(e),
             };
-            if stat.ephemeral_owner != status.session_id {
-                // created in a newer session than the status we hold it under: start over
-                self.fw.delete_in_background(lock.to_string(), Some(stat.ephemeral_owner));
-                continue;
-            }
             let acquired =
                 Acquired { path: lock.to_string(), stat, status, mark: None, prefetched: None, waited: false };
-            return Ok(Some(HeldNode::new(&self.fw, acquired, false)));
+            let held = ItemLock { hold: HeldNode::new(&self.fw, acquired, false), client };
+            if stat.ephemeral_owner != status.session_id {
+                // created in a newer session than the status we would hold it under: start over
+                held.release();
+                continue;
+            }
+            return Ok(Some(held));
         }
     }
 
