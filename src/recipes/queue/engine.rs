@@ -81,7 +81,7 @@ impl ItemLock {
 
 /// The outcome of trying one listed item.
 enum Tried {
-    Taken(Taken),
+    Taken(Box<Taken>),
     /// Gone: another consumer took it.
     Gone,
     /// Another consumer holds its lock; the watch fires when the lock goes.
@@ -305,7 +305,7 @@ impl Engine {
                 match tried {
                     Tried::Taken(taken) => {
                         self.cursor.lock().await.misses = 0;
-                        return Ok(Some(taken));
+                        return Ok(Some(*taken));
                     }
                     Tried::Gone => self.cursor.lock().await.missed(),
                     Tried::Again => self.cursor.lock().await.pending.push_front(name),
@@ -368,8 +368,10 @@ impl Engine {
         let (engine, name) = (self.clone(), name.to_string());
         self.fw.runtime().spawn(async move {
             let tried = engine.try_take(&name, Mode::Safe).await;
-            if let Err(Ok(Tried::Taken(Taken { hold: Some(lock), .. }))) = tx.send(tried) {
-                lock.release();
+            if let Err(Ok(Tried::Taken(taken))) = tx.send(tried) {
+                if let Some(lock) = &taken.hold {
+                    lock.release();
+                }
             }
         });
         rx.await.unwrap_or(Err(Error::Closed))
@@ -382,7 +384,7 @@ impl Engine {
             Mode::AtMostOnce => {
                 let Some((data, stat)) = self.fw.get_data(&path).await.if_exists()? else { return Ok(Tried::Gone) };
                 match self.delete_item(name, Some(stat.version)).await? {
-                    Deleted::Yes => Ok(Tried::Taken(Taken { path, data, version: stat.version, hold: None })),
+                    Deleted::Yes => Ok(Tried::Taken(Box::new(Taken { path, data, version: stat.version, hold: None }))),
                     Deleted::Gone => Ok(Tried::Gone),
                     Deleted::Locked => self.watch_lock(name).await,
                 }
@@ -391,7 +393,7 @@ impl Engine {
                 let Some(hold) = self.lock_item(name).await? else { return self.watch_lock(name).await };
                 match self.fw.get_data(&path).await.if_exists()? {
                     Some((data, stat)) => {
-                        Ok(Tried::Taken(Taken { path, data, version: stat.version, hold: Some(hold) }))
+                        Ok(Tried::Taken(Box::new(Taken { path, data, version: stat.version, hold: Some(hold) })))
                     }
                     None => {
                         hold.release();
