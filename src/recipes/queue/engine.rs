@@ -1,26 +1,22 @@
 //! The one engine of every queue kind: puts (with back-pressure), and takes that list the
 //! children once, work through the listing, and wait on a children watch (and on the lock
 //! nodes of items another consumer holds) when nothing can be taken. The kinds differ only in
-//! their [`Layout`] (names and order) and framing.
+//! their `Layout` (names and order) and framing.
 
 use std::collections::{HashSet, VecDeque};
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use futures_util::FutureExt;
 use tokio::time::Instant;
-use zookeeper_client::{Client, CreateMode, Error as ZkError, OneshotWatcher, Stat};
+use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher};
 
 use super::framing::check_size;
-use super::naming::Layout;
+use super::locking::{Deleted, ItemLock};
+use super::state::{now_ms, Engine, Fired};
 use crate::error::{Error, Result};
 use crate::framework::wait::{Wake, WatchSet};
-use crate::framework::{paths, Framework, IfExists, TxnResult};
-use crate::recipes::locks::engine::Acquired;
-use crate::HeldNode;
+use crate::framework::{paths, IfExists, TxnResult};
 
 /// How a consumer takes an item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,41 +40,6 @@ pub(crate) struct Taken {
     pub hold: Option<ItemLock>,
 }
 
-/// Our lock node on an item (safe mode), and the client of the session that created it.
-///
-/// Lock nodes are named after their item, so another consumer's lock on the same item has
-/// the same path once ours is gone: ours is released through the client of its own session
-/// only, whose requests fail once that session is over, and never deletes theirs.
-#[derive(Debug)]
-pub(crate) struct ItemLock {
-    pub hold: HeldNode,
-    client: Client,
-}
-
-impl ItemLock {
-    /// Deletes our lock node in the background (retried while our session lives).
-    pub(crate) fn release(&self) {
-        let (fw, client, path) = (self.hold.framework().clone(), self.client.clone(), self.hold.path().to_string());
-        self.hold.framework().runtime().spawn(async move {
-            let outcome = fw
-                .retry(|_| {
-                    let (client, path) = (client.clone(), path.clone());
-                    async move {
-                        match client.delete(&path, None).await {
-                            // gone, or gone with its session
-                            Ok(()) | Err(ZkError::NoNode | ZkError::SessionExpired | ZkError::ClientClosed) => Ok(()),
-                            Err(e) => Err(e),
-                        }
-                    }
-                })
-                .await;
-            if let Err(e) = outcome {
-                tracing::debug!(%path, error = %e, "queue lock release: left to the session's end");
-            }
-        });
-    }
-}
-
 /// The outcome of trying one listed item.
 enum Tried {
     Taken(Box<Taken>),
@@ -90,104 +51,7 @@ enum Tried {
     Again,
 }
 
-type Fired = Pin<Box<dyn Future<Output = ()> + Send>>;
-
-/// What a consumer learned from its last listing.
-#[derive(Default)]
-struct Cursor {
-    /// Items of the last listing, in order, not tried yet.
-    pending: VecDeque<String>,
-    /// The last listing's children watch (layouts whose head can change under us).
-    changed: Option<Fired>,
-    /// Items found locked since the last listing, with a watch on their lock node.
-    locked: Vec<(String, OneshotWatcher)>,
-    /// Items in a row found gone (taken by other consumers) since the last one we took.
-    misses: u32,
-}
-
-/// The byte-level queue at one path.
-pub(crate) struct Engine {
-    pub fw: Framework,
-    pub dir: String,
-    /// Where consumers lock the items they take (none for the simple queue).
-    pub locks: Option<String>,
-    pub layout: Layout,
-    pub max_items: Option<usize>,
-    dirs_ready: AtomicBool,
-    cursor: tokio::sync::Mutex<Cursor>,
-}
-
-impl std::fmt::Debug for Engine {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engine").field("dir", &self.dir).field("locks", &self.locks).finish_non_exhaustive()
-    }
-}
-
-/// Milliseconds since the epoch, now.
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-}
-
-impl Cursor {
-    /// After losing an item to another consumer: skip a random number of the next items, up
-    /// to twice as many after each miss in a row, so that consumers working through the same
-    /// listing spread out, and one that runs into a stretch others have taken crosses it in a
-    /// few probes, not one per item. Skipped items are not lost: the next listing has those
-    /// still there. A single consumer never misses, so its order is the listing's.
-    fn missed(&mut self) {
-        self.misses = (self.misses + 1).min(16);
-        let skip = fastrand::usize(0..1 << self.misses).min(self.pending.len());
-        self.pending.drain(..skip);
-    }
-}
-
 impl Engine {
-    pub(crate) fn new(
-        fw: &Framework,
-        dir: &str,
-        locks: Option<String>,
-        layout: Layout,
-        max_items: Option<usize>,
-    ) -> Result<Self> {
-        paths::validate_recipe_path(dir)?;
-        if let Some(locks) = &locks {
-            paths::validate_recipe_path(locks)?;
-            if locks == dir || locks.starts_with(&format!("{dir}/")) {
-                return Err(Error::InvalidArgument(format!("the lock path {locks:?} must not be inside the queue")));
-            }
-        }
-        if max_items == Some(0) {
-            return Err(Error::InvalidArgument("max_items must be at least 1".into()));
-        }
-        Ok(Self {
-            fw: fw.clone(),
-            dir: dir.to_string(),
-            locks,
-            layout,
-            max_items,
-            dirs_ready: AtomicBool::new(false),
-            cursor: tokio::sync::Mutex::new(Cursor::default()),
-        })
-    }
-
-    /// Creates the queue's node (persistent, as Curator's `DistributedQueue.start()`; a
-    /// container for the simple queue, as Curator's `SimpleDistributedQueue`) and the lock
-    /// path, once per handle or again when `force` (found missing).
-    async fn ensure_dirs(&self, force: bool) -> Result<()> {
-        if !force && self.dirs_ready.load(Ordering::SeqCst) {
-            return Ok(());
-        }
-        let mode = if self.layout == Layout::Simple { CreateMode::Container } else { CreateMode::Persistent };
-        for dir in std::iter::once(&self.dir).chain(self.locks.as_ref()) {
-            match self.fw.create(dir, &[], mode).await {
-                Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        self.dirs_ready.store(true, Ordering::SeqCst);
-        Ok(())
-    }
-
     /// Creates one item node per entry of `items` (`(name prefix, data)`), all in one
     /// transaction (applied exactly once, also after a lost reply), once the queue has room;
     /// the created paths, in order.
@@ -261,14 +125,6 @@ impl Engine {
                 return Err(Error::Timeout(timeout.unwrap_or_default()));
             }
         }
-    }
-
-    /// The item names, in order (none when the queue's node is missing).
-    pub(crate) async fn items(&self) -> Result<Vec<String>> {
-        let mut names = self.fw.children_or_empty(&self.dir).await?;
-        names.retain(|n| self.layout.is_item(n));
-        self.layout.sort(&mut names);
-        Ok(names)
     }
 
     /// The item names in order and a watch on the children; the queue's node is made when
@@ -386,11 +242,11 @@ impl Engine {
                 match self.delete_item(name, Some(stat.version)).await? {
                     Deleted::Yes => Ok(Tried::Taken(Box::new(Taken { path, data, version: stat.version, hold: None }))),
                     Deleted::Gone => Ok(Tried::Gone),
-                    Deleted::Locked => self.watch_lock(name).await,
+                    Deleted::Locked => self.locked(name).await,
                 }
             }
             Mode::Safe => {
-                let Some(hold) = self.lock_item(name).await? else { return self.watch_lock(name).await };
+                let Some(hold) = self.lock_item(name).await? else { return self.locked(name).await };
                 match self.fw.get_data(&path).await.if_exists()? {
                     Some((data, stat)) => {
                         Ok(Tried::Taken(Box::new(Taken { path, data, version: stat.version, hold: Some(hold) })))
@@ -404,90 +260,14 @@ impl Engine {
         }
     }
 
-    /// An exists watch on the lock of `name` (held by another consumer).
-    async fn watch_lock(&self, name: &str) -> Result<Tried> {
-        let Some(locks) = &self.locks else { return Ok(Tried::Gone) };
-        let lock = paths::join(locks, name);
-        let lock = lock.as_str();
-        let (stat, watcher) = self.fw.retry(|client| async move { client.check_and_watch_stat(lock).await }).await?;
-        Ok(if stat.is_some() { Tried::Locked(watcher) } else { Tried::Again })
-    }
-
-    /// Deletes the item `name` (at `version`) unless another consumer holds its lock: one
-    /// transaction that creates our lock node, deletes it again and deletes the item — so
-    /// that a consumer holding the lock (ours in safe mode, Curator's lock-safe consumers)
-    /// keeps it. Applied exactly once, also after a lost reply.
-    pub(crate) async fn delete_item(&self, name: &str, version: Option<i32>) -> Result<Deleted> {
-        let path = paths::join(&self.dir, name);
-        let mut forced = false;
-        loop {
-            let mut txn = self.fw.transaction();
-            let lock = self.locks.as_ref().map(|locks| paths::join(locks, name));
-            if let Some(lock) = &lock {
-                txn = txn.create(lock, self.fw.default_data(), CreateMode::Ephemeral).delete(lock, None);
-            }
-            let guarded = usize::from(lock.is_some()) * 2;
-            match txn.delete(&path, version).commit().await {
-                Ok(_) => return Ok(Deleted::Yes),
-                Err(Error::Transaction { index, source, .. }) => match (index < guarded, source) {
-                    (true, ZkError::NodeExists) => return Ok(Deleted::Locked),
-                    (true, ZkError::NoNode) if !forced => {
-                        // the lock path is missing: make it, and try again
-                        forced = true;
-                        self.ensure_dirs(true).await?;
-                    }
-                    (false, ZkError::NoNode | ZkError::BadVersion) => return Ok(Deleted::Gone),
-                    (_, source) => return Err(Error::ZooKeeper(source)),
-                },
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    /// Creates our lock node on the item `name` (`None`: another consumer holds it).
-    async fn lock_item(&self, name: &str) -> Result<Option<ItemLock>> {
-        let Some(locks) = &self.locks else { return Ok(None) };
-        let lock = paths::join(locks, name);
-        let data = self.fw.default_data();
-        let mut forced = false;
-        loop {
-            let status = self.fw.status();
-            let lock = lock.as_str();
-            let created = self
-                .fw
-                .retry(|client| async move {
-                    let options = self.fw.create_options(CreateMode::Ephemeral);
-                    let stat = match client.create(lock, data, &options).await {
-                        Ok((stat, _)) => Some(stat),
-                        // ours when a lost reply made us send the create again
-                        Err(ZkError::NodeExists) => {
-                            client.check_stat(lock).await?.filter(|stat| stat.ephemeral_owner == client.session_id().0)
-                        }
-                        Err(e) => return Err(e),
-                    };
-                    Ok(stat.map(|stat| (stat, client)))
-                })
-                .await;
-            let (stat, client): (Stat, Client) = match created {
-                Ok(Some(created)) => created,
-                Ok(None) => return Ok(None),
-                Err(Error::ZooKeeper(ZkError::NoNode)) if !forced => {
-                    forced = true;
-                    self.ensure_dirs(true).await?;
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            let acquired =
-                Acquired { path: lock.to_string(), stat, status, mark: None, prefetched: None, waited: false };
-            let held = ItemLock { hold: HeldNode::new(&self.fw, acquired, false), client };
-            if stat.ephemeral_owner != status.session_id {
-                // created in a newer session than the status we would hold it under: start over
-                held.release();
-                continue;
-            }
-            return Ok(Some(held));
-        }
+    /// An item another consumer holds: watched until its lock goes (tried again at once when
+    /// it is gone already; gone itself when the queue has no locks).
+    async fn locked(&self, name: &str) -> Result<Tried> {
+        Ok(match (self.watch_lock(name).await?, &self.locks) {
+            (Some(watcher), _) => Tried::Locked(watcher),
+            (None, Some(_)) => Tried::Again,
+            (None, None) => Tried::Gone,
+        })
     }
 
     /// The first item that can be read, without taking it.
@@ -504,12 +284,4 @@ impl Engine {
         }
         Ok(None)
     }
-}
-
-/// What [`Engine::delete_item`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Deleted {
-    Yes,
-    Gone,
-    Locked,
 }

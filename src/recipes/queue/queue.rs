@@ -4,18 +4,16 @@
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use tokio::time::Instant;
 
 use super::delivery::Delivery;
-use super::engine::{Deleted, Engine, Mode, Taken};
-use super::framing::{self, BytesSerializer, QueueSerializer};
-use super::kinds::{layout_of, ById, ByPriority, Delayed, Fifo, QueueKind};
-use super::naming;
-use crate::error::{Error, Result};
-use crate::framework::Framework;
-use crate::recipes::layout::QUEUE_ITEM_NAME;
+use super::engine::{Mode, Taken};
+use super::framing::{self, QueueSerializer};
+use super::kinds::{ById, ByPriority, Delayed, Fifo, QueueKind};
+use super::state::Engine;
+use crate::error::Result;
 use crate::sync::lock;
 
 /// Curator's `DistributedQueue`: items of type `T` in `queue-<seq>` nodes, first in, first out.
@@ -55,73 +53,6 @@ pub type DistributedPriorityQueue<T = Vec<u8>> = Queue<T, ByPriority>;
 /// # Ok(()) }
 /// ```
 pub type DistributedDelayQueue<T = Vec<u8>> = Queue<T, Delayed>;
-
-/// Options of a [`Queue`] (Curator's `QueueBuilder`): the item serializer, the lock path,
-/// a bound.
-pub struct QueueBuilder<T> {
-    fw: Framework,
-    path: String,
-    lock_path: Option<String>,
-    max_items: Option<usize>,
-    serializer: Arc<dyn QueueSerializer<T>>,
-}
-
-impl QueueBuilder<Vec<u8>> {
-    /// Options for a queue at `path` of raw byte items ([`BytesSerializer`]), locks at
-    /// `<path>-locks`, no bound.
-    pub fn new(fw: &Framework, path: &str) -> Self {
-        Self {
-            fw: fw.clone(),
-            path: path.to_string(),
-            lock_path: None,
-            max_items: None,
-            serializer: Arc::new(BytesSerializer),
-        }
-    }
-}
-
-impl<T: Send + 'static> QueueBuilder<T> {
-    /// Items of type `U`, turned into bytes by `serializer`.
-    pub fn serializer<U>(self, serializer: impl QueueSerializer<U>) -> QueueBuilder<U> {
-        QueueBuilder {
-            fw: self.fw,
-            path: self.path,
-            lock_path: self.lock_path,
-            max_items: self.max_items,
-            serializer: Arc::new(serializer),
-        }
-    }
-
-    /// Where consumers lock the items they take (Curator's `lockPath`: share it with Curator's
-    /// lock-safe consumers of the same queue). Default: `<path>-locks`.
-    pub fn lock_path(mut self, lock_path: &str) -> Self {
-        self.lock_path = Some(lock_path.to_string());
-        self
-    }
-
-    /// A bound: puts wait while the queue holds `max_items` item nodes or more (a soft bound,
-    /// as Curator's: producers that check at the same moment may all pass).
-    pub fn max_items(mut self, max_items: usize) -> Self {
-        self.max_items = Some(max_items);
-        self
-    }
-
-    /// The queue, of kind `K` ([`Fifo`], [`ById`], [`ByPriority`], [`Delayed`]).
-    ///
-    /// # Errors
-    /// [`Error::InvalidPath`] for an invalid path or lock path; [`Error::InvalidArgument`]
-    /// for a lock path inside the queue or a bound of 0.
-    pub fn build<K: QueueKind>(self) -> Result<Queue<T, K>> {
-        let locks = self.lock_path.unwrap_or_else(|| format!("{}-locks", self.path));
-        let engine = Engine::new(&self.fw, &self.path, Some(locks), layout_of::<K>(), self.max_items)?;
-        Ok(Queue {
-            engine: Arc::new(engine),
-            serializer: self.serializer,
-            buffer: Arc::new(Mutex::new(VecDeque::new())),
-            kind: PhantomData,
-        })
-    }
-}
 
 /// A distributed queue of `T` items, of kind `K`: use the aliases [`DistributedQueue`],
 /// [`DistributedIdQueue`], [`DistributedPriorityQueue`], [`DistributedDelayQueue`].
@@ -180,10 +111,10 @@ impl<T: Send + 'static> QueueBuilder<T> {
 /// # Ok(()) }
 /// ```
 pub struct Queue<T, K> {
-    engine: Arc<Engine>,
-    serializer: Arc<dyn QueueSerializer<T>>,
-    buffer: Arc<Mutex<VecDeque<T>>>,
-    kind: PhantomData<fn() -> K>,
+    pub(super) engine: Arc<Engine>,
+    pub(super) serializer: Arc<dyn QueueSerializer<T>>,
+    pub(super) buffer: Arc<Mutex<VecDeque<T>>>,
+    pub(super) kind: PhantomData<fn() -> K>,
 }
 
 impl<T, K> Clone for Queue<T, K> {
@@ -203,22 +134,6 @@ impl<T, K> std::fmt::Debug for Queue<T, K> {
     }
 }
 
-impl<K: QueueKind> Queue<Vec<u8>, K> {
-    /// A queue of raw byte items at `path`, locks at `<path>-locks`, no bound; see
-    /// [`QueueBuilder`] for the options.
-    ///
-    /// # Errors
-    /// As [`QueueBuilder::build`].
-    pub fn new(fw: &Framework, path: &str) -> Result<Self> {
-        QueueBuilder::new(fw, path).build()
-    }
-
-    /// The options of a queue at `path`.
-    pub fn builder(fw: &Framework, path: &str) -> QueueBuilder<Vec<u8>> {
-        QueueBuilder::new(fw, path)
-    }
-}
-
 impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
     /// The queue's path.
     pub fn path(&self) -> &str {
@@ -231,7 +146,7 @@ impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
     }
 
     /// Puts `items` into one node named `<prefix><seq>`.
-    async fn put_node(&self, prefix: String, items: &[T], timeout: Option<Duration>) -> Result<String> {
+    pub(super) async fn put_node(&self, prefix: String, items: &[T], timeout: Option<Duration>) -> Result<String> {
         let bytes = items.iter().map(|item| self.serializer.serialize(item)).collect::<Result<Vec<_>>>()?;
         let data = framing::encode(&bytes)?;
         let created = self.engine.put(vec![(prefix, data)], timeout).await?;
@@ -254,7 +169,7 @@ impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
     /// until there is one.
     ///
     /// # Errors
-    /// [`Error::CorruptData`] for a node that is not Curator's framing (it is consumed: the
+    /// [`Error::CorruptData`](crate::Error::CorruptData) for a node that is not Curator's framing (it is consumed: the
     /// next take goes on); the serializer's errors; the framework's errors.
     ///
     /// # Cancel safety
@@ -294,7 +209,7 @@ impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
     /// items, then [`Delivery::complete`]. Waits, by watch, until there is one.
     ///
     /// # Errors
-    /// [`Error::CorruptData`] for a node that is not Curator's framing (it is deleted, under
+    /// [`Error::CorruptData`](crate::Error::CorruptData) for a node that is not Curator's framing (it is deleted, under
     /// our lock: the next take goes on); the serializer's errors; the framework's errors.
     ///
     /// # Cancel safety
@@ -334,161 +249,5 @@ impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
 
     fn decode(&self, taken: &Taken) -> Result<Vec<T>> {
         framing::decode(&taken.path, &taken.data)?.iter().map(|bytes| self.serializer.deserialize(bytes)).collect()
-    }
-}
-
-impl<T: Send + 'static> Queue<T, Fifo> {
-    /// Adds `item` at the tail (one node). With a bound, waits for room first.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] for an empty item; [`Error::ItemTooLarge`]; the
-    /// serializer's errors; the framework's errors.
-    ///
-    /// # Cancel safety
-    /// Not cancel safe once the create is sent: the item may or may not have been added.
-    pub async fn put(&self, item: &T) -> Result<String> {
-        self.put_node(QUEUE_ITEM_NAME.to_string(), std::slice::from_ref(item), None).await
-    }
-
-    /// [`put`](Self::put), waiting at most `timeout` for room in a bounded queue.
-    ///
-    /// # Errors
-    /// [`Error::Timeout`] when the queue stayed full; as [`put`](Self::put) otherwise.
-    ///
-    /// # Cancel safety
-    /// As [`put`](Self::put).
-    pub async fn put_timeout(&self, item: &T, timeout: Duration) -> Result<String> {
-        self.put_node(QUEUE_ITEM_NAME.to_string(), std::slice::from_ref(item), Some(timeout)).await
-    }
-
-    /// Adds `items` in one node (Curator's `putMulti`): consumed together.
-    ///
-    /// # Errors
-    /// As [`put`](Self::put); [`Error::InvalidArgument`] for no items.
-    ///
-    /// # Cancel safety
-    /// As [`put`](Self::put).
-    pub async fn put_multi(&self, items: &[T]) -> Result<String> {
-        self.put_node(QUEUE_ITEM_NAME.to_string(), items, None).await
-    }
-
-    /// Adds `items` one node each, in order, in one transaction (all or none); their total
-    /// size must stay below [`MAX_ITEM_BYTES`](crate::MAX_ITEM_BYTES).
-    ///
-    /// # Errors
-    /// As [`put`](Self::put).
-    ///
-    /// # Cancel safety
-    /// As [`put`](Self::put).
-    pub async fn put_all(&self, items: &[T]) -> Result<Vec<String>> {
-        let mut nodes = Vec::with_capacity(items.len());
-        for item in items {
-            let data = framing::encode(&[self.serializer.serialize(item)?])?;
-            nodes.push((QUEUE_ITEM_NAME.to_string(), data));
-        }
-        self.engine.put(nodes, None).await
-    }
-}
-
-impl<T: Send + 'static> Queue<T, ById> {
-    /// Adds `item` with `id` at the tail (`/` and `|` in the id become `_`, as in Curator).
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] for an empty id; as [`DistributedQueue::put`] otherwise.
-    ///
-    /// # Cancel safety
-    /// As [`DistributedQueue::put`].
-    pub async fn put(&self, item: &T, id: &str) -> Result<String> {
-        self.put_node(naming::id_prefix(id)?, std::slice::from_ref(item), None).await
-    }
-
-    /// [`put`](Self::put), waiting at most `timeout` for room in a bounded queue.
-    ///
-    /// # Errors
-    /// [`Error::Timeout`] when the queue stayed full; as [`put`](Self::put) otherwise.
-    ///
-    /// # Cancel safety
-    /// As [`put`](Self::put).
-    pub async fn put_timeout(&self, item: &T, id: &str, timeout: Duration) -> Result<String> {
-        self.put_node(naming::id_prefix(id)?, std::slice::from_ref(item), Some(timeout)).await
-    }
-
-    /// Removes every item with `id` that no consumer holds; returns how many.
-    ///
-    /// # Errors
-    /// [`Error::NoSuchItem`] when no item has that id; [`Error::InvalidArgument`] for an
-    /// empty id; the framework's errors.
-    ///
-    /// # Cancel safety
-    /// Not cancel safe: some items may have been removed.
-    pub async fn remove(&self, id: &str) -> Result<usize> {
-        naming::id_prefix(id)?;
-        let fixed = naming::fix_id(id);
-        let mut removed = 0;
-        let mut found = false;
-        for name in self.engine.items().await? {
-            if naming::id_of(&name) == Some(fixed.as_str()) {
-                found = true;
-                if self.engine.delete_item(&name, None).await? == Deleted::Yes {
-                    removed += 1;
-                }
-            }
-        }
-        if !found {
-            return Err(Error::NoSuchItem { path: format!("{} (id {id:?})", self.engine.dir) });
-        }
-        Ok(removed)
-    }
-}
-
-impl<T: Send + 'static> Queue<T, ByPriority> {
-    /// Adds `item` with `priority`: lower numbers are taken first; equal ones first in, first
-    /// out.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] for a negative priority; as [`DistributedQueue::put`]
-    /// otherwise.
-    ///
-    /// # Cancel safety
-    /// As [`DistributedQueue::put`].
-    pub async fn put(&self, item: &T, priority: i32) -> Result<String> {
-        self.put_node(naming::priority_prefix(priority)?, std::slice::from_ref(item), None).await
-    }
-
-    /// Adds `items` with `priority` in one node.
-    ///
-    /// # Errors
-    /// As [`put`](Self::put).
-    ///
-    /// # Cancel safety
-    /// As [`put`](Self::put).
-    pub async fn put_multi(&self, items: &[T], priority: i32) -> Result<String> {
-        self.put_node(naming::priority_prefix(priority)?, items, None).await
-    }
-}
-
-impl<T: Send + 'static> Queue<T, Delayed> {
-    /// Adds `item`, to be taken from `at` on (the consumers' clocks decide, as in Curator).
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] for a time not after the epoch; as
-    /// [`DistributedQueue::put`] otherwise.
-    ///
-    /// # Cancel safety
-    /// As [`DistributedQueue::put`].
-    pub async fn put_at(&self, item: &T, at: SystemTime) -> Result<String> {
-        let epoch = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-        self.put_node(naming::delay_prefix(epoch)?, std::slice::from_ref(item), None).await
-    }
-
-    /// Adds `item`, to be taken `delay` from now.
-    ///
-    /// # Errors
-    /// As [`put_at`](Self::put_at).
-    ///
-    /// # Cancel safety
-    /// As [`put_at`](Self::put_at).
-    pub async fn put_after(&self, item: &T, delay: Duration) -> Result<String> {
-        self.put_at(item, SystemTime::now() + delay).await
     }
 }

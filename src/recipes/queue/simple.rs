@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::engine::{Engine, Mode};
+use super::engine::Mode;
 use super::framing::check_size;
 use super::naming::Layout;
+use super::state::Engine;
 use crate::error::{Error, Result};
 use crate::framework::Framework;
 use crate::recipes::layout::SIMPLE_QUEUE_ITEM_NAME;
