@@ -112,6 +112,11 @@ async fn delay_queue_hands_items_over_at_their_time_earliest_first() {
     assert!(start.elapsed() >= Duration::from_millis(390), "{:?}", start.elapsed());
     assert_eq!(queue.take().await.unwrap(), b"late");
     assert!(start.elapsed() >= Duration::from_millis(890), "{:?}", start.elapsed());
+    // several items in one node, due together
+    let at = std::time::SystemTime::now() + Duration::from_millis(200);
+    queue.put_multi_at(&[b"m1".to_vec(), b"m2".to_vec()], at).await.unwrap();
+    assert_eq!(queue.size().await.unwrap(), 1);
+    assert_eq!((queue.take().await.unwrap(), queue.take().await.unwrap()), (b"m1".to_vec(), b"m2".to_vec()));
     assert!(start.elapsed() < WAIT);
 }
 

@@ -79,6 +79,12 @@ async fn a_bounded_queue_makes_puts_wait_or_fail() {
     tokio::time::timeout(WAIT, waiting).await.expect("room made").unwrap().unwrap();
     assert_eq!(queue.take().await.unwrap(), b"2");
     assert_eq!(queue.take().await.unwrap(), b"3");
+    // every kind's put waits or fails alike
+    let prio: zk_recipes::DistributedPriorityQueue =
+        QueueBuilder::new(&fw, &format!("{path}-prio")).max_items(1).build().unwrap();
+    prio.put(&b"a".to_vec(), 1).await.unwrap();
+    let full = prio.put_timeout(&b"b".to_vec(), 0, Duration::from_millis(100)).await;
+    assert_eq!(full, Err(Error::Timeout(Duration::from_millis(100))));
     // the simple queue's bound
     let simple = SimpleDistributedQueue::new(&fw, &format!("{path}-simple")).unwrap().with_max_items(1).unwrap();
     simple.offer(b"a").await.unwrap();

@@ -138,6 +138,17 @@ impl<T: Send + 'static> Queue<T, ByPriority> {
     pub async fn put_multi(&self, items: &[T], priority: i32) -> Result<String> {
         self.put_node(naming::priority_prefix(priority)?, items, None).await
     }
+
+    /// [`put`](Self::put), waiting at most `timeout` for room in a bounded queue.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] when the queue stayed full; as [`put`](Self::put) otherwise.
+    ///
+    /// # Cancel safety
+    /// As [`put`](Self::put).
+    pub async fn put_timeout(&self, item: &T, priority: i32, timeout: Duration) -> Result<String> {
+        self.put_node(naming::priority_prefix(priority)?, std::slice::from_ref(item), Some(timeout)).await
+    }
 }
 
 impl<T: Send + 'static> Queue<T, Delayed> {
@@ -150,8 +161,31 @@ impl<T: Send + 'static> Queue<T, Delayed> {
     /// # Cancel safety
     /// As [`DistributedQueue::put`](crate::DistributedQueue::put).
     pub async fn put_at(&self, item: &T, at: SystemTime) -> Result<String> {
+        self.put_multi_at_timeout(std::slice::from_ref(item), at, None).await
+    }
+
+    /// Adds `items` in one node, to be taken together from `at` on (Curator's `putMulti`).
+    ///
+    /// # Errors
+    /// As [`put_at`](Self::put_at); [`Error::InvalidArgument`] for no items.
+    ///
+    /// # Cancel safety
+    /// As [`put_at`](Self::put_at).
+    pub async fn put_multi_at(&self, items: &[T], at: SystemTime) -> Result<String> {
+        self.put_multi_at_timeout(items, at, None).await
+    }
+
+    /// [`put_multi_at`](Self::put_multi_at), waiting at most `timeout` (when `Some`) for room
+    /// in a bounded queue.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] when the queue stayed full; as [`put_at`](Self::put_at) otherwise.
+    ///
+    /// # Cancel safety
+    /// As [`put_at`](Self::put_at).
+    pub async fn put_multi_at_timeout(&self, items: &[T], at: SystemTime, timeout: Option<Duration>) -> Result<String> {
         let epoch = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-        self.put_node(naming::delay_prefix(epoch)?, std::slice::from_ref(item), None).await
+        self.put_node(naming::delay_prefix(epoch)?, items, timeout).await
     }
 
     /// Adds `item`, to be taken `delay` from now.
