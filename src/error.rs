@@ -146,6 +146,25 @@ pub enum Error {
         permit_id: String,
     },
 
+    /// A queue item (or the node holding it) is larger than a queue accepts: ZooKeeper
+    /// refuses requests over its `jute.maxbuffer` (1 MiB by default), so queues stop at
+    /// [`MAX_ITEM_BYTES`](crate::MAX_ITEM_BYTES).
+    #[error("queue item of {size} bytes is larger than the {limit}-byte limit")]
+    ItemTooLarge {
+        /// The size of the node's data that was refused.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+
+    /// A queue has no such item: `element()` of an empty queue, `remove(id)` of an id that is
+    /// not queued.
+    #[error("no such item in the queue {path}")]
+    NoSuchItem {
+        /// The queue's path (and the id asked for).
+        path: String,
+    },
+
     /// An operation of a [`Transaction`](crate::Transaction) was refused (a failed check,
     /// `BadVersion`, `NodeExists`, `NoNode`...), so none of them was applied.
     #[error("transaction refused at operation {index} ({path:?}): {source}")]

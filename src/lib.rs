@@ -45,6 +45,10 @@
 //! * Registrations — [`PersistentNode`] (kept in place through deletes, reconnects and new
 //!   sessions; a stale node of our dead session replaced), [`PersistentTtlNode`] and
 //!   [`GroupMember`].
+//! * Queues — [`SimpleDistributedQueue`], [`DistributedQueue`], [`DistributedIdQueue`],
+//!   [`DistributedPriorityQueue`], [`DistributedDelayQueue`] (Curator's layouts and framing):
+//!   each item consumed once, at most once ([`Queue::take`]) or at least once
+//!   ([`Queue::take_safe`] then [`Delivery::complete`]).
 //!
 //! ```no_run
 //! # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {

@@ -13,6 +13,8 @@
 //! | PersistentTtlNode | `<path>` container, `<path>/touch` persistent with TTL |
 //! | GroupMember | `<path>/<id>` ephemeral, the member's data |
 //! | DistributedCountDownLatch (ours, no Curator equivalent) | `<path>` generation, `<path>/gen-<G>` count, `<path>/gen-<G>/<participant>` |
+//! | SimpleDistributedQueue | `<path>/qn-<seq>` persistent sequential, the item's bytes |
+//! | DistributedQueue (and id, priority, delay) | `<path>/queue-<seq>` (`queue-\|<id>\|<seq>`, `queue-<1\|0><8 hex><seq>`, `queue-\|<epoch hex>\|<seq>`), `<lock path>/<item name>` ephemeral while taken |
 //! | atomic values (ours, not Curator's) | `<path>/_lock_/_c_<uuid>-lock-<seq>` queue, `<path>/_txn_<instance>-<n>` markers |
 //!
 //! The protected prefix `_c_<uuid>-` belongs to the framework's protected create
@@ -59,3 +61,9 @@ pub(crate) const ATOMIC_TXN_MARKER: &str = "_txn_";
 /// The child of a TTL node that is re-written every TTL / 2 (Curator's
 /// `PersistentTtlNode.DEFAULT_CHILD_NODE_NAME`).
 pub(crate) const TTL_TOUCH_CHILD: &str = "touch";
+
+/// The name of a `DistributedQueue` item node (and of the id, priority and delay queues'),
+/// persistent sequential under the queue's path.
+pub(crate) const QUEUE_ITEM_NAME: &str = "queue-";
+/// The name of a `SimpleDistributedQueue` item node (the ZooKeeper distribution's queue).
+pub(crate) const SIMPLE_QUEUE_ITEM_NAME: &str = "qn-";

@@ -10,6 +10,7 @@ mod layout;
 mod leader;
 pub(crate) mod locks;
 mod nodes;
+mod queue;
 mod shared;
 
 pub use atomic::{
@@ -34,4 +35,9 @@ pub use locks::{
     MultiLockGuard, ReadLock, WriteLock,
 };
 pub use nodes::{GroupMember, NodeMode, NodeStatus, PersistentNode, PersistentTtlNode};
+pub use queue::{
+    ById, ByPriority, BytesSerializer, Delayed, Delivery, DistributedDelayQueue, DistributedIdQueue,
+    DistributedPriorityQueue, DistributedQueue, Fifo, Queue, QueueBuilder, QueueKind, QueueSerializer,
+    SimpleDistributedQueue, MAX_ITEM_BYTES,
+};
 pub use shared::{SharedCount, SharedValue, VersionedValue};

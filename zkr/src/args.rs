@@ -98,6 +98,8 @@ pub enum Command {
     Group(crate::registry_args::GroupArgs),
     /// Register a service instance (curator-x-discovery) while CMD runs, or list instances
     Discover(crate::registry_args::DiscoverArgs),
+    /// Put an item into a queue, take one, or count them (Curator's queues)
+    Queue(QueueArgs),
 }
 
 /// What to do with CMD when the lock, lease or leadership is lost while it runs.
@@ -456,4 +458,68 @@ mod tests {
             assert!(Cli::try_parse_from(bad).is_err(), "{bad:?}");
         }
     }
+}
+
+/// Which Curator queue (the node layout and the order items are taken in).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum QueueKind {
+    /// SimpleDistributedQueue: `qn-` nodes of raw bytes
+    Simple,
+    /// DistributedQueue: `queue-` nodes (with --id, --priority or --delay: that kind's layout)
+    Distributed,
+    /// DistributedIdQueue (for take and size; put: --id)
+    Id,
+    /// DistributedPriorityQueue (for take and size; put: --priority)
+    Priority,
+    /// DistributedDelayQueue (for take and size; put: --delay)
+    Delay,
+}
+
+#[derive(Debug, Args)]
+pub struct QueueArgs {
+    #[command(subcommand)]
+    pub op: QueueOp,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum QueueOp {
+    /// Put DATA into the queue at PATH; print the new item node's path
+    Put {
+        /// The queue's path
+        path: String,
+        /// Which queue
+        #[arg(long, value_enum, default_value = "distributed")]
+        kind: QueueKind,
+        /// The item's id (a DistributedIdQueue)
+        #[arg(long, value_name = "ID", conflicts_with_all = ["priority", "delay"])]
+        id: Option<String>,
+        /// The item's priority, lowest taken first (a DistributedPriorityQueue)
+        #[arg(long, value_name = "N", allow_negative_numbers = true, conflicts_with = "delay")]
+        priority: Option<i32>,
+        /// Take the item no sooner than DUR from now (a DistributedDelayQueue)
+        #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+        delay: Option<Duration>,
+        /// The item
+        data: String,
+    },
+    /// Take the next item from the queue at PATH (deleted, then printed: at most once) and
+    /// print it; every item of a multi-item node, one per line
+    Take {
+        /// The queue's path
+        path: String,
+        /// Give up waiting for an item after DUR (exit 75)
+        #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+        timeout: Option<Duration>,
+        /// Which queue
+        #[arg(long, value_enum, default_value = "distributed")]
+        kind: QueueKind,
+    },
+    /// Print how many item nodes the queue at PATH holds
+    Size {
+        /// The queue's path
+        path: String,
+        /// Which queue
+        #[arg(long, value_enum, default_value = "distributed")]
+        kind: QueueKind,
+    },
 }

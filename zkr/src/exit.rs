@@ -48,6 +48,7 @@ impl From<Error> for CliError {
     fn from(e: Error) -> Self {
         let code = match &e {
             Error::InvalidPath { .. } | Error::InvalidArgument(_) | Error::Unsupported(_) => USAGE,
+            Error::ItemTooLarge { .. } => USAGE,
             Error::ConnectTimeout { .. } | Error::RetriesExhausted { .. } => UNAVAILABLE,
             Error::Tls { .. } | Error::AuthFailed { .. } => UNAVAILABLE,
             Error::ZooKeeper(ZkError::ConnectionLoss | ZkError::NoHosts | ZkError::Timeout) => UNAVAILABLE,
@@ -73,6 +74,7 @@ mod tests {
         let code = |e: Error| CliError::from(e).code;
         assert_eq!(code(Error::InvalidPath { path: "x".into(), reason: "relative" }), USAGE);
         assert_eq!(code(Error::InvalidArgument("zero leases".into())), USAGE);
+        assert_eq!(code(Error::ItemTooLarge { size: 2_000_000, limit: 1_024_000 }), USAGE);
         let timeout = Duration::from_millis(300);
         assert_eq!(code(Error::ConnectTimeout { connect_string: "h:1".into(), timeout }), UNAVAILABLE);
         assert_eq!(code(Error::Timeout(timeout)), TIMEOUT);

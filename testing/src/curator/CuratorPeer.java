@@ -437,6 +437,29 @@ public final class CuratorPeer {
                 return "closed";
             }
 
+            case "queue.put":
+                need(a, 5, "queue.put <cid> <path> <simple|distributed|id|priority|delay> <id|priority|epochMs|-> <hexItem>[,<hexItem>...]");
+                return queuePut(client(a[0]), a[1], a[2], a[3], a[4].split(","));
+            case "queue.simple.poll":
+                need(a, 3, "queue.simple.poll <cid> <path> <timeoutMs>");
+                return queueSimplePoll(client(a[0]), a[1], Long.parseLong(a[2]));
+            case "queue.consume.start":
+                need(a, 5, "queue.consume.start <cid> <hid> <path> <distributed|id|priority|delay> <lockPath|->");
+                return queueConsumeStart(a[0], a[1], a[2], a[3], a[4]);
+            case "queue.consume.items":
+                need(a, 2, "queue.consume.items <cid> <hid>");
+                return queueConsumed(holder(a[0], a[1], QueueHolder.class));
+            case "queue.consume.close": {
+                need(a, 2, "queue.consume.close <cid> <hid>");
+                QueueHolder h = holder(a[0], a[1], QueueHolder.class);
+                HOLDERS.remove(key(a[0], a[1]), h);
+                h.queue.close();
+                return "closed";
+            }
+            case "queue.remove":
+                need(a, 3, "queue.remove <cid> <path> <id>");
+                return queueRemove(client(a[0]), a[1], a[2]);
+
             default:
                 throw new IllegalArgumentException("unknown command " + cmd);
         }
@@ -948,5 +971,157 @@ public final class CuratorPeer {
         }
         out.flush();
         Runtime.getRuntime().halt(0);
+    }
+
+    // --- queues ---
+
+    /** A started Curator queue with a consumer that records what it was handed, in order. */
+    private static final class QueueHolder {
+        final List<String> consumed = new ArrayList<>();
+        org.apache.curator.framework.recipes.queue.QueueBase<byte[]> queue;
+    }
+
+    private static final org.apache.curator.framework.recipes.queue.QueueSerializer<byte[]> RAW =
+            new org.apache.curator.framework.recipes.queue.QueueSerializer<byte[]>() {
+                @Override
+                public byte[] serialize(byte[] item) {
+                    return item;
+                }
+
+                @Override
+                public byte[] deserialize(byte[] bytes) {
+                    return bytes;
+                }
+            };
+
+    private static org.apache.curator.framework.recipes.queue.QueueBuilder<byte[]> queueBuilder(
+            CuratorFramework client, org.apache.curator.framework.recipes.queue.QueueConsumer<byte[]> consumer,
+            String path) {
+        return org.apache.curator.framework.recipes.queue.QueueBuilder.builder(client, consumer, RAW, path)
+                .putInBackground(false);
+    }
+
+    /** Puts the items: a simple queue offers each; the other kinds put one node (putMulti for several). */
+    private static String queuePut(CuratorFramework client, String path, String kind, String arg, String[] hexItems)
+            throws Exception {
+        List<byte[]> items = new ArrayList<>();
+        for (String h : hexItems) {
+            items.add(unhex(h));
+        }
+        if (kind.equals("simple")) {
+            org.apache.curator.framework.recipes.queue.SimpleDistributedQueue q =
+                    new org.apache.curator.framework.recipes.queue.SimpleDistributedQueue(client, path);
+            for (byte[] item : items) {
+                q.offer(item);
+            }
+            return "put";
+        }
+        Iterator<byte[]> it = items.iterator();
+        org.apache.curator.framework.recipes.queue.MultiItem<byte[]> multi = () -> it.hasNext() ? it.next() : null;
+        org.apache.curator.framework.recipes.queue.QueueBuilder<byte[]> b = queueBuilder(client, null, path);
+        switch (kind) {
+            case "distributed": {
+                org.apache.curator.framework.recipes.queue.DistributedQueue<byte[]> q = b.buildQueue();
+                q.start();
+                if (items.size() == 1) {
+                    q.put(items.get(0));
+                } else {
+                    q.putMulti(multi);
+                }
+                q.close();
+                return "put";
+            }
+            case "id": {
+                org.apache.curator.framework.recipes.queue.DistributedIdQueue<byte[]> q = b.buildIdQueue();
+                q.start();
+                q.put(items.get(0), arg);
+                q.close();
+                return "put";
+            }
+            case "priority": {
+                org.apache.curator.framework.recipes.queue.DistributedPriorityQueue<byte[]> q = b.buildPriorityQueue(0);
+                q.start();
+                q.putMulti(multi, Integer.parseInt(arg));
+                q.close();
+                return "put";
+            }
+            case "delay": {
+                org.apache.curator.framework.recipes.queue.DistributedDelayQueue<byte[]> q = b.buildDelayQueue();
+                q.start();
+                q.putMulti(multi, Long.parseLong(arg));
+                q.close();
+                return "put";
+            }
+            default:
+                throw new IllegalArgumentException("unknown queue kind " + kind);
+        }
+    }
+
+    /** SimpleDistributedQueue.poll: the item in hex, or "none" when the timeout passed. */
+    private static String queueSimplePoll(CuratorFramework client, String path, long timeoutMs) throws Exception {
+        byte[] item = new org.apache.curator.framework.recipes.queue.SimpleDistributedQueue(client, path)
+                .poll(timeoutMs, TimeUnit.MILLISECONDS);
+        return item == null ? "none" : hex(item);
+    }
+
+    private static String queueConsumeStart(String cid, String hid, String path, String kind, String lockPath)
+            throws Exception {
+        QueueHolder h = new QueueHolder();
+        if (HOLDERS.putIfAbsent(key(cid, hid), h) != null) {
+            throw new IllegalStateException("holder " + hid + " is in use");
+        }
+        org.apache.curator.framework.recipes.queue.QueueConsumer<byte[]> consumer =
+                new org.apache.curator.framework.recipes.queue.QueueConsumer<byte[]>() {
+                    @Override
+                    public void consumeMessage(byte[] message) {
+                        synchronized (h.consumed) {
+                            h.consumed.add(hex(message));
+                        }
+                    }
+
+                    @Override
+                    public void stateChanged(CuratorFramework client,
+                            org.apache.curator.framework.state.ConnectionState newState) {
+                        // the recipe reacts itself
+                    }
+                };
+        org.apache.curator.framework.recipes.queue.QueueBuilder<byte[]> b = queueBuilder(client(cid), consumer, path);
+        if (!lockPath.equals("-")) {
+            b = b.lockPath(lockPath);
+        }
+        switch (kind) {
+            case "distributed": h.queue = b.buildQueue(); break;
+            case "id": h.queue = b.buildIdQueue(); break;
+            case "priority": h.queue = b.buildPriorityQueue(0); break;
+            case "delay": h.queue = b.buildDelayQueue(); break;
+            default:
+                HOLDERS.remove(key(cid, hid), h);
+                throw new IllegalArgumentException("unknown queue kind " + kind);
+        }
+        h.queue.start();
+        return "started";
+    }
+
+    /** Every item consumed so far, in order: {@code <n>} then one hex item each. */
+    private static String queueConsumed(QueueHolder h) {
+        synchronized (h.consumed) {
+            StringBuilder b = new StringBuilder(Integer.toString(h.consumed.size()));
+            for (String item : h.consumed) {
+                b.append(' ').append(item);
+            }
+            return b.toString();
+        }
+    }
+
+    /** DistributedIdQueue.remove(id) on a producer-only id queue: how many were removed. */
+    private static String queueRemove(CuratorFramework client, String path, String id) throws Exception {
+        org.apache.curator.framework.recipes.queue.DistributedIdQueue<byte[]> q =
+                queueBuilder(client, null, path).buildIdQueue();
+        q.start();
+        try {
+            return Integer.toString(q.remove(id));
+        } finally {
+            q.close();
+        }
     }
 }

@@ -47,6 +47,11 @@
 //! | `cache.events <cid> <hid>` (taken: each is answered once) | `<n>`, then `<type> <path> <czxid>` per listener event (`created`, `changed`, `deleted`), in order |
 //! | `group.start <cid> <hid> <path> <memberId> <data>` (a `GroupMember`) · `group.set <cid> <hid> <data>` · `group.close <cid> <hid>` | `started` · `set` · `closed` |
 //! | `group.members <cid> <hid>` (`getCurrentMembers()`) | `<n>`, then `<id> <data>` per member, sorted by id |
+//! | `queue.put <cid> <path> <simple\|distributed\|id\|priority\|delay> <id\|priority\|epochMs\|-> <item>[,<item>...]` | `put` |
+//! | `queue.simple.poll <cid> <path> <timeoutMs>` (`SimpleDistributedQueue.poll`) | the item, `none` |
+//! | `queue.consume.start <cid> <hid> <path> <kind> <lockPath\|->` · `queue.consume.close <cid> <hid>` | `started` · `closed` |
+//! | `queue.consume.items <cid> <hid>` (what its `QueueConsumer` was handed) | `<n>`, then one item per word, in order |
+//! | `queue.remove <cid> <path> <id>` (`DistributedIdQueue.remove`) | how many were removed |
 //! | `quit` | `bye`, then the JVM closes its clients and exits |
 //!
 //! `<data>` is lowercase hex, `-` for no bytes (`?` in an answer: Curator held no data).
@@ -71,6 +76,7 @@ mod discovery;
 mod group;
 mod parse;
 mod process;
+mod queue;
 
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -82,6 +88,7 @@ use tokio::sync::{mpsc, oneshot, watch, OnceCell};
 use crate::{Error, Result};
 use classes::{compiled_classes, find_program, jar_classpath, JRE_HINT};
 use process::{lock, PendingGuard, Shared};
+pub use queue::CuratorQueueKind;
 
 /// How long the JVM may take to answer its first `ping`.
 const START_TIMEOUT: Duration = Duration::from_secs(60);

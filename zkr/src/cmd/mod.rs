@@ -12,6 +12,7 @@ mod group;
 mod inspect;
 mod latch;
 mod lock;
+mod queue;
 mod watch;
 
 use std::collections::HashSet;
@@ -51,6 +52,7 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
         Command::Watch(args) => watch::watch(&fw, args, ctx).await,
         Command::Group(args) => group::group(&fw, args, ctx).await,
         Command::Discover(args) => discover::discover(&fw, args, ctx).await,
+        Command::Queue(args) => queue::queue(&fw, args, ctx).await,
         Command::Bench(_) => unreachable!("handled before connecting"),
     };
     ctx.close(fw).await;
@@ -117,6 +119,7 @@ fn check(command: &Command) -> CliResult<()> {
         }
         Command::Group(a) => group::check(a)?,
         Command::Discover(a) => discover::check(a)?,
+        Command::Queue(a) => queue::check(a)?,
         Command::Bench(_) => {}
     }
     Ok(())

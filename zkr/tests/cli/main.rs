@@ -8,6 +8,7 @@
 
 mod latch;
 mod lease;
+mod queue;
 mod registry;
 mod transport;
 mod watch;

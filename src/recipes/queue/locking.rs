@@ -1,0 +1,150 @@
+//! Item locks: `<lock path>/<item name>`, ephemeral, Curator's lock-safe layout. A safe take
+//! holds one while the item is processed; an at-most-once take creates and deletes one in the
+//! transaction that deletes the item, so it never takes an item another consumer holds.
+
+use zookeeper_client::{Client, CreateMode, Error as ZkError, OneshotWatcher, Stat};
+
+use super::state::Engine;
+use crate::error::{Error, Result};
+use crate::framework::paths;
+use crate::recipes::locks::engine::Acquired;
+use crate::HeldNode;
+
+/// Our lock node on an item (safe mode), and the client of the session that created it.
+///
+/// Lock nodes are named after their item, so another consumer's lock on the same item has
+/// the same path once ours is gone: ours is released through the client of its own session
+/// only, whose requests fail once that session is over, and never deletes theirs.
+#[derive(Debug)]
+pub(crate) struct ItemLock {
+    pub hold: HeldNode,
+    client: Client,
+}
+
+impl ItemLock {
+    /// Deletes our lock node in the background (retried while our session lives).
+    pub(crate) fn release(&self) {
+        let (fw, client, path) = (self.hold.framework().clone(), self.client.clone(), self.hold.path().to_string());
+        self.hold.framework().runtime().spawn(async move {
+            let outcome = fw
+                .retry(|_| {
+                    let (client, path) = (client.clone(), path.clone());
+                    async move {
+                        match client.delete(&path, None).await {
+                            // gone, or gone with its session
+                            Ok(()) | Err(ZkError::NoNode | ZkError::SessionExpired | ZkError::ClientClosed) => Ok(()),
+                            Err(e) => Err(e),
+                        }
+                    }
+                })
+                .await;
+            if let Err(e) = outcome {
+                tracing::debug!(%path, error = %e, "queue lock release: left to the session's end");
+            }
+        });
+    }
+}
+
+impl Engine {
+    /// An exists watch on the lock of `name` (held by another consumer).
+    /// `None` when the lock is gone already (or the queue has no locks).
+    pub(super) async fn watch_lock(&self, name: &str) -> Result<Option<OneshotWatcher>> {
+        let Some(locks) = &self.locks else { return Ok(None) };
+        let lock = paths::join(locks, name);
+        let lock = lock.as_str();
+        let (stat, watcher) = self.fw.retry(|client| async move { client.check_and_watch_stat(lock).await }).await?;
+        Ok(stat.map(|_| watcher))
+    }
+
+    /// Deletes the item `name` (at `version`) unless another consumer holds its lock: one
+    /// transaction that creates our lock node, deletes it again and deletes the item — so
+    /// that a consumer holding the lock (ours in safe mode, Curator's lock-safe consumers)
+    /// keeps it. Applied exactly once, also after a lost reply.
+    pub(crate) async fn delete_item(&self, name: &str, version: Option<i32>) -> Result<Deleted> {
+        let path = paths::join(&self.dir, name);
+        let mut forced = false;
+        loop {
+            let mut txn = self.fw.transaction();
+            let lock = self.locks.as_ref().map(|locks| paths::join(locks, name));
+            if let Some(lock) = &lock {
+                txn = txn.create(lock, self.fw.default_data(), CreateMode::Ephemeral).delete(lock, None);
+            }
+            let guarded = usize::from(lock.is_some()) * 2;
+            match txn.delete(&path, version).commit().await {
+                Ok(_) => return Ok(Deleted::Yes),
+                Err(Error::Transaction { index, source, .. }) => match (index < guarded, source) {
+                    (true, ZkError::NodeExists) => return Ok(Deleted::Locked),
+                    (true, ZkError::NoNode) if !forced => {
+                        // the lock path is missing: make it, and try again
+                        forced = true;
+                        self.ensure_dirs(true).await?;
+                    }
+                    (false, ZkError::NoNode | ZkError::BadVersion) => return Ok(Deleted::Gone),
+                    (_, source) => return Err(Error::ZooKeeper(source)),
+                },
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Creates our lock node on the item `name` (`None`: another consumer holds it).
+    pub(super) async fn lock_item(&self, name: &str) -> Result<Option<ItemLock>> {
+        let Some(locks) = &self.locks else { return Ok(None) };
+        let lock = paths::join(locks, name);
+        let data = self.fw.default_data();
+        let mut forced = false;
+        loop {
+            let status = self.fw.status();
+            let lock = lock.as_str();
+            let created = self
+                .fw
+                .retry(|client| async move {
+                    let options = self.fw.create_options(CreateMode::Ephemeral);
+                    let stat = match client.create(lock, data, &options).await {
+                        Ok((stat, _)) => Some(stat),
+                        // ours when a lost reply made us send the create again
+                        Err(ZkError::NodeExists) => {
+                            client.check_stat(lock).await?.filter(|stat| stat.ephemeral_owner == client.session_id().0)
+                        }
+                        Err(e) => return Err(e),
+                    };
+                    Ok(stat.map(|stat| (stat, client)))
+                })
+                .await;
+            let (stat, client): (Stat, Client) = match created {
+                Ok(Some(created)) => created,
+                Ok(None) => return Ok(None),
+                Err(Error::ZooKeeper(ZkError::NoNode)) if !forced => {
+                    forced = true;
+                    self.ensure_dirs(true).await?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let acquired = Acquired {
+                path: lock.to_string(),
+                stat,
+                status,
+                mark: None,
+                prefetched: None,
+                waited: false,
+                ttl: None,
+            };
+            let held = ItemLock { hold: HeldNode::new(&self.fw, acquired, false), client };
+            if stat.ephemeral_owner != status.session_id {
+                // created in a newer session than the status we would hold it under: start over
+                held.release();
+                continue;
+            }
+            return Ok(Some(held));
+        }
+    }
+}
+
+/// What [`Engine::delete_item`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Deleted {
+    Yes,
+    Gone,
+    Locked,
+}
