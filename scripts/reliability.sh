@@ -26,7 +26,7 @@ ls "$dir"/*.md >/dev/null 2>&1 || { echo "reliability: no results in $dir (run: 
   echo "contender still alive (each mutex, read-write lock, semaphore and counter client, one by one)"
   echo "completes operations again and a leader latch leads, within 14 s (a session timeout, a 3 s"
   echo "hold and a 2 s acquire timeout in the mutex queue, 5 s of slack); the holder a scenario targets"
-  echo "must observe its loss (its framework SUSPENDED or LOST, its hold \\`lost()\\`); another contender"
+  echo "must observe its loss (its framework SUSPENDED or LOST, its hold lost()); another contender"
   echo "must hold the mutex within the session timeout + 2 s of the fault (+ 4 s for an election when"
   echo "the leader dies). Each scenario reports the measured figures beside their bounds."
   echo
