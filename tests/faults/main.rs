@@ -5,7 +5,9 @@
 //! loss, and a new holder comes within a bound. Scenarios run one at a time; each writes its
 //! results, the measured figures beside their bounds, for `docs/RELIABILITY.md`.
 
+mod history;
 mod liveness;
+mod servers;
 mod workload;
 
 use std::sync::Arc;
@@ -170,6 +172,7 @@ async fn sixteen_contenders_under_random_faults() {
     let mut rng = fastrand::Rng::with_seed(seed);
     let cluster = Arc::new(TestingCluster::start(3).await.unwrap());
     let w = Workload::start(&cluster, "/random", 1).await;
+    let histories = history::Histories::start(&cluster, "/random-history").await;
     let mut log = Vec::new();
     let end = Instant::now() + Duration::from_secs(seconds);
     while Instant::now() < end {
@@ -211,6 +214,7 @@ async fn sixteen_contenders_under_random_faults() {
         }
     }
     w.expect_progress(Instant::now(), PROGRESS_BOUND, "the last fault").await;
+    w.note(histories.finish(seed).await);
     let notes = format!(
         "16 contenders for {seconds} s, one random fault every 2 s (seed {seed}; replay with `FAULT_SEED={seed} SOAK_SECONDS={seconds}`): {}.",
         log.join(", ")
