@@ -30,12 +30,24 @@ ls "$dir"/*.md >/dev/null 2>&1 || { echo "reliability: no results in $dir (run: 
   echo "must hold the mutex within the session timeout + 2 s of the fault (+ 4 s for an election when"
   echo "the leader dies). Each scenario reports the measured figures beside their bounds."
   echo
+  echo "The random-fault soak also records histories (atomic-counter increments with their results or"
+  echo "\"outcome unknown\", mutex holds with their fencing tokens, compare-and-set writes of a shared"
+  echo "count) and checks them for linearizability with stateright's LinearizabilityTester; a history"
+  echo "that is not linearizable fails the test and is saved under target/tmp/histories/ with its seed."
+  echo
+  echo "Cost: the suite (cargo test --all-features --test faults: 9 scenarios, each on servers of"
+  echo "its own) ran in 209 s on this 2-core machine; zkr's client-pause tests (zkr/tests/sigstop*.rs)"
+  echo "in about 40 s."
+  echo
   for f in "$dir"/*.md; do cat "$f"; echo; done
   echo "## Not covered (yet)"
   echo
   echo "- Clock drift (ZooKeeper sessions do not depend on client clocks; not simulated)."
-  echo "- Partitions between servers (only client links are cut or blackholed)."
-  echo "- Disk faults, full disks, and servers restarted with lost data."
+  echo "- Partitions between servers on the Docker backend (the local backend's peer proxies are used)."
+  echo "- Disk faults beyond a stalled leader (SIGSTOP): full disks, fsync errors, servers restarted with lost data."
   echo "- Read-only servers."
+  echo "- The random-fault soak on ZooKeeper 3.9 (the Docker image); the cache, registrations and"
+  echo "  guarded writes under this suite's fault mix (each has fault tests of its own: tests/cache/faults.rs,"
+  echo "  tests/membership/faults.rs, tests/locks/guarded.rs)."
 } > docs/RELIABILITY.md
 echo "wrote docs/RELIABILITY.md"
