@@ -36,7 +36,7 @@ ls "$dir"/*.md >/dev/null 2>&1 || { echo "reliability: no results in $dir (run: 
   echo "that is not linearizable fails the test and is saved under target/tmp/histories/ with its seed."
   echo
   echo "Cost: the suite (cargo test --all-features --test faults: 9 scenarios, each on servers of"
-  echo "its own) ran in 209 s on this 2-core machine; zkr's client-pause tests (zkr/tests/sigstop*.rs)"
+  echo "its own) ran in 209 s on this 2-core machine; zkr's client-pause tests (zkr/tests/sigstop.rs)"
   echo "in about 40 s."
   echo
   for f in "$dir"/*.md; do cat "$f"; echo; done
@@ -46,8 +46,10 @@ ls "$dir"/*.md >/dev/null 2>&1 || { echo "reliability: no results in $dir (run: 
   echo "- Partitions between servers on the Docker backend (the local backend's peer proxies are used)."
   echo "- Disk faults beyond a stalled leader (SIGSTOP): full disks, fsync errors, servers restarted with lost data."
   echo "- Read-only servers."
-  echo "- The random-fault soak on ZooKeeper 3.9 (the Docker image); the cache, registrations and"
-  echo "  guarded writes under this suite's fault mix (each has fault tests of its own: tests/cache/faults.rs,"
-  echo "  tests/membership/faults.rs, tests/locks/guarded.rs)."
+  echo "- The random-fault soak on ZooKeeper 3.9 (the Docker image: run the suite with"
+  echo "  ZK_TEST_BACKEND=docker ZK_TEST_IMAGE=zk-recipes/zookeeper:3.9; the partition scenarios then need"
+  echo "  the Docker backend's partition, which also cuts the server's clients)."
+  echo "- Discovery and queues under this suite's fault mix (the cache, group members and guarded writes are"
+  echo "  in recipes-under-faults)."
 } > docs/RELIABILITY.md
 echo "wrote docs/RELIABILITY.md"

@@ -421,13 +421,12 @@ impl TestingCluster {
     /// # Cancel safety
     /// Cancel safe: dropping the future leaves server `i` either connected or not.
     pub async fn partition(&self, i: usize) -> Result<()> {
-        match &self.links {
-            Some(links) if self.backend() == Backend::Local => {
-                self.server(i)?;
+        match self.peer_links(i)? {
+            Some(links) => {
                 links.isolate(i, true);
                 Ok(())
             }
-            _ => self.server(i)?.partition().await,
+            None => self.server(i)?.partition().await,
         }
     }
 
@@ -441,14 +440,20 @@ impl TestingCluster {
     /// # Cancel safety
     /// Cancel safe: dropping the future leaves server `i` either connected or not.
     pub async fn heal(&self, i: usize) -> Result<()> {
-        match &self.links {
-            Some(links) if self.backend() == Backend::Local => {
-                self.server(i)?;
+        match self.peer_links(i)? {
+            Some(links) => {
                 links.isolate(i, false);
                 Ok(())
             }
-            _ => self.server(i)?.heal().await,
+            None => self.server(i)?.heal().await,
         }
+    }
+
+    /// The proxies between the servers of a local cluster that has them, once there is a
+    /// server `i`.
+    fn peer_links(&self, i: usize) -> Result<Option<&PeerLinks>> {
+        self.server(i)?;
+        Ok(self.links.as_ref().filter(|_| self.backend() == Backend::Local))
     }
 }
 

@@ -71,7 +71,7 @@ impl PeerLinks {
             .enumerate()
             .map(|(j, p)| match self.links.iter().find(|l| l.from == me && l.to == j) {
                 Some(link) => Peer { id: p.id, quorum_port: port(&link.quorum), election_port: port(&link.election) },
-                None => p.clone(),
+                None => *p,
             })
             .collect()
     }

@@ -112,7 +112,7 @@ async fn relay(client: TcpStream, server: TcpStream, control: watch::Receiver<Co
     let (mut cr, cw) = client.into_split();
     let (sr, mut sw) = server.into_split();
     if let Some(rewrite) = rewrite {
-        if first_message(&mut cr, &mut sw, &control, &*rewrite).await.is_err() {
+        if first_message(&mut cr, &mut sw, &control, &rewrite).await.is_err() {
             return;
         }
     }
@@ -129,7 +129,7 @@ async fn first_message<R, W>(
     from: &mut R,
     to: &mut W,
     control: &watch::Receiver<Control>,
-    rewrite: &(dyn Fn(&[u8]) -> Option<(usize, Vec<u8>)> + Send + Sync),
+    rewrite: &Rewrite,
 ) -> std::io::Result<()>
 where
     R: AsyncReadExt + Unpin,

@@ -7,6 +7,7 @@
 
 mod history;
 mod liveness;
+mod recipes;
 mod servers;
 mod workload;
 

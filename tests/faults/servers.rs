@@ -26,6 +26,14 @@ async fn framework_on(cluster: &TestingCluster, servers: &[usize], policy: Error
     .await
 }
 
+/// Waits until healed server `i` serves again as a leader or a follower.
+async fn back_in_quorum(cluster: &TestingCluster, i: usize) {
+    fixtures::eventually(PROGRESS_BOUND, format!("server {i} back in the quorum"), || async {
+        cluster.mode(i).await.unwrap().is_some_and(|m| m.is_quorum_member())
+    })
+    .await;
+}
+
 /// Waits until `fw`'s status satisfies `what`; returns when, measured from `since`.
 async fn status_within(
     fw: &Framework,
@@ -111,10 +119,7 @@ async fn partition_the_leader_from_both_followers() {
     minority.wait_connected(PROGRESS_BOUND).await.unwrap();
     let again = InterProcessMutex::new(&minority, path).unwrap().acquire_timeout(PROGRESS_BOUND).await.unwrap();
     again.expect("the minority client acquires after the heal").release().await.unwrap();
-    fixtures::eventually(PROGRESS_BOUND, "the old leader back in the quorum", || async {
-        cluster.mode(leader).await.unwrap().is_some_and(|m| m.is_quorum_member())
-    })
-    .await;
+    back_in_quorum(&cluster, leader).await;
     minority.close();
     majority.close();
     w.finish(
@@ -141,10 +146,7 @@ async fn partition_a_follower_from_the_quorum() {
     sleep_until(fault, 6000).await;
     cluster.heal(follower).await.unwrap();
     let healed = Instant::now();
-    fixtures::eventually(PROGRESS_BOUND, "the follower back in the quorum", || async {
-        cluster.mode(follower).await.unwrap().is_some_and(|m| m.is_quorum_member())
-    })
-    .await;
+    back_in_quorum(&cluster, follower).await;
     w.note(format!("The cut-off follower served again {:.1} s after the heal.", healed.elapsed().as_secs_f64()));
     w.expect_progress(healed, PROGRESS_BOUND, "the follower's heal").await;
     w.finish(
