@@ -136,6 +136,25 @@ impl Group {
         unsafe { libc::kill(self.0.id() as i32, signal) };
     }
 
+    /// Freezes zkr until `taken` (a contender took `what` over, which must be true) and
+    /// checks that it took no less than the session timeout; says how long it took.
+    async fn freeze_until(&self, what: &str, taken: impl std::future::Future<Output = bool>) -> String {
+        let frozen = Instant::now();
+        self.signal(libc::SIGSTOP);
+        assert!(taken.await, "{what}: not taken over within {TAKE_OVER:?} of the freeze");
+        let took = frozen.elapsed();
+        assert!(took >= SESSION - Duration::from_millis(500), "{what} moved before the session expired: {took:?}");
+        format!("{:.1} s after the freeze", took.as_secs_f64())
+    }
+
+    /// Thaws zkr and waits for it to exit 76; says how long that took.
+    async fn thaw_until_exit_76(&mut self) -> String {
+        self.signal(libc::SIGCONT);
+        let thawed = Instant::now();
+        assert_eq!(self.exit_code(EXIT).await, Some(76), "the thawed zkr exits 76");
+        format!("the thawed zkr exited 76 after {:.0} ms", thawed.elapsed().as_secs_f64() * 1000.0)
+    }
+
     /// Waits for zkr's exit code.
     async fn exit_code(&mut self, bound: Duration) -> Option<i32> {
         let started = Instant::now();
@@ -175,19 +194,9 @@ async fn sigstop_a_latch_a_lease_and_a_member_past_the_session_timeout() {
     let latch = LeaderLatch::new(&fw, "/sigstop/latch", "contender").unwrap();
     latch.start().unwrap();
     assert!(!latch.has_leadership(), "the frozen zkr leads first");
-    let frozen = Instant::now();
-    zkr.signal(libc::SIGSTOP);
-    assert!(latch.await_leadership_timeout(TAKE_OVER).await.unwrap(), "the contender leads after the expiry");
-    let took = frozen.elapsed();
-    assert!(took >= SESSION - Duration::from_millis(500), "leadership moved before the session expired: {took:?}");
-    zkr.signal(libc::SIGCONT);
-    let thawed = Instant::now();
-    assert_eq!(zkr.exit_code(EXIT).await, Some(76), "the thawed leader exits 76");
-    lines.push(format!(
-        "leader latch (`zkr elect`): the contender led {:.1} s after the freeze; the thawed zkr exited 76 after {:.0} ms",
-        took.as_secs_f64(),
-        thawed.elapsed().as_secs_f64() * 1000.0
-    ));
+    let took = zkr.freeze_until("leadership", async { latch.await_leadership_timeout(TAKE_OVER).await.unwrap() }).await;
+    let exited = zkr.thaw_until_exit_76().await;
+    lines.push(format!("leader latch (`zkr elect`): the contender led {took}; {exited}"));
     latch.close().await.unwrap();
 
     // a semaphore lease: the contender gets the one lease once the frozen holder's session expires
@@ -195,20 +204,16 @@ async fn sigstop_a_latch_a_lease_and_a_member_past_the_session_timeout() {
     let mut zkr = holding_zkr(&cs, &args, &dir, "sem").await;
     let sem = InterProcessSemaphoreV2::new(&fw, "/sigstop/sem", 1).unwrap();
     assert!(sem.acquire_timeout(Duration::ZERO).await.unwrap().is_none(), "the frozen zkr holds the lease");
-    let frozen = Instant::now();
-    zkr.signal(libc::SIGSTOP);
-    let lease = sem.acquire_timeout(TAKE_OVER).await.unwrap().expect("the lease after the expiry");
-    let took = frozen.elapsed();
-    assert!(took >= SESSION - Duration::from_millis(500), "the lease moved before the session expired: {took:?}");
-    zkr.signal(libc::SIGCONT);
-    let thawed = Instant::now();
-    assert_eq!(zkr.exit_code(EXIT).await, Some(76), "the thawed lease holder exits 76");
-    lines.push(format!(
-        "semaphore lease (`zkr semaphore`): the contender got the lease {:.1} s after the freeze; the thawed zkr exited 76 after {:.0} ms",
-        took.as_secs_f64(),
-        thawed.elapsed().as_secs_f64() * 1000.0
-    ));
-    lease.release().await.unwrap();
+    let lease = std::cell::RefCell::new(None);
+    let took = zkr
+        .freeze_until("the lease", async {
+            *lease.borrow_mut() = sem.acquire_timeout(TAKE_OVER).await.unwrap();
+            lease.borrow().is_some()
+        })
+        .await;
+    let exited = zkr.thaw_until_exit_76().await;
+    lines.push(format!("semaphore lease (`zkr semaphore`): the contender got the lease {took}; {exited}"));
+    lease.into_inner().expect("the lease").release().await.unwrap();
 
     // a group member: it leaves the other members' view once its session expires
     let args = ["group", "join", "/sigstop/group", "--id", "frozen"];
@@ -219,14 +224,15 @@ async fn sigstop_a_latch_a_lease_and_a_member_past_the_session_timeout() {
         observer.members().contains_key("frozen")
     })
     .await;
-    let frozen = Instant::now();
-    zkr.signal(libc::SIGSTOP);
-    fixtures::eventually(TAKE_OVER, "the frozen member gone from the view", || async {
-        !observer.members().contains_key("frozen")
-    })
-    .await;
-    let took = frozen.elapsed();
-    assert!(took >= SESSION - Duration::from_millis(500), "the member left before its session expired: {took:?}");
+    let took = zkr
+        .freeze_until("the membership", async {
+            fixtures::eventually(TAKE_OVER, "the frozen member gone from the view", || async {
+                !observer.members().contains_key("frozen")
+            })
+            .await;
+            true
+        })
+        .await;
     zkr.signal(libc::SIGCONT);
     let thawed = Instant::now();
     // the thawed member registers again at once, in a new session (`zkr group join` exits 76
@@ -240,8 +246,7 @@ async fn sigstop_a_latch_a_lease_and_a_member_past_the_session_timeout() {
     let ids = fw.children("/sigstop/group").await.unwrap();
     assert_eq!(ids.iter().filter(|id| *id == "frozen").count(), 1, "one registration per id: {ids:?}");
     lines.push(format!(
-        "group member (`zkr group join`): it left the observer's view {:.1} s after the freeze; the thawed zkr registered again (a new session, one node for its id) {:.0} ms after SIGCONT and kept running",
-        took.as_secs_f64(),
+        "group member (`zkr group join`): it left the observer's view {took}; the thawed zkr registered again (a new session, one node for its id) {:.0} ms after SIGCONT and kept running",
         back.as_secs_f64() * 1000.0
     ));
     drop(zkr);
