@@ -46,9 +46,8 @@ ls "$dir"/*.md >/dev/null 2>&1 || { echo "reliability: no results in $dir (run: 
   echo "- Partitions between servers on the Docker backend (the local backend's peer proxies are used)."
   echo "- Disk faults beyond a stalled leader (SIGSTOP): full disks, fsync errors, servers restarted with lost data."
   echo "- Read-only servers."
-  echo "- The random-fault soak on ZooKeeper 3.9 (the Docker image: run the suite with"
-  echo "  ZK_TEST_BACKEND=docker ZK_TEST_IMAGE=zk-recipes/zookeeper:3.9; the partition scenarios then need"
-  echo "  the Docker backend's partition, which also cuts the server's clients)."
+  echo "- The other scenarios on ZooKeeper 3.9: only the random-fault soak runs there"
+  echo "  (random-faults-docker-zk-recipes-zookeeper-3.9 above; scripts/test-docker.sh runs it)."
   echo "- Discovery and queues under this suite's fault mix (the cache, group members and guarded writes are"
   echo "  in recipes-under-faults)."
 } > docs/RELIABILITY.md

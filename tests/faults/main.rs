@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use liveness::{NEW_HOLDER_AFTER_ELECTION_BOUND, NEW_HOLDER_BOUND, PROGRESS_BOUND};
 use workload::{Workload, SESSION_TIMEOUT};
-use zk_recipes_testing::{expire_session, fixtures, ProxyMode, TestingCluster};
+use zk_recipes_testing::{expire_session, fixtures, Backend, ProxyMode, TestingCluster, IMAGE_ENV};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -220,5 +220,10 @@ async fn sixteen_contenders_under_random_faults() {
         "16 contenders for {seconds} s, one random fault every 2 s (seed {seed}; replay with `FAULT_SEED={seed} SOAK_SECONDS={seconds}`): {}.",
         log.join(", ")
     );
-    w.finish("random-faults", &notes, true).await;
+    // the soak also runs on the Docker backend (scripts/test-docker.sh: ZooKeeper 3.9)
+    let scenario = match cluster.backend() {
+        Backend::Docker => format!("random-faults-docker-{}", std::env::var(IMAGE_ENV).unwrap_or_default()),
+        _ => "random-faults".to_string(),
+    };
+    w.finish(&scenario.replace(['/', ':'], "-"), &notes, true).await;
 }
