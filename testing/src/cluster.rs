@@ -11,6 +11,7 @@ use super::builder::{Ensemble, TestingBuilder};
 use super::config::{Peer, ServerConfig};
 use super::four_letter::{server_mode, ServerMode};
 use super::instance::Instance;
+use super::links::PeerLinks;
 use super::node::{self, Node};
 use super::ports::{on_free_ports, StartFailure};
 use crate::{Error, Result};
@@ -59,6 +60,8 @@ pub struct TestingCluster {
     secure_connect_string: Option<String>,
     tls: Option<std::sync::Arc<super::tls::TestCertificates>>,
     start_timeout: Duration,
+    /// The proxies between the servers (local backend, [`TestingClusterBuilder::peer_proxies`]).
+    links: Option<PeerLinks>,
 }
 
 /// Configures and starts a [`TestingCluster`]; made by [`TestingCluster::builder`]. The settings
@@ -87,6 +90,16 @@ impl TestingClusterBuilder {
         self
     }
 
+    /// Puts a [`TcpProxy`](super::TcpProxy) on each direction of each link between two
+    /// servers, quorum and election ports alike (local backend; default off), so that
+    /// [`TestingCluster::partition`] can cut a server off its peers while its clients stay
+    /// connected to it. With the Docker backend the setting is ignored: there `partition`
+    /// disconnects the container from the network.
+    pub fn peer_proxies(mut self, on: bool) -> Self {
+        self.kind.peer_proxies = on;
+        self
+    }
+
     /// Starts all servers in parallel and waits until each reports `Mode: leader` or
     /// `Mode: follower`.
     ///
@@ -109,9 +122,9 @@ impl TestingClusterBuilder {
         if n == 0 || n > MAX_SERVERS {
             return Err(Error::InvalidArgument(format!("a cluster needs 1 to {MAX_SERVERS} servers, not {n}")));
         }
-        let servers = match self.settings.validate()? {
+        let (servers, links) = match self.settings.validate()? {
             Backend::Local => self.start_local().await?,
-            Backend::Docker => self.start_docker().await?,
+            Backend::Docker => (self.start_docker().await?, None),
         };
         let secure_ports: Option<Vec<u16>> = servers.iter().map(Node::secure_port).collect();
         Ok(TestingCluster {
@@ -121,6 +134,7 @@ impl TestingClusterBuilder {
             connect_string: servers.iter().map(Node::connect_string).collect::<Vec<_>>().join(","),
             servers,
             start_timeout: self.settings.start_timeout,
+            links,
         })
     }
 
@@ -135,7 +149,7 @@ impl TestingClusterBuilder {
         Err(Error::Unsupported("the Docker backend needs zk-recipes-testing built with its `docker` feature"))
     }
 
-    async fn start_local(&self) -> Result<Vec<Node>> {
+    async fn start_local(&self) -> Result<(Vec<Node>, Option<PeerLinks>)> {
         let n = self.kind.servers;
         let install = &self.settings.installation()?;
         let deadline = Instant::now() + self.settings.start_timeout;
@@ -144,6 +158,12 @@ impl TestingClusterBuilder {
             let peers: Vec<Peer> = (0..n)
                 .map(|i| Peer { id: myid(i), quorum_port: ports[n + i], election_port: ports[2 * n + i] })
                 .collect();
+            let links = match self.kind.peer_proxies {
+                true => {
+                    Some(PeerLinks::start(&peers).await.map_err(|error| StartFailure { port_clash: false, error })?)
+                }
+                false => None,
+            };
             let servers: Vec<Node> = (0..n)
                 .map(|i| {
                     let config = ServerConfig {
@@ -151,7 +171,7 @@ impl TestingClusterBuilder {
                         client_port: ports[i],
                         secure_port: ports.get(3 * n + i).copied(),
                         timing: self.settings.timing.clone(),
-                        peers: peers.clone(),
+                        peers: links.as_ref().map_or_else(|| peers.clone(), |l| l.view(i, &peers)),
                         extra: self.settings.extra_lines(),
                         jaas: self.settings.jaas(),
                     };
@@ -167,7 +187,7 @@ impl TestingClusterBuilder {
             let waits = guard.0.iter().map(|s| s.wait_until(deadline, ServerMode::is_quorum_member));
             // The first failure ends the wait; the others are killed with `guard`.
             match try_join_all(waits).await {
-                Ok(_) => Ok(guard.into_inner()),
+                Ok(_) => Ok((guard.into_inner(), links)),
                 Err(error) => Err(StartFailure { port_clash: guard.0.iter().any(Node::port_clash), error }),
             }
         })
@@ -383,23 +403,36 @@ impl TestingCluster {
         Ok(self.server(i)?.log_tail(lines))
     }
 
-    /// Cuts server `i` off the cluster's network (`docker network disconnect`): it hears
-    /// neither its peers nor its clients, and they do not hear it, while it keeps running. A
-    /// partitioned leader loses its quorum; the others elect a new one.
+    /// Cuts server `i` off the others while it keeps running. A partitioned leader loses its
+    /// quorum; the others elect a new one.
+    ///
+    /// - Docker backend: `docker network disconnect`; it hears neither its peers nor its
+    ///   clients, and they do not hear it.
+    /// - Local backend, started with [`peer_proxies`](TestingClusterBuilder::peer_proxies):
+    ///   every byte between it and its peers is dropped (quorum and election links, sockets
+    ///   kept open); its clients stay connected to it (cut those with a client
+    ///   [`TcpProxy`](super::TcpProxy)).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if there is no server `i`; [`Error::Unsupported`] with the
-    /// local backend (a [`TcpProxy`](super::TcpProxy) cuts client links there);
-    /// [`Error::Docker`] if the daemon refuses (for example: already partitioned).
+    /// local backend without peer proxies; [`Error::Docker`] if the daemon refuses (for
+    /// example: already partitioned).
     ///
     /// # Cancel safety
     /// Cancel safe: dropping the future leaves server `i` either connected or not.
     pub async fn partition(&self, i: usize) -> Result<()> {
-        self.server(i)?.partition().await
+        match self.peer_links(i)? {
+            Some(links) => {
+                links.isolate(i, true);
+                Ok(())
+            }
+            None => self.server(i)?.partition().await,
+        }
     }
 
-    /// Reconnects server `i` to the cluster's network (`docker network connect`); its address
-    /// may change, its name does not. Healing a connected server does nothing.
+    /// Reconnects server `i` to the cluster's network (Docker: `docker network connect`; its
+    /// address may change, its name does not. Local: its peer links pass again). Healing a
+    /// connected server does nothing.
     ///
     /// # Errors
     /// As [`partition`](Self::partition).
@@ -407,7 +440,20 @@ impl TestingCluster {
     /// # Cancel safety
     /// Cancel safe: dropping the future leaves server `i` either connected or not.
     pub async fn heal(&self, i: usize) -> Result<()> {
-        self.server(i)?.heal().await
+        match self.peer_links(i)? {
+            Some(links) => {
+                links.isolate(i, false);
+                Ok(())
+            }
+            None => self.server(i)?.heal().await,
+        }
+    }
+
+    /// The proxies between the servers of a local cluster that has them, once there is a
+    /// server `i`.
+    fn peer_links(&self, i: usize) -> Result<Option<&PeerLinks>> {
+        self.server(i)?;
+        Ok(self.links.as_ref().filter(|_| self.backend() == Backend::Local))
     }
 }
 

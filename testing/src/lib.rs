@@ -42,6 +42,7 @@ pub mod fixtures;
 mod four_letter;
 mod install;
 mod instance;
+mod links;
 mod node;
 mod ports;
 mod process;

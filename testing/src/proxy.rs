@@ -26,6 +26,11 @@ pub enum ProxyMode {
     Delay(Duration),
 }
 
+/// Rewrites the first message a client sends on each connection: given the bytes read so far,
+/// `None` while the message is incomplete, else how many bytes it took and what to send instead
+/// (see `links.rs`: the address a ZooKeeper server announces to a peer).
+pub(crate) type Rewrite = Arc<dyn Fn(&[u8]) -> Option<(usize, Vec<u8>)> + Send + Sync>;
+
 #[derive(Debug, Clone, Copy)]
 struct Control {
     mode: ProxyMode,
@@ -56,6 +61,11 @@ impl TcpProxy {
     /// # Errors
     /// [`Error::Io`](crate::Error::Io) when it cannot listen.
     pub async fn start(upstream: &str) -> Result<TcpProxy> {
+        Self::start_rewriting(upstream, None).await
+    }
+
+    /// As [`start`](Self::start), with the first message of each connection rewritten.
+    pub(crate) async fn start_rewriting(upstream: &str, rewrite: Option<Rewrite>) -> Result<TcpProxy> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?.to_string();
         let control = Arc::new(watch::Sender::new(Control { mode: ProxyMode::Pass, cuts: 0 }));
@@ -65,9 +75,10 @@ impl TcpProxy {
             while let Ok((client, _)) = listener.accept().await {
                 let upstream = upstream.clone();
                 let rx = ctl.subscribe();
+                let rewrite = rewrite.clone();
                 tokio::spawn(async move {
                     if let Ok(server) = TcpStream::connect(&upstream).await {
-                        relay(client, server, rx).await;
+                        relay(client, server, rx, rewrite).await;
                     }
                 });
             }
@@ -96,16 +107,50 @@ impl TcpProxy {
     }
 }
 
-async fn relay(client: TcpStream, server: TcpStream, control: watch::Receiver<Control>) {
+async fn relay(client: TcpStream, server: TcpStream, control: watch::Receiver<Control>, rewrite: Option<Rewrite>) {
     let born = control.borrow().cuts;
-    let (cr, cw) = client.into_split();
-    let (sr, sw) = server.into_split();
+    let (mut cr, cw) = client.into_split();
+    let (sr, mut sw) = server.into_split();
+    if let Some(rewrite) = rewrite {
+        if first_message(&mut cr, &mut sw, &control, &rewrite).await.is_err() {
+            return;
+        }
+    }
     let up = pump(cr, sw, control.clone(), born, false);
     let down = pump(sr, cw, control, born, true);
     tokio::select! {
         _ = up => {},
         _ = down => {},
     }
+}
+
+/// Reads the client's first message, rewrites it and sends it on (when the link passes).
+async fn first_message<R, W>(
+    from: &mut R,
+    to: &mut W,
+    control: &watch::Receiver<Control>,
+    rewrite: &Rewrite,
+) -> std::io::Result<()>
+where
+    R: AsyncReadExt + Unpin,
+    W: AsyncWriteExt + Unpin,
+{
+    let mut seen = Vec::new();
+    let mut buf = vec![0u8; 4096];
+    let (taken, message) = loop {
+        if let Some(done) = rewrite(&seen) {
+            break done;
+        }
+        match from.read(&mut buf).await? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => seen.extend_from_slice(&buf[..n]),
+        }
+    };
+    if control.borrow().mode == ProxyMode::Pass {
+        to.write_all(&message).await?;
+        to.write_all(&seen[taken..]).await?;
+    }
+    Ok(())
 }
 
 /// Copies one direction until either side closes or the connection is cut.

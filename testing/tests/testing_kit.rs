@@ -195,3 +195,16 @@ async fn cluster_fails_over_and_a_restarted_leader_rejoins_as_follower() {
         assert!(!running_server_pids().contains(&pid));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn peer_proxies_partition_a_local_leader_and_heal_it() {
+    // without peer proxies, a local cluster cannot partition
+    let plain = TestingCluster::start(1).await.expect("cluster");
+    assert!(matches!(plain.partition(0).await, Err(Error::Unsupported(_))));
+    drop(plain);
+
+    let cluster = TestingCluster::builder().servers(3).peer_proxies(true).start().await.expect("cluster");
+    assert!(matches!(cluster.partition(7).await, Err(Error::InvalidArgument(_))));
+    // the leader's peer links cut: the others elect a leader, the healed one rejoins
+    raw::partition_the_leader_and_heal(&cluster, WAIT).await;
+}

@@ -154,33 +154,7 @@ async fn cluster_elects_one_leader_and_survives_a_killed_leader() {
 async fn a_partitioned_leader_is_replaced_and_rejoins_when_healed() {
     let _serial = SERIAL.lock().await;
     let cluster = docker_cluster().await;
-    let leader = cluster.wait_for_leader(WAIT).await.expect("a leader");
-    cluster.partition(leader).await.expect("partition");
-    // The two others elect a leader among themselves.
-    let deadline = Instant::now() + WAIT;
-    let new_leader = loop {
-        let modes = cluster.modes().await;
-        if let Some(i) = (0..3).find(|&i| i != leader && modes[i] == Some(ServerMode::Leader)) {
-            break i;
-        }
-        assert!(Instant::now() < deadline, "no new leader: {modes:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    assert!(cluster.is_running(leader), "a partitioned server keeps running");
-    let majority: Vec<&str> =
-        (0..3).filter(|&i| i != leader).map(|i| cluster.server_connect_string(i).unwrap()).collect();
-    create(&majority.join(","), "/while-partitioned", b"p").await;
-
-    cluster.heal(leader).await.expect("heal");
-    cluster.heal(leader).await.expect("healing twice is fine");
-    let deadline = Instant::now() + WAIT;
-    while cluster.mode(leader).await.expect("mode") != Some(ServerMode::Follower) {
-        assert!(Instant::now() < deadline, "the healed server did not rejoin: {:?}", cluster.modes().await);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(cluster.leader().await.expect("leader"), Some(new_leader));
-    let healed = cluster.server_connect_string(leader).expect("connect string");
-    assert_eq!(read(healed, "/while-partitioned").await, b"p");
+    raw::partition_the_leader_and_heal(&cluster, WAIT).await;
 
     drop(cluster);
     assert_nothing_left();

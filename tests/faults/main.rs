@@ -1,16 +1,22 @@
 //! Fault injection on a real 3-node ensemble: server crashes, a partitioned holder, session
 //! expiry, rolling restarts, and random faults — with the invariants of every recipe checked
-//! (see `workload.rs`). Scenarios run one at a time; each writes its results for
-//! `docs/RELIABILITY.md`.
+//! (see `workload.rs`) and liveness too (see `liveness.rs`): after each fault every contender
+//! completes operations again within a stated bound, the holder a scenario targets observes its
+//! loss, and a new holder comes within a bound. Scenarios run one at a time; each writes its
+//! results, the measured figures beside their bounds, for `docs/RELIABILITY.md`.
 
+mod history;
+mod liveness;
+mod recipes;
+mod servers;
 mod workload;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use liveness::{NEW_HOLDER_AFTER_ELECTION_BOUND, NEW_HOLDER_BOUND, PROGRESS_BOUND};
 use workload::{Workload, SESSION_TIMEOUT};
-use zk_recipes::ConnectionState;
-use zk_recipes_testing::{expire_session, fixtures, TestingCluster};
+use zk_recipes_testing::{expire_session, fixtures, Backend, ProxyMode, TestingCluster, IMAGE_ENV};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -18,32 +24,30 @@ async fn sleep(ms: u64) {
     tokio::time::sleep(Duration::from_millis(ms)).await;
 }
 
-/// Waits until some mutex contender holds; returns its client index.
-async fn a_mutex_holder(w: &Workload, accept: impl Fn(usize) -> bool) -> usize {
-    let holder = std::cell::Cell::new(None);
-    fixtures::eventually(Duration::from_secs(30), "a mutex holder to target", || async {
-        holder.set(w.mutex_holder.lock().unwrap().filter(|&i| accept(i)));
-        holder.get().is_some()
-    })
-    .await;
-    holder.get().expect("a holder")
+/// Sleeps until `ms` after `since`.
+async fn sleep_until(since: Instant, ms: u64) {
+    tokio::time::sleep_until((since + Duration::from_millis(ms)).into()).await;
 }
 
-/// Records how long `client`'s framework takes to see a state that invalidates holds.
-fn time_loss_detection(w: &Workload, client: usize) -> tokio::task::JoinHandle<()> {
-    let fw = w.clients[client].fw.clone();
-    let latencies = w.loss_latencies.clone();
-    let started = Instant::now();
-    let before = fw.status();
-    tokio::spawn(async move {
-        let mut rx = fw.status_watch();
-        let seen = rx.wait_for(|s| {
-            s.losses > before.losses || s.suspensions > before.suspensions || s.state == ConnectionState::Suspended
-        });
-        if tokio::time::timeout(Duration::from_secs(30), seen).await.is_ok() {
-            latencies.lock().unwrap().push(started.elapsed());
+/// Moves `client`'s session off server `avoid` (the ensemble leader): blackholes and cuts its
+/// link to that server until it has reconnected to another one.
+async fn move_off(cluster: &TestingCluster, w: &Workload, client: usize, avoid: usize) {
+    let c = &w.clients[client];
+    for _ in 0..5 {
+        let now = fixtures::server_of_session(cluster, c.fw.status().session_id).await;
+        if now.is_some_and(|s| s != avoid) {
+            return;
         }
-    })
+        c.proxies[avoid].set_mode(ProxyMode::Blackhole);
+        c.proxies[avoid].cut();
+        fixtures::eventually(Duration::from_secs(20), "the long holder on another server", || async {
+            let s = fixtures::server_of_session(cluster, c.fw.status().session_id).await;
+            s.is_some_and(|s| s != avoid)
+        })
+        .await;
+        c.proxies[avoid].set_mode(ProxyMode::Pass);
+    }
+    panic!("could not move client {client} off server {avoid}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -53,10 +57,12 @@ async fn kill_the_leader() {
     let w = Workload::start(&cluster, "/kill-leader", 1).await;
     sleep(2000).await;
     let leader = cluster.leader().await.unwrap().expect("a leader");
+    let fault = Instant::now();
     cluster.kill(leader).unwrap();
-    sleep(4000).await;
+    w.expect_new_holder(fault, None, NEW_HOLDER_AFTER_ELECTION_BOUND, "the leader's `kill -9`").await;
+    sleep_until(fault, 4000).await;
     cluster.restart(leader).await.unwrap();
-    sleep(3000).await;
+    w.expect_progress(Instant::now(), PROGRESS_BOUND, "the old leader's restart").await;
     w.finish("kill-the-leader", "`kill -9` the ensemble leader under load; restart it 4 s later.", false).await;
 }
 
@@ -67,28 +73,24 @@ async fn kill_the_follower_the_holder_is_connected_to() {
     let w = Workload::start(&cluster, "/kill-follower", 1).await;
     sleep(1500).await;
     let leader = cluster.leader().await.unwrap().expect("a leader");
-    let mut target = None;
-    for _ in 0..200 {
-        let holder = a_mutex_holder(&w, |_| true).await;
-        let session = w.clients[holder].fw.status().session_id;
-        if let Some(server) = fixtures::server_of_session(&cluster, session).await {
-            if server != leader {
-                target = Some((holder, server));
-                break;
-            }
-        }
-        sleep(20).await;
-    }
-    let (holder, server) = target.expect("a mutex holder on a follower");
-    let detect = time_loss_detection(&w, holder);
+    let long = w.long_holder();
+    move_off(&cluster, &w, long, leader).await;
+    let holder = w.fresh_mutex_holder(|i| i == long).await;
+    let server = fixtures::server_of_session(&cluster, w.clients[holder].fw.status().session_id).await;
+    let server = server.filter(|s| *s != leader).expect("the long holder on a follower");
+    let losses = w.clients[holder].progress.losses();
+    let detect = w.time_loss_detection(holder);
+    let fault = Instant::now();
     cluster.kill(server).unwrap();
-    sleep(4000).await;
+    let what = "the `kill -9` of the holder's follower";
+    w.expect_holder_loss(holder, losses, detect, what).await;
+    w.expect_new_holder(fault, Some(holder), NEW_HOLDER_BOUND, what).await;
+    sleep_until(fault, 4000).await;
     cluster.restart(server).await.unwrap();
-    let _ = detect.await;
-    sleep(2000).await;
+    w.expect_progress(Instant::now(), PROGRESS_BOUND, "the follower's restart").await;
     w.finish(
         "kill-the-holders-follower",
-        "`kill -9` the follower that the current mutex holder is connected to; restart it 4 s later.",
+        "`kill -9` the follower that the current (long) mutex holder is connected to; restart it 4 s later.",
         false,
     )
     .await;
@@ -106,7 +108,7 @@ async fn rolling_restart_of_all_servers() {
         cluster.restart(i).await.unwrap();
         sleep(1500).await;
     }
-    sleep(2000).await;
+    w.expect_progress(Instant::now(), PROGRESS_BOUND, "the last restart").await;
     w.finish("rolling-restart", "Stop and restart each of the three servers in turn (1 s down, 1.5 s apart).", false)
         .await;
 }
@@ -118,14 +120,18 @@ async fn blackhole_the_holders_link_past_the_session_timeout() {
     let w = Workload::start(&cluster, "/blackhole", 1).await;
     sleep(1500).await;
     let long = w.long_holder();
-    for _ in 0..2 {
-        let holder = a_mutex_holder(&w, |i| i == long).await;
-        let detect = time_loss_detection(&w, holder);
+    for round in 1..=2 {
+        let holder = w.fresh_mutex_holder(|i| i == long).await;
+        let losses = w.clients[holder].progress.losses();
+        let detect = w.time_loss_detection(holder);
+        let fault = Instant::now();
         w.clients[holder].blackhole(true);
-        sleep((SESSION_TIMEOUT + Duration::from_secs(2)).as_millis() as u64).await;
+        let what = format!("blackholing the holder (round {round})");
+        w.expect_new_holder(fault, Some(holder), NEW_HOLDER_BOUND, &what).await;
+        sleep_until(fault, (SESSION_TIMEOUT + Duration::from_secs(2)).as_millis() as u64).await;
         w.clients[holder].blackhole(false);
-        let _ = detect.await;
-        sleep(2000).await;
+        w.expect_holder_loss(holder, losses, detect, &what).await;
+        w.expect_progress(Instant::now(), PROGRESS_BOUND, &format!("the link's return (round {round})")).await;
     }
     w.finish(
         "blackhole-holder",
@@ -142,14 +148,17 @@ async fn expire_the_holders_session() {
     let w = Workload::start(&cluster, "/expire", 1).await;
     sleep(1500).await;
     let long = w.long_holder();
-    for _ in 0..3 {
-        let holder = a_mutex_holder(&w, |i| i == long).await;
-        let detect = time_loss_detection(&w, holder);
+    for round in 1..=3 {
+        let holder = w.fresh_mutex_holder(|i| i == long).await;
+        let losses = w.clients[holder].progress.losses();
+        let detect = w.time_loss_detection(holder);
+        let fault = Instant::now();
         expire_session(&w.clients[holder].fw).await.unwrap();
-        let _ = detect.await;
-        sleep(1500).await;
+        let what = format!("the holder's session expiry (round {round})");
+        w.expect_holder_loss(holder, losses, detect, &what).await;
+        w.expect_new_holder(fault, Some(holder), NEW_HOLDER_BOUND, &what).await;
     }
-    sleep(1500).await;
+    w.expect_progress(Instant::now(), PROGRESS_BOUND, "the last expiry").await;
     w.finish("expire-holder", "Make the server expire the current mutex holder's session, three times.", true).await;
 }
 
@@ -164,6 +173,7 @@ async fn sixteen_contenders_under_random_faults() {
     let mut rng = fastrand::Rng::with_seed(seed);
     let cluster = Arc::new(TestingCluster::start(3).await.unwrap());
     let w = Workload::start(&cluster, "/random", 1).await;
+    let histories = history::Histories::start(&cluster, "/random-history").await;
     let mut log = Vec::new();
     let end = Instant::now() + Duration::from_secs(seconds);
     while Instant::now() < end {
@@ -204,10 +214,16 @@ async fn sixteen_contenders_under_random_faults() {
             }
         }
     }
-    sleep(2000).await;
+    w.expect_progress(Instant::now(), PROGRESS_BOUND, "the last fault").await;
+    w.note(histories.finish(seed).await);
     let notes = format!(
         "16 contenders for {seconds} s, one random fault every 2 s (seed {seed}; replay with `FAULT_SEED={seed} SOAK_SECONDS={seconds}`): {}.",
         log.join(", ")
     );
-    w.finish("random-faults", &notes, true).await;
+    // the soak also runs on the Docker backend (scripts/test-docker.sh: ZooKeeper 3.9)
+    let scenario = match cluster.backend() {
+        Backend::Docker => format!("random-faults-docker-{}", std::env::var(IMAGE_ENV).unwrap_or_default()),
+        _ => "random-faults".to_string(),
+    };
+    w.finish(&scenario.replace(['/', ':'], "-"), &notes, true).await;
 }

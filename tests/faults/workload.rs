@@ -15,6 +15,8 @@ use zk_recipes::{
 };
 use zk_recipes_testing::{fixtures, TcpProxy, TestingCluster};
 
+use super::liveness::Progress;
+
 pub use zk_recipes_testing::FencedResource;
 
 /// Who holds what right now (holders leave as soon as they see their hold is lost).
@@ -71,6 +73,8 @@ impl Tally {
 pub struct Client {
     pub fw: Framework,
     pub proxies: Vec<TcpProxy>,
+    /// What this client achieved (grants and losses, with their times).
+    pub progress: Progress,
 }
 
 impl Client {
@@ -98,7 +102,7 @@ pub async fn client(cluster: &TestingCluster) -> Client {
         .connect()
         .await
         .expect("connect through the proxies");
-    Client { fw, proxies }
+    Client { fw, proxies, progress: Progress::default() }
 }
 
 /// The running workload.
@@ -116,9 +120,11 @@ pub struct Workload {
     pub loss_latencies: Arc<Mutex<Vec<Duration>>>,
     /// The client holding the mutex now (for targeting the holder).
     pub mutex_holder: Arc<Mutex<Option<usize>>>,
+    /// The scenario's figures (liveness, bounds) for its report.
+    pub notes: Mutex<Vec<String>>,
+    pub latches: Vec<LeaderLatch>,
     stop: Arc<AtomicBool>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
-    latches: Vec<LeaderLatch>,
     started: Instant,
 }
 
@@ -139,9 +145,10 @@ impl Workload {
             most_leaders: Arc::default(),
             loss_latencies: Arc::default(),
             mutex_holder: Arc::default(),
+            notes: Mutex::default(),
+            latches: Vec::new(),
             stop: Arc::default(),
             tasks: Vec::new(),
-            latches: Vec::new(),
             started: Instant::now(),
         };
         let occupancy =
@@ -165,7 +172,6 @@ impl Workload {
                         tally.clone(),
                         occupancy.0.clone(),
                         w.resource.clone(),
-                        w.loss_latencies.clone(),
                         w.mutex_holder.clone(),
                         // the first mutex contender holds long (3 s), so that a fault can hit
                         // it while it holds; the others hold 100 ms
@@ -196,6 +202,7 @@ impl Workload {
         }
         // leader sampling: never two at once
         let latches = w.latches.clone();
+        let latch_clients = w.role("latch");
         let (most, stop, tally) = (w.most_leaders.clone(), w.stop.clone(), w.tallies["latch"].clone());
         w.tasks.push(tokio::spawn(async move {
             let mut was: Vec<Option<i64>> = vec![None; latches.len()];
@@ -206,9 +213,10 @@ impl Workload {
                 if leaders > 1 {
                     tally.violations.fetch_add(1, Ordering::SeqCst);
                 }
-                for (a, b) in was.iter().zip(&now) {
+                for ((a, b), c) in was.iter().zip(&now).zip(&latch_clients) {
                     if b.is_some() && a != b {
                         tally.ops.fetch_add(1, Ordering::SeqCst);
+                        c.progress.granted();
                     }
                     if a.is_some() && b.is_none() {
                         tally.losses.fetch_add(1, Ordering::SeqCst);
@@ -300,6 +308,9 @@ impl Workload {
             SESSION_TIMEOUT,
             self.started.elapsed().as_secs_f64()
         );
+        for line in self.notes.lock().unwrap().iter() {
+            let _ = writeln!(report, "{line}\n");
+        }
         save_report(scenario, &report);
         eprintln!("{report}");
         if !forced_expiry {
@@ -351,10 +362,12 @@ async fn counted<T>(tally: &Tally, acquired: zk_recipes::Result<Option<T>>) -> O
 }
 
 /// Keeps `hold` for `ticks` × 5 ms, or until it is lost (a loss counted in `tally`).
-async fn hold_for(tally: &Tally, hold: &HeldNode, ticks: u32) {
+async fn hold_for(tally: &Tally, progress: &Progress, hold: &HeldNode, ticks: u32) {
+    progress.granted();
     for _ in 0..ticks {
         if hold.is_lost() {
             tally.losses.fetch_add(1, Ordering::SeqCst);
+            progress.lost();
             break;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -371,7 +384,6 @@ async fn mutex_loop(
     tally: Arc<Tally>,
     occupancy: Arc<Occupancy>,
     resource: Arc<FencedResource>,
-    latencies: Arc<Mutex<Vec<Duration>>>,
     holder: Arc<Mutex<Option<usize>>>,
     hold_ticks: u32,
 ) {
@@ -381,6 +393,7 @@ async fn mutex_loop(
         if occupancy.enter_exclusive() > 0 {
             tally.violations.fetch_add(1, Ordering::SeqCst);
         }
+        c.progress.granted();
         *holder.lock().unwrap() = Some(idx);
         let mut lost = false;
         for _ in 0..hold_ticks {
@@ -393,12 +406,12 @@ async fn mutex_loop(
         }
         if lost {
             tally.losses.fetch_add(1, Ordering::SeqCst);
+            c.progress.lost();
         }
         occupancy.leave_exclusive();
         holder.lock().unwrap().take();
         let _ = guard.release().await;
         tally.ops.fetch_add(1, Ordering::SeqCst);
-        let _ = &latencies;
     }
 }
 
@@ -419,7 +432,7 @@ async fn rw_loop(
         if conflict > 0 {
             tally.violations.fetch_add(1, Ordering::SeqCst);
         }
-        hold_for(&tally, &guard, 10).await;
+        hold_for(&tally, &c.progress, &guard, 10).await;
         if writer {
             occupancy.leave_exclusive();
         } else {
@@ -443,7 +456,7 @@ async fn semaphore_loop(
         if occupancy.enter_exclusive() >= SEMAPHORE_MAX {
             tally.violations.fetch_add(1, Ordering::SeqCst);
         }
-        hold_for(&tally, &lease, 10).await;
+        hold_for(&tally, &c.progress, &lease, 10).await;
         occupancy.leave_exclusive();
         let _ = lease.release().await;
         tally.ops.fetch_add(1, Ordering::SeqCst);
@@ -463,6 +476,7 @@ async fn counter_loop(
         match counter.increment().await {
             Ok(r) if r.succeeded => {
                 successes.fetch_add(1, Ordering::SeqCst);
+                c.progress.granted();
                 tally.ops.fetch_add(1, Ordering::SeqCst);
             }
             Ok(_) => {

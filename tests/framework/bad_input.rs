@@ -135,6 +135,19 @@ async fn thirty_plus_bad_inputs_get_typed_errors() {
     names.dedup();
     assert_eq!((names.len(), cases.len()), (42, 42), "the table's cases, each named once");
     assert!(failed.is_empty(), "bad inputs without their typed error: {failed:?}");
+
+    // nothing left behind: only the nodes of the cases that were meant to create some (the
+    // corrupt value; the latch's and the lock's parents, empty containers the server may have
+    // removed already), no ephemeral, no pending delete
+    fixtures::settle(&[&fw]).await;
+    assert_eq!(fixtures::ephemerals(&fw, &base).await.unwrap(), Vec::<String>::new(), "ephemerals left behind");
+    let left = fw.children(&base).await.unwrap();
+    assert!(left.contains(&"corrupt".to_string()), "{left:?}");
+    for node in left.iter().filter(|n| *n != "corrupt") {
+        assert!(["latch", "rw"].contains(&node.as_str()), "left under {base}: {node}");
+        let below = fw.children(&format!("{base}/{node}")).await.unwrap_or_default();
+        assert!(below.is_empty(), "left under {base}/{node}: {below:?}");
+    }
 }
 
 #[tokio::test]

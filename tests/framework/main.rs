@@ -5,6 +5,7 @@
 mod acl;
 mod api;
 mod bad_input;
+mod bad_input_recipes;
 mod capabilities;
 mod inspect;
 mod transaction;

@@ -6,6 +6,7 @@
 //! whose `Drop` SIGKILLs the whole group (zkr and its CMD) and reaps zkr, also when a test
 //! fails.
 
+mod bad_input;
 mod latch;
 mod lease;
 mod queue;
