@@ -24,8 +24,9 @@ pub(crate) struct Config {
     pub default_data: Vec<u8>,
     pub error_policy: ErrorPolicy,
     pub read_only: bool,
+    /// The TLS settings in use, shared by every session (replaced by `Framework::reload`).
     #[cfg(feature = "tls")]
-    pub tls: Option<super::security::TlsConfig>,
+    pub tls: Option<super::security::LiveTls>,
     /// Endpoints without a scheme are TLS (set with TLS, see [`FrameworkBuilder::tls`]).
     #[cfg(feature = "tls")]
     pub tls_everywhere: bool,
@@ -151,7 +152,8 @@ impl FrameworkBuilder {
     /// `tcp+tls://host:port`); a plaintext `tcp://` endpoint is refused by
     /// [`connect`](Self::connect). To mix, use [`tls_for_marked_endpoints`](Self::tls_for_marked_endpoints).
     /// The settings serve every session the framework opens, also those it re-creates after a
-    /// loss.
+    /// loss; certificates read from files are read again by
+    /// [`Framework::reload`](crate::Framework::reload).
     #[cfg(feature = "tls")]
     pub fn tls(mut self, tls: super::security::TlsConfig) -> Self {
         self.tls = Some(tls);
@@ -192,7 +194,7 @@ impl FrameworkBuilder {
         }
         #[cfg(feature = "tls")]
         if let Some(tls) = &self.tls {
-            tls.client_options()?;
+            tls.certs()?;
         }
         Ok(())
     }
@@ -226,7 +228,7 @@ impl FrameworkBuilder {
             error_policy: self.error_policy,
             read_only: self.read_only,
             #[cfg(feature = "tls")]
-            tls: self.tls,
+            tls: self.tls.map(super::security::LiveTls::new).transpose()?,
             #[cfg(feature = "tls")]
             tls_everywhere: self.tls_everywhere,
             #[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]

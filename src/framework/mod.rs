@@ -15,6 +15,7 @@ mod retry;
 mod security;
 mod session;
 mod state;
+mod supervise;
 #[cfg(feature = "tls")]
 mod tls_probe;
 mod transaction;
