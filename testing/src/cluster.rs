@@ -114,6 +114,12 @@ impl TestingClusterBuilder {
             Backend::Docker => self.start_docker().await?,
         };
         let secure_ports: Option<Vec<u16>> = servers.iter().map(Node::secure_port).collect();
+        if let (Some(tls), Some(ports)) = (&self.settings.tls, &secure_ports) {
+            for (server, port) in servers.iter().zip(ports) {
+                let plain = server.connect_string().to_owned();
+                super::tls::register_secure_port(format!("127.0.0.1:{port}"), plain, tls.certs.clone());
+            }
+        }
         Ok(TestingCluster {
             secure_connect_string: secure_ports
                 .map(|ports| ports.iter().map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>().join(",")),
@@ -421,6 +427,9 @@ async fn probe(server: &Node) -> Option<ServerMode> {
 
 impl Drop for TestingCluster {
     fn drop(&mut self) {
+        for port in self.servers.iter().filter_map(Node::secure_port) {
+            super::tls::forget_secure_port(&format!("127.0.0.1:{port}"));
+        }
         node::dispose(&mut self.servers);
     }
 }

@@ -65,5 +65,5 @@ pub use process::{running_server_pids, running_servers};
 pub use proxy::{ProxyMode, TcpProxy};
 pub use refusing::RefusingProxy;
 pub use server::{TestingServer, TestingServerBuilder};
-pub use shared::{server_or_env, shared_server};
+pub use shared::{server_or_env, shared_server, TLS_ENV};
 pub use tls::TestCertificates;

@@ -83,7 +83,11 @@ impl TestingServerBuilder {
             Backend::Docker => self.start_docker().await?,
         };
         let tls = self.settings.tls.as_ref().map(|t| t.certs.clone());
-        Ok(TestingServer { node, start_timeout: self.settings.start_timeout, tls })
+        let server = TestingServer { node, start_timeout: self.settings.start_timeout, tls };
+        if let (Some(secure), Some(certs)) = (server.secure_connect_string(), &server.tls) {
+            super::tls::register_secure_port(secure, server.connect_string().to_owned(), certs.clone());
+        }
+        Ok(server)
     }
 
     #[cfg(feature = "docker")]
@@ -271,6 +275,9 @@ impl TestingServer {
 
 impl Drop for TestingServer {
     fn drop(&mut self) {
+        if let Some(secure) = self.secure_connect_string() {
+            super::tls::forget_secure_port(&secure);
+        }
         node::dispose(std::slice::from_mut(&mut self.node));
     }
 }
