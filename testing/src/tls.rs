@@ -86,6 +86,8 @@ impl TestCertificates {
         write("server-cert.pem", &server_cert)?;
         write("client-cert.pem", &client_cert)?;
         write("client-key.pem", &client_key)?;
+        // the same for a Java client (a PEM key store: key and certificate in one file)
+        write("client.pem", &format!("{client_key}{client_cert}"))?;
         Ok(TestCertificates { dir })
     }
 
@@ -112,6 +114,12 @@ impl TestCertificates {
     /// The client's private key (PKCS#8 PEM), for mutual TLS.
     pub fn client_key_path(&self) -> PathBuf {
         self.dir.path().join("client-key.pem")
+    }
+
+    /// The client's key store: its private key and certificate in one PEM file, as a Java
+    /// ZooKeeper client reads it (`zookeeper.ssl.keyStore.type=PEM`).
+    pub fn client_key_store_path(&self) -> PathBuf {
+        self.dir.path().join("client.pem")
     }
 
     /// The directory holding the files.

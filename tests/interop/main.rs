@@ -2,7 +2,7 @@
 //! Curator JVM (`CuratorPeer::shared`) and one shared ZooKeeper server serve every test: locks
 //! ([`locks`]), SharedCount and barriers ([`coordination`]), leader latch and atomic counters
 //! ([`leader_atomic`]), a `CuratorCache` next to our tree cache ([`cache`]), and group members
-//! ([`group`]), and service discovery ([`discovery`]).
+//! ([`group`]), service discovery ([`discovery`]), and a mutex over mutual TLS ([`tls`]).
 
 mod cache;
 mod coordination;
@@ -10,6 +10,7 @@ mod discovery;
 mod group;
 mod leader_atomic;
 mod locks;
+mod tls;
 
 use std::sync::Arc;
 

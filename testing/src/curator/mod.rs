@@ -72,6 +72,7 @@ mod group;
 mod parse;
 mod process;
 
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -185,6 +186,9 @@ impl CuratorPeer {
         })?;
         let classpath = jar_classpath()?;
         let (class_dir, compile) = compiled_classes(&classpath).await?;
+        // the Netty jars a TLS client (`connect_tls`) needs beyond zookeeper.jar's manifest
+        let netty = crate::install::DEBIAN_NETTY_JARS.iter().filter(|jar| Path::new(jar).is_file());
+        let classpath = std::iter::once(classpath.as_str()).chain(netty.copied()).collect::<Vec<_>>().join(":");
 
         let mut command = tokio::process::Command::new(&java);
         command
