@@ -24,6 +24,8 @@ pub(crate) struct Config {
     pub default_data: Vec<u8>,
     pub error_policy: ErrorPolicy,
     pub read_only: bool,
+    /// Sessions re-created after a reconfiguration use the servers of `/zookeeper/config`.
+    pub ensemble_tracker: bool,
     /// The TLS settings in use, shared by every session (replaced by `Framework::reload`).
     #[cfg(feature = "tls")]
     pub tls: Option<super::security::LiveTls>,
@@ -54,6 +56,7 @@ pub struct FrameworkBuilder {
     default_data: Vec<u8>,
     error_policy: ErrorPolicy,
     read_only: bool,
+    ensemble_tracker: bool,
     #[cfg(feature = "tls")]
     tls: Option<super::security::TlsConfig>,
     tls_everywhere: bool,
@@ -74,6 +77,7 @@ impl Default for FrameworkBuilder {
             default_data: Vec::new(),
             error_policy: ErrorPolicy::Standard,
             read_only: false,
+            ensemble_tracker: true,
             #[cfg(feature = "tls")]
             tls: None,
             tls_everywhere: false,
@@ -144,6 +148,19 @@ impl FrameworkBuilder {
     /// Allow connecting to read-only servers (reported as `READ_ONLY`).
     pub fn can_be_read_only(mut self, allow: bool) -> Self {
         self.read_only = allow;
+        self
+    }
+
+    /// Whether to follow dynamic reconfigurations of the ensemble (Curator's
+    /// `EnsembleTracker`; on by default): the framework reads `/zookeeper/config` with a watch on
+    /// every session, and once it differs from the configuration first read, every session
+    /// the framework re-creates after a loss connects to the client addresses listed there
+    /// instead of the connect string given here ([`Framework::ensemble_connect_string`]).
+    /// zookeeper-client itself keeps its connect string. Not followed over TLS
+    /// (`/zookeeper/config` names the plaintext client ports only), nor for an ensemble whose
+    /// configuration names no client addresses.
+    pub fn ensemble_tracker(mut self, follow: bool) -> Self {
+        self.ensemble_tracker = follow;
         self
     }
 
@@ -227,6 +244,7 @@ impl FrameworkBuilder {
             default_data: self.default_data,
             error_policy: self.error_policy,
             read_only: self.read_only,
+            ensemble_tracker: self.ensemble_tracker,
             #[cfg(feature = "tls")]
             tls: self.tls.map(super::security::LiveTls::new).transpose()?,
             #[cfg(feature = "tls")]

@@ -6,6 +6,7 @@ pub(crate) mod backoff;
 mod builder;
 mod capabilities;
 mod connect;
+mod ensemble;
 mod extensions;
 mod missing;
 mod nodelay;

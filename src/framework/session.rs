@@ -36,6 +36,8 @@ pub(crate) struct Inner {
     pub pending_deletes: std::sync::atomic::AtomicUsize,
     /// What recipes keep per session (emptied when a new session is built).
     pub extensions: super::extensions::Extensions,
+    /// The ensemble's configuration as last read (for sessions re-created after a reconfig).
+    pub(super) ensemble: super::ensemble::SharedView,
 }
 
 /// A cloneable handle over one ZooKeeper session, re-created after expiry: Curator's
@@ -113,7 +115,11 @@ impl Framework {
             runtime: tokio::runtime::Handle::current(),
             pending_deletes: Default::default(),
             extensions: Default::default(),
+            ensemble: Default::default(),
         });
+        if let Some(session) = lock(&inner.session).as_ref() {
+            super::ensemble::spawn_tracker(&inner, &session.raw);
+        }
         tokio::spawn(super::supervise::supervise(Arc::downgrade(&inner), watcher, timeout));
         Ok(Framework { inner })
     }
@@ -177,6 +183,16 @@ impl Framework {
     /// The connect string this framework was built with.
     pub fn connect_string(&self) -> &str {
         &self.inner.cfg.connect_string
+    }
+
+    /// The connect string the next session the framework creates (after a loss) will use: the
+    /// one it was built with, or, once the ensemble was reconfigured, the client addresses of
+    /// the servers in `/zookeeper/config` (see [`FrameworkBuilder::ensemble_tracker`]).
+    pub fn ensemble_connect_string(&self) -> String {
+        match super::ensemble::tracks(&self.inner.cfg) {
+            true => super::ensemble::next_connect_string(&self.inner.ensemble, &self.inner.cfg.connect_string),
+            false => self.inner.cfg.connect_string.clone(),
+        }
     }
 
     /// The session timeout negotiated with the server for the current session.

@@ -102,7 +102,10 @@ async fn reconnect(inner: &Weak<Inner>) -> Reconnect {
         if this.status.borrow().closed {
             return Reconnect::Gone;
         }
-        let cfg = this.cfg.clone();
+        let mut cfg = this.cfg.clone();
+        if super::ensemble::tracks(&cfg) {
+            cfg.connect_string = super::ensemble::next_connect_string(&this.ensemble, &cfg.connect_string);
+        }
         let reloads = *this.reloads.borrow();
         drop(this);
         match open_session(&cfg).await {
@@ -116,6 +119,7 @@ async fn reconnect(inner: &Weak<Inner>) -> Reconnect {
                 drop(slot);
                 this.extensions.clear();
                 lock(&this.refusal).take();
+                super::ensemble::spawn_tracker(&this, &session.raw);
                 this.set_state(ConnectionState::Reconnected, Some(session.raw.session_id().0));
                 return Reconnect::Session(session);
             }

@@ -34,11 +34,12 @@ pub struct Standalone {
 #[derive(Debug, Clone)]
 pub struct Ensemble {
     pub(super) servers: usize,
+    pub(super) reconfig: bool,
 }
 
 impl Default for Ensemble {
     fn default() -> Self {
-        Ensemble { servers: 3 }
+        Ensemble { servers: 3, reconfig: false }
     }
 }
 

@@ -54,11 +54,17 @@ const MAX_SERVERS: usize = 32;
 /// ```
 #[derive(Debug)]
 pub struct TestingCluster {
-    servers: Vec<Node>,
+    pub(crate) servers: Vec<Node>,
     connect_string: String,
     secure_connect_string: Option<String>,
     tls: Option<std::sync::Arc<super::tls::TestCertificates>>,
-    start_timeout: Duration,
+    pub(crate) start_timeout: Duration,
+    /// Every server ever started (`server.N=` lines; local backend), for servers that join.
+    pub(crate) peers: Vec<Peer>,
+    /// What the servers were started with, for servers that join.
+    pub(crate) settings: super::config::Settings,
+    /// Whether dynamic reconfiguration is enabled.
+    pub(crate) reconfig: bool,
 }
 
 /// Configures and starts a [`TestingCluster`]; made by [`TestingCluster::builder`]. The settings
@@ -70,6 +76,15 @@ impl TestingClusterBuilder {
     /// The number of servers (default 3).
     pub fn servers(mut self, n: usize) -> Self {
         self.kind.servers = n;
+        self
+    }
+
+    /// Enables dynamic reconfiguration (`reconfigEnabled=true`, with ACLs skipped so that any
+    /// client may reconfigure; default off): `/zookeeper/config` then names each server's
+    /// client address, servers can join ([`TestingCluster::add_server`]) and the ensemble can
+    /// be changed ([`TestingCluster::reconfigure`]). Local backend only.
+    pub fn reconfig_enabled(mut self, enabled: bool) -> Self {
+        self.kind.reconfig = enabled;
         self
     }
 
@@ -109,9 +124,12 @@ impl TestingClusterBuilder {
         if n == 0 || n > MAX_SERVERS {
             return Err(Error::InvalidArgument(format!("a cluster needs 1 to {MAX_SERVERS} servers, not {n}")));
         }
-        let servers = match self.settings.validate()? {
+        let (servers, peers) = match self.settings.validate()? {
             Backend::Local => self.start_local().await?,
-            Backend::Docker => self.start_docker().await?,
+            Backend::Docker if self.kind.reconfig => {
+                return Err(Error::Unsupported("reconfigurable test clusters run on the local backend only"))
+            }
+            Backend::Docker => (self.start_docker().await?, Vec::new()),
         };
         let secure_ports: Option<Vec<u16>> = servers.iter().map(Node::secure_port).collect();
         if let (Some(tls), Some(ports)) = (&self.settings.tls, &secure_ports) {
@@ -127,6 +145,9 @@ impl TestingClusterBuilder {
             connect_string: servers.iter().map(Node::connect_string).collect::<Vec<_>>().join(","),
             servers,
             start_timeout: self.settings.start_timeout,
+            peers,
+            settings: self.settings,
+            reconfig: self.kind.reconfig,
         })
     }
 
@@ -141,14 +162,19 @@ impl TestingClusterBuilder {
         Err(Error::Unsupported("the Docker backend needs zk-recipes-testing built with its `docker` feature"))
     }
 
-    async fn start_local(&self) -> Result<Vec<Node>> {
+    async fn start_local(&self) -> Result<(Vec<Node>, Vec<Peer>)> {
         let n = self.kind.servers;
         let install = &self.settings.installation()?;
         let deadline = Instant::now() + self.settings.start_timeout;
         let per_server = 2 + self.settings.client_ports();
         on_free_ports(per_server * n, None, |ports| async move {
             let peers: Vec<Peer> = (0..n)
-                .map(|i| Peer { id: myid(i), quorum_port: ports[n + i], election_port: ports[2 * n + i] })
+                .map(|i| Peer {
+                    id: myid(i),
+                    quorum_port: ports[n + i],
+                    election_port: ports[2 * n + i],
+                    client_port: ports[i],
+                })
                 .collect();
             let servers: Vec<Node> = (0..n)
                 .map(|i| {
@@ -160,6 +186,7 @@ impl TestingClusterBuilder {
                         peers: peers.clone(),
                         extra: self.settings.extra_lines(),
                         jaas: self.settings.jaas(),
+                        reconfig: self.kind.reconfig,
                     };
                     let label = format!("server {i} (myid {})", myid(i));
                     Instance::new(label, install.clone(), config, Some(myid(i))).map(Node::Local)
@@ -173,7 +200,7 @@ impl TestingClusterBuilder {
             let waits = guard.0.iter().map(|s| s.wait_until(deadline, ServerMode::is_quorum_member));
             // The first failure ends the wait; the others are killed with `guard`.
             match try_join_all(waits).await {
-                Ok(_) => Ok(guard.into_inner()),
+                Ok(_) => Ok((guard.into_inner(), peers)),
                 Err(error) => Err(StartFailure { port_clash: guard.0.iter().any(Node::port_clash), error }),
             }
         })
@@ -181,7 +208,7 @@ impl TestingClusterBuilder {
     }
 }
 
-fn myid(index: usize) -> u32 {
+pub(crate) fn myid(index: usize) -> u32 {
     u32::try_from(index + 1).unwrap_or(u32::MAX)
 }
 

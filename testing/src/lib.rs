@@ -46,6 +46,7 @@ mod node;
 mod ports;
 mod process;
 mod proxy;
+mod reconfig;
 pub mod refusing;
 mod server;
 mod shared;

@@ -118,6 +118,7 @@ impl TestingServerBuilder {
                 peers: Vec::new(),
                 extra: self.settings.extra_lines(),
                 jaas: self.settings.jaas(),
+                reconfig: false,
             };
             let instance = Instance::new("server".into(), install.clone(), config, None)?;
             instance.spawn().await?;

@@ -7,6 +7,7 @@ mod api;
 mod bad_input;
 mod capabilities;
 mod inspect;
+mod reconfig;
 mod transaction;
 mod update;
 
