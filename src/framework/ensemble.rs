@@ -8,11 +8,8 @@
 //! static configuration), and TLS frameworks (`/zookeeper/config` names the plaintext client
 //! ports only).
 
-use std::sync::{Mutex, Weak};
+use std::sync::Mutex;
 
-use zookeeper_client::{Client, EventType};
-
-use super::session::Inner;
 use crate::sync::lock;
 
 /// What the framework knows of the ensemble's configuration.
@@ -21,7 +18,7 @@ pub(crate) struct EnsembleView {
     /// The configuration the framework first read (its `version=` line).
     baseline: Option<String>,
     /// The servers of a later, different configuration, as a connect string.
-    servers: Option<String>,
+    pub(super) servers: Option<String>,
 }
 
 /// The shared view, in the framework's `Inner`.
@@ -29,7 +26,7 @@ pub(crate) type SharedView = Mutex<EnsembleView>;
 
 impl EnsembleView {
     /// Takes in a configuration just read; whether the servers to use changed.
-    fn update(&mut self, config: &str) -> bool {
+    pub(super) fn update(&mut self, config: &str) -> bool {
         let version = config_version(config);
         let baseline = self.baseline.get_or_insert_with(|| version.clone());
         if *baseline == version {
@@ -104,48 +101,6 @@ pub(super) fn tracks(cfg: &super::builder::Config) -> bool {
         return false;
     }
     cfg.ensemble_tracker
-}
-
-/// Follows `/zookeeper/config` for as long as `client`'s session lives (or the framework), on
-/// a task of its own when the framework [`tracks`].
-pub(super) fn spawn_tracker(inner: &std::sync::Arc<Inner>, client: &Client) {
-    if tracks(&inner.cfg) {
-        tokio::spawn(track(std::sync::Arc::downgrade(inner), client.clone()));
-    }
-}
-
-async fn track(inner: Weak<Inner>, client: Client) {
-    // A configuration without client addresses (a standalone server, a static ensemble) is not
-    // followed: read it once, without leaving a watch on the server.
-    match client.get_config().await {
-        Ok((data, _)) if client_addresses(&String::from_utf8_lossy(&data)).is_some() => {}
-        Ok((data, _)) => {
-            if let Some(this) = inner.upgrade() {
-                lock(&this.ensemble).update(&String::from_utf8_lossy(&data));
-            }
-            return;
-        }
-        Err(e) => return tracing::debug!(error = %e, "cannot read /zookeeper/config"),
-    }
-    loop {
-        let read = client.get_and_watch_config().await;
-        let Some(this) = inner.upgrade() else { return };
-        let watcher = match read {
-            Ok((data, _, watcher)) => {
-                let mut view = lock(&this.ensemble);
-                if view.update(&String::from_utf8_lossy(&data)) {
-                    tracing::info!(servers = ?view.servers, "the ensemble was reconfigured");
-                }
-                watcher
-            }
-            // the session is gone (its successor tracks), or the server cannot tell
-            Err(e) => return tracing::debug!(error = %e, "not following /zookeeper/config on this session"),
-        };
-        drop(this);
-        if watcher.changed().await.event_type == EventType::Session {
-            return;
-        }
-    }
 }
 
 #[cfg(test)]

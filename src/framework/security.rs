@@ -59,7 +59,13 @@ mod tls {
         /// Trusts the certificate authorities in `ca_pem` (one or more PEM certificates; CRLs in
         /// it are honoured too). The PEM is checked when the framework is built.
         pub fn new(ca_pem: impl Into<String>) -> Self {
-            TlsConfig { ca_pem: ca_pem.into(), identity: None, verify_hostname: true, ca_file: None, identity_files: None }
+            TlsConfig {
+                ca_pem: ca_pem.into(),
+                identity: None,
+                verify_hostname: true,
+                ca_file: None,
+                identity_files: None,
+            }
         }
 
         /// As [`new`](Self::new), reading the PEM from `path`.

@@ -93,37 +93,6 @@ impl Framework {
         Self::builder().connect_string(connect_string).connect().await
     }
 
-    pub(crate) async fn connect_with(cfg: Config) -> Result<Framework> {
-        let session = open_session(&cfg).await?;
-        let status = SessionStatus {
-            state: ConnectionState::Connected,
-            session_id: session.raw.session_id().0,
-            suspensions: 0,
-            losses: 0,
-            closed: false,
-        };
-        let (events, _) = broadcast::channel(256);
-        let watcher = session.raw.state_watcher();
-        let timeout = session.raw.session_timeout();
-        let inner = Arc::new(Inner {
-            cfg,
-            session: Mutex::new(Some(session)),
-            status: watch::Sender::new(status),
-            events: Mutex::new(Some(events)),
-            refusal: Mutex::new(None),
-            reloads: watch::Sender::new(0),
-            runtime: tokio::runtime::Handle::current(),
-            pending_deletes: Default::default(),
-            extensions: Default::default(),
-            ensemble: Default::default(),
-        });
-        if let Some(session) = lock(&inner.session).as_ref() {
-            super::ensemble::spawn_tracker(&inner, &session.raw);
-        }
-        tokio::spawn(super::supervise::supervise(Arc::downgrade(&inner), watcher, timeout));
-        Ok(Framework { inner })
-    }
-
     /// The current session's client, rooted at the namespace: an escape hatch for operations
     /// the framework does not wrap. It is *not* re-created for you: ask again after a `LOST`.
     ///
@@ -348,6 +317,30 @@ impl Framework {
 }
 
 impl Inner {
+    /// The shared state of a framework whose first session is `session`.
+    pub(super) fn new(cfg: Config, session: Session) -> Arc<Inner> {
+        let status = SessionStatus {
+            state: ConnectionState::Connected,
+            session_id: session.raw.session_id().0,
+            suspensions: 0,
+            losses: 0,
+            closed: false,
+        };
+        let (events, _) = broadcast::channel(256);
+        Arc::new(Inner {
+            cfg,
+            session: Mutex::new(Some(session)),
+            status: watch::Sender::new(status),
+            events: Mutex::new(Some(events)),
+            refusal: Mutex::new(None),
+            reloads: watch::Sender::new(0),
+            runtime: tokio::runtime::Handle::current(),
+            pending_deletes: Default::default(),
+            extensions: Default::default(),
+            ensemble: Default::default(),
+        })
+    }
+
     pub(super) fn set_state(&self, state: ConnectionState, session_id: Option<i64>) {
         let mut changed = false;
         self.status.send_if_modified(|s| {
@@ -389,4 +382,3 @@ pub(crate) async fn open_session(cfg: &Config) -> Result<Session> {
     super::nodelay::apply(&cfg.connect_string).await;
     Ok(Session { raw, rooted })
 }
-

@@ -2,21 +2,38 @@
 //! connection states, applies the simulated expiry, re-creates the session after a loss, and
 //! stops at a refusal until [`Framework::reload`](super::Framework::reload).
 
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::time::Instant;
-use zookeeper_client::SessionState;
+use zookeeper_client::{Client, EventType, SessionState};
 
 use super::backoff::Backoff;
+use super::builder::Config;
+use super::ensemble::{client_addresses, next_connect_string, tracks};
 use super::session::{open_session, Inner, Session};
-use crate::sync::lock;
 use super::state::{ConnectionState, SessionStatus};
-use crate::error::Error;
+use super::Framework;
+use crate::error::{Error, Result};
+use crate::sync::lock;
+
+impl Framework {
+    /// Opens the first session and starts the framework's supervisor (and ensemble tracker).
+    pub(crate) async fn connect_with(cfg: Config) -> Result<Framework> {
+        let session = open_session(&cfg).await?;
+        let watcher = session.raw.state_watcher();
+        let timeout = session.raw.session_timeout();
+        let raw = session.raw.clone();
+        let inner = Inner::new(cfg, session);
+        spawn_tracker(&inner, &raw);
+        tokio::spawn(supervise(Arc::downgrade(&inner), watcher, timeout));
+        Ok(Framework { inner })
+    }
+}
 
 /// Runs for as long as the framework: one task per framework.
-pub(super) async fn supervise(inner: Weak<Inner>, mut watcher: zookeeper_client::StateWatcher, mut timeout: Duration) {
+async fn supervise(inner: Weak<Inner>, mut watcher: zookeeper_client::StateWatcher, mut timeout: Duration) {
     let mut suspended_since: Option<Instant> = None;
     loop {
         let Some(closed) = inner.upgrade().map(|i| i.status.subscribe()) else { return };
@@ -103,8 +120,8 @@ async fn reconnect(inner: &Weak<Inner>) -> Reconnect {
             return Reconnect::Gone;
         }
         let mut cfg = this.cfg.clone();
-        if super::ensemble::tracks(&cfg) {
-            cfg.connect_string = super::ensemble::next_connect_string(&this.ensemble, &cfg.connect_string);
+        if tracks(&cfg) {
+            cfg.connect_string = next_connect_string(&this.ensemble, &cfg.connect_string);
         }
         let reloads = *this.reloads.borrow();
         drop(this);
@@ -119,15 +136,59 @@ async fn reconnect(inner: &Weak<Inner>) -> Reconnect {
                 drop(slot);
                 this.extensions.clear();
                 lock(&this.refusal).take();
-                super::ensemble::spawn_tracker(&this, &session.raw);
+                spawn_tracker(&this, &session.raw);
                 this.set_state(ConnectionState::Reconnected, Some(session.raw.session_id().0));
                 return Reconnect::Session(session);
             }
-            Err(error @ (Error::Tls { .. } | Error::AuthFailed { .. })) => return Reconnect::Refused { error, reloads },
+            Err(error @ (Error::Tls { .. } | Error::AuthFailed { .. })) => {
+                return Reconnect::Refused { error, reloads }
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "could not re-create the session; retrying");
                 pause.sleep().await;
             }
+        }
+    }
+}
+
+/// Follows `/zookeeper/config` for as long as `client`'s session lives (or the framework), on
+/// a task of its own when the framework [`tracks`].
+fn spawn_tracker(inner: &Arc<Inner>, client: &Client) {
+    if tracks(&inner.cfg) {
+        tokio::spawn(track(Arc::downgrade(inner), client.clone()));
+    }
+}
+
+async fn track(inner: Weak<Inner>, client: Client) {
+    // A configuration without client addresses (a standalone server, a static ensemble) is not
+    // followed: read it once, without leaving a watch on the server.
+    match client.get_config().await {
+        Ok((data, _)) if client_addresses(&String::from_utf8_lossy(&data)).is_some() => {}
+        Ok((data, _)) => {
+            if let Some(this) = inner.upgrade() {
+                lock(&this.ensemble).update(&String::from_utf8_lossy(&data));
+            }
+            return;
+        }
+        Err(e) => return tracing::debug!(error = %e, "cannot read /zookeeper/config"),
+    }
+    loop {
+        let read = client.get_and_watch_config().await;
+        let Some(this) = inner.upgrade() else { return };
+        let watcher = match read {
+            Ok((data, _, watcher)) => {
+                let mut view = lock(&this.ensemble);
+                if view.update(&String::from_utf8_lossy(&data)) {
+                    tracing::info!(servers = ?view.servers, "the ensemble was reconfigured");
+                }
+                watcher
+            }
+            // the session is gone (its successor tracks), or the server cannot tell
+            Err(e) => return tracing::debug!(error = %e, "not following /zookeeper/config on this session"),
+        };
+        drop(this);
+        if watcher.changed().await.event_type == EventType::Session {
+            return;
         }
     }
 }

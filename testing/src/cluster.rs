@@ -79,15 +79,6 @@ impl TestingClusterBuilder {
         self
     }
 
-    /// Enables dynamic reconfiguration (`reconfigEnabled=true`, with ACLs skipped so that any
-    /// client may reconfigure; default off): `/zookeeper/config` then names each server's
-    /// client address, servers can join ([`TestingCluster::add_server`]) and the ensemble can
-    /// be changed ([`TestingCluster::reconfigure`]). Local backend only.
-    pub fn reconfig_enabled(mut self, enabled: bool) -> Self {
-        self.kind.reconfig = enabled;
-        self
-    }
-
     /// `initLimit`, in ticks: how long a follower may take to connect and sync to a new leader
     /// (default 20).
     pub fn init_limit(mut self, ticks: u32) -> Self {

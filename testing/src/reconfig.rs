@@ -8,12 +8,23 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zookeeper_client::EnsembleUpdate;
 
-use super::cluster::{myid, TestingCluster};
+use super::cluster::{myid, TestingCluster, TestingClusterBuilder};
 use super::config::{Peer, ServerConfig};
 use super::four_letter::ServerMode;
 use super::instance::Instance;
 use super::node::Node;
 use crate::{Error, Result};
+
+impl TestingClusterBuilder {
+    /// Enables dynamic reconfiguration (`reconfigEnabled=true`, with ACLs skipped so that any
+    /// client may reconfigure; default off): `/zookeeper/config` then names each server's
+    /// client address, servers can join ([`TestingCluster::add_server`]) and the ensemble can
+    /// be changed ([`TestingCluster::reconfigure`]). Local backend only.
+    pub fn reconfig_enabled(mut self, enabled: bool) -> Self {
+        self.kind.reconfig = enabled;
+        self
+    }
+}
 
 impl TestingCluster {
     /// Starts one more server, configured with every server so far and itself, and waits until
@@ -73,11 +84,12 @@ impl TestingCluster {
         if !self.reconfig {
             return Err(Error::Unsupported("only clusters started with reconfig_enabled(true) reconfigure"));
         }
-        let peer = |i: usize| {
-            self.peers.get(i).ok_or_else(|| Error::InvalidArgument(format!("no server {i} in the cluster")))
-        };
-        let joinings =
-            add.iter().map(|&i| peer(i).map(|p| format!("server.{}={}", p.id, p.spec(true)))).collect::<Result<Vec<_>>>()?;
+        let peer =
+            |i: usize| self.peers.get(i).ok_or_else(|| Error::InvalidArgument(format!("no server {i} in the cluster")));
+        let joinings = add
+            .iter()
+            .map(|&i| peer(i).map(|p| format!("server.{}={}", p.id, p.spec(true))))
+            .collect::<Result<Vec<_>>>()?;
         let leavings = remove.iter().map(|&i| peer(i).map(|p| p.id.to_string())).collect::<Result<Vec<_>>>()?;
         let staying: Vec<&str> = (0..self.servers.len())
             .filter(|i| !remove.contains(i) && self.is_running(*i))
