@@ -268,6 +268,27 @@ impl TestingServer {
         self.node.is_paused()
     }
 
+    /// Replaces the SASL DIGEST-MD5 logins of a server started with
+    /// [`sasl_digest`](TestingServerBuilder::sasl_digest) (its JAAS file), from its next
+    /// [`restart`](Self::restart) on: for example a user whose password was changed.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for no users or a malformed one; [`Error::Unsupported`] on the
+    /// Docker backend; [`Error::Io`] when the file cannot be written.
+    pub fn set_sasl_users<U: Into<String>, P: Into<String>>(
+        &self,
+        users: impl IntoIterator<Item = (U, P)>,
+    ) -> Result<()> {
+        let settings = TestingServerBuilder::default().backend(Backend::Local).sasl_digest(users).settings;
+        settings.validate()?;
+        let jaas = settings.jaas().ok_or_else(|| crate::Error::InvalidArgument("no SASL users".into()))?;
+        match &self.node {
+            Node::Local(instance) => Ok(std::fs::write(instance.conf_dir().join(super::config::JAAS_FILE), jaas)?),
+            #[cfg(feature = "docker")]
+            Node::Docker(_) => Err(crate::Error::Unsupported("SASL test servers run on the local backend only")),
+        }
+    }
+
     /// The last `lines` lines of the server's log file.
     pub fn log_tail(&self, lines: usize) -> String {
         self.node.log_tail(lines)

@@ -1,14 +1,15 @@
-//! Certificate rotation: a re-created session that the ensemble refuses is reported as the
-//! `REFUSED` state (no endless retries; operations fail at once with the refusal), and
-//! `Framework::reload` reads renewed certificate files, after which the next session connects.
+//! Refused sessions and certificate rotation: a re-created session that the ensemble refuses
+//! (TLS handshake, SASL login) is reported as the `REFUSED` state (no endless retries;
+//! operations fail at once with the refusal), and `Framework::reload` reads renewed
+//! certificate files, after which the next session connects.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use zk_recipes::{ConnectionState, Error, TlsConfig, TlsFailure};
-use zk_recipes_testing::{fixtures, TestCertificates, TestingServer};
+use zk_recipes::{ConnectionState, Error, SaslConfig, TlsConfig, TlsFailure};
+use zk_recipes_testing::{expire_session, fixtures, TestCertificates, TestingServer};
 
 use crate::builder;
 
@@ -91,4 +92,28 @@ async fn a_refused_session_is_reported_and_reload_with_rotated_certificates_conn
     let path = fixtures::unique("/transport/rotated");
     fw.create(&path, b"x", zk_recipes::zk::CreateMode::Persistent).await.expect("create over the new certificates");
     assert!(fw.exists(&path).await.expect("exists").is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_re_created_after_the_password_changed_is_refused() {
+    let server = TestingServer::builder().sasl_digest([("alice", "wonderland")]).start().await.expect("server");
+    let cs = server.connect_string().to_owned();
+    let fw = builder(&cs).sasl(SaslConfig::digest_md5("alice", "wonderland")).connect().await.expect("SASL login");
+    let first = fw.status().session_id;
+
+    // alice's password changes on the server; the session is expired: the new one is refused
+    server.set_sasl_users([("alice", "looking-glass")]).expect("new JAAS file");
+    server.restart().await.expect("restart");
+    expire_session(&fw).await.expect("expire");
+    let mut status = fw.status_watch();
+    fixtures::within(Duration::from_secs(30), status.wait_for(|s| s.state == ConnectionState::Refused))
+        .await
+        .expect("REFUSED");
+    let refusal = Error::AuthFailed { connect_string: cs.clone() };
+    assert_eq!(fw.refusal(), Some(refusal.clone()));
+    let started = Instant::now();
+    assert_eq!(fw.get_data("/").await.map(drop), Err(refusal.clone()));
+    assert_eq!(fw.wait_connected(Duration::from_secs(5)).await, Err(refusal));
+    assert!(started.elapsed() < Duration::from_secs(1), "took {:?}", started.elapsed());
+    assert_eq!(fw.status().session_id, first, "no new session");
 }
