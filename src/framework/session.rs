@@ -211,7 +211,8 @@ impl Framework {
         };
         match status {
             s if s.closed => Err(Error::Closed),
-            s if s.state == ConnectionState::Refused => Err(self.refusal().unwrap_or(Error::Closed)),
+            // the refusal is stored before the state goes REFUSED (and kept after)
+            s if s.state == ConnectionState::Refused => Err(lock(&self.inner.refusal).clone().unwrap_or(Error::Closed)),
             _ => Ok(()),
         }
     }

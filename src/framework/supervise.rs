@@ -135,7 +135,6 @@ async fn reconnect(inner: &Weak<Inner>) -> Reconnect {
                 *slot = Some(session.clone());
                 drop(slot);
                 this.extensions.clear();
-                lock(&this.refusal).take();
                 spawn_tracker(&this, &session.raw);
                 this.set_state(ConnectionState::Reconnected, Some(session.raw.session_id().0));
                 return Reconnect::Session(session);
