@@ -26,7 +26,7 @@ impl Framework {
         let timeout = session.raw.session_timeout();
         let raw = session.raw.clone();
         let inner = Inner::new(cfg, session);
-        spawn_tracker(&inner, &raw);
+        start_tracker(&inner, &raw).await;
         tokio::spawn(supervise(Arc::downgrade(&inner), watcher, timeout));
         Ok(Framework { inner })
     }
@@ -128,15 +128,16 @@ async fn reconnect(inner: &Weak<Inner>) -> Reconnect {
         match open_session(&cfg).await {
             Ok(session) => {
                 let Some(this) = inner.upgrade() else { return Reconnect::Gone };
-                let mut slot = lock(&this.session);
-                if slot.is_none() {
-                    return Reconnect::Gone; // closed meanwhile
+                {
+                    let mut slot = lock(&this.session);
+                    if slot.is_none() {
+                        return Reconnect::Gone; // closed meanwhile
+                    }
+                    *slot = Some(session.clone());
                 }
-                *slot = Some(session.clone());
-                drop(slot);
                 this.extensions.clear();
-                spawn_tracker(&this, &session.raw);
                 this.set_state(ConnectionState::Reconnected, Some(session.raw.session_id().0));
+                start_tracker(&this, &session.raw).await;
                 return Reconnect::Session(session);
             }
             Err(error @ (Error::Tls { .. } | Error::AuthFailed { .. })) => {
@@ -150,27 +151,26 @@ async fn reconnect(inner: &Weak<Inner>) -> Reconnect {
     }
 }
 
-/// Follows `/zookeeper/config` for as long as `client`'s session lives (or the framework), on
-/// a task of its own when the framework [`tracks`].
-fn spawn_tracker(inner: &Arc<Inner>, client: &Client) {
-    if tracks(&inner.cfg) {
+/// When the framework [`tracks`] the ensemble: reads `/zookeeper/config` once (within the
+/// connection timeout) and, when it names client addresses, follows it on a task of its own
+/// for as long as `client`'s session lives. A configuration without client addresses (a
+/// standalone server, a static ensemble) costs one read: no watch, no task.
+async fn start_tracker(inner: &Arc<Inner>, client: &Client) {
+    if !tracks(&inner.cfg) {
+        return;
+    }
+    let config = match tokio::time::timeout(inner.cfg.connection_timeout, client.get_config()).await {
+        Ok(Ok((data, _))) => String::from_utf8_lossy(&data).into_owned(),
+        Ok(Err(e)) => return tracing::debug!(error = %e, "cannot read /zookeeper/config"),
+        Err(_) => return tracing::debug!("no answer for /zookeeper/config"),
+    };
+    lock(&inner.ensemble).update(&config);
+    if client_addresses(&config).is_some() {
         tokio::spawn(track(Arc::downgrade(inner), client.clone()));
     }
 }
 
 async fn track(inner: Weak<Inner>, client: Client) {
-    // A configuration without client addresses (a standalone server, a static ensemble) is not
-    // followed: read it once, without leaving a watch on the server.
-    match client.get_config().await {
-        Ok((data, _)) if client_addresses(&String::from_utf8_lossy(&data)).is_some() => {}
-        Ok((data, _)) => {
-            if let Some(this) = inner.upgrade() {
-                lock(&this.ensemble).update(&String::from_utf8_lossy(&data));
-            }
-            return;
-        }
-        Err(e) => return tracing::debug!(error = %e, "cannot read /zookeeper/config"),
-    }
     loop {
         let read = client.get_and_watch_config().await;
         let Some(this) = inner.upgrade() else { return };
