@@ -24,7 +24,7 @@
 //! | command | answer |
 //! |---|---|
 //! | `ping` | `pong` |
-//! | `connect <cid> <connectString> [sessionTimeoutMs]` | the session id (decimal) |
+//! | `connect <cid> <connectString> [sessionTimeoutMs [tlsCaPem tlsKeyStorePem]]` (with the PEM files: mutual TLS over the Netty client socket) | the session id (decimal) |
 //! | `close <cid>` · `session <cid>` | `closed` · the session id |
 //! | `mutex.acquire <cid> <hid> <path> <timeoutMs>` | `true` / `false` |
 //! | `mutex.release <cid> <hid>` | holds left (re-entrant) |
