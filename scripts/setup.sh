@@ -10,6 +10,8 @@
 #   - libkrb5-dev, libclang-dev, pkg-config
 #                                to build the library's `sasl-gssapi` feature (GSSAPI headers,
 #                                bindgen), which `cargo test --workspace --all-features` compiles
+#   - cmake, golang-go           to build the library's `fips` feature (aws-lc-fips-sys builds the
+#                                FIPS-validated AWS-LC module with them), which `--all-features` compiles
 #   - libcurator-discovery-java  curator-x-discovery 5.4 (and its Jackson jars), for the service
 #                                discovery interop tests
 #
@@ -19,7 +21,7 @@
 set -euo pipefail
 
 PACKAGES=(zookeeper default-jdk-headless libcurator-framework-java libcurator-recipes-java libcurator-discovery-java
-    libnetty-java libkrb5-dev libclang-dev pkg-config)
+    libnetty-java libkrb5-dev libclang-dev pkg-config cmake golang-go)
 # The files the testing kit and the interop tests use, per package above.
 REQUIRED_FILES=(
     /usr/share/java/zookeeper.jar

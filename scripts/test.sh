@@ -13,6 +13,11 @@ before=$(pgrep -f 'org.apache.zookeeper.server' | sort || true)
 # Every crate of the workspace (library, testing kit, zkr); one test binary at a time; tests
 # inside a binary share one server and run on 2 threads.
 cargo test --workspace --all-features --no-fail-fast -- --test-threads="${TEST_THREADS:-2}" "$@"
+# The lock suite and the coordination suite (leader, counters, barriers) once more over mutual
+# TLS: ZKR_TEST_TLS=1 makes the shared server TLS-only for clients (about 50 s).
+ZKR_TEST_TLS=1 cargo test --all-features --no-fail-fast --test locks --test coordination -- --test-threads="${TEST_THREADS:-2}" "$@"
+# ... and the lock suite over mutual TLS on a 3-node ensemble (ZKR_TEST_TLS=cluster; about 20 s).
+ZKR_TEST_TLS=cluster cargo test --all-features --no-fail-fast --test locks -- --test-threads="${TEST_THREADS:-2}" "$@"
 # Every example runs against its own embedded server and must succeed.
 for example in $(awk '/^\[\[example\]\]/{e=1; next} /^\[/{e=0} e && /^name = /{gsub(/"/, "", $3); print $3}' Cargo.toml); do
   echo "== example $example"

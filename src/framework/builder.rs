@@ -24,8 +24,11 @@ pub(crate) struct Config {
     pub default_data: Vec<u8>,
     pub error_policy: ErrorPolicy,
     pub read_only: bool,
+    /// Sessions re-created after a reconfiguration use the servers of `/zookeeper/config`.
+    pub ensemble_tracker: bool,
+    /// The TLS settings in use, shared by every session (replaced by `Framework::reload`).
     #[cfg(feature = "tls")]
-    pub tls: Option<super::security::TlsConfig>,
+    pub tls: Option<super::security::LiveTls>,
     /// Endpoints without a scheme are TLS (set with TLS, see [`FrameworkBuilder::tls`]).
     #[cfg(feature = "tls")]
     pub tls_everywhere: bool,
@@ -53,6 +56,7 @@ pub struct FrameworkBuilder {
     default_data: Vec<u8>,
     error_policy: ErrorPolicy,
     read_only: bool,
+    ensemble_tracker: bool,
     #[cfg(feature = "tls")]
     tls: Option<super::security::TlsConfig>,
     tls_everywhere: bool,
@@ -73,6 +77,7 @@ impl Default for FrameworkBuilder {
             default_data: Vec::new(),
             error_policy: ErrorPolicy::Standard,
             read_only: false,
+            ensemble_tracker: true,
             #[cfg(feature = "tls")]
             tls: None,
             tls_everywhere: false,
@@ -146,12 +151,26 @@ impl FrameworkBuilder {
         self
     }
 
+    /// Whether to follow dynamic reconfigurations of the ensemble (Curator's
+    /// `EnsembleTracker`; on by default): the framework reads `/zookeeper/config` with a watch on
+    /// every session, and once it differs from the configuration first read, every session
+    /// the framework re-creates after a loss connects to the client addresses listed there
+    /// instead of the connect string given here ([`Framework::ensemble_connect_string`]).
+    /// zookeeper-client itself keeps its connect string. Not followed over TLS
+    /// (`/zookeeper/config` names the plaintext client ports only), nor for an ensemble whose
+    /// configuration names no client addresses.
+    pub fn ensemble_tracker(mut self, follow: bool) -> Self {
+        self.ensemble_tracker = follow;
+        self
+    }
+
     /// TLS to the ensemble (feature `tls`): `tls` names the CA and, for mutual TLS, the client
     /// certificate. Every server of the connect string is then TLS (`host:port` means
     /// `tcp+tls://host:port`); a plaintext `tcp://` endpoint is refused by
     /// [`connect`](Self::connect). To mix, use [`tls_for_marked_endpoints`](Self::tls_for_marked_endpoints).
     /// The settings serve every session the framework opens, also those it re-creates after a
-    /// loss.
+    /// loss; certificates read from files are read again by
+    /// [`Framework::reload`](crate::Framework::reload).
     #[cfg(feature = "tls")]
     pub fn tls(mut self, tls: super::security::TlsConfig) -> Self {
         self.tls = Some(tls);
@@ -192,7 +211,7 @@ impl FrameworkBuilder {
         }
         #[cfg(feature = "tls")]
         if let Some(tls) = &self.tls {
-            tls.client_options()?;
+            tls.certs()?;
         }
         Ok(())
     }
@@ -225,8 +244,9 @@ impl FrameworkBuilder {
             default_data: self.default_data,
             error_policy: self.error_policy,
             read_only: self.read_only,
+            ensemble_tracker: self.ensemble_tracker,
             #[cfg(feature = "tls")]
-            tls: self.tls,
+            tls: self.tls.map(super::security::LiveTls::new).transpose()?,
             #[cfg(feature = "tls")]
             tls_everywhere: self.tls_everywhere,
             #[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]

@@ -51,7 +51,7 @@ fn connector(cfg: &Config) -> Result<impl std::future::Future<Output = Result<Cl
     }
     #[cfg(feature = "tls")]
     if let Some(tls) = &cfg.tls {
-        connector = connector.with_tls(tls.client_options()?);
+        connector = connector.with_tls(tls.client_options());
         if cfg.tls_everywhere {
             return Ok(futures_util::future::Either::Left(connector.secure_connect(&cfg.connect_string)));
         }

@@ -6,6 +6,7 @@ pub(crate) mod backoff;
 mod builder;
 mod capabilities;
 mod connect;
+mod ensemble;
 mod extensions;
 mod missing;
 mod nodelay;
@@ -15,6 +16,7 @@ mod retry;
 mod security;
 mod session;
 mod state;
+mod supervise;
 #[cfg(feature = "tls")]
 mod tls_probe;
 mod transaction;

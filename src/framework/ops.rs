@@ -130,6 +130,7 @@ impl Framework {
         loop {
             let outcome = match self.wait_connected(self.connection_timeout()).await {
                 Err(Error::Closed) => return Err(Error::Closed),
+                Err(refused @ (Error::Tls { .. } | Error::AuthFailed { .. })) => return Err(refused),
                 Err(_) => Err(ZkError::ConnectionLoss),
                 Ok(()) => op(self.client()?).await,
             };

@@ -4,11 +4,14 @@
 //! session the framework opens, the first one and each one it re-creates after a loss.
 
 #[cfg(feature = "tls")]
+pub(crate) use tls::LiveTls;
+#[cfg(feature = "tls")]
 pub use tls::TlsConfig;
 
 #[cfg(feature = "tls")]
 mod tls {
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
+    use std::sync::{Arc, RwLock};
 
     use crate::error::{Error, Result};
 
@@ -17,7 +20,10 @@ mod tls {
     /// name the host connected to (on by default).
     ///
     /// Certificates and keys are PEM, as ZooKeeper 3.8's `ssl.keyStore.type=PEM` reads them.
-    /// Give it to [`FrameworkBuilder::tls`](crate::FrameworkBuilder::tls).
+    /// Give it to [`FrameworkBuilder::tls`](crate::FrameworkBuilder::tls). Settings read from
+    /// files ([`from_ca_file`](Self::from_ca_file),
+    /// [`with_client_identity_files`](Self::with_client_identity_files)) are read again by
+    /// [`Framework::reload`](crate::Framework::reload), for certificate rotation.
     ///
     /// ```no_run
     /// # async fn demo() -> zk_recipes::Result<()> {
@@ -33,6 +39,10 @@ mod tls {
         pub(crate) ca_pem: String,
         pub(crate) identity: Option<(String, String)>,
         pub(crate) verify_hostname: bool,
+        /// Where the CA certificates were read from, to read them again on reload.
+        ca_file: Option<PathBuf>,
+        /// Where the client certificate and key were read from, likewise.
+        identity_files: Option<(PathBuf, PathBuf)>,
     }
 
     impl std::fmt::Debug for TlsConfig {
@@ -49,7 +59,13 @@ mod tls {
         /// Trusts the certificate authorities in `ca_pem` (one or more PEM certificates; CRLs in
         /// it are honoured too). The PEM is checked when the framework is built.
         pub fn new(ca_pem: impl Into<String>) -> Self {
-            TlsConfig { ca_pem: ca_pem.into(), identity: None, verify_hostname: true }
+            TlsConfig {
+                ca_pem: ca_pem.into(),
+                identity: None,
+                verify_hostname: true,
+                ca_file: None,
+                identity_files: None,
+            }
         }
 
         /// As [`new`](Self::new), reading the PEM from `path`.
@@ -57,13 +73,16 @@ mod tls {
         /// # Errors
         /// [`Error::InvalidArgument`] when the file cannot be read.
         pub fn from_ca_file(path: impl AsRef<Path>) -> Result<Self> {
-            Ok(Self::new(read(path.as_ref(), "CA certificate")?))
+            let mut tls = Self::new(read(path.as_ref(), "CA certificate")?);
+            tls.ca_file = Some(path.as_ref().to_owned());
+            Ok(tls)
         }
 
         /// Presents a client certificate (chain, PEM) with its private key (PEM: PKCS#8, PKCS#1
         /// or SEC1) to servers that ask for one: mutual TLS.
         pub fn with_client_identity(mut self, cert_pem: impl Into<String>, key_pem: impl Into<String>) -> Self {
             self.identity = Some((cert_pem.into(), key_pem.into()));
+            self.identity_files = None;
             self
         }
 
@@ -72,9 +91,10 @@ mod tls {
         /// # Errors
         /// [`Error::InvalidArgument`] when a file cannot be read.
         pub fn with_client_identity_files(self, cert: impl AsRef<Path>, key: impl AsRef<Path>) -> Result<Self> {
-            let cert = read(cert.as_ref(), "client certificate")?;
-            let key = read(key.as_ref(), "client key")?;
-            Ok(self.with_client_identity(cert, key))
+            let (cert, key) = (cert.as_ref(), key.as_ref());
+            let mut tls = self.with_client_identity(read(cert, "client certificate")?, read(key, "client key")?);
+            tls.identity_files = Some((cert.to_owned(), key.to_owned()));
+            Ok(tls)
         }
 
         /// Whether the server's certificate must name the host (name or IP address) of the
@@ -91,20 +111,80 @@ mod tls {
             self.identity.is_some()
         }
 
-        /// zookeeper-client's options for these settings.
-        pub(crate) fn client_options(&self) -> Result<zookeeper_client::TlsOptions> {
+        /// These settings with the files they were read from read again (PEM given as text
+        /// stays as it is).
+        fn reread(&self) -> Result<Self> {
+            let mut tls = self.clone();
+            if let Some(ca) = &self.ca_file {
+                tls.ca_pem = read(ca, "CA certificate")?;
+            }
+            if let Some((cert, key)) = &self.identity_files {
+                tls.identity = Some((read(cert, "client certificate")?, read(key, "client key")?));
+            }
+            Ok(tls)
+        }
+
+        /// The certificates, parsed (this is where bad PEM is found).
+        pub(crate) fn certs(&self) -> Result<zookeeper_client::TlsCerts> {
             let bad = |what: &str, e: zookeeper_client::Error| Error::InvalidArgument(format!("TLS {what}: {e}"));
-            let mut options =
-                zookeeper_client::TlsOptions::new().with_pem_ca(&self.ca_pem).map_err(|e| bad("CA certificates", e))?;
+            let ca = zookeeper_client::TlsCa::from_pem(&self.ca_pem).map_err(|e| bad("CA certificates", e))?;
+            let mut certs = zookeeper_client::TlsCerts::builder().with_ca(ca);
             if let Some((cert, key)) = &self.identity {
-                options = options.with_pem_identity(cert, key).map_err(|e| bad("client certificate or key", e))?;
+                let identity = zookeeper_client::TlsIdentity::from_pem(cert, key)
+                    .map_err(|e| bad("client certificate or key", e))?;
+                certs = certs.with_identity(identity);
             }
-            if !self.verify_hostname {
-                // SAFETY: not a memory-safety matter; the client marks it `unsafe` because it
-                // weakens authentication, which the caller asked for in `verify_hostname(false)`.
-                options = unsafe { options.with_no_hostname_verification() };
+            certs.build().map_err(|e| bad("certificates", e))
+        }
+    }
+
+    /// The TLS settings a framework uses now, shared by all its sessions: every connection
+    /// zookeeper-client makes (a reconnect of the current session, a re-created session) takes
+    /// the certificates current at that moment, which [`reload`](Self::reload) replaces.
+    #[derive(Clone)]
+    pub(crate) struct LiveTls {
+        current: Arc<RwLock<TlsConfig>>,
+        certs: zookeeper_client::TlsDynamicCerts,
+    }
+
+    impl std::fmt::Debug for LiveTls {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            self.current().fmt(f)
+        }
+    }
+
+    impl LiveTls {
+        /// Checks `config`'s certificates and starts with them.
+        pub(crate) fn new(config: TlsConfig) -> Result<Self> {
+            let certs = zookeeper_client::TlsDynamicCerts::new(config.certs()?);
+            Ok(LiveTls { current: Arc::new(RwLock::new(config)), certs })
+        }
+
+        /// The settings in use now.
+        pub(crate) fn current(&self) -> TlsConfig {
+            self.current.read().unwrap_or_else(|e| e.into_inner()).clone()
+        }
+
+        /// Reads the certificate files again; on any error the certificates in use stay.
+        pub(crate) fn reload(&self) -> Result<()> {
+            let fresh = self.current().reread()?;
+            self.certs.update(fresh.certs()?);
+            *self.current.write().unwrap_or_else(|e| e.into_inner()) = fresh;
+            Ok(())
+        }
+
+        /// zookeeper-client's options: the live certificates and the hostname setting.
+        pub(crate) fn client_options(&self) -> zookeeper_client::TlsOptions {
+            let options = zookeeper_client::TlsOptions::new().with_certs(self.certs.clone());
+            // feature `fips`: the FIPS-validated AWS-LC module and FIPS-approved suites only
+            #[cfg(feature = "fips")]
+            let options = options.with_fips();
+            if self.current().verify_hostname {
+                return options;
             }
-            Ok(options)
+            // SAFETY: not a memory-safety matter; the client marks it `unsafe` because it
+            // weakens authentication, which the caller asked for in `verify_hostname(false)`.
+            unsafe { options.with_no_hostname_verification() }
         }
     }
 

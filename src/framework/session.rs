@@ -1,15 +1,13 @@
 //! The session manager: one long-lived, cloneable handle over a ZooKeeper session that is
 //! re-created after expiry.
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_core::Stream;
 use tokio::sync::{broadcast, watch};
-use tokio::time::Instant;
-use zookeeper_client::{Client, SessionState};
+use zookeeper_client::Client;
 
-use super::backoff::Backoff;
 use super::builder::{Config, FrameworkBuilder};
 use super::retry::RetryPolicy;
 use super::state::{ConnectionState, ErrorPolicy, SessionStatus};
@@ -27,13 +25,19 @@ pub(crate) struct Session {
 
 pub(crate) struct Inner {
     pub cfg: Config,
-    session: Mutex<Option<Session>>,
-    status: watch::Sender<SessionStatus>,
+    pub(super) session: Mutex<Option<Session>>,
+    pub(super) status: watch::Sender<SessionStatus>,
     events: Mutex<Option<broadcast::Sender<ConnectionState>>>,
+    /// Why the ensemble refuses a new session, while the state is `REFUSED`.
+    pub(super) refusal: Mutex<Option<Error>>,
+    /// How many times [`Framework::reload`] was called: a refused framework tries again after.
+    pub(super) reloads: watch::Sender<u64>,
     pub runtime: tokio::runtime::Handle,
     pub pending_deletes: std::sync::atomic::AtomicUsize,
     /// What recipes keep per session (emptied when a new session is built).
     pub extensions: super::extensions::Extensions,
+    /// The ensemble's configuration as last read (for sessions re-created after a reconfig).
+    pub(super) ensemble: super::ensemble::SharedView,
 }
 
 /// A cloneable handle over one ZooKeeper session, re-created after expiry: Curator's
@@ -50,6 +54,12 @@ pub(crate) struct Inner {
 ///   session is built (retrying until it succeeds or the framework is closed) and the state
 ///   goes `RECONNECTED`. Everything that asks for [`client`](Self::client) from then on gets the
 ///   new session. Ephemeral nodes of the old session are gone: recipes tell their holders.
+/// * When the ensemble *refuses* the new session — its TLS handshake fails for a reason that
+///   retrying cannot fix (unknown CA, expired certificate...) or the server refuses the SASL
+///   login — the framework stops trying: the state goes
+///   [`REFUSED`](ConnectionState::Refused), operations fail at once with the refusal
+///   ([`Error::Tls`] or [`Error::AuthFailed`], also from [`refusal`](Self::refusal)), and
+///   recipes wait. [`reload`](Self::reload) (after the certificates were renewed) tries again.
 /// * Each operation attempt first waits (up to the connection timeout) for a connection.
 #[derive(Clone)]
 pub struct Framework {
@@ -81,31 +91,6 @@ impl Framework {
     /// Cancel safe.
     pub async fn connect(connect_string: &str) -> Result<Framework> {
         Self::builder().connect_string(connect_string).connect().await
-    }
-
-    pub(crate) async fn connect_with(cfg: Config) -> Result<Framework> {
-        let session = open_session(&cfg).await?;
-        let status = SessionStatus {
-            state: ConnectionState::Connected,
-            session_id: session.raw.session_id().0,
-            suspensions: 0,
-            losses: 0,
-            closed: false,
-        };
-        let (events, _) = broadcast::channel(256);
-        let watcher = session.raw.state_watcher();
-        let timeout = session.raw.session_timeout();
-        let inner = Arc::new(Inner {
-            cfg,
-            session: Mutex::new(Some(session)),
-            status: watch::Sender::new(status),
-            events: Mutex::new(Some(events)),
-            runtime: tokio::runtime::Handle::current(),
-            pending_deletes: Default::default(),
-            extensions: Default::default(),
-        });
-        tokio::spawn(supervise(Arc::downgrade(&inner), watcher, timeout));
-        Ok(Framework { inner })
     }
 
     /// The current session's client, rooted at the namespace: an escape hatch for operations
@@ -169,6 +154,16 @@ impl Framework {
         &self.inner.cfg.connect_string
     }
 
+    /// The connect string the next session the framework creates (after a loss) will use: the
+    /// one it was built with, or, once the ensemble was reconfigured, the client addresses of
+    /// the servers in `/zookeeper/config` (see [`FrameworkBuilder::ensemble_tracker`]).
+    pub fn ensemble_connect_string(&self) -> String {
+        match super::ensemble::tracks(&self.inner.cfg) {
+            true => super::ensemble::next_connect_string(&self.inner.ensemble, &self.inner.cfg.connect_string),
+            false => self.inner.cfg.connect_string.clone(),
+        }
+    }
+
     /// The session timeout negotiated with the server for the current session.
     ///
     /// # Errors
@@ -200,12 +195,70 @@ impl Framework {
     /// Waits until the framework is connected, for at most `timeout`.
     ///
     /// # Errors
-    /// [`Error::Timeout`] when not connected in time, [`Error::Closed`] when closed.
+    /// [`Error::Timeout`] when not connected in time, [`Error::Closed`] when closed, the
+    /// refusal ([`Error::Tls`], [`Error::AuthFailed`]) when the state is (or becomes)
+    /// [`REFUSED`](ConnectionState::Refused).
     ///
     /// # Cancel safety
     /// Cancel safe.
     pub async fn wait_connected(&self, timeout: Duration) -> Result<()> {
-        tokio::time::timeout(timeout, self.wait_until_connected()).await.map_err(|_| Error::Timeout(timeout))?
+        let mut rx = self.status_watch();
+        let waiting = rx.wait_for(|s| s.closed || s.state.is_connected() || s.state == ConnectionState::Refused);
+        let status = match tokio::time::timeout(timeout, waiting).await {
+            Err(_) => return Err(Error::Timeout(timeout)),
+            Ok(Err(_)) => return Err(Error::Closed),
+            Ok(Ok(status)) => *status,
+        };
+        match status {
+            s if s.closed => Err(Error::Closed),
+            // the refusal is stored before the state goes REFUSED (and kept after)
+            s if s.state == ConnectionState::Refused => Err(lock(&self.inner.refusal).clone().unwrap_or(Error::Closed)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Why the ensemble refuses to open a session for this framework ([`Error::Tls`] or
+    /// [`Error::AuthFailed`]), while the state is [`REFUSED`](ConnectionState::Refused);
+    /// `None` otherwise.
+    pub fn refusal(&self) -> Option<Error> {
+        if self.connection_state() != ConnectionState::Refused {
+            return None;
+        }
+        lock(&self.inner.refusal).clone()
+    }
+
+    /// Reads the TLS certificate files again (feature `tls`: those of
+    /// [`TlsConfig::from_ca_file`](crate::TlsConfig::from_ca_file) and
+    /// [`with_client_identity_files`](crate::TlsConfig::with_client_identity_files)), for
+    /// certificate rotation: every connection made from now on — a reconnect of the current
+    /// session, every session created later — uses them; connections that are up stay as they
+    /// are. A framework in the [`REFUSED`](ConnectionState::Refused) state then tries again to
+    /// build a session (also without TLS settings: after a SASL refusal was fixed on the
+    /// server).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when a file cannot be read or holds no valid certificate or
+    /// key: the certificates in use stay, and a refused framework does not try again.
+    /// [`Error::Closed`] after [`close`](Self::close).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(fw: &zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// // the files given to TlsConfig were replaced by renewed certificates
+    /// fw.reload()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn reload(&self) -> Result<()> {
+        if self.is_closed() {
+            return Err(Error::Closed);
+        }
+        #[cfg(feature = "tls")]
+        if let Some(tls) = &self.inner.cfg.tls {
+            tls.reload()?;
+            tracing::info!("TLS certificates reloaded");
+        }
+        self.inner.reloads.send_modify(|n| *n += 1);
+        Ok(())
     }
 
     /// Waits, with no time limit, until the framework is connected (again): through
@@ -265,7 +318,31 @@ impl Framework {
 }
 
 impl Inner {
-    fn set_state(&self, state: ConnectionState, session_id: Option<i64>) {
+    /// The shared state of a framework whose first session is `session`.
+    pub(super) fn new(cfg: Config, session: Session) -> Arc<Inner> {
+        let status = SessionStatus {
+            state: ConnectionState::Connected,
+            session_id: session.raw.session_id().0,
+            suspensions: 0,
+            losses: 0,
+            closed: false,
+        };
+        let (events, _) = broadcast::channel(256);
+        Arc::new(Inner {
+            cfg,
+            session: Mutex::new(Some(session)),
+            status: watch::Sender::new(status),
+            events: Mutex::new(Some(events)),
+            refusal: Mutex::new(None),
+            reloads: watch::Sender::new(0),
+            runtime: tokio::runtime::Handle::current(),
+            pending_deletes: Default::default(),
+            extensions: Default::default(),
+            ensemble: Default::default(),
+        })
+    }
+
+    pub(super) fn set_state(&self, state: ConnectionState, session_id: Option<i64>) {
         let mut changed = false;
         self.status.send_if_modified(|s| {
             if s.closed {
@@ -305,95 +382,4 @@ pub(crate) async fn open_session(cfg: &Config) -> Result<Session> {
     };
     super::nodelay::apply(&cfg.connect_string).await;
     Ok(Session { raw, rooted })
-}
-
-/// Follows the client's session states, translates them into Curator's connection states,
-/// applies the simulated expiry and re-creates the session after a loss.
-async fn supervise(inner: Weak<Inner>, mut watcher: zookeeper_client::StateWatcher, mut timeout: Duration) {
-    let mut suspended_since: Option<Instant> = None;
-    loop {
-        let Some(closed) = inner.upgrade().map(|i| i.status.subscribe()) else { return };
-        let deadline = suspended_since.map(|t| t + timeout);
-        let event = tokio::select! {
-            _ = wait_closed(closed) => return,
-            state = watcher.changed() => Some(state),
-            _ = sleep_until_opt(deadline) => None,
-        };
-        let Some(this) = inner.upgrade() else { return };
-        match event {
-            Some(SessionState::Disconnected) => {
-                suspended_since.get_or_insert_with(Instant::now);
-                this.set_state(ConnectionState::Suspended, None);
-            }
-            Some(SessionState::SyncConnected) => {
-                suspended_since = None;
-                this.set_state(ConnectionState::Reconnected, None);
-                super::nodelay::apply(&this.cfg.connect_string).await;
-            }
-            Some(SessionState::ConnectedReadOnly) => {
-                suspended_since = None;
-                this.set_state(ConnectionState::ReadOnly, None);
-                super::nodelay::apply(&this.cfg.connect_string).await;
-            }
-            Some(SessionState::Closed) if this.status.borrow().closed => return,
-            // Expired, auth failure, closed under us, or suspended past the session timeout.
-            _ => {
-                if event.is_none() {
-                    tracing::warn!(?timeout, "suspended longer than the session timeout: session considered lost");
-                }
-                this.set_state(ConnectionState::Lost, None);
-                drop(this);
-                suspended_since = None;
-                let Some(session) = reconnect(&inner).await else { return };
-                watcher = session.raw.state_watcher();
-                timeout = session.raw.session_timeout();
-            }
-        }
-    }
-}
-
-/// Builds new sessions until one works (or the framework goes away) and installs it.
-async fn reconnect(inner: &Weak<Inner>) -> Option<Session> {
-    let mut pause = Backoff::new(Duration::from_millis(50), Duration::from_secs(2)).with_jitter();
-    loop {
-        let this = inner.upgrade()?;
-        if this.status.borrow().closed {
-            return None;
-        }
-        let cfg = this.cfg.clone();
-        drop(this);
-        match open_session(&cfg).await {
-            Ok(session) => {
-                let this = inner.upgrade()?;
-                let mut slot = lock(&this.session);
-                if slot.is_none() {
-                    return None; // closed meanwhile
-                }
-                *slot = Some(session.clone());
-                drop(slot);
-                this.extensions.clear();
-                this.set_state(ConnectionState::Reconnected, Some(session.raw.session_id().0));
-                return Some(session);
-            }
-            Err(e @ (Error::Tls { .. } | Error::AuthFailed { .. })) => {
-                tracing::error!(error = %e, "the ensemble refuses the new session; retrying");
-                pause.sleep().await;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "could not re-create the session; retrying");
-                pause.sleep().await;
-            }
-        }
-    }
-}
-
-async fn wait_closed(mut rx: watch::Receiver<SessionStatus>) {
-    let _ = rx.wait_for(|s| s.closed).await;
-}
-
-async fn sleep_until_opt(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
-    }
 }

@@ -22,6 +22,11 @@ pub enum ConnectionState {
     Lost,
     /// Connected to a read-only server (only when read-only mode was allowed).
     ReadOnly,
+    /// After [`Lost`](Self::Lost): the ensemble refuses the new session — its TLS handshake
+    /// fails for a reason that retrying cannot fix, or it refuses the SASL login. The framework
+    /// does not try again until [`Framework::reload`](crate::Framework::reload); operations
+    /// fail at once with the refusal ([`Framework::refusal`](crate::Framework::refusal)).
+    Refused,
 }
 
 impl ConnectionState {
@@ -39,6 +44,7 @@ impl fmt::Display for ConnectionState {
             Self::Reconnected => "RECONNECTED",
             Self::Lost => "LOST",
             Self::ReadOnly => "READ_ONLY",
+            Self::Refused => "REFUSED",
         };
         f.write_str(name)
     }
@@ -62,8 +68,10 @@ impl ErrorPolicy {
     /// Whether `state` is an error state under this policy.
     pub fn is_error_state(self, state: ConnectionState) -> bool {
         match self {
-            Self::Standard => matches!(state, ConnectionState::Suspended | ConnectionState::Lost),
-            Self::SessionOnly => state == ConnectionState::Lost,
+            Self::Standard => {
+                matches!(state, ConnectionState::Suspended | ConnectionState::Lost | ConnectionState::Refused)
+            }
+            Self::SessionOnly => matches!(state, ConnectionState::Lost | ConnectionState::Refused),
         }
     }
 }
@@ -130,8 +138,8 @@ impl SessionStatus {
         if self.closed {
             return Some(LossReason::Closed);
         }
-        if self.losses != earlier.losses || self.session_id != earlier.session_id || self.state == ConnectionState::Lost
-        {
+        let gone = matches!(self.state, ConnectionState::Lost | ConnectionState::Refused);
+        if self.losses != earlier.losses || self.session_id != earlier.session_id || gone {
             return Some(LossReason::SessionLost);
         }
         let suspended = self.suspensions != earlier.suspensions || self.state == ConnectionState::Suspended;

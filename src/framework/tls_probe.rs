@@ -91,7 +91,7 @@ pub(crate) async fn diagnose(cfg: &Config) -> Option<Error> {
     let endpoints = endpoints(&cfg.connect_string, cfg.tls.is_some() && cfg.tls_everywhere);
     let timeout = PROBE_TIMEOUT.min(cfg.connection_timeout);
     let probes = endpoints.into_iter().map(|endpoint| {
-        let tls = cfg.tls.clone();
+        let tls = cfg.tls.as_ref().map(super::security::LiveTls::current);
         tokio::task::spawn_blocking(move || {
             let outcome = probe(&endpoint, tls.as_ref(), timeout);
             (endpoint, outcome)
@@ -236,6 +236,10 @@ fn speaks_zookeeper_plaintext(addr: SocketAddr) -> bool {
 /// The probe's client configuration: `tls`'s trust and identity, or (`None`, for a plaintext
 /// endpoint) a verifier that stops at the first certificate the server presents.
 fn client_config(tls: Option<&TlsConfig>) -> Result<ClientConfig, String> {
+    // feature `fips`: the same FIPS module and suites as the sessions' connections
+    #[cfg(feature = "fips")]
+    let provider = Arc::new(rustls::crypto::default_fips_provider());
+    #[cfg(not(feature = "fips"))]
     let provider = CryptoProvider::get_default()
         .cloned()
         .unwrap_or_else(|| Arc::new(rustls::crypto::aws_lc_rs::default_provider()));
@@ -338,5 +342,16 @@ mod tests {
         );
         assert_eq!(endpoints("[::1]:7,[::1]", true), vec![ep("::1", 7, true), ep("::1", 2181, true)]);
         assert!(endpoints("", true).is_empty());
+    }
+
+    /// Feature `fips`: the build check that the FIPS module is linked and in use (the
+    /// sessions' connections are made the same way, by zookeeper-client's `with_fips`).
+    #[cfg(feature = "fips")]
+    #[test]
+    fn with_fips_the_probe_runs_in_fips_mode() {
+        let certs = zk_recipes_testing::TestCertificates::generate().expect("certificates");
+        let tls = super::TlsConfig::from_ca_file(certs.ca_path()).expect("CA");
+        assert!(super::client_config(Some(&tls)).expect("client config").fips());
+        assert!(super::client_config(None).expect("plaintext probe config").fips());
     }
 }

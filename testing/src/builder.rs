@@ -35,11 +35,12 @@ pub struct Standalone {
 pub struct Ensemble {
     pub(super) servers: usize,
     pub(super) peer_proxies: bool,
+    pub(super) reconfig: bool,
 }
 
 impl Default for Ensemble {
     fn default() -> Self {
-        Ensemble { servers: 3, peer_proxies: false }
+        Ensemble { servers: 3, peer_proxies: false, reconfig: false }
     }
 }
 

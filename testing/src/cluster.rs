@@ -55,13 +55,19 @@ const MAX_SERVERS: usize = 32;
 /// ```
 #[derive(Debug)]
 pub struct TestingCluster {
-    servers: Vec<Node>,
+    pub(crate) servers: Vec<Node>,
     connect_string: String,
     secure_connect_string: Option<String>,
     tls: Option<std::sync::Arc<super::tls::TestCertificates>>,
-    start_timeout: Duration,
+    pub(crate) start_timeout: Duration,
     /// The proxies between the servers (local backend, [`TestingClusterBuilder::peer_proxies`]).
     links: Option<PeerLinks>,
+    /// Every server ever started (`server.N=` lines; local backend), for servers that join.
+    pub(crate) peers: Vec<Peer>,
+    /// What the servers were started with, for servers that join.
+    pub(crate) settings: super::config::Settings,
+    /// Whether dynamic reconfiguration is enabled.
+    pub(crate) reconfig: bool,
 }
 
 /// Configures and starts a [`TestingCluster`]; made by [`TestingCluster::builder`]. The settings
@@ -122,11 +128,20 @@ impl TestingClusterBuilder {
         if n == 0 || n > MAX_SERVERS {
             return Err(Error::InvalidArgument(format!("a cluster needs 1 to {MAX_SERVERS} servers, not {n}")));
         }
-        let (servers, links) = match self.settings.validate()? {
+        let (servers, links, peers) = match self.settings.validate()? {
             Backend::Local => self.start_local().await?,
-            Backend::Docker => (self.start_docker().await?, None),
+            Backend::Docker if self.kind.reconfig => {
+                return Err(Error::Unsupported("reconfigurable test clusters run on the local backend only"))
+            }
+            Backend::Docker => (self.start_docker().await?, None, Vec::new()),
         };
         let secure_ports: Option<Vec<u16>> = servers.iter().map(Node::secure_port).collect();
+        if let (Some(tls), Some(ports)) = (&self.settings.tls, &secure_ports) {
+            for (server, port) in servers.iter().zip(ports) {
+                let plain = server.connect_string().to_owned();
+                super::tls::register_secure_port(format!("127.0.0.1:{port}"), plain, tls.certs.clone());
+            }
+        }
         Ok(TestingCluster {
             secure_connect_string: secure_ports
                 .map(|ports| ports.iter().map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>().join(",")),
@@ -135,6 +150,9 @@ impl TestingClusterBuilder {
             servers,
             start_timeout: self.settings.start_timeout,
             links,
+            peers,
+            settings: self.settings,
+            reconfig: self.kind.reconfig,
         })
     }
 
@@ -149,14 +167,19 @@ impl TestingClusterBuilder {
         Err(Error::Unsupported("the Docker backend needs zk-recipes-testing built with its `docker` feature"))
     }
 
-    async fn start_local(&self) -> Result<(Vec<Node>, Option<PeerLinks>)> {
+    async fn start_local(&self) -> Result<(Vec<Node>, Option<PeerLinks>, Vec<Peer>)> {
         let n = self.kind.servers;
         let install = &self.settings.installation()?;
         let deadline = Instant::now() + self.settings.start_timeout;
         let per_server = 2 + self.settings.client_ports();
         on_free_ports(per_server * n, None, |ports| async move {
             let peers: Vec<Peer> = (0..n)
-                .map(|i| Peer { id: myid(i), quorum_port: ports[n + i], election_port: ports[2 * n + i] })
+                .map(|i| Peer {
+                    id: myid(i),
+                    quorum_port: ports[n + i],
+                    election_port: ports[2 * n + i],
+                    client_port: ports[i],
+                })
                 .collect();
             let links = match self.kind.peer_proxies {
                 true => {
@@ -174,6 +197,7 @@ impl TestingClusterBuilder {
                         peers: links.as_ref().map_or_else(|| peers.clone(), |l| l.view(i, &peers)),
                         extra: self.settings.extra_lines(),
                         jaas: self.settings.jaas(),
+                        reconfig: self.kind.reconfig,
                     };
                     let label = format!("server {i} (myid {})", myid(i));
                     Instance::new(label, install.clone(), config, Some(myid(i))).map(Node::Local)
@@ -187,7 +211,7 @@ impl TestingClusterBuilder {
             let waits = guard.0.iter().map(|s| s.wait_until(deadline, ServerMode::is_quorum_member));
             // The first failure ends the wait; the others are killed with `guard`.
             match try_join_all(waits).await {
-                Ok(_) => Ok((guard.into_inner(), links)),
+                Ok(_) => Ok((guard.into_inner(), links, peers)),
                 Err(error) => Err(StartFailure { port_clash: guard.0.iter().any(Node::port_clash), error }),
             }
         })
@@ -195,7 +219,7 @@ impl TestingClusterBuilder {
     }
 }
 
-fn myid(index: usize) -> u32 {
+pub(crate) fn myid(index: usize) -> u32 {
     u32::try_from(index + 1).unwrap_or(u32::MAX)
 }
 
@@ -467,6 +491,9 @@ async fn probe(server: &Node) -> Option<ServerMode> {
 
 impl Drop for TestingCluster {
     fn drop(&mut self) {
+        for port in self.servers.iter().filter_map(Node::secure_port) {
+            super::tls::forget_secure_port(&format!("127.0.0.1:{port}"));
+        }
         node::dispose(&mut self.servers);
     }
 }

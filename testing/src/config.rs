@@ -39,6 +39,21 @@ pub(crate) struct Peer {
     pub quorum_port: u16,
     /// Port of leader election.
     pub election_port: u16,
+    /// The client port, named on the `server.N=` line in ensembles that can be reconfigured
+    /// (so that `/zookeeper/config` lists the clients' addresses).
+    pub client_port: u16,
+}
+
+impl Peer {
+    /// The `server.N=` value: `127.0.0.1:quorum:election`, and with `reconfig` the role and
+    /// the client address (`:participant;127.0.0.1:client`).
+    pub fn spec(&self, reconfig: bool) -> String {
+        let base = format!("127.0.0.1:{}:{}", self.quorum_port, self.election_port);
+        match reconfig {
+            true => format!("{base}:participant;127.0.0.1:{}", self.client_port),
+            false => base,
+        }
+    }
 }
 
 /// Timing and session settings shared by every server of a test.
@@ -198,6 +213,9 @@ pub(crate) struct ServerConfig {
     pub extra: Vec<(String, String)>,
     /// The JAAS configuration (SASL), written to `jaas.conf` beside `zoo.cfg`.
     pub jaas: Option<String>,
+    /// Dynamic reconfiguration enabled (`reconfigEnabled`; ACLs skipped so that any client
+    /// may reconfigure).
+    pub reconfig: bool,
 }
 
 impl ServerConfig {
@@ -232,9 +250,12 @@ impl ServerConfig {
             // A one-server ensemble still runs as a quorum (Mode: leader), like a bigger one.
             line("standaloneEnabled", &false);
             line("quorumListenOnAllIPs", &false);
-            line("reconfigEnabled", &false);
+            line("reconfigEnabled", &self.reconfig);
+            if self.reconfig {
+                line("skipACL", &"yes");
+            }
             for p in &self.peers {
-                line(&format!("server.{}", p.id), &format!("127.0.0.1:{}:{}", p.quorum_port, p.election_port));
+                line(&format!("server.{}", p.id), &p.spec(self.reconfig));
             }
         }
         for (key, value) in &self.extra {
@@ -275,6 +296,7 @@ mod tests {
             peers,
             extra: vec![("localSessionsEnabled".into(), "false".into())],
             jaas: None,
+            reconfig: false,
         }
     }
 
@@ -292,8 +314,8 @@ mod tests {
     #[test]
     fn ensemble_lists_every_peer_on_loopback() {
         let peers = vec![
-            Peer { id: 1, quorum_port: 3001, election_port: 4001 },
-            Peer { id: 2, quorum_port: 3002, election_port: 4002 },
+            Peer { id: 1, quorum_port: 3001, election_port: 4001, client_port: 2181 },
+            Peer { id: 2, quorum_port: 3002, election_port: 4002, client_port: 2182 },
         ];
         let text = config(peers).render();
         assert!(text.contains("server.1=127.0.0.1:3001:4001\n"));

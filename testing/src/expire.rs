@@ -13,7 +13,8 @@ const CLOSE_SESSION: i32 = -11;
 
 /// Makes the server expire `framework`'s current session now, the way Curator's old
 /// `KillSession` did: a second client connects with the same session id and password and
-/// closes the session. Returns once the framework has noticed the loss (its state went
+/// closes the session. A framework connected to a kit server's TLS port is expired through
+/// that server's plaintext port. Returns once the framework has noticed the loss (its state went
 /// `LOST`); it then builds a new session by itself.
 ///
 /// # Notable behaviors
@@ -32,6 +33,8 @@ const CLOSE_SESSION: i32 = -11;
 pub async fn expire_session(framework: &Framework) -> Result<()> {
     let server = first_server(framework.connect_string())
         .ok_or_else(|| Error::InvalidArgument(format!("no server in {:?}", framework.connect_string())))?;
+    // the impostor speaks plaintext: to a kit server's TLS port, through its plaintext port
+    let server = crate::tls::secure_port(&server).map_or(server, |(plain, _)| plain);
     expire_session_at(framework, &server).await
 }
 
@@ -81,6 +84,7 @@ fn first_server(connect_string: &str) -> Option<String> {
     let hosts = connect_string.split('/').next()?;
     let first = hosts.split(',').next()?.trim();
     let first = first.strip_prefix("tcp://").unwrap_or(first);
+    let first = first.strip_prefix("tcp+tls://").unwrap_or(first);
     (!first.is_empty()).then(|| first.to_string())
 }
 

@@ -61,7 +61,9 @@ pub async fn shared_ttl_server() -> String {
 }
 
 /// A connected framework for tests: [`SESSION_TIMEOUT`], [`CONNECTION_TIMEOUT`], retries
-/// every 100 ms (20 times).
+/// every 100 ms (20 times). To a kit server's TLS port (the [`shared_server`] under
+/// `ZKR_TEST_TLS=1`, or any server started with `.tls()`), it connects over TLS with the
+/// server's CA and client certificate (mutual TLS).
 ///
 /// # Panics
 /// If it does not connect.
@@ -80,7 +82,22 @@ pub async fn framework_with(cs: &str, configure: impl FnOnce(FrameworkBuilder) -
         .session_timeout(SESSION_TIMEOUT)
         .connection_timeout(CONNECTION_TIMEOUT)
         .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)));
+    let first = cs.split([',', '/']).next().unwrap_or_default();
+    let builder = match crate::tls::secure_port(first) {
+        Some((_, certs)) => builder.tls(tls_settings(&certs)),
+        None => builder,
+    };
     configure(builder).connect().await.expect("connect")
+}
+
+/// Client TLS settings for a server with `certs`: their CA, and their client certificate.
+///
+/// # Panics
+/// If the files cannot be read.
+pub fn tls_settings(certs: &crate::TestCertificates) -> zk_recipes::TlsConfig {
+    zk_recipes::TlsConfig::from_ca_file(certs.ca_path())
+        .and_then(|tls| tls.with_client_identity_files(certs.client_cert_path(), certs.client_key_path()))
+        .expect("test certificates")
 }
 
 /// A name unique within this test process and across runs on one server:

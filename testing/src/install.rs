@@ -20,7 +20,7 @@ const DEBIAN_LOG_JARS: [&str; 2] = ["/usr/share/java/slf4j-log4j12.jar", "/usr/s
 
 /// The Netty jars that `zookeeper.jar`'s manifest leaves out but its Netty connection factory
 /// (the one that serves TLS) needs; in Debian's `libnetty-java`, which `zookeeper` depends on.
-const DEBIAN_NETTY_JARS: [&str; 3] = [
+pub(crate) const DEBIAN_NETTY_JARS: [&str; 3] = [
     "/usr/share/java/netty-codec.jar",
     "/usr/share/java/netty-resolver.jar",
     "/usr/share/java/netty-transport-native-unix-common.jar",

@@ -107,6 +107,11 @@ impl Instance {
         &self.data_dir
     }
 
+    /// The configuration directory (`zoo.cfg`, `jaas.conf`, logging).
+    pub fn conf_dir(&self) -> &Path {
+        &self.conf_dir
+    }
+
     pub fn log_path(&self) -> &Path {
         &self.log_path
     }

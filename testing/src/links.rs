@@ -70,7 +70,12 @@ impl PeerLinks {
             .iter()
             .enumerate()
             .map(|(j, p)| match self.links.iter().find(|l| l.from == me && l.to == j) {
-                Some(link) => Peer { id: p.id, quorum_port: port(&link.quorum), election_port: port(&link.election) },
+                Some(link) => Peer {
+                    id: p.id,
+                    quorum_port: port(&link.quorum),
+                    election_port: port(&link.election),
+                    client_port: p.client_port,
+                },
                 None => *p,
             })
             .collect()

@@ -52,11 +52,14 @@ impl Drop for TcpProxy {
     fn drop(&mut self) {
         self.accept.abort();
         self.control.send_modify(|c| c.cuts += 1);
+        crate::tls::forget_secure_port(&self.addr);
     }
 }
 
 impl TcpProxy {
-    /// Starts a proxy to `upstream` (`host:port`) on a free loopback port.
+    /// Starts a proxy to `upstream` (`host:port`) on a free loopback port. In front of a kit
+    /// server's TLS port, [`fixtures::framework`](crate::fixtures::framework) connects through
+    /// it over TLS.
     ///
     /// # Errors
     /// [`Error::Io`](crate::Error::Io) when it cannot listen.
@@ -68,6 +71,10 @@ impl TcpProxy {
     pub(crate) async fn start_rewriting(upstream: &str, rewrite: Option<Rewrite>) -> Result<TcpProxy> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?.to_string();
+        // in front of a kit server's TLS port, the proxy is one too (for fixtures and expiry)
+        if let Some((plain, certs)) = crate::tls::secure_port(upstream) {
+            crate::tls::register_secure_port(addr.clone(), plain, certs);
+        }
         let control = Arc::new(watch::Sender::new(Control { mode: ProxyMode::Pass, cuts: 0 }));
         let upstream = upstream.to_string();
         let ctl = control.clone();

@@ -83,7 +83,11 @@ impl TestingServerBuilder {
             Backend::Docker => self.start_docker().await?,
         };
         let tls = self.settings.tls.as_ref().map(|t| t.certs.clone());
-        Ok(TestingServer { node, start_timeout: self.settings.start_timeout, tls })
+        let server = TestingServer { node, start_timeout: self.settings.start_timeout, tls };
+        if let (Some(secure), Some(certs)) = (server.secure_connect_string(), &server.tls) {
+            super::tls::register_secure_port(secure, server.connect_string().to_owned(), certs.clone());
+        }
+        Ok(server)
     }
 
     #[cfg(feature = "docker")]
@@ -114,6 +118,7 @@ impl TestingServerBuilder {
                 peers: Vec::new(),
                 extra: self.settings.extra_lines(),
                 jaas: self.settings.jaas(),
+                reconfig: false,
             };
             let instance = Instance::new("server".into(), install.clone(), config, None)?;
             instance.spawn().await?;
@@ -263,6 +268,27 @@ impl TestingServer {
         self.node.is_paused()
     }
 
+    /// Replaces the SASL DIGEST-MD5 logins of a server started with
+    /// [`sasl_digest`](TestingServerBuilder::sasl_digest) (its JAAS file), from its next
+    /// [`restart`](Self::restart) on: for example a user whose password was changed.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for no users or a malformed one; [`Error::Unsupported`] on the
+    /// Docker backend; [`Error::Io`] when the file cannot be written.
+    pub fn set_sasl_users<U: Into<String>, P: Into<String>>(
+        &self,
+        users: impl IntoIterator<Item = (U, P)>,
+    ) -> Result<()> {
+        let settings = TestingServerBuilder::default().backend(Backend::Local).sasl_digest(users).settings;
+        settings.validate()?;
+        let jaas = settings.jaas().ok_or_else(|| crate::Error::InvalidArgument("no SASL users".into()))?;
+        match &self.node {
+            Node::Local(instance) => Ok(std::fs::write(instance.conf_dir().join(super::config::JAAS_FILE), jaas)?),
+            #[cfg(feature = "docker")]
+            Node::Docker(_) => Err(crate::Error::Unsupported("SASL test servers run on the local backend only")),
+        }
+    }
+
     /// The last `lines` lines of the server's log file.
     pub fn log_tail(&self, lines: usize) -> String {
         self.node.log_tail(lines)
@@ -271,6 +297,9 @@ impl TestingServer {
 
 impl Drop for TestingServer {
     fn drop(&mut self) {
+        if let Some(secure) = self.secure_connect_string() {
+            super::tls::forget_secure_port(&secure);
+        }
         node::dispose(std::slice::from_mut(&mut self.node));
     }
 }

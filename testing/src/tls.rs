@@ -2,7 +2,7 @@
 //! (made with `rcgen`), and the `zoo.cfg` lines that make ZooKeeper 3.8 serve TLS with them.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose,
@@ -86,6 +86,8 @@ impl TestCertificates {
         write("server-cert.pem", &server_cert)?;
         write("client-cert.pem", &client_cert)?;
         write("client-key.pem", &client_key)?;
+        // the same for a Java client (a PEM key store: key and certificate in one file)
+        write("client.pem", &format!("{client_key}{client_cert}"))?;
         Ok(TestCertificates { dir })
     }
 
@@ -112,6 +114,12 @@ impl TestCertificates {
     /// The client's private key (PKCS#8 PEM), for mutual TLS.
     pub fn client_key_path(&self) -> PathBuf {
         self.dir.path().join("client-key.pem")
+    }
+
+    /// The client's key store: its private key and certificate in one PEM file, as a Java
+    /// ZooKeeper client reads it (`zookeeper.ssl.keyStore.type=PEM`).
+    pub fn client_key_store_path(&self) -> PathBuf {
+        self.dir.path().join("client.pem")
     }
 
     /// The directory holding the files.
@@ -146,6 +154,34 @@ impl TlsSettings {
         .map(|(k, v)| (k.to_owned(), v))
         .collect()
     }
+}
+
+/// The TLS ports of the kit's running servers: `127.0.0.1:SECURE` → the same server's plaintext
+/// `127.0.0.1:PORT` and its certificates. [`fixtures::framework`](crate::fixtures::framework)
+/// connects to a TLS port with these certificates, and [`expire_session`](crate::expire_session)
+/// sends its impostor to the plaintext port.
+static SECURE_PORTS: Mutex<Vec<(String, String, Arc<TestCertificates>)>> = Mutex::new(Vec::new());
+
+fn secure_ports() -> std::sync::MutexGuard<'static, Vec<(String, String, Arc<TestCertificates>)>> {
+    SECURE_PORTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Records a running server's TLS port (until [`forget_secure_port`]).
+pub(crate) fn register_secure_port(secure: String, plain: String, certs: Arc<TestCertificates>) {
+    secure_ports().push((secure, plain, certs));
+}
+
+/// Forgets a TLS port recorded by [`register_secure_port`] (its server stopped for good).
+pub(crate) fn forget_secure_port(secure: &str) {
+    secure_ports().retain(|(s, _, _)| s != secure);
+}
+
+/// For `host:port` (or `tcp+tls://host:port`) of a running kit server's TLS port: the plaintext
+/// `host:port` of the same server and the certificates it serves.
+pub(crate) fn secure_port(addr: &str) -> Option<(String, Arc<TestCertificates>)> {
+    let addr = addr.trim();
+    let addr = addr.strip_prefix("tcp+tls://").unwrap_or(addr);
+    secure_ports().iter().find(|(s, _, _)| s == addr).map(|(_, plain, certs)| (plain.clone(), certs.clone()))
 }
 
 fn cert_error(e: rcgen::Error) -> Error {

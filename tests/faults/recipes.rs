@@ -1,7 +1,8 @@
 //! The newer recipes under the suite's fault mix (client links cut, a follower and the leader
 //! killed, sessions expired, the leader partitioned from the followers): a tree cache converges
 //! to a direct read of the tree after each fault; every group member is registered exactly once,
-//! by its current session; guarded writes never commit for a non-holder (the tokens they commit
+//! by its current session, and so is every service instance registered for discovery; guarded
+//! writes never commit for a non-holder (the tokens they commit
 //! never go back) and go on committing after each fault.
 
 use std::collections::BTreeMap;
@@ -10,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use zk_recipes::zk::CreateMode;
-use zk_recipes::{Cache, Framework, GroupMember, InterProcessMutex};
+use zk_recipes::{Cache, Framework, GroupMember, InterProcessMutex, ServiceDiscovery, ServiceInstance};
 use zk_recipes_testing::{expire_session, fixtures, TestingCluster};
 
 use super::liveness::PROGRESS_BOUND;
@@ -20,6 +21,8 @@ use super::{sleep, SERIAL};
 const TREE: &str = "/recipes/tree";
 const GROUP: &str = "/recipes/group";
 const GUARDED: &str = "/recipes/guarded";
+const DISCOVERY: &str = "/recipes/discovery";
+const SERVICE: &str = "svc";
 const MEMBERS: usize = 3;
 
 /// Every node under `root` (itself included) with its data, read directly.
@@ -95,11 +98,23 @@ async fn cache_registrations_and_guarded_writes_under_faults() {
     cache.start().unwrap();
     clients.push(reader);
     let mut members = Vec::new();
+    let mut registries = Vec::new();
     for i in 0..MEMBERS {
         let c = Arc::new(client(&cluster).await);
         let member = GroupMember::new(&c.fw, GROUP, &format!("m{i}"), "").unwrap();
         member.start().unwrap();
+        // the same client also registers a service instance (kept registered by its session)
+        let registry = ServiceDiscovery::<String>::new(&c.fw, DISCOVERY).unwrap();
+        let instance = ServiceInstance::builder(SERVICE)
+            .id(format!("i{i}"))
+            .address("127.0.0.1")
+            .port(8000 + i as u32)
+            .payload(format!("instance {i}"))
+            .build()
+            .unwrap();
+        registry.register(&instance).await.unwrap();
         members.push((c.clone(), member));
+        registries.push(registry);
         clients.push(c);
     }
     for _ in 0..2 {
@@ -146,15 +161,24 @@ async fn cache_registrations_and_guarded_writes_under_faults() {
             commits.lock().unwrap().last().is_some_and(|(_, at)| *at > after)
         })
         .await;
-        // one registration per id, by the member's current session
-        fixtures::eventually(PROGRESS_BOUND, format!("every member registered once after: {fault}"), || async {
-            let mut ok = admin.children(GROUP).await.is_ok_and(|ids| ids.len() == MEMBERS);
-            for (i, (c, _)) in members.iter().enumerate() {
-                let owner = admin.exists(&format!("{GROUP}/m{i}")).await.ok().flatten().map(|s| s.ephemeral_owner);
-                ok &= owner == Some(c.fw.status().session_id);
-            }
-            ok
-        })
+        // one registration per id, by the member's current session: group members and service
+        // instances alike
+        let instances = format!("{DISCOVERY}/{SERVICE}");
+        fixtures::eventually(
+            PROGRESS_BOUND,
+            format!("every member and instance registered once after: {fault}"),
+            || async {
+                let mut ok = admin.children(GROUP).await.is_ok_and(|ids| ids.len() == MEMBERS);
+                ok &= admin.children(&instances).await.is_ok_and(|ids| ids.len() == MEMBERS);
+                for (i, (c, _)) in members.iter().enumerate() {
+                    for node in [format!("{GROUP}/m{i}"), format!("{instances}/i{i}")] {
+                        let owner = admin.exists(&node).await.ok().flatten().map(|s| s.ephemeral_owner);
+                        ok &= owner == Some(c.fw.status().session_id);
+                    }
+                }
+                ok
+            },
+        )
         .await;
         // the cache converges to a direct read of the tree (the writer paused)
         paused.store(true, Ordering::SeqCst);
@@ -168,7 +192,7 @@ async fn cache_registrations_and_guarded_writes_under_faults() {
         .await;
         paused.store(false, Ordering::SeqCst);
         lines.push(format!(
-            "- {fault}: guarded writes, one registration per member and the cache equal to the tree again {:.1} s after the fault ended (bound {:.0} s; the fault took {:.1} s)",
+            "- {fault}: guarded writes, one registration per member and per instance, and the cache equal to the tree again {:.1} s after the fault ended (bound {:.0} s; the fault took {:.1} s)",
             after.elapsed().as_secs_f64(),
             PROGRESS_BOUND.as_secs_f64(),
             (after - started).as_secs_f64()
@@ -196,12 +220,15 @@ async fn cache_registrations_and_guarded_writes_under_faults() {
     for (_, m) in &members {
         let _ = m.close().await;
     }
+    for r in &registries {
+        let _ = r.close().await;
+    }
     for c in &clients {
         c.fw.close();
     }
     admin.close();
     let report = format!(
-        "### recipes-under-faults\n\nA tree cache following a tree written by another client, three group members and two mutex holders writing with guarded transactions, each client behind its own proxies, through: {}. After each fault (table below) the cache converged to a direct read of the tree, every member was registered exactly once by its current session, and guarded writes committed again; over the run {} guarded writes were stored ({} commits returned) and, in the server's order, their fencing tokens never went back (no write committed for a non-holder).\n\n{}\n",
+        "### recipes-under-faults\n\nA tree cache following a tree written by another client, three group members (each also registering a service instance for discovery) and two mutex holders writing with guarded transactions, each client behind its own proxies, through: {}. After each fault (table below) the cache converged to a direct read of the tree, every member and every service instance was registered exactly once by its current session, and guarded writes committed again; over the run {} guarded writes were stored ({} commits returned) and, in the server's order, their fencing tokens never went back (no write committed for a non-holder).\n\n{}\n",
         faults.join(", "),
         tokens.len(),
         commits.len(),

@@ -8,6 +8,7 @@ mod bad_input;
 mod bad_input_recipes;
 mod capabilities;
 mod inspect;
+mod reconfig;
 mod transaction;
 mod update;
 

@@ -2,7 +2,8 @@
 //! Curator JVM (`CuratorPeer::shared`) and one shared ZooKeeper server serve every test: locks
 //! ([`locks`]), SharedCount and barriers ([`coordination`]), leader latch and atomic counters
 //! ([`leader_atomic`]), a `CuratorCache` next to our tree cache ([`cache`]), and group members
-//! ([`group`]), service discovery ([`discovery`]), and locks with a server-side lease ([`ttl_locks`]).
+//! ([`group`]), service discovery ([`discovery`]), locks with a server-side lease
+//! ([`ttl_locks`]), and a mutex over mutual TLS ([`tls`]).
 
 mod cache;
 mod coordination;
@@ -10,6 +11,7 @@ mod discovery;
 mod group;
 mod leader_atomic;
 mod locks;
+mod tls;
 mod ttl_locks;
 
 use std::sync::Arc;

@@ -4,6 +4,7 @@
 //! wrong port, a wrong SASL password), each within the connection timeout.
 
 mod negative;
+mod rotation;
 mod secure;
 
 use std::time::Duration;

@@ -74,6 +74,7 @@ import org.apache.curator.x.discovery.ServiceInstance;
 import org.apache.curator.x.discovery.ServiceInstanceBuilder;
 import org.apache.curator.x.discovery.UriSpec;
 import org.apache.curator.x.discovery.details.JsonInstanceSerializer;
+import org.apache.zookeeper.client.ZKClientConfig;
 import org.apache.zookeeper.data.Stat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -234,8 +235,9 @@ public final class CuratorPeer {
             case "ping":
                 return "pong";
             case "connect":
-                need(a, 2, "connect <cid> <connectString> [sessionTimeoutMs]");
-                return connect(a[0], a[1], a.length > 2 ? Integer.parseInt(a[2]) : 10000);
+                need(a, 2, "connect <cid> <connectString> [sessionTimeoutMs [tlsCaPem tlsKeyStorePem]]");
+                return connect(a[0], a[1], a.length > 2 ? Integer.parseInt(a[2]) : 10000,
+                        a.length > 4 ? tlsConfig(a[3], a[4]) : null);
             case "close":
                 need(a, 1, "close <cid>");
                 return closeClient(a[0]);
@@ -468,16 +470,35 @@ public final class CuratorPeer {
     // ----------------------------------------------------------------------------------------
     // Clients
 
-    private static String connect(String cid, String connectString, int sessionTimeoutMs) throws Exception {
+    /**
+     * ZooKeeper client settings for (mutual) TLS: the Netty socket, the CA to trust and the
+     * client's key and certificate, both PEM files (ZooKeeper 3.8's X509Util reads them).
+     */
+    private static ZKClientConfig tlsConfig(String caPem, String keyStorePem) {
+        ZKClientConfig config = new ZKClientConfig();
+        config.setProperty(ZKClientConfig.SECURE_CLIENT, "true");
+        config.setProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET, "org.apache.zookeeper.ClientCnxnSocketNetty");
+        config.setProperty("zookeeper.ssl.trustStore.location", caPem);
+        config.setProperty("zookeeper.ssl.trustStore.type", "PEM");
+        config.setProperty("zookeeper.ssl.keyStore.location", keyStorePem);
+        config.setProperty("zookeeper.ssl.keyStore.type", "PEM");
+        return config;
+    }
+
+    private static String connect(String cid, String connectString, int sessionTimeoutMs, ZKClientConfig tls)
+            throws Exception {
         if (CLIENTS.containsKey(cid)) {
             throw new IllegalStateException("client " + cid + " is already connected");
         }
-        CuratorFramework client = CuratorFrameworkFactory.builder()
+        CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
                 .connectString(connectString)
                 .sessionTimeoutMs(sessionTimeoutMs)
                 .connectionTimeoutMs(Math.min(sessionTimeoutMs, 15000))
-                .retryPolicy(new ExponentialBackoffRetry(100, 3))
-                .build();
+                .retryPolicy(new ExponentialBackoffRetry(100, 3));
+        if (tls != null) {
+            builder.zkClientConfig(tls);
+        }
+        CuratorFramework client = builder.build();
         client.start();
         if (!client.blockUntilConnected(Math.max(sessionTimeoutMs, 1000), TimeUnit.MILLISECONDS)) {
             client.close();

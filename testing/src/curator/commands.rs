@@ -41,6 +41,28 @@ impl CuratorPeer {
         parse_num(&self.call(&words(&["connect", cid, connect_string, &ms])?).await?)
     }
 
+    /// `connect` over TLS: client `cid` trusts `certs`' CA and presents their client
+    /// certificate (mutual TLS), through ZooKeeper's Netty client socket
+    /// (`zookeeper.client.secure`, PEM key and trust stores). Give it a TLS connect string (for
+    /// example [`TestingServer::secure_connect_string`](crate::TestingServer::secure_connect_string)).
+    /// Returns the session id.
+    ///
+    /// # Errors
+    ///
+    /// As [`CuratorPeer::connect`].
+    pub async fn connect_tls(
+        &self,
+        cid: &str,
+        connect_string: &str,
+        session_timeout: Duration,
+        certs: &crate::TestCertificates,
+    ) -> Result<i64> {
+        let ms = millis(session_timeout).to_string();
+        let ca = certs.ca_path().display().to_string();
+        let key_store = certs.client_key_store_path().display().to_string();
+        parse_num(&self.call(&words(&["connect", cid, connect_string, &ms, &ca, &key_store])?).await?)
+    }
+
     /// `close`: closes client `cid` (its session ends, its ephemeral nodes go) and forgets its
     /// holders.
     ///

@@ -24,7 +24,7 @@
 //! | command | answer |
 //! |---|---|
 //! | `ping` | `pong` |
-//! | `connect <cid> <connectString> [sessionTimeoutMs]` | the session id (decimal) |
+//! | `connect <cid> <connectString> [sessionTimeoutMs [tlsCaPem tlsKeyStorePem]]` (with the PEM files: mutual TLS over the Netty client socket) | the session id (decimal) |
 //! | `close <cid>` · `session <cid>` | `closed` · the session id |
 //! | `mutex.acquire <cid> <hid> <path> <timeoutMs>` | `true` / `false` |
 //! | `mutex.release <cid> <hid>` | holds left (re-entrant) |
@@ -78,6 +78,7 @@ mod parse;
 mod process;
 mod queue;
 
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -192,6 +193,9 @@ impl CuratorPeer {
         })?;
         let classpath = jar_classpath()?;
         let (class_dir, compile) = compiled_classes(&classpath).await?;
+        // the Netty jars a TLS client (`connect_tls`) needs beyond zookeeper.jar's manifest
+        let netty = crate::install::DEBIAN_NETTY_JARS.iter().filter(|jar| Path::new(jar).is_file());
+        let classpath = std::iter::once(classpath.as_str()).chain(netty.copied()).collect::<Vec<_>>().join(":");
 
         let mut command = tokio::process::Command::new(&java);
         command

@@ -1,0 +1,51 @@
+//! A reconfigured ensemble: a session that the framework re-creates uses the servers in
+//! `/zookeeper/config`, not the connect string it was built with.
+
+use std::time::{Duration, Instant};
+
+use zk_recipes::zk::CreateMode;
+use zk_recipes::ConnectionState;
+use zk_recipes_testing::{fixtures, TestingCluster};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_re_created_after_a_reconfig_uses_the_new_servers() {
+    let started = Instant::now();
+    let mut cluster = TestingCluster::builder().reconfig_enabled(true).start().await.expect("cluster");
+    // the framework knows server 0 only: without following the reconfig, a session re-created
+    // after server 0 left could not connect anywhere
+    let first = cluster.server_connect_string(0).expect("server 0").to_owned();
+    let fw = fixtures::framework(&first).await;
+    assert_eq!(fw.ensemble_connect_string(), first, "no reconfig yet");
+
+    // server 3 joins, server 0 leaves: the ensemble is servers 1, 2, 3
+    let joined = cluster.add_server().await.expect("a fourth server");
+    let config = cluster.reconfigure(&[joined], &[0]).await.expect("reconfig");
+    let new_servers: Vec<String> =
+        [1, 2, joined].iter().map(|&i| cluster.server_connect_string(i).expect("server").to_owned()).collect();
+    for server in &new_servers {
+        assert!(config.contains(server.as_str()), "{server} in {config}");
+    }
+    assert!(!config.contains(first.as_str()), "{first} left: {config}");
+    fixtures::eventually(Duration::from_secs(20), "the framework follows /zookeeper/config", || async {
+        fw.ensemble_connect_string() == new_servers.join(",")
+    })
+    .await;
+
+    // server 0 goes; the session is lost; the framework builds the next one on the new servers
+    let id = fw.status().session_id;
+    cluster.kill(0).expect("kill server 0");
+    let mut status = fw.status_watch();
+    fixtures::within(Duration::from_secs(20), status.wait_for(|s| s.losses > 0 || s.state == ConnectionState::Lost))
+        .await
+        .expect("the session on server 0 is lost");
+    let now = fixtures::within(Duration::from_secs(20), status.wait_for(|s| s.state == ConnectionState::Reconnected))
+        .await
+        .expect("a new session")
+        .to_owned();
+    assert_ne!(now.session_id, id);
+    let path = fixtures::unique("/reconfig");
+    fw.create(&path, b"", CreateMode::Ephemeral).await.expect("create on the new ensemble");
+    let server = fixtures::server_of_session(&cluster, now.session_id).await;
+    assert!(server.is_some_and(|i| i != 0), "the new session lives on server {server:?}");
+    assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());
+}
