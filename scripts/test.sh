@@ -18,6 +18,11 @@ cargo test --workspace --all-features --no-fail-fast -- --test-threads="${TEST_T
 ZKR_TEST_TLS=1 cargo test --all-features --no-fail-fast --test locks --test coordination -- --test-threads="${TEST_THREADS:-2}" "$@"
 # ... and the lock suite over mutual TLS on a 3-node ensemble (ZKR_TEST_TLS=cluster; about 20 s).
 ZKR_TEST_TLS=cluster cargo test --all-features --no-fail-fast --test locks -- --test-threads="${TEST_THREADS:-2}" "$@"
+# The cache suite over TLS as well (about 50 s), less the tests that need the server's plaintext
+# port: a RefusingProxy in front of it, four-letter words, a framework builder of their own.
+ZKR_TEST_TLS=1 cargo test --all-features --no-fail-fast --test cache -- --test-threads="${TEST_THREADS:-2}" \
+  --skip a_server_refusing_multi_read --skip auto_falls_back --skip dropping_the_watcher_or_the_cache \
+  --skip a_root_that_never_appears --skip unreadable_nodes_are_left_out "$@"
 # Every example runs against its own embedded server and must succeed.
 for example in $(awk '/^\[\[example\]\]/{e=1; next} /^\[/{e=0} e && /^name = /{gsub(/"/, "", $3); print $3}' Cargo.toml); do
   echo "== example $example"
