@@ -148,6 +148,8 @@ async fn compare_and_set_returns_what_a_fresh_get_returns() {
     let a = SharedCount::new(&a_fw, &path, 5).unwrap();
     let b = SharedCount::new(&b_fw, &path, 0).unwrap();
     a.start().await.unwrap();
+    // (another client's write: on an ensemble b's server may not have it yet without a sync)
+    b_fw.sync(&path).await.unwrap();
     let first = b.get().await.unwrap();
     assert_eq!(first, VersionedValue { version: 0, value: 5 });
 
@@ -155,6 +157,7 @@ async fn compare_and_set_returns_what_a_fresh_get_returns() {
     let mut known = first.clone();
     for n in 1..=3 {
         known = a.compare_and_set(&known, 5 + n).await.unwrap().expect("nobody else writes");
+        b_fw.sync(&path).await.unwrap();
         assert_eq!(known, b.get().await.unwrap(), "after write {n}");
         assert_eq!(known, a.get().await.unwrap(), "after write {n}");
     }
@@ -167,6 +170,7 @@ async fn compare_and_set_returns_what_a_fresh_get_returns() {
     // and it is the next attempt's starting point
     let written = b.compare_and_set(&current, current.value + 1).await.unwrap().expect("current is current");
     assert_eq!(written, VersionedValue { version: 4, value: 9 });
+    a_fw.sync(&path).await.unwrap();
     assert_eq!(written, a.get().await.unwrap());
     // try_set agrees: refused from the stale value, written from the current one
     assert!(!a.try_set(&current, 0).await.unwrap());
@@ -196,9 +200,12 @@ async fn shared_value_compare_and_set_bytes() {
     let none = VersionedValue { version: 0, value: Vec::new() };
     assert!(matches!(a.compare_and_set(&none, b"x").await, Err(Error::ZooKeeper(ZkError::NoNode))), "not started");
     a.start().await.unwrap();
+    // (another client's writes: on an ensemble b's server may not have them yet without a sync)
+    b_fw.sync(&path).await.unwrap();
     let first = b.get().await.unwrap();
     let written = a.compare_and_set(&first, b"from a").await.unwrap().expect("first write");
     assert_eq!(written, VersionedValue { version: 1, value: b"from a".to_vec() });
+    b_fw.sync(&path).await.unwrap();
     assert_eq!(written, b.get().await.unwrap());
     let current = b.compare_and_set(&first, b"from b").await.unwrap().expect_err("b's read is stale");
     assert_eq!(current, written, "the refusal carries a's write");
