@@ -1,6 +1,7 @@
 //! `zkr` over TLS: `lock` over mutual TLS (the held node checked by a TLS framework), the same
 //! options from the environment, and exit 69 with a message that names the cause for a wrong CA,
-//! a missing client certificate and a wrong SASL password.
+//! a missing client certificate and a wrong SASL password; zkr and a Curator process over mutual
+//! TLS exclude each other on one mutex.
 
 use std::time::Duration;
 
@@ -95,4 +96,37 @@ async fn sasl_login_and_exit_69_for_a_wrong_password() {
     let (code, _, err) = run_with(cs, &["atomic", &counter, "get"], &env).await;
     assert_eq!(code, 69, "{err}");
     assert!(err.contains("authentication refused"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zkr_and_a_curator_process_exclude_each_other_over_mutual_tls() {
+    const SHORT: Duration = Duration::from_millis(300);
+    const LONG: Duration = Duration::from_secs(30);
+    let server = TestingServer::builder().tls().unwrap().tls_client_auth(true).start().await.expect("server");
+    let certs = server.tls_certificates().unwrap().clone();
+    let secure = server.secure_connect_string().unwrap();
+    let peer = zk_recipes_testing::curator::CuratorPeer::shared().await.expect("Curator peer");
+    let cid = format!("zkr-tls-{}", std::process::id());
+    peer.connect_tls(&cid, &secure, Duration::from_secs(10), &certs).await.expect("Curator over mutual TLS");
+    let lock = path("tls-curator");
+    let tls: Vec<String> = tls_args(&certs);
+    let with_tls =
+        |rest: &[&str]| -> Vec<String> { tls.iter().cloned().chain(rest.iter().map(|s| s.to_string())).collect() };
+
+    // Curator holds: zkr over TLS times out (exit 75)
+    assert!(peer.mutex_acquire(&cid, "h1", &lock, LONG).await.unwrap());
+    let args = with_tls(&["lock", &lock, "--timeout", "300ms", "--", "true"]);
+    let (code, _, err) = run(&secure, &args.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    assert_eq!(code, 75, "zkr got the lock Curator holds: {err}");
+    assert_eq!(peer.mutex_release(&cid, "h1").await.unwrap(), 0);
+
+    // zkr holds: Curator cannot acquire; once zkr has released, Curator can
+    let args = with_tls(&["lock", &lock, "--", "sh", "-c", "echo held; sleep 2"]);
+    let mut zkr = Zkr::start(&secure, &args.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    assert_eq!(zkr.line().await, "held");
+    assert!(!peer.mutex_acquire(&cid, "h2", &lock, SHORT).await.unwrap(), "Curator acquired while zkr holds");
+    assert_eq!(zkr.exit_code().await, 0, "{}", zkr.stderr());
+    assert!(peer.mutex_acquire(&cid, "h3", &lock, LONG).await.unwrap(), "Curator acquires after zkr");
+    assert_eq!(peer.mutex_release(&cid, "h3").await.unwrap(), 0);
+    peer.close(&cid).await.unwrap();
 }
