@@ -1,4 +1,5 @@
-//! Locks with a server-side lease (`InterProcessMutex::with_server_ttl`): the contender nodes
+//! Locks with a server-side lease (`InterProcessMutex::with_server_ttl`, and the same for the
+//! read-write lock, whose wedged writer's node is reaped for Curator's reader): the contender nodes
 //! are TTL nodes under Curator's names. A renewing holder keeps the lock and a waiting one its
 //! place; once the holder stops touching its node (its process wedged or gone, its session
 //! alive) the server reaps the node after the TTL and the waiters — ours and Curator's — take
@@ -6,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use zk_recipes::{Error, InterProcessMutex, LeasedHold};
+use zk_recipes::{Error, InterProcessMutex, InterProcessReadWriteLock, LeasedHold};
 use zk_recipes_testing::fixtures::{self, eventually};
 
 /// The TTL of these tests' lock nodes.
@@ -104,4 +105,45 @@ async fn ttl_locks_refuse_bad_input_and_servers_without_ttl() {
     let mutex = InterProcessMutex::new(&plain, &path).unwrap().with_server_ttl(TTL).unwrap();
     assert!(matches!(mutex.acquire().await, Err(Error::Unsupported(_))));
     assert!(plain.exists(&path).await.unwrap().is_none(), "nothing made on the way");
+}
+
+#[tokio::test]
+async fn a_wedged_ttl_write_lock_is_reaped_and_curators_reader_gets_in() {
+    let cs = fixtures::shared_ttl_server().await;
+    let peer = super::peer().await;
+    let (fw, observer) = (fixtures::framework(&cs).await, fixtures::framework(&cs).await);
+    let path = format!("/{}", fixtures::unique("ttl-rw"));
+    let java = fixtures::unique("java-ttl-rw");
+    peer.connect(&java, &cs).await.unwrap();
+    let lock = InterProcessReadWriteLock::new(&fw, &path).unwrap().with_server_ttl(TTL).unwrap();
+    let reader = |hid: &'static str| {
+        let (peer, java, path) = (peer.clone(), java.clone(), path.clone());
+        tokio::spawn(async move { peer.rw_read_acquire(&java, hid, &path, Duration::from_secs(60)).await.unwrap() })
+    };
+    // renewed: kept past the TTL while Curator's reader waits; released: the reader gets in
+    let held = LeasedHold::acquire_with_lease(&lock.write_lock(), TTL).await.unwrap();
+    assert_eq!(observer.exists(held.path()).await.unwrap().expect("our write node").ephemeral_owner, 0);
+    let waiting = reader("r1");
+    for _ in 0..6 {
+        tokio::time::sleep(TTL / 3).await;
+        held.renew(TTL).unwrap();
+    }
+    assert!(!waiting.is_finished() && !held.is_lost(), "still written after two TTLs");
+    held.release().await.unwrap();
+    assert!(tokio::time::timeout(SLACK, waiting).await.expect("the reader gets in after the release").unwrap());
+    peer.rw_release(&java, "r1").await.unwrap();
+    // wedged: a plain write hold whose process stops touching it while its session lives on:
+    // the server reaps the write node after the TTL, and Curator's reader gets in
+    let wedged = lock.write_lock().acquire().await.unwrap();
+    let waiting = reader("r2");
+    wedged.touch().await.unwrap();
+    let last_touch = Instant::now();
+    let wedged_path = wedged.path().to_string();
+    std::mem::forget(wedged);
+    assert!(tokio::time::timeout(TTL + SLACK, waiting).await.expect("Curator's reader gets in").unwrap());
+    assert!(last_touch.elapsed() + Duration::from_millis(100) >= TTL, "not before the TTL");
+    assert!(observer.exists(&wedged_path).await.unwrap().is_none(), "reaped by the server");
+    assert!(!fw.status().closed);
+    peer.rw_release(&java, "r2").await.unwrap();
+    peer.close(&java).await.unwrap();
 }

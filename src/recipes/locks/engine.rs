@@ -26,7 +26,9 @@ use super::holds::{HoldEntry, Holds};
 use super::listings::{Listing, Listings};
 use crate::error::{Error, Result};
 use crate::framework::wait::{Wake, WatchSet};
-use crate::framework::{paths, CreatedNode, Framework, IfExists, LossReason, ProtectedName, SessionStatus};
+use crate::framework::{
+    paths, CreatedNode, Framework, IfExists, LossReason, ProtectedName, SessionStatus, TTL_UNSUPPORTED,
+};
 
 /// What to contend for.
 pub(crate) struct Request<'a> {
@@ -44,8 +46,8 @@ pub(crate) struct Request<'a> {
     /// contender lists on its own instead of sharing listings.
     pub prefetch: Option<&'a str>,
     /// Server-side lease: our node is a persistent-sequential TTL node with this time to live
-    /// instead of an ephemeral-sequential one (the caller checked that the server has TTL
-    /// nodes), touched while it waits; the holder touches it by renewing.
+    /// instead of an ephemeral-sequential one (`Unsupported` where the server has TTL nodes
+    /// off), touched while it waits; the holder touches it by renewing.
     pub ttl: Option<Duration>,
 }
 
@@ -110,6 +112,9 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Acquire
 /// deleted), or an error. Cancel safe: dropping the future at any await point leaves no node
 /// behind.
 pub(crate) async fn contend<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Waited<Acquired, W>> {
+    if req.ttl.is_some() && !fw.capabilities().await?.ttl_nodes {
+        return Err(TTL_UNSUPPORTED);
+    }
     let name = ProtectedName::new(req.dir, req.name);
     // known as local from before its create until it holds; its mark takes over then (`take`)
     let _contender = fw.session_extension::<Holds>().contender(name.prefix());

@@ -15,7 +15,7 @@ use super::reentrant::{acquire_reentrant, held_by_current, Entry, LockGuard};
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::Result;
-use crate::framework::{validate_ttl, Framework, TTL_UNSUPPORTED};
+use crate::framework::{validate_ttl, Framework};
 use crate::recipes::layout::LOCK_NAME;
 
 /// A fair, re-entrant, distributed mutex: Curator's `InterProcessMutex`.
@@ -190,9 +190,6 @@ impl InterProcessMutex {
         acquire_reentrant::<W, _, _>(&s.state.owners, || async move {
             let data = s.state.data.as_deref().unwrap_or(s.fw.default_data());
             let ttl = s.state.server_ttl;
-            if ttl.is_some() && !s.fw.capabilities().await?.ttl_nodes {
-                return Err(TTL_UNSUPPORTED);
-            }
             let request =
                 Request { dir: &s.path, name: LOCK_NAME, data, driver: &Exclusive::MUTEX, prefetch: None, ttl };
             let acquired = engine::contend(&s.fw, &request, wait).await?;

@@ -15,7 +15,7 @@ use super::mutex::participants;
 use super::owner::Owners;
 use super::reentrant::{acquire_reentrant, held_by_current, Entry, LockGuard};
 use crate::error::{Error, Result};
-use crate::framework::{paths, Framework};
+use crate::framework::{paths, validate_ttl, Framework};
 
 /// A read-write lock across processes: Curator's `InterProcessReadWriteLock`.
 ///
@@ -44,6 +44,8 @@ pub struct InterProcessReadWriteLock {
 struct State {
     readers: Arc<Owners<Entry>>,
     writers: Arc<Owners<Entry>>,
+    /// Contender nodes are TTL nodes with this time to live (a server-side lease).
+    server_ttl: Option<Duration>,
 }
 
 impl InterProcessReadWriteLock {
@@ -53,6 +55,36 @@ impl InterProcessReadWriteLock {
     /// [`Error::InvalidPath`].
     pub fn new(fw: &Framework, path: &str) -> Result<Self> {
         Ok(Self { shared: Shared::new(fw, path, State::default())? })
+    }
+
+    /// Opts in to a server-side lease, as
+    /// [`InterProcessMutex::with_server_ttl`](crate::InterProcessMutex::with_server_ttl) does
+    /// for the mutex: the read and write contender nodes are TTL nodes (same names, so
+    /// Curator's lock queues behind them), touched while they wait and by renewing a
+    /// [`LeasedHold`](crate::LeasedHold), reaped by the server once untouched for `ttl`.
+    /// (The read node a write holder downgrades to stays an ephemeral node.) Call it on a new
+    /// handle, before taking its read or write side.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a TTL of zero or beyond the server's maximum. Acquiring
+    /// answers [`Error::Unsupported`] where the server has TTL nodes off.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// use std::time::Duration;
+    /// use zk_recipes::{InterProcessReadWriteLock, LeasedHold};
+    /// let lease = Duration::from_secs(20);
+    /// let lock = InterProcessReadWriteLock::new(&fw, "/locks/table")?.with_server_ttl(lease)?;
+    /// let held = LeasedHold::acquire_with_lease(&lock.write_lock(), lease).await?;
+    /// held.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn with_server_ttl(self, ttl: Duration) -> Result<Self> {
+        validate_ttl(ttl)?;
+        let s = &self.shared;
+        let state = State { server_ttl: Some(ttl), ..State::default() };
+        Ok(Self { shared: Arc::new(Shared { fw: s.fw.clone(), path: s.path.clone(), state }) })
     }
 
     /// The lock path.
@@ -158,7 +190,8 @@ impl InterProcessReadWriteLock {
 
     async fn contend<W: Wait>(&self, name: &str, driver: &dyn Driver, wait: W) -> Result<Waited<HeldNode, W>> {
         let s = &self.shared;
-        let request = Request { dir: &s.path, name, data: s.fw.default_data(), driver, prefetch: None, ttl: None };
+        let ttl = s.state.server_ttl;
+        let request = Request { dir: &s.path, name, data: s.fw.default_data(), driver, prefetch: None, ttl };
         Ok(engine::contend(&s.fw, &request, wait).await?.map(|a| HeldNode::new(&s.fw, a, false)))
     }
 
