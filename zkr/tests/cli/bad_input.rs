@@ -1,5 +1,5 @@
 //! Bad input across every subcommand and the global options (paths, ids, payloads, durations,
-//! leases, counts, certificates that do not parse): exit 2 with a message on stderr and
+//! leases, counts, priorities, certificates that do not parse): exit 2 with a message on stderr and
 //! nothing on stdout, never a panic — and nothing left behind on the server.
 
 use super::{path, run, temp_file};
@@ -15,7 +15,7 @@ async fn thirty_plus_bad_inputs_exit_2_and_leave_nothing_behind() {
     let garbage = temp_file(&dir, "garbage.pem");
     std::fs::write(&garbage, "-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n").unwrap();
     let missing = dir.path().join("missing.pem").display().to_string();
-    let (l, s, e, b, c, g) = (at("l"), at("s"), at("e"), at("b"), at("c"), at("g"));
+    let (l, s, e, b, c, g, q) = (at("l"), at("s"), at("e"), at("b"), at("c"), at("g"), at("q"));
     let cases: Vec<Vec<&str>> = vec![
         // lock: leases, durations, paths, actions
         vec!["lock", &l, "--lease", "0s", "--", "true"],
@@ -59,6 +59,19 @@ async fn thirty_plus_bad_inputs_exit_2_and_leave_nothing_behind() {
         vec!["discover", "register", "orders", "--base", &base, "--address", "h", "--port", "-1"],
         vec!["discover", "list", "..", "--base", &base],
         vec!["discover", "names", "--base", "/x//y"],
+        // queues: kinds, payloads, priorities, delays, paths
+        vec!["queue", "put", &q, "--kind", "nope", "x"],
+        vec!["queue", "put", &q, ""],
+        vec!["queue", "put", &q, "--priority", "-3", "x"],
+        vec!["queue", "put", &q, "--delay", "1x", "x"],
+        vec!["queue", "put", "relative", "x"],
+        vec!["queue", "take", &q, "--timeout", "soon"],
+        // latches: counts, ids, durations, paths
+        vec!["latch", "set", &l, "0"],
+        vec!["latch", "set", "relative", "2"],
+        vec!["latch", "down", &l, "--id", "a/b"],
+        vec!["latch", "down", &l, "--id", ""],
+        vec!["latch", "wait", &l, "--timeout", "never"],
         // global options: timeouts, namespaces, certificates that do not parse, SASL files
         vec!["--session-timeout", "0s", "inspect", &base],
         vec!["--connection-timeout", "0s", "inspect", &base],
