@@ -109,14 +109,32 @@ async fn register_query_update_unregister() {
     assert_eq!(reader.query_for_instances("billing").await.unwrap(), vec![]);
 }
 
+/// A server of its own, a registry whose framework connects through a proxy (to cut), and an
+/// observer connected directly.
+struct Proxied {
+    server: TestingServer,
+    proxy: TcpProxy,
+    fw: Framework,
+    observer: Framework,
+    base: String,
+    d: ServiceDiscovery<Value>,
+}
+
+impl Proxied {
+    async fn start() -> Proxied {
+        let server = TestingServer::start().await.unwrap();
+        let proxy = TcpProxy::start(server.connect_string()).await.unwrap();
+        let fw = fixtures::framework(proxy.connect_string()).await;
+        let observer = fixtures::framework(server.connect_string()).await;
+        let base = unique_root();
+        let d = ServiceDiscovery::<Value>::new(&fw, &base).unwrap();
+        Proxied { server, proxy, fw, observer, base, d }
+    }
+}
+
 #[tokio::test]
 async fn registrations_survive_a_cut_an_expiry_and_a_restart() {
-    let server = TestingServer::start().await.unwrap();
-    let proxy = TcpProxy::start(server.connect_string()).await.unwrap();
-    let fw = fixtures::framework(proxy.connect_string()).await;
-    let observer = fixtures::framework(server.connect_string()).await;
-    let base = unique_root();
-    let d = ServiceDiscovery::<Value>::new(&fw, &base).unwrap();
+    let Proxied { server, proxy, fw, observer, base, d } = Proxied::start().await;
     let instances = [instance("api", "1", 81), instance("api", "2", 82)];
     for i in &instances {
         d.register(i).await.unwrap();
@@ -153,12 +171,7 @@ async fn registrations_survive_a_cut_an_expiry_and_a_restart() {
 /// when it is up again, while the instance still registered does.
 #[tokio::test]
 async fn unregistered_while_disconnected_is_not_resurrected() {
-    let server = TestingServer::start().await.unwrap();
-    let proxy = TcpProxy::start(server.connect_string()).await.unwrap();
-    let fw = fixtures::framework(proxy.connect_string()).await;
-    let observer = fixtures::framework(server.connect_string()).await;
-    let base = unique_root();
-    let d = ServiceDiscovery::<Value>::new(&fw, &base).unwrap();
+    let Proxied { server: _server, proxy, fw, observer, base, d } = Proxied::start().await;
     let (gone, kept) = (instance("api", "gone", 81), instance("api", "kept", 82));
     d.register(&gone).await.unwrap();
     d.register(&kept).await.unwrap();

@@ -64,6 +64,11 @@ async fn membership_lost_for_good_exits_76() {
     assert_eq!(join.exit_code().await, 76, "{}", join.stderr());
 }
 
+/// `discover register orders --base BASE` followed by `rest`.
+fn register<'a>(base: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    ["discover", "register", "orders", "--base", base].into_iter().chain(rest.iter().copied()).collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discover_register_list_names() {
     let cs = fixtures::shared_server().await;
@@ -72,23 +77,10 @@ async fn discover_register_list_names() {
     let payload = r#"{"@class":"java.util.LinkedHashMap","zone":"a"}"#;
     let mut reg = Zkr::start(
         &cs,
-        &[
-            "discover",
-            "register",
-            "orders",
-            "--base",
+        &register(
             &base,
-            "--address",
-            "10.0.0.1",
-            "--port",
-            "8080",
-            "--id",
-            "i1",
-            "--payload",
-            payload,
-            "--ssl-port",
-            "8443",
-        ],
+            &["--address", "10.0.0.1", "--port", "8080", "--id", "i1", "--payload", payload, "--ssl-port", "8443"],
+        ),
         &[],
     );
     assert_eq!(reg.line().await, "registered orders i1");
@@ -112,25 +104,8 @@ async fn discover_register_list_names() {
     assert_eq!(d.query_for_instances("orders").await.unwrap(), vec![]);
 
     // with CMD: its exit code, unregistered after
-    let (code, lines, _) = run(
-        &cs,
-        &[
-            "discover",
-            "register",
-            "orders",
-            "--base",
-            &base,
-            "--address",
-            "h",
-            "--port",
-            "1",
-            "--",
-            "sh",
-            "-c",
-            "exit 3",
-        ],
-    )
-    .await;
+    let (code, lines, _) =
+        run(&cs, &register(&base, &["--address", "h", "--port", "1", "--", "sh", "-c", "exit 3"])).await;
     assert_eq!(code, 3);
     assert!(lines[0].starts_with("registered orders "), "{lines:?}");
     assert_eq!(d.query_for_instances("orders").await.unwrap(), vec![]);
@@ -143,9 +118,8 @@ async fn discover_register_list_names() {
         vec!["--port", "1", "--id", "a/b"],
         vec!["--port", "1", "--ssl-port", "0"],
     ] {
-        let mut args = vec!["discover", "register", "orders", "--base", &base, "--address", "h"];
-        args.extend(bad.iter().copied());
-        assert_eq!(run(&cs, &args).await.0, 2, "{bad:?}");
+        let args: Vec<&str> = ["--address", "h"].into_iter().chain(bad.iter().copied()).collect();
+        assert_eq!(run(&cs, &register(&base, &args)).await.0, 2, "{bad:?}");
     }
     assert_eq!(run(&cs, &["discover", "list", "", "--base", &base]).await.0, 2);
     assert_eq!(d.query_for_instances("orders").await.unwrap(), vec![]);
