@@ -92,10 +92,14 @@ async fn eight_consumers_take_every_item_once_through_expiries_and_a_killed_lead
     let count = || consumed.lock().unwrap().len();
     // the producer puts 10 items every 30 ms throughout, so that every fault hits a live stream
     let mut all = crate::items("item", ITEMS);
+    // (at most 100 items ahead of the consumers, so that the stream is still live when the
+    // faults come, however fast this machine consumes)
     let feed = {
-        let (producer, all) = (producer.clone(), all.clone());
+        let (producer, all, consumed) = (producer.clone(), all.clone(), consumed.clone());
         tokio::spawn(async move {
-            for chunk in all.chunks(10) {
+            for (i, chunk) in all.chunks(10).enumerate() {
+                let ahead = |consumed: Consumed| async move { i * 10 <= consumed.lock().unwrap().len() + 100 };
+                eventually(Duration::from_secs(60), "the consumers catch up", || ahead(consumed.clone())).await;
                 producer.put_all(chunk).await.unwrap();
                 tokio::time::sleep(Duration::from_millis(30)).await;
             }
