@@ -16,6 +16,9 @@
 #   BENCH_DATA_DIR   where the servers' data directories go (a real disk)  (default TMPDIR or /tmp)
 #   SECONDS_PER_RUN  measured window of one run, seconds            (default 3)
 #   WARMUP           warm-up before the window, seconds             (default 1)
+#   SERVER_WARMUP    seconds of untimed writes (zkr: raw, then mutex at 16 clients) after each
+#                    setting's servers start, so that the first repeat does not meet a cold
+#                    server JVM; 0: none                              (default 8)
 #   REPEATS          repeats of each setting's matrix, interleaved; medians with (min–max)  (default 3)
 #   RECIPES          mutex rwlock semaphore semaphore_mutex counter shared_count double_barrier,
 #                    or all   (default "mutex rwlock semaphore counter shared_count")
@@ -77,6 +80,7 @@ SETTINGS=$(list "${cli_settings:-${SETTINGS:-standalone ensemble}}")
 BENCH_SYNC=${BENCH_SYNC:-on}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-3}
 WARMUP=${WARMUP:-1}
+SERVER_WARMUP=${SERVER_WARMUP:-8}
 REPEATS=${REPEATS:-3}
 recipes_given=${RECIPES:-}
 RECIPES=$(list "${RECIPES:-mutex rwlock semaphore counter shared_count}")
@@ -432,6 +436,20 @@ for s in $SETTINGS; do
                 >/dev/null 2>"$logs/$setting-cache-tree-$n.log" </dev/null &
             driver_pid=$!
             wait "$driver_pid" || die "cannot build the tree of $n nodes (see $logs/$setting-cache-tree-$n.log)"
+            driver_pid=""
+        done
+    fi
+    # A production server has long left its JVM's interpreter behind: untimed writes first, so
+    # that the first repeat measures a warm server like the others (results thrown away).
+    if ((SERVER_WARMUP > 0)) && ! ((CACHE_ONLY)); then
+        say "warming the server up for ${SERVER_WARMUP} s (untimed)"
+        for w in "raw 1" "mutex 16"; do
+            read -r w_recipe w_clients <<<"$w"
+            timeout --kill-after=15 $((SERVER_WARMUP + 120)) "$zkr" bench --connect "$ZK_CONNECT" --recipe "$w_recipe" \
+                --clients "$w_clients" --seconds $(((SERVER_WARMUP + 1) / 2)) --warmup-seconds 0 --base /bench-warmup \
+                >/dev/null 2>"$logs/$setting-server-warmup-$w_recipe.log" </dev/null &
+            driver_pid=$!
+            wait "$driver_pid" || die "the server warm-up failed (see $logs/$setting-server-warmup-$w_recipe.log)"
             driver_pid=""
         done
     fi
