@@ -33,23 +33,41 @@ where
     WatchSet::new(watchers).wait(fw, deadline, session_id).await.0
 }
 
-type Fired = std::pin::Pin<Box<dyn std::future::Future<Output = (usize, EventType)> + Send>>;
+type Fired = std::pin::Pin<Box<dyn std::future::Future<Output = EventType> + Send>>;
+
+/// A watcher not fired yet, taken out of one [`WatchSet`] to be waited on in another
+/// ([`WatchSet::into_pending`], [`WatchSet::from_pending`]): the watch stays registered and
+/// no request is sent again.
+pub(crate) struct PendingWatch(Fired);
+
+impl From<OneshotWatcher> for PendingWatch {
+    fn from(watcher: OneshotWatcher) -> Self {
+        Self(Box::pin(async move { watcher.changed().await.event_type }))
+    }
+}
 
 /// Watchers waited on together, over several waits: each fires once, and a wait returns with
 /// the first one that fires, leaving the others for the next wait.
 pub(crate) struct WatchSet {
-    pending: Vec<Fired>,
+    /// Each watcher with its index.
+    pending: Vec<(usize, Fired)>,
 }
 
 impl WatchSet {
     /// The watchers, known by their index in this order.
     pub(crate) fn new<I: IntoIterator<Item = OneshotWatcher>>(watchers: I) -> Self {
-        let pending = watchers
-            .into_iter()
-            .enumerate()
-            .map(|(i, w)| Box::pin(async move { (i, w.changed().await.event_type) }) as Fired)
-            .collect();
-        Self { pending }
+        Self::from_pending(watchers.into_iter().map(PendingWatch::from))
+    }
+
+    /// [`new`](Self::new) with watchers taken from other sets (or new ones, converted), known
+    /// by their index in this order.
+    pub(crate) fn from_pending<I: IntoIterator<Item = PendingWatch>>(watchers: I) -> Self {
+        Self { pending: watchers.into_iter().map(|w| w.0).enumerate().collect() }
+    }
+
+    /// The watchers that have not fired yet, with their indices.
+    pub(crate) fn into_pending(self) -> Vec<(usize, PendingWatch)> {
+        self.pending.into_iter().map(|(i, w)| (i, PendingWatch(w))).collect()
     }
 
     /// Waits for the first of: one of the watchers firing (its index is returned too),
@@ -86,9 +104,9 @@ impl WatchSet {
         // polled in place: a wait that ends otherwise (or is dropped) keeps them all
         let pending = &mut self.pending;
         let fired = std::future::poll_fn(|cx| {
-            for (position, watcher) in pending.iter_mut().enumerate() {
-                if let std::task::Poll::Ready((index, event)) = watcher.as_mut().poll(cx) {
-                    return std::task::Poll::Ready((position, index, event));
+            for (position, (index, watcher)) in pending.iter_mut().enumerate() {
+                if let std::task::Poll::Ready(event) = watcher.as_mut().poll(cx) {
+                    return std::task::Poll::Ready((position, *index, event));
                 }
             }
             std::task::Poll::Pending

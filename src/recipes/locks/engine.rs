@@ -5,13 +5,15 @@
 //! Performance points:
 //! * The first create and the first listing go out together (one round trip): zookeeper-client
 //!   orders requests when the future is created, so the listing sees our node.
-//! * A release wakes the waiter right behind it (and at most a few near the head): no herd.
+//! * A release wakes the waiter right behind it (and at most one more): no herd.
 //! * Close to the head (fewer than `HAND_OFF_DEPTH` places), a sole-holder waiter watches every
 //!   node before it; when they are all deleted it holds — no listing between a release and the
-//!   next hold. Further back it watches its predecessor and a node `HAND_OFF_DEPTH` places
-//!   ahead, and lists again when that one goes, while the nodes before it still hold: off the
+//!   next hold. Further back it watches its predecessor and the node `AHEAD` places ahead,
+//!   and lists again when that one goes, while the nodes before it still hold: off the
 //!   hand-off's path. Not behind a writer of the read-write lock: it may have downgraded,
 //!   leaving a read node in its place.
+//! * A watch that has not fired stays set across a listing: the next decision waits on it
+//!   again instead of sending the same request (`Kept`); every request costs the ensemble CPU.
 //! * Behind a local holder, the hand-off needs no listing at all (`locks::holds`).
 
 use std::sync::Arc;
@@ -25,7 +27,7 @@ use super::driver::{sort_children, Decision, Driver};
 use super::holds::{HoldEntry, Holds};
 use super::listings::{Listing, Listings};
 use crate::error::{Error, Result};
-use crate::framework::wait::{Wake, WatchSet};
+use crate::framework::wait::{PendingWatch, Wake, WatchSet};
 use crate::framework::{
     paths, CreatedNode, Framework, IfExists, LossReason, ProtectedName, SessionStatus, TTL_UNSUPPORTED,
 };
@@ -166,10 +168,17 @@ struct Queued {
     owner: i64,
 }
 
+/// Watches of ours that have not fired, by the path they watch: a decision after a listing
+/// waits on them again instead of sending the same watch once more (a waiter behind the node
+/// ahead keeps its predecessor's watch when that node goes).
+type Kept = Vec<(String, PendingWatch)>;
+
 /// What a waiter waits for, once a decision said to wait.
 struct Waiting {
     /// The watched nodes first, then the node ahead (or the children watch).
     watchers: WatchSet,
+    /// The path each watcher watches, by index (empty for the children watch).
+    paths: Vec<String>,
     /// How many of the watchers, from the first, watch nodes before ours.
     live: usize,
     /// Those nodes were everything before ours in our listing: all of them gone, we hold.
@@ -207,8 +216,8 @@ enum Woken<T> {
     Head(SessionStatus),
     /// The deadline passed; our node is deleted.
     TimedOut(T),
-    /// Anything else: list again.
-    Changed,
+    /// Anything else: list again (with the watches that have not fired).
+    Changed(Kept),
 }
 
 impl<W: Wait> Contention<'_, '_, W> {
@@ -221,6 +230,7 @@ impl<W: Wait> Contention<'_, '_, W> {
         mut listing: Option<Listed>,
     ) -> Result<Option<Waited<Acquired, W>>> {
         let ours = Queued { name: paths::node_name(&node.path).to_string(), owner, node };
+        let mut kept = Kept::new();
         loop {
             let listed = match listing.take() {
                 Some(listed) => listed,
@@ -234,7 +244,9 @@ impl<W: Wait> Contention<'_, '_, W> {
                     self.vanished(&ours, status)?;
                     return Ok(None);
                 }
-                Decision::Watch { nodes, then_acquired, ahead } => self.watch(&nodes, then_acquired, ahead).await?,
+                Decision::Watch { nodes, then_acquired, ahead } => {
+                    self.watch(&nodes, then_acquired, ahead, std::mem::take(&mut kept)).await?
+                }
                 Decision::WatchChildren => self.watch_children(&ours).await?,
                 Decision::Reclaim(nodes) => {
                     reclaim(self.fw, self.req.dir, &nodes).await?;
@@ -253,7 +265,10 @@ impl<W: Wait> Contention<'_, '_, W> {
             match self.wait_for_change(&ours, waiting).await {
                 Woken::Head(status) => return Ok(Some(Ok(self.take(ours.node, status, None)))),
                 Woken::TimedOut(timed_out) => return Ok(Some(Err(timed_out))),
-                Woken::Changed => listing = Some(relist(self.fw, self.req).await?),
+                Woken::Changed(still) => {
+                    kept = still;
+                    listing = Some(relist(self.fw, self.req).await?);
+                }
             }
         }
     }
@@ -295,12 +310,19 @@ impl<W: Wait> Contention<'_, '_, W> {
     }
 
     /// Watches `nodes` (children of the request's directory) and the node `ahead`, in one
-    /// round trip.
-    async fn watch(&mut self, nodes: &[String], then_acquired: bool, ahead: Option<String>) -> Result<Next> {
+    /// round trip; a node we still watch from before (`kept`) is not asked for again.
+    async fn watch(
+        &mut self,
+        nodes: &[String],
+        then_acquired: bool,
+        ahead: Option<String>,
+        mut kept: Kept,
+    ) -> Result<Next> {
         self.waited = true;
         let (fw, req) = (self.fw, self.req);
         let watched: Vec<String> = nodes.iter().map(|n| paths::join(req.dir, n)).collect();
-        // registered before the watch: a local holder marks it before it deletes it
+        // registered before the watch: a local holder marks it before it deletes it (a kept
+        // watch was set earlier: a mark missed then only costs a listing)
         let after_holder = match nodes {
             [only] if req.driver.holds_after_holder(only) => Some(fw.session_extension::<Holds>().watch(&watched[0])),
             _ => None,
@@ -308,19 +330,49 @@ impl<W: Wait> Contention<'_, '_, W> {
         // behind a local node no early listing is needed: it marks itself as it holds
         let local = after_holder.is_some() && fw.session_extension::<Holds>().is_local(&watched[0]);
         let ahead = ahead.filter(|_| !local).map(|a| paths::join(req.dir, &a));
-        let (live, early) = watch_nodes(fw, &watched, ahead.as_deref()).await?;
+        let mut take_kept = |path: &str| kept.iter().position(|(p, _)| p == path).map(|i| kept.swap_remove(i).1);
+        let reused: Vec<Option<PendingWatch>> = watched.iter().map(|p| take_kept(p)).collect();
+        let reused_ahead = ahead.as_deref().and_then(&mut take_kept);
+        let ask: Vec<String> =
+            watched.iter().zip(&reused).filter(|(_, r)| r.is_none()).map(|(p, _)| p.clone()).collect();
+        let ask_ahead = ahead.as_deref().filter(|_| reused_ahead.is_none());
+        let (asked, early) = if ask.is_empty() && ask_ahead.is_none() {
+            (Vec::new(), None)
+        } else {
+            watch_nodes(fw, &ask, ask_ahead).await?
+        };
+        // in the order of `watched`: a kept watch, or the answer to ours (none: the node is gone)
+        let mut asked = asked.into_iter();
+        let mut paths = Vec::with_capacity(watched.len() + 1);
+        let mut live = Vec::with_capacity(watched.len() + 1);
+        for (path, reused) in watched.into_iter().zip(reused) {
+            if let Some(w) = reused.or_else(|| asked.next().flatten().map(PendingWatch::from)) {
+                paths.push(path);
+                live.push(w);
+            }
+        }
+        let early = match (reused_ahead, early) {
+            (Some(w), _) => Some(Some(w)),
+            (None, early) => early.map(|e| e.map(PendingWatch::from)),
+        };
         let handed_over = then_acquired || after_holder.as_ref().is_some_and(HoldEntry::was_held);
         Ok(match (live.len(), early) {
             (0, _) if handed_over => Next::HandedOver,
             // what we watch is gone, or the node ahead: list again now
             (0, _) | (_, Some(None)) => Next::Relist,
-            (live_count, early) => Next::Wait(Waiting {
-                watchers: WatchSet::new(live.into_iter().chain(early.flatten())),
-                live: live_count,
-                then_acquired,
-                after_holder,
-                wake_at: None,
-            }),
+            (live_count, early) => {
+                if early.is_some() {
+                    paths.extend(ahead);
+                }
+                Next::Wait(Waiting {
+                    watchers: WatchSet::from_pending(live.into_iter().chain(early.flatten())),
+                    paths,
+                    live: live_count,
+                    then_acquired,
+                    after_holder,
+                    wake_at: None,
+                })
+            }
         })
     }
 
@@ -341,6 +393,7 @@ impl<W: Wait> Contention<'_, '_, W> {
         Ok(match watcher {
             Some(w) => Next::Wait(Waiting {
                 watchers: WatchSet::new([w]),
+                paths: Vec::new(),
                 live: 1,
                 then_acquired: false,
                 after_holder: None,
@@ -395,7 +448,11 @@ impl<W: Wait> Contention<'_, '_, W> {
                 // any other change (the node ahead went: those before us likely hold now)
                 _ => {}
             }
-            return Woken::Changed;
+            let paths = std::mem::take(&mut waiting.paths);
+            let still = waiting.watchers.into_pending();
+            return Woken::Changed(
+                still.into_iter().filter_map(|(i, w)| paths.get(i).map(|p| (p.clone(), w))).collect(),
+            );
         }
     }
 
@@ -538,13 +595,13 @@ async fn list_and_watch_children(fw: &Framework, dir: &str) -> Result<(Vec<Strin
 }
 
 /// Data watches on `paths` (Curator uses `getData` so that no watch is left on a missing
-/// node), and on `ahead` when given, all in one round trip: the watchers of the nodes still
-/// there, and `ahead`'s (`Some(None)`: it is gone).
+/// node), and on `ahead` when given, all in one round trip: a watcher per path (`None`: the
+/// node is gone), and `ahead`'s (`Some(None)`: it is gone).
 async fn watch_nodes(
     fw: &Framework,
     paths: &[String],
     ahead: Option<&str>,
-) -> Result<(Vec<OneshotWatcher>, Option<Option<OneshotWatcher>>)> {
+) -> Result<(Vec<Option<OneshotWatcher>>, Option<Option<OneshotWatcher>>)> {
     let watcher = |r: std::result::Result<_, ZkError>| {
         r.if_exists().map(|w: Option<(Vec<u8>, Stat, OneshotWatcher)>| w.map(|(_, _, w)| w))
     };
@@ -554,7 +611,7 @@ async fn watch_nodes(
         let early = ahead.map(|a| client.get_and_watch_data(a));
         let mut live = Vec::with_capacity(watched.len());
         for w in watched {
-            live.extend(watcher(w.await)?);
+            live.push(watcher(w.await)?);
         }
         let early = match early {
             Some(early) => Some(watcher(early.await)?),

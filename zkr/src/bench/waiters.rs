@@ -27,11 +27,12 @@ pub(crate) async fn drain(clients: &[Framework], base: &str, waiters: usize) -> 
         tasks.push(tokio::spawn(async move {
             let m = InterProcessMutex::new(&fw, &base)?;
             let g = m.acquire().await?;
+            let held_at = Instant::now();
             if inside.fetch_add(1, Ordering::SeqCst) != 0 {
                 violations.fetch_add(1, Ordering::SeqCst);
             }
             inside.fetch_sub(1, Ordering::SeqCst);
-            g.release().await
+            g.release().await.map(|()| held_at)
         }));
     }
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -44,14 +45,17 @@ pub(crate) async fn drain(clients: &[Framework], base: &str, waiters: usize) -> 
     let started = Instant::now();
     guard.release().await.map_err(fail)?;
     let mut errors = 0;
+    // each waiter's wait: from the holder's release until it held
+    let mut waits_ms = Vec::with_capacity(waiters);
     for t in tasks {
-        if !matches!(t.await, Ok(Ok(()))) {
-            errors += 1;
+        match t.await {
+            Ok(Ok(held_at)) => waits_ms.push(held_at.saturating_duration_since(started).as_secs_f64() * 1000.0),
+            _ => errors += 1,
         }
     }
     let total_ms = started.elapsed().as_secs_f64() * 1000.0;
     Ok(Report {
-        latencies_ms: Vec::new(),
+        latencies_ms: waits_ms,
         violations: violations.load(Ordering::SeqCst),
         errors,
         extra: vec![("waiters", waiters as f64), ("total_ms", total_ms), ("per_handoff_ms", total_ms / waiters as f64)],
