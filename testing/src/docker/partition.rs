@@ -10,7 +10,10 @@
 //! cut off from its peers, and the container comes back with another address. Why ports and not
 //! the peers' addresses: a peer restarted meanwhile may come back on another address, and a rule
 //! on ports needs no address at all. The rules drop (no reset), so sockets stay open as in a
-//! real partition; the container's other traffic (the client port, DNS) passes.
+//! real partition; the container's other traffic (the client port, DNS) passes. Client
+//! connections arrive from the gateway with an ephemeral source port (seen: 192.168.64.1:55644
+//! for a gateway 192.168.64.1), never 2888 or 3888 unless the host's `ip_local_port_range`
+//! reaches that low.
 //!
 //! Pure (the script and the reading of its output), so that it is tested without Docker.
 
