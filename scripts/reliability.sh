@@ -45,9 +45,9 @@ ls "$dir"/*.md >/dev/null 2>&1 || { echo "reliability: no results in $dir (run: 
   echo "- Clock drift (ZooKeeper sessions do not depend on client clocks; not simulated)."
   echo "- Disk faults beyond a stalled leader (SIGSTOP): full disks, fsync errors, servers restarted with lost data."
   echo "- Read-only servers."
-  echo "- The other scenarios on ZooKeeper 3.9: only the random-fault soak and the two partitions between"
-  echo "  servers run there, on the Docker backend (the partitions as iptables rules in a server's container,"
-  echo "  its clients staying connected; scripts/test-docker.sh runs them)."
+  echo "- The other scenarios on ZooKeeper 3.9: only the random-fault soak and the leader's partition from"
+  echo "  both followers run there, on the Docker backend (the partition as iptables rules in the leader's"
+  echo "  container, its clients staying connected; scripts/test-docker.sh runs them)."
   echo "- Discovery and queues under this suite's fault mix (the cache, group members and guarded writes are"
   echo "  in recipes-under-faults)."
 } > docs/RELIABILITY.md

@@ -1,9 +1,9 @@
 //! Faults between and inside the servers: partitions between servers (clients staying connected
 //! to the server cut off: on the local backend the testing kit's proxies on the quorum and
 //! election links, on the Docker backend iptables rules in the server's container; the
-//! partition scenarios run on both, `scripts/test-docker.sh` runs them on ZooKeeper 3.9) and a
-//! leader that stalls for less than the session timeout (SIGSTOP, as a long fsync would) under
-//! both error policies.
+//! partition scenarios run on both, `scripts/test-docker.sh` runs the leader's on ZooKeeper
+//! 3.9) and a leader that stalls for less than the session timeout (SIGSTOP, as a long fsync
+//! would) under both error policies.
 
 use std::time::{Duration, Instant};
 
