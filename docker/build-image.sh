@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds a local ZooKeeper image without any container registry: a minimal Debian root made
-# with `debootstrap --variant=minbase`, Debian's ZooKeeper server jars (libzookeeper-java) and a
-# headless OpenJDK, plus docker/zk-entrypoint.sh, turned into an image with `docker import`.
+# with `debootstrap --variant=minbase`, Debian's ZooKeeper server jars (libzookeeper-java), a
+# headless OpenJDK and iptables, plus docker/zk-entrypoint.sh, turned into an image with
+# `docker import`.
 # Two ZooKeeper series, each from the Debian release that packages it:
 #   3.8 (default): Debian 12 bookworm, ZooKeeper 3.8.x, OpenJDK 17 -> zk-recipes/zookeeper:3.8
 #   3.9:           Debian 13 trixie,   ZooKeeper 3.9.x, OpenJDK 21 -> zk-recipes/zookeeper:3.9
@@ -9,6 +10,15 @@
 #   bash docker/build-image.sh                  # builds the 3.8 image unless it exists (then: no-op)
 #   bash docker/build-image.sh --version 3.9    # the same for 3.9 (or ZK_SERIES=3.9)
 #   bash docker/build-image.sh --force          # rebuilds it
+#
+# An image that exists but comes from an older version of this script (its
+# ZK_RECIPES_IMAGE_REVISION is not this script's IMAGE_REVISION; images from before revision 2
+# have none, and no iptables) is rebuilt without --force.
+#
+# iptables (Debian's, both its nft and legacy variants) is there for the testing kit: its
+# Docker backend starts cluster containers with the NET_ADMIN capability and partitions a server
+# from its peers with `docker exec ... iptables` rules on the quorum and election ports, in the
+# container's own network namespace, while the published client port keeps serving.
 #
 # Environment: ZK_SERIES (3.8 or 3.9, default 3.8; --version wins), ZK_IMAGE (default
 # zk-recipes/zookeeper:<series>), DEBIAN_MIRROR (default http://deb.debian.org/debian),
@@ -46,7 +56,7 @@ while (($#)); do
             shift
             ;;
         --version=*) series=${1#--version=} ;;
-        -h | --help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
     shift
@@ -59,15 +69,23 @@ case $series in
     3.9) SUITE=trixie DEBIAN=13 JDK=21 ;;
     *) die "unknown ZooKeeper series: $series (3.8 or 3.9)" ;;
 esac
-PACKAGES=(libzookeeper-java "openjdk-$JDK-jre-headless")
+PACKAGES=(libzookeeper-java "openjdk-$JDK-jre-headless" iptables)
 IMAGE=${ZK_IMAGE:-zk-recipes/zookeeper:$series}
+# Stamped into the image (ENV ZK_RECIPES_IMAGE_REVISION); raise it when what the image holds
+# changes, so that existing images are rebuilt. 2: iptables added.
+IMAGE_REVISION=2
 
 command -v docker >/dev/null 2>&1 || die "the docker command is missing"
 docker info >/dev/null 2>&1 || die "the Docker daemon is not reachable (is it running? may this user use it?)"
 
 if ((!force)) && docker image inspect "$IMAGE" >/dev/null 2>&1; then
-    say "$IMAGE exists (use --force to rebuild)"
-    exit 0
+    revision=$(docker image inspect -f '{{range .Config.Env}}{{println .}}{{end}}' "$IMAGE" |
+        sed -n 's/^ZK_RECIPES_IMAGE_REVISION=//p')
+    if [[ $revision == "$IMAGE_REVISION" ]]; then
+        say "$IMAGE exists (use --force to rebuild)"
+        exit 0
+    fi
+    say "$IMAGE exists but is of image revision ${revision:-1}, not $IMAGE_REVISION (older ones lack iptables): rebuilding"
 fi
 
 [[ $(id -u) -eq 0 ]] || die "run as root: debootstrap and chroot need it"
@@ -151,6 +169,10 @@ find "$root/usr/share/doc" -mindepth 1 ! -name copyright ! -type d -delete 2>/de
 : >"$root/etc/resolv.conf"
 echo zookeeper >"$root/etc/hostname"
 
+# The kit's partitions run iptables in the container: fail here, not in a test, without it.
+for tool in iptables iptables-legacy; do
+    [[ -x $root/usr/sbin/$tool ]] || die "the new root has no /usr/sbin/$tool"
+done
 version=$(chroot "$root" dpkg-query -W -f='${Version}' libzookeeper-java)
 # Debian's version (3.9.3-1+deb13u1) must be of the series asked for.
 [[ $version == "$series".* ]] || die "Debian $SUITE has libzookeeper-java $version, not ZooKeeper $series"
@@ -163,7 +185,8 @@ tar --numeric-owner -C "$root" -c . | docker import \
     --change 'ENTRYPOINT ["/usr/local/bin/zk-entrypoint"]' \
     --change 'CMD []' \
     --change "ENV ZK_RECIPES_ZOOKEEPER_VERSION=$version" \
-    --message "zk-recipes: Debian $DEBIAN ($SUITE) minbase, ZooKeeper $version, OpenJDK $JDK headless" \
+    --change "ENV ZK_RECIPES_IMAGE_REVISION=$IMAGE_REVISION" \
+    --message "zk-recipes: Debian $DEBIAN ($SUITE) minbase, ZooKeeper $version, OpenJDK $JDK headless, iptables (image revision $IMAGE_REVISION)" \
     - "$IMAGE" >/dev/null || die "docker import failed"
 
 size=$(docker image inspect -f '{{.Size}}' "$IMAGE")

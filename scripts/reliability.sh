@@ -43,11 +43,11 @@ ls "$dir"/*.md >/dev/null 2>&1 || { echo "reliability: no results in $dir (run: 
   echo "## Not covered (yet)"
   echo
   echo "- Clock drift (ZooKeeper sessions do not depend on client clocks; not simulated)."
-  echo "- Partitions between servers on the Docker backend (the local backend's peer proxies are used)."
   echo "- Disk faults beyond a stalled leader (SIGSTOP): full disks, fsync errors, servers restarted with lost data."
   echo "- Read-only servers."
-  echo "- The other scenarios on ZooKeeper 3.9: only the random-fault soak runs there"
-  echo "  (random-faults-docker-zk-recipes-zookeeper-3.9 above; scripts/test-docker.sh runs it)."
+  echo "- The other scenarios on ZooKeeper 3.9: only the random-fault soak and the leader's partition from"
+  echo "  both followers run there, on the Docker backend (the partition as iptables rules in the leader's"
+  echo "  container, its clients staying connected; scripts/test-docker.sh runs them)."
   echo "- Discovery and queues under this suite's fault mix (the cache, group members and guarded writes are"
   echo "  in recipes-under-faults)."
 } > docs/RELIABILITY.md

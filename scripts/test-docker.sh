@@ -3,8 +3,13 @@
 # acl, inspect, bad_input) and the cache suite (tests/cache/) once more, with every test server in a container
 # (ZK_TEST_BACKEND=docker), once per ZooKeeper series: on zk-recipes/zookeeper:3.8 (Debian 12's
 # ZooKeeper 3.8) and on zk-recipes/zookeeper:3.9 (Debian 13's ZooKeeper 3.9), both built by
-# docker/build-image.sh, which this script runs first (a no-op for an image that exists). On 3.9
-# it also runs the fault suite's random-fault soak (tests/faults/, about 45 s).
+# docker/build-image.sh, which this script runs first (a no-op for an image that exists and is of
+# the script's current revision). On 3.9 it also runs, in one go, the fault suite's random-fault
+# soak and its leader partition (the leader cut off from both followers while its clients stay
+# connected: iptables rules in its container) (tests/faults/, about 65 s together). The follower
+# partition runs on Docker too (`... --test faults partition`), but not here yet: it failed 3 of
+# 11 runs on Docker with a latch node left after every framework was closed (their sessions still
+# connected: a client-side issue, not the partition), and 1 of 7 local runs on liveness.
 #
 #   bash scripts/test-docker.sh                    # both series
 #   ZK_DOCKER_SERIES=3.9 bash scripts/test-docker.sh   # one of them
@@ -45,10 +50,12 @@ for series in $series_list; do
     ZK_TEST_BACKEND=docker ZK_TEST_IMAGE=$image \
         cargo test -p zk-recipes --all-features --no-fail-fast --test locks --test framework --test cache \
         -- --test-threads="${TEST_THREADS:-2}" "$@" || problems+=("tests failed")
-    # the fault suite's random-fault soak (with its linearizability check) on ZooKeeper 3.9 too
+    # the fault suite's random-fault soak (with its linearizability check) and its leader
+    # partition on ZooKeeper 3.9 too
     if [ "$series" = 3.9 ] && [ $# -eq 0 ]; then
         ZK_TEST_BACKEND=docker ZK_TEST_IMAGE=$image \
-            cargo test -p zk-recipes --all-features --test faults sixteen || problems+=("random-fault soak failed")
+            cargo test -p zk-recipes --all-features --test faults -- sixteen partition_the_leader ||
+            problems+=("fault soak or leader partition failed")
     fi
     took=$(($(date +%s) - started))
     leftovers "$image" || problems+=("containers left behind")

@@ -24,7 +24,7 @@ pub const DEFAULT_IMAGE: &str = "zk-recipes/zookeeper:3.8";
 /// | a server is | a JVM child process (`pid()`) | a container (`container_id()`) |
 /// | data, log | a temp dir on the host (`data_dir()`, `log_path()`) | the container's own layer; `log_tail()` reads `docker logs` |
 /// | pause | `SIGSTOP` | `docker pause` (cgroup freezer) |
-/// | partition a cluster server | `Unsupported` (use [`TcpProxy`](super::TcpProxy) for client links) | `docker network disconnect` |
+/// | partition a cluster server from its peers (clients stay connected) | with [`peer_proxies`](super::TestingClusterBuilder::peer_proxies): proxies on the peer links; otherwise `Unsupported` | iptables rules in its container (`NET_ADMIN`), always |
 ///
 /// Builders choose with `backend(..)`; otherwise [`Backend::from_env`] decides.
 #[non_exhaustive]

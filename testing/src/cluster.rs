@@ -29,7 +29,9 @@ const MAX_SERVERS: usize = 32;
 /// its own temp dir and `myid` (with the [`Backend::Docker`] backend: `n` containers on a
 /// private network, their client ports published on 127.0.0.1). Servers are addressed by index
 /// `0..n` (server `i` has `myid` `i + 1`). Any of them can be stopped, killed, restarted or
-/// paused to test failover; with Docker also cut off the network ([`partition`](Self::partition)).
+/// paused to test failover, and cut off from its peers while its clients stay connected
+/// ([`partition`](Self::partition): Docker, or local with
+/// [`peer_proxies`](TestingClusterBuilder::peer_proxies)).
 ///
 /// The default timing suits a small, busy machine while keeping failover fast: `tickTime`
 /// 200 ms, `initLimit` 20 ticks, `syncLimit` 10 ticks, and election notifications re-sent at
@@ -99,8 +101,8 @@ impl TestingClusterBuilder {
     /// Puts a [`TcpProxy`](super::TcpProxy) on each direction of each link between two
     /// servers, quorum and election ports alike (local backend; default off), so that
     /// [`TestingCluster::partition`] can cut a server off its peers while its clients stay
-    /// connected to it. With the Docker backend the setting is ignored: there `partition`
-    /// disconnects the container from the network.
+    /// connected to it. With the Docker backend the setting is ignored: there `partition` does
+    /// the same with iptables rules in the server's container, always available.
     pub fn peer_proxies(mut self, on: bool) -> Self {
         self.kind.peer_proxies = on;
         self
@@ -427,23 +429,32 @@ impl TestingCluster {
         Ok(self.server(i)?.log_tail(lines))
     }
 
-    /// Cuts server `i` off the others while it keeps running. A partitioned leader loses its
-    /// quorum; the others elect a new one.
+    /// Cuts server `i` off its peers while it keeps running and its clients stay connected to
+    /// it: every byte between it and the other servers is dropped (quorum and election links,
+    /// both ways, sockets kept open, as in a real partition), its client port keeps serving.
+    /// A partitioned leader loses its quorum and stops serving its clients (they are
+    /// disconnected and reconnect elsewhere, or are told it does not serve); the others elect a
+    /// new one. Both backends mean the same:
     ///
-    /// - Docker backend: `docker network disconnect`; it hears neither its peers nor its
-    ///   clients, and they do not hear it.
-    /// - Local backend, started with [`peer_proxies`](TestingClusterBuilder::peer_proxies):
-    ///   every byte between it and its peers is dropped (quorum and election links, sockets
-    ///   kept open); its clients stay connected to it (cut those with a client
-    ///   [`TcpProxy`](super::TcpProxy)).
+    /// - Docker backend: iptables rules inside the server's container (it runs with the
+    ///   `NET_ADMIN` capability) drop its TCP traffic to and from the quorum and election
+    ///   ports; clients, which come through the published port, pass. The image needs iptables
+    ///   (`docker/build-image.sh` puts it there). The partition holds across a restart of the
+    ///   server until [`heal`](Self::heal).
+    /// - Local backend, started with [`peer_proxies`](TestingClusterBuilder::peer_proxies): the
+    ///   proxies on its peer links blackhole them.
+    ///
+    /// To cut a client off a server, put a [`TcpProxy`](super::TcpProxy) in front of it.
+    /// Partitioning a partitioned server does nothing.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if there is no server `i`; [`Error::Unsupported`] with the
-    /// local backend without peer proxies; [`Error::Docker`] if the daemon refuses (for
-    /// example: already partitioned).
+    /// local backend without peer proxies, or a Docker image without iptables (with the command
+    /// that rebuilds it); [`Error::Docker`] if the daemon refuses or iptables fails (for example
+    /// on a paused server).
     ///
     /// # Cancel safety
-    /// Cancel safe: dropping the future leaves server `i` either connected or not.
+    /// Cancel safe: dropping the future leaves server `i` either cut off or not.
     pub async fn partition(&self, i: usize) -> Result<()> {
         match self.peer_links(i)? {
             Some(links) => {
@@ -454,15 +465,15 @@ impl TestingCluster {
         }
     }
 
-    /// Reconnects server `i` to the cluster's network (Docker: `docker network connect`; its
-    /// address may change, its name does not. Local: its peer links pass again). Healing a
-    /// connected server does nothing.
+    /// Lets partitioned server `i` hear its peers again (Docker: the iptables rules removed,
+    /// same address; local: its peer links pass again). Healing a connected server does
+    /// nothing.
     ///
     /// # Errors
     /// As [`partition`](Self::partition).
     ///
     /// # Cancel safety
-    /// Cancel safe: dropping the future leaves server `i` either connected or not.
+    /// Cancel safe: dropping the future leaves server `i` either cut off or not.
     pub async fn heal(&self, i: usize) -> Result<()> {
         match self.peer_links(i)? {
             Some(links) => {

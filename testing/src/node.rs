@@ -122,7 +122,8 @@ impl Node {
         each!(self, s => s.port_clash())
     }
 
-    /// Cuts the server off its cluster's network (Docker only).
+    /// Cuts the server off its peers, its clients staying connected (Docker only: a local
+    /// cluster partitions through its peer proxies).
     pub async fn partition(&self) -> Result<()> {
         match self {
             Node::Local(_) => Err(UNSUPPORTED_LOCALLY),
@@ -131,7 +132,7 @@ impl Node {
         }
     }
 
-    /// Reconnects a partitioned server (Docker only).
+    /// Lets a partitioned server hear its peers again (Docker only).
     pub async fn heal(&self) -> Result<()> {
         match self {
             Node::Local(_) => Err(UNSUPPORTED_LOCALLY),
@@ -142,7 +143,8 @@ impl Node {
 }
 
 const UNSUPPORTED_LOCALLY: Error = Error::Unsupported(
-    "partitions need the Docker backend (ZK_TEST_BACKEND=docker); locally, put a TcpProxy in front of a client",
+    "a local cluster partitions its servers only when built with peer_proxies(true) (or use the Docker backend); \
+     to cut a client's link, put a TcpProxy in front of it",
 );
 
 /// Kills every local server and removes every container, the containers all at once; waits.

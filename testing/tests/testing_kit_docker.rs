@@ -1,5 +1,5 @@
 //! The testing kit's Docker backend (feature `docker`): servers and ensembles in containers of
-//! `zk-recipes/zookeeper:3.8` (`bash docker/build-image.sh`). Every test checks that the
+//! `zk-recipes/zookeeper:3.8` (`bash docker/build-image.sh`; `ZK_TEST_IMAGE` names another). Every test checks that the
 //! containers (and networks) it started are gone once their handles are dropped.
 //!
 //! The tests run one at a time (a lock), so that "no container of this process is left" can be
@@ -154,9 +154,85 @@ async fn cluster_elects_one_leader_and_survives_a_killed_leader() {
 async fn a_partitioned_leader_is_replaced_and_rejoins_when_healed() {
     let _serial = SERIAL.lock().await;
     let cluster = docker_cluster().await;
+    // the peer links only: its client port keeps answering (checked inside)
     raw::partition_the_leader_and_heal(&cluster, WAIT).await;
 
+    // A partition holds across a restart (a start makes a new network namespace: the kit cuts
+    // it off again) until it is healed.
+    let leader = cluster.wait_for_leader(WAIT).await.expect("a leader");
+    let follower = (leader + 1) % 3;
+    cluster.partition(follower).await.expect("partition a follower");
+    cluster.stop(follower).await.expect("stop");
+    let restart = tokio::time::timeout(Duration::from_secs(8), cluster.restart(follower)).await;
+    assert!(restart.is_err(), "a partitioned follower rejoined after its restart: {restart:?}");
+    assert!(cluster.is_running(follower), "restarted");
+    assert_eq!(cluster.mode(follower).await.expect("mode"), None, "cut off after its restart");
+    let answer = four_letter_word(cluster.server_connect_string(follower).unwrap(), "srvr").await.expect("srvr");
+    assert!(answer.contains("not currently serving"), "its client port answers: {answer}");
+    assert_eq!(cluster.leader().await.expect("leader"), Some(leader), "the others kept their quorum");
+    let healed = Instant::now();
+    cluster.heal(follower).await.expect("heal");
+    let deadline = Instant::now() + WAIT;
+    while cluster.mode(follower).await.expect("mode") != Some(ServerMode::Follower) {
+        assert!(Instant::now() < deadline, "the healed follower rejoins: {:?}", cluster.modes().await);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    eprintln!("healed follower serving after {:?}", healed.elapsed());
+
     drop(cluster);
+    assert_nothing_left();
+}
+
+/// The kit's image with iptables removed, as images built before it was added: removed again
+/// when dropped.
+struct ImageWithoutIptables(String);
+
+impl ImageWithoutIptables {
+    fn make() -> ImageWithoutIptables {
+        let base = Backend::image_from_env();
+        let (name, container) = (
+            format!("zk-recipes/no-iptables-test:{}", std::process::id()),
+            format!("zkr-no-iptables-{}", std::process::id()),
+        );
+        let removal = "rm -f /usr/sbin/iptables* /usr/sbin/ip6tables* /usr/sbin/xtables*";
+        docker(&[
+            "run",
+            "--name",
+            &container,
+            "--label",
+            "zk-recipes.test=1",
+            "--entrypoint",
+            "sh",
+            &base,
+            "-c",
+            removal,
+        ]);
+        let entrypoint = docker(&["inspect", "-f", "{{json .Config.Entrypoint}}", &base]).join("");
+        let changes = [format!("ENTRYPOINT {entrypoint}"), "CMD []".to_string()];
+        docker(&["commit", "--change", &changes[0], "--change", &changes[1], &container, &name]);
+        docker(&["rm", "-f", &container]);
+        ImageWithoutIptables(name)
+    }
+}
+
+impl Drop for ImageWithoutIptables {
+    fn drop(&mut self) {
+        let _ = Command::new("docker").args(["rmi", "-f", &self.0]).output();
+    }
+}
+
+#[tokio::test]
+async fn an_image_without_iptables_cannot_partition_and_says_how_to_rebuild() {
+    let _serial = SERIAL.lock().await;
+    let image = ImageWithoutIptables::make();
+    let cluster = TestingCluster::builder().backend(Backend::Docker).image(&image.0).servers(1).start().await;
+    let cluster = cluster.expect("a one-server ensemble");
+    let err = cluster.partition(0).await.expect_err("no iptables");
+    assert!(matches!(&err, Error::Unsupported(m) if m.contains("build-image.sh --force")), "{err:?}");
+    // nothing was cut: it still leads
+    assert_eq!(cluster.mode(0).await.expect("mode"), Some(ServerMode::Leader));
+    drop(cluster);
+    drop(image);
     assert_nothing_left();
 }
 

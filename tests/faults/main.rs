@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use liveness::{NEW_HOLDER_AFTER_ELECTION_BOUND, NEW_HOLDER_BOUND, PROGRESS_BOUND};
 use workload::{Workload, SESSION_TIMEOUT};
-use zk_recipes_testing::{expire_session, fixtures, Backend, ProxyMode, TestingCluster, IMAGE_ENV};
+use zk_recipes_testing::{expire_session, fixtures, Backend, ProxyMode, TestingCluster};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -27,6 +27,24 @@ async fn sleep(ms: u64) {
 /// Sleeps until `ms` after `since`.
 async fn sleep_until(since: Instant, ms: u64) {
     tokio::time::sleep_until((since + Duration::from_millis(ms)).into()).await;
+}
+
+/// The name `scenario`'s results are saved under: on the Docker backend with the image's name
+/// added (`scripts/test-docker.sh` runs some scenarios there), so that they do not overwrite the
+/// local backend's.
+fn scenario_name(cluster: &TestingCluster, scenario: &str) -> String {
+    match cluster.backend() {
+        Backend::Docker => format!("{scenario}-docker-{}", Backend::image_from_env()).replace(['/', ':'], "-"),
+        _ => scenario.to_string(),
+    }
+}
+
+/// How `cluster.partition(i)` cuts a server off its peers on `cluster`'s backend, for reports.
+fn peer_cut(cluster: &TestingCluster) -> &'static str {
+    match cluster.backend() {
+        Backend::Docker => "its quorum and election traffic dropped by iptables rules in its container",
+        _ => "its quorum and election links blackholed by the testing kit's proxies",
+    }
 }
 
 /// Moves `client`'s session off server `avoid` (the ensemble leader): blackholes and cuts its
@@ -221,9 +239,5 @@ async fn sixteen_contenders_under_random_faults() {
         log.join(", ")
     );
     // the soak also runs on the Docker backend (scripts/test-docker.sh: ZooKeeper 3.9)
-    let scenario = match cluster.backend() {
-        Backend::Docker => format!("random-faults-docker-{}", std::env::var(IMAGE_ENV).unwrap_or_default()),
-        _ => "random-faults".to_string(),
-    };
-    w.finish(&scenario.replace(['/', ':'], "-"), &notes, true).await;
+    w.finish(&scenario_name(&cluster, "random-faults"), &notes, true).await;
 }

@@ -1,7 +1,9 @@
-//! Faults between and inside the servers: partitions between servers (the testing kit's
-//! proxies on the quorum and election links, clients staying connected to the server cut off)
-//! and a leader that stalls for less than the session timeout (SIGSTOP, as a long fsync would)
-//! under both error policies.
+//! Faults between and inside the servers: partitions between servers (clients staying connected
+//! to the server cut off: on the local backend the testing kit's proxies on the quorum and
+//! election links, on the Docker backend iptables rules in the server's container; the
+//! partition scenarios run on both, `scripts/test-docker.sh` runs the leader's on ZooKeeper
+//! 3.9) and a leader that stalls for less than the session timeout (SIGSTOP, as a long fsync
+//! would) under both error policies.
 
 use std::time::{Duration, Instant};
 
@@ -10,7 +12,7 @@ use zk_recipes_testing::{fixtures, TestingCluster};
 
 use super::liveness::PROGRESS_BOUND;
 use super::workload::{save_report, Workload, SESSION_TIMEOUT};
-use super::{sleep, sleep_until, SERIAL};
+use super::{peer_cut, scenario_name, sleep, sleep_until, SERIAL};
 
 /// The bound within which a majority client holds the mutex after the leader holding it was cut
 /// off: the followers notice (`syncLimit`, 2 s), elect (a few seconds, more on a busy machine),
@@ -52,6 +54,7 @@ async fn status_within(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn partition_the_leader_from_both_followers() {
     let _one = SERIAL.lock().await;
+    // peer proxies for the local backend; ZK_TEST_BACKEND=docker partitions with iptables
     let cluster = TestingCluster::builder().servers(3).peer_proxies(true).start().await.unwrap();
     let w = Workload::start(&cluster, "/partition-leader", 1).await;
     let leader = cluster.wait_for_leader(Duration::from_secs(20)).await.unwrap();
@@ -122,12 +125,11 @@ async fn partition_the_leader_from_both_followers() {
     back_in_quorum(&cluster, leader).await;
     minority.close();
     majority.close();
-    w.finish(
-        "partition-leader",
-        "Cut the leader off both followers for 8 s (its quorum and election links blackholed by the testing kit's proxies), its clients staying connected to it; a minority client (connected to the leader only) holds a mutex a majority client (connected to the followers only) waits for.",
-        false,
-    )
-    .await;
+    let notes = format!(
+        "Cut the leader off both followers for 8 s ({}), its clients staying connected to it; a minority client (connected to the leader only) holds a mutex a majority client (connected to the followers only) waits for.",
+        peer_cut(&cluster)
+    );
+    w.finish(&scenario_name(&cluster, "partition-leader"), &notes, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -149,12 +151,11 @@ async fn partition_a_follower_from_the_quorum() {
     back_in_quorum(&cluster, follower).await;
     w.note(format!("The cut-off follower served again {:.1} s after the heal.", healed.elapsed().as_secs_f64()));
     w.expect_progress(healed, PROGRESS_BOUND, "the follower's heal").await;
-    w.finish(
-        "partition-follower",
-        "Cut a follower off the leader and the other follower for 6 s (its quorum and election links blackholed), its clients staying connected to it.",
-        false,
-    )
-    .await;
+    let notes = format!(
+        "Cut a follower off the leader and the other follower for 6 s ({}), its clients staying connected to it.",
+        peer_cut(&cluster)
+    );
+    w.finish(&scenario_name(&cluster, "partition-follower"), &notes, false).await;
 }
 
 /// A leader stalled (SIGSTOP) for less than the session timeout, with `syncLimit` above the

@@ -1,19 +1,21 @@
-//! One server in a container: create, stop, kill, start again, pause, partition, remove. The
-//! methods mirror [`Instance`](crate::instance::Instance)'s, so that
-//! [`Node`](crate::node::Node) dispatches to either.
+//! One server in a container: create, stop, kill, start again, pause, partition (see
+//! [`partition`](super::partition)), remove. The methods mirror
+//! [`Instance`](crate::instance::Instance)'s, so that [`Node`](crate::node::Node) dispatches to
+//! either.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use testcontainers::bollard::models::{NetworkConnectRequest, NetworkDisconnectRequest, PortBinding};
+use testcontainers::bollard::models::PortBinding;
 use testcontainers::bollard::query_parameters::{KillContainerOptionsBuilder, RemoveContainerOptionsBuilder};
-use testcontainers::core::{ContainerPort, ImageExt};
+use testcontainers::core::{ContainerPort, ExecCommand, ImageExt};
 use testcontainers::runners::AsyncRunner;
 use testcontainers::{ContainerAsync, GenericImage};
 use tokio::time::Instant;
 
 use super::network::Network;
+use super::partition::{self, Action};
 use super::runtime::{block, docker, run};
 use super::spec::{split_image, Spec, CLIENT_PORT};
 use crate::backend::DEFAULT_IMAGE;
@@ -42,6 +44,9 @@ pub(crate) struct Server {
     /// Dropped after the container: the last member of a cluster removes the network.
     network: Option<Arc<Network>>,
     paused: AtomicBool,
+    /// Cut off from its peers: the rules are applied again when the container starts again
+    /// (a start makes a new network namespace, without them).
+    partitioned: AtomicBool,
 }
 
 impl Server {
@@ -59,6 +64,7 @@ impl Server {
             container: Some(Arc::new(container.0)),
             network,
             paused: AtomicBool::new(false),
+            partitioned: AtomicBool::new(false),
         })
     }
 
@@ -141,16 +147,21 @@ impl Server {
     }
 
     /// `docker start`: the same container, data, name and published port. Does nothing if it
-    /// runs.
+    /// runs. A partitioned server is cut off its peers again as soon as it has started.
     pub async fn spawn(&self) -> Result<()> {
         let container = self.container()?;
-        run(async move {
+        let started = run(async move {
             if container.is_running().await.map_err(docker_error("inspect"))? {
-                return Ok(());
+                return Ok(false);
             }
-            container.start().await.map_err(docker_error("start"))
+            container.start().await.map_err(docker_error("start"))?;
+            Ok(true)
         })
-        .await
+        .await?;
+        if started && self.partitioned.load(Ordering::SeqCst) {
+            self.cut_or_heal(Action::Cut).await?;
+        }
+        Ok(())
     }
 
     /// Waits until `srvr` reports a mode that `accept`s, the container stops, or `deadline`.
@@ -215,28 +226,50 @@ impl Server {
         Ok(())
     }
 
-    /// `docker network disconnect`: the server is cut off from its peers and its clients.
+    /// Cuts the server off its peers (iptables rules in its container drop its quorum and
+    /// election traffic), its clients staying connected. Partitioning twice is partitioned; a
+    /// stopped server is cut off when it starts.
     pub async fn partition(&self) -> Result<()> {
-        let network = self.network.clone().ok_or(Error::Unsupported("only cluster servers can be partitioned"))?;
-        let request = NetworkDisconnectRequest { container: self.id.clone(), force: Some(true) };
-        run(async move {
-            let docker = docker().await?;
-            docker.disconnect_network(network.name(), request).await.map_err(docker_error("network disconnect"))
-        })
-        .await
+        self.cluster_member()?;
+        self.cut_or_heal(Action::Cut).await?;
+        self.partitioned.store(true, Ordering::SeqCst);
+        Ok(())
     }
 
-    /// `docker network connect`: the server rejoins its peers (its address may change).
+    /// Removes the rules [`partition`](Self::partition) added: the server hears its peers again,
+    /// on the same address. Healing a connected (or stopped) server does nothing.
     pub async fn heal(&self) -> Result<()> {
-        let network = self.network.clone().ok_or(Error::Unsupported("only cluster servers can be partitioned"))?;
-        let request = NetworkConnectRequest { container: self.id.clone(), endpoint_config: None };
+        self.cluster_member()?;
+        self.partitioned.store(false, Ordering::SeqCst);
+        self.cut_or_heal(Action::Heal).await
+    }
+
+    fn cluster_member(&self) -> Result<()> {
+        match self.network {
+            Some(_) => Ok(()),
+            None => Err(Error::Unsupported("only cluster servers can be partitioned")),
+        }
+    }
+
+    /// Runs the partition script for `action` in the container (`docker exec`). A container that
+    /// does not run has no network namespace to change: nothing to do now (see
+    /// [`spawn`](Self::spawn)).
+    async fn cut_or_heal(&self, action: Action) -> Result<()> {
+        let container = self.container()?;
+        let label = self.label.clone();
         run(async move {
-            let docker = docker().await?;
-            match docker.connect_network(network.name(), request).await {
-                // Already connected (healing twice) is healed.
-                Err(e) if e.to_string().contains("already exists") => Ok(()),
-                other => other.map_err(docker_error("network connect")),
-            }
+            let command = ExecCommand::new(["sh".to_string(), "-c".to_string(), partition::script(action)]);
+            let mut result = match container.exec(command).await {
+                Ok(result) => result,
+                Err(e) if !container.is_running().await.map_err(docker_error("inspect"))? => {
+                    tracing::debug!(server = %label, error = %e, "not running: the partition applies when it starts");
+                    return Ok(());
+                }
+                Err(e) => return Err(docker_error("exec")(e)),
+            };
+            let stdout = result.stdout_to_vec().await.map_err(docker_error("exec"))?;
+            let stderr = result.stderr_to_vec().await.map_err(docker_error("exec"))?;
+            partition::outcome(&label, &String::from_utf8_lossy(&stdout), &String::from_utf8_lossy(&stderr))
         })
         .await
     }
@@ -317,7 +350,8 @@ async fn create_container(spec: Spec) -> Result<(Container, String)> {
         request = request.with_label(key, value);
     }
     if let Some(network) = &spec.network {
-        request = request.with_network(network);
+        // NET_ADMIN: partitions are iptables rules in the container's network namespace.
+        request = request.with_network(network).with_cap_add("NET_ADMIN");
     }
     match request.start().await {
         Ok(container) => Ok((container, spec.name)),

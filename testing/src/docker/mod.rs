@@ -5,7 +5,9 @@
 //! * A server's client port is published on `127.0.0.1` at a host port the kit picks, fixed in
 //!   the container's configuration, so that `docker stop` / `docker start` keep the connect
 //!   string. The data stays in the container's own layer.
-//! * A cluster gets a private bridge network; the containers find each other by name.
+//! * A cluster gets a private bridge network; the containers find each other by name. Cluster
+//!   containers have the `NET_ADMIN` capability: a partition cuts a server off its peers with
+//!   iptables rules inside its container, its clients staying connected (see [`partition`]).
 //! * Every container and network carries the labels `zk-recipes.test=1`, `zk-recipes.pid`,
 //!   `zk-recipes.host` and `zk-recipes.group`. Dropping a server or cluster removes its
 //!   containers and network and waits for it; containers of servers that are never dropped
@@ -14,6 +16,7 @@
 
 mod container;
 mod network;
+mod partition;
 mod runtime;
 mod spec;
 

@@ -10,9 +10,10 @@ use crate::{Error, Result};
 
 /// The client port inside every container (published on a chosen host port).
 pub(crate) const CLIENT_PORT: u16 = 2181;
-/// Quorum and election ports inside the containers (on the private network only).
-const QUORUM_PORT: u16 = 2888;
-const ELECTION_PORT: u16 = 3888;
+/// Quorum and election ports inside the containers (on the private network only; a partition
+/// drops what goes to or comes from them).
+pub(crate) const QUORUM_PORT: u16 = 2888;
+pub(crate) const ELECTION_PORT: u16 = 3888;
 
 /// Label on every container and network the kit creates.
 pub(crate) const LABEL_TEST: &str = "zk-recipes.test";

@@ -16,13 +16,15 @@ pub async fn read(connect_string: &str, path: &str) -> Vec<u8> {
 }
 
 /// Partitions `cluster`'s leader, waits until the two others elect one of theirs and the cut-off
-/// server stops serving, writes through the majority, heals, and checks that the healed server
-/// rejoins as a follower under the new leader and has caught up. Each wait ends within `wait`.
+/// server stops serving, checks that its client port still answers (a partition cuts the peer
+/// links only), writes through the majority, heals, and checks that the healed server rejoins as
+/// a follower under the new leader and has caught up. Each wait ends within `wait`.
 pub async fn partition_the_leader_and_heal(cluster: &zk_recipes_testing::TestingCluster, wait: std::time::Duration) {
     use zk_recipes_testing::ServerMode;
     let until = |what: &'static str| (std::time::Instant::now() + wait, what);
     let leader = cluster.wait_for_leader(wait).await.expect("a leader");
     cluster.partition(leader).await.expect("partition");
+    cluster.partition(leader).await.expect("partitioning twice is fine");
     let (deadline, what) = until("a new leader among the others");
     let new_leader = loop {
         let modes = cluster.modes().await;
@@ -38,6 +40,11 @@ pub async fn partition_the_leader_and_heal(cluster: &zk_recipes_testing::Testing
         assert!(std::time::Instant::now() < deadline, "{what}: {:?}", cluster.modes().await);
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
+    // Its clients still reach it: the port answers, the server says it has no quorum (a cut
+    // client port would refuse or time out instead).
+    let cut_off = cluster.server_connect_string(leader).expect("connect string");
+    let answer = zk_recipes_testing::four_letter_word(cut_off, "srvr").await.expect("the client port answers");
+    assert!(answer.contains("not currently serving"), "{answer}");
     let majority: Vec<&str> =
         (0..3).filter(|&i| i != leader).map(|i| cluster.server_connect_string(i).unwrap()).collect();
     create(&majority.join(","), "/while-partitioned", b"p").await;
