@@ -170,7 +170,17 @@ async fn start_tracker(inner: &Arc<Inner>, client: &Client) {
     }
 }
 
+/// Follows `/zookeeper/config` on `client`'s session until that session ends, or the framework
+/// closes or moves to another session: then it drops `client` at once. The session closes on
+/// the server only when its last `Client` is dropped, so a tracker that kept its clone while
+/// waiting for a configuration change (which may never come) kept a closed framework's
+/// session, and every ephemeral node of it, alive.
 async fn track(inner: Weak<Inner>, client: Client) {
+    let session = client.session_id().0;
+    let Some(mut status) = inner.upgrade().map(|this| this.status.subscribe()) else { return };
+    // while this session is set up, the status may still name the one before it
+    let before = status.borrow().session_id;
+    let ended = move |s: &SessionStatus| s.closed || (s.session_id != session && s.session_id != before);
     loop {
         let read = client.get_and_watch_config().await;
         let Some(this) = inner.upgrade() else { return };
@@ -186,8 +196,13 @@ async fn track(inner: Weak<Inner>, client: Client) {
             Err(e) => return tracing::debug!(error = %e, "not following /zookeeper/config on this session"),
         };
         drop(this);
-        if watcher.changed().await.event_type == EventType::Session {
-            return;
+        tokio::select! {
+            event = watcher.changed() => {
+                if event.event_type == EventType::Session {
+                    return;
+                }
+            }
+            _ = status.wait_for(ended) => return,
         }
     }
 }

@@ -51,3 +51,32 @@ async fn a_session_re_created_after_a_reconfig_uses_the_new_servers() {
     assert!(server.is_some_and(|i| i != 0), "the new session lives on server {server:?}");
     assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());
 }
+
+/// On an ensemble whose `/zookeeper/config` names client addresses the framework follows it on
+/// a task of its own; `close()` must still end the session on the server at once (its
+/// ephemeral nodes go with it), not when the session times out. The task used to keep a
+/// clone of the session's client while it waited for a configuration change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_ends_the_session_while_the_ensemble_is_followed() {
+    const SESSION_TIMEOUT: Duration = Duration::from_secs(30);
+    let cluster =
+        TestingCluster::builder().backend(Backend::Local).reconfig_enabled(true).start().await.expect("cluster");
+    // (the configuration of a reconfigurable cluster names each server's client address)
+    let cs = cluster.connect_string().to_owned();
+    let observer = fixtures::framework(&cs).await;
+    for round in 0..2 {
+        let fw = fixtures::framework_with(&cs, |b| b.session_timeout(SESSION_TIMEOUT)).await;
+        let path = fixtures::unique("/closing");
+        fw.create(&path, b"", CreateMode::Ephemeral).await.expect("create");
+        let closed = Instant::now();
+        fw.close();
+        fixtures::eventually(
+            Duration::from_secs(5),
+            format!("round {round}: the ephemeral goes with close()"),
+            || async { observer.exists(&path).await.expect("exists").is_none() },
+        )
+        .await;
+        assert!(closed.elapsed() < SESSION_TIMEOUT / 2, "gone only after {:?}", closed.elapsed());
+    }
+    observer.close();
+}
