@@ -330,49 +330,42 @@ impl<W: Wait> Contention<'_, '_, W> {
         // behind a local node no early listing is needed: it marks itself as it holds
         let local = after_holder.is_some() && fw.session_extension::<Holds>().is_local(&watched[0]);
         let ahead = ahead.filter(|_| !local).map(|a| paths::join(req.dir, &a));
-        let mut take_kept = |path: &str| kept.iter().position(|(p, _)| p == path).map(|i| kept.swap_remove(i).1);
-        let reused: Vec<Option<PendingWatch>> = watched.iter().map(|p| take_kept(p)).collect();
-        let reused_ahead = ahead.as_deref().and_then(&mut take_kept);
-        let ask: Vec<String> =
-            watched.iter().zip(&reused).filter(|(_, r)| r.is_none()).map(|(p, _)| p.clone()).collect();
-        let ask_ahead = ahead.as_deref().filter(|_| reused_ahead.is_none());
-        let (asked, early) = if ask.is_empty() && ask_ahead.is_none() {
-            (Vec::new(), None)
-        } else {
-            watch_nodes(fw, &ask, ask_ahead).await?
-        };
-        // in the order of `watched`: a kept watch, or the answer to ours (none: the node is gone)
-        let mut asked = asked.into_iter();
-        let mut paths = Vec::with_capacity(watched.len() + 1);
-        let mut live = Vec::with_capacity(watched.len() + 1);
-        for (path, reused) in watched.into_iter().zip(reused) {
-            if let Some(w) = reused.or_else(|| asked.next().flatten().map(PendingWatch::from)) {
-                paths.push(path);
-                live.push(w);
+        // the watched nodes, then the node ahead: a kept watch each, or asked for in one round trip
+        let mut targets = watched;
+        targets.extend(ahead);
+        let mut found: Vec<Option<PendingWatch>> = targets
+            .iter()
+            .map(|path| kept.iter().position(|(p, _)| p == path).map(|i| kept.swap_remove(i).1))
+            .collect();
+        let ask: Vec<&str> = targets.iter().zip(&found).filter(|(_, f)| f.is_none()).map(|(p, _)| p.as_str()).collect();
+        if !ask.is_empty() {
+            let mut answers = watch_nodes(fw, &ask).await?.into_iter();
+            for slot in found.iter_mut().filter(|f| f.is_none()) {
+                *slot = answers.next().flatten().map(PendingWatch::from);
             }
         }
-        let early = match (reused_ahead, early) {
-            (Some(w), _) => Some(Some(w)),
-            (None, early) => early.map(|e| e.map(PendingWatch::from)),
-        };
+        // the node ahead's watch (`Some(None)`: it is gone), apart from the live ones
+        let ahead = (targets.len() > nodes.len()).then(|| (targets.pop(), found.pop().flatten()));
+        let (mut paths, live): (Vec<String>, Vec<PendingWatch>) =
+            targets.into_iter().zip(found).filter_map(|(path, w)| w.map(|w| (path, w))).unzip();
+        let early = ahead.map(|(path, w)| {
+            // its path last, beside its index
+            paths.extend(path.filter(|_| w.is_some()));
+            w
+        });
         let handed_over = then_acquired || after_holder.as_ref().is_some_and(HoldEntry::was_held);
         Ok(match (live.len(), early) {
             (0, _) if handed_over => Next::HandedOver,
             // what we watch is gone, or the node ahead: list again now
             (0, _) | (_, Some(None)) => Next::Relist,
-            (live_count, early) => {
-                if early.is_some() {
-                    paths.extend(ahead);
-                }
-                Next::Wait(Waiting {
-                    watchers: WatchSet::from_pending(live.into_iter().chain(early.flatten())),
-                    paths,
-                    live: live_count,
-                    then_acquired,
-                    after_holder,
-                    wake_at: None,
-                })
-            }
+            (live_count, early) => Next::Wait(Waiting {
+                watchers: WatchSet::from_pending(live.into_iter().chain(early.flatten())),
+                paths,
+                live: live_count,
+                then_acquired,
+                after_holder,
+                wake_at: None,
+            }),
         })
     }
 
@@ -595,29 +588,17 @@ async fn list_and_watch_children(fw: &Framework, dir: &str) -> Result<(Vec<Strin
 }
 
 /// Data watches on `paths` (Curator uses `getData` so that no watch is left on a missing
-/// node), and on `ahead` when given, all in one round trip: a watcher per path (`None`: the
-/// node is gone), and `ahead`'s (`Some(None)`: it is gone).
-async fn watch_nodes(
-    fw: &Framework,
-    paths: &[String],
-    ahead: Option<&str>,
-) -> Result<(Vec<Option<OneshotWatcher>>, Option<Option<OneshotWatcher>>)> {
-    let watcher = |r: std::result::Result<_, ZkError>| {
-        r.if_exists().map(|w: Option<(Vec<u8>, Stat, OneshotWatcher)>| w.map(|(_, _, w)| w))
-    };
+/// node), all in one round trip: a watcher per path (`None`: the node is gone).
+async fn watch_nodes(fw: &Framework, paths: &[&str]) -> Result<Vec<Option<OneshotWatcher>>> {
     fw.retry(|client| async move {
         // every request goes out before any answer is awaited
         let watched: Vec<_> = paths.iter().map(|p| client.get_and_watch_data(p)).collect();
-        let early = ahead.map(|a| client.get_and_watch_data(a));
-        let mut live = Vec::with_capacity(watched.len());
+        let mut out = Vec::with_capacity(watched.len());
         for w in watched {
-            live.push(watcher(w.await)?);
+            let answer: Option<(Vec<u8>, Stat, OneshotWatcher)> = w.await.if_exists()?;
+            out.push(answer.map(|(_, _, w)| w));
         }
-        let early = match early {
-            Some(early) => Some(watcher(early.await)?),
-            None => None,
-        };
-        Ok((live, early))
+        Ok(out)
     })
     .await
 }
