@@ -316,6 +316,8 @@ def build_report(a):
         L.append(f"| {k} | {v} |")
     L.append(f"| runs | {a.seconds} s measured window after {a.warmup} s warm-up; {a.repeats} repeat(s) per setting, "
              f"interleaved; semaphore leases {a.leases} |")
+    L.append(f"| server warm-up | {a.server_warmup} s of untimed load (zkr: raw, mutex, counter, mutex) on each "
+             f"setting's fresh servers before the first repeat |")
     L.append(f"| peers | {', '.join(p for p in PEER_ORDER if p in peers_run) or 'none'} |")
     L.append("")
     absent = [p for p in PEER_ORDER if p not in peers_run and p not in unavailable]
@@ -417,6 +419,7 @@ def main(argv):
     p.add_argument("--elapsed", default="")
     p.add_argument("--seconds", default="?")
     p.add_argument("--warmup", default="?")
+    p.add_argument("--server-warmup", default="?")
     p.add_argument("--repeats", default="?")
     p.add_argument("--leases", default="2")
     p.add_argument("--peers", default="")
