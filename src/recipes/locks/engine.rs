@@ -330,6 +330,7 @@ impl<W: Wait> Contention<'_, '_, W> {
         // behind a local node no early listing is needed: it marks itself as it holds
         let local = after_holder.is_some() && fw.session_extension::<Holds>().is_local(&watched[0]);
         let ahead = ahead.filter(|_| !local).map(|a| paths::join(req.dir, &a));
+        let has_ahead = ahead.is_some();
         // the watched nodes, then the node ahead: a kept watch each, or asked for in one round trip
         let mut targets = watched;
         targets.extend(ahead);
@@ -344,15 +345,17 @@ impl<W: Wait> Contention<'_, '_, W> {
                 *slot = answers.next().flatten().map(PendingWatch::from);
             }
         }
-        // the node ahead's watch (`Some(None)`: it is gone), apart from the live ones
-        let ahead = (targets.len() > nodes.len()).then(|| (targets.pop(), found.pop().flatten()));
+        // the node ahead's watch, apart from the live ones (`Some(None)`: it is gone); its path
+        // goes last, beside its watch
+        let (mut early, mut early_path) = (None, None);
+        if has_ahead {
+            let watch = found.pop().flatten();
+            early_path = targets.pop().filter(|_| watch.is_some());
+            early = Some(watch);
+        }
         let (mut paths, live): (Vec<String>, Vec<PendingWatch>) =
             targets.into_iter().zip(found).filter_map(|(path, w)| w.map(|w| (path, w))).unzip();
-        let early = ahead.map(|(path, w)| {
-            // its path last, beside its index
-            paths.extend(path.filter(|_| w.is_some()));
-            w
-        });
+        paths.extend(early_path);
         let handed_over = then_acquired || after_holder.as_ref().is_some_and(HoldEntry::was_held);
         Ok(match (live.len(), early) {
             (0, _) if handed_over => Next::HandedOver,
