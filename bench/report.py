@@ -109,6 +109,16 @@ def flagged(reps):
     return " ⚠" if any(r["violations"] or r["errors"] or not r["ops"] for r in reps.values()) else ""
 
 
+def slowest_worker(r):
+    """The fewest operations one worker (a client, or a task of one) counted, over the mean of
+    the run's workers: 1 is an even share, near 0 a worker that starved; None without the
+    figure (one worker, or a driver that does not report it)."""
+    workers = r["clients"] * r.get("tasks", 1)
+    if "worker_ops_min" not in r or workers < 2 or not r["ops"]:
+        return None
+    return r["worker_ops_min"] / (r["ops"] / workers)
+
+
 def point_label(clients, tasks, long=False):
     if tasks > 1:
         return f"1 session × {tasks} tasks" if long and clients == 1 else f"{clients} × {tasks} tasks"
@@ -218,9 +228,12 @@ def recipe_table(runs, s, label, recipe, unsupported, failed_keys, notes_text):
     ref = runs.floor(s, fl)[0] if fl else {}
     head = "| clients | peer | ops/s | " + "".join(f"×{title(b)} | " for b in bases)
     head += f"× {FLOOR_NAMES[fl]} floor | " if fl and ref else ""
+    fair = any(slowest_worker(r) is not None for c, t in runs.points(s, recipe) for p in peers
+               for r in runs.get(s, recipe, c, t, p).values())
+    head += "slowest worker | " if fair else ""
     head += "p50 ms | p99 ms | runs |"
     L.append(head)
-    L.append("|--:|---|--:|" + "--:|" * (len(bases) + (1 if fl and ref else 0)) + "--:|--:|--:|")
+    L.append("|--:|---|--:|" + "--:|" * (len(bases) + (1 if fl and ref else 0) + fair) + "--:|--:|--:|")
     notes = []
     for clients, tasks in runs.points(s, recipe):
         for p in peers:
@@ -234,6 +247,8 @@ def recipe_table(runs, s, label, recipe, unsupported, failed_keys, notes_text):
                 cells.append(spread(per_repeat(ops, other), fmt_ratio) if b != p else "")
             if fl and ref:
                 cells.append(spread(per_repeat(ops, ref), fmt_ratio))
+            if fair:
+                cells.append(spread([slowest_worker(r) for r in reps.values()], fmt_ratio))
             cells.append(spread([r["p50_ms"] for r in reps.values()], fmt_ms))
             cells.append(spread([r["p99_ms"] for r in reps.values()], fmt_ms))
             L.append(f"| {point_label(clients, tasks)} | {title(p)} | " + " | ".join(cells) + f" | {len(reps)} |")
@@ -332,7 +347,10 @@ def build_report(a):
              "the window, summed over all clients; *×Curator* (*×zookeeper-client*) is a peer's ops/s over "
              "that peer's at the same point; *× floor* is the share of the serial-write floor of the same setting "
              "and repeat (create+delete for the locks, setData for the counters; see each setting's floor "
-             "table). Latency is from asking to holding (for the counter, the call), p50 / p99 in ms. "
+             "table). *slowest worker* is the fewest operations one client (or one task, in the *tasks* "
+             "rows) finished in the window, over the mean per worker: 1 is an even share, near 0 a "
+             "worker that starved while the others made the ops/s. "
+             "Latency is from asking to holding (for the counter, the call), p50 / p99 in ms. "
              "*n/a*: the peer has no such recipe; ⚠: some run had failed operations or violations, or counted "
              "no operation at all (listed under the table). With fsync on, the transaction log is synced before each commit: a shared or "
              "virtual disk moves every figure, so compare within one setting and one run.")

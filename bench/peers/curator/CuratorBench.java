@@ -569,7 +569,24 @@ public final class CuratorBench {
                 // closing only stops watchers; the sessions close next
             }
         }
-        return json(all, errors, args.seconds, null);
+        return json(all, errors, args.seconds, workerSpread(workers));
+    }
+
+    /**
+     * With more than one worker (a client, or a thread of one): the fewest and the most
+     * operations one worker counted in the window, as the other drivers report them.
+     */
+    static String workerSpread(Worker[] workers) {
+        if (workers.length < 2) {
+            return null;
+        }
+        int min = Integer.MAX_VALUE;
+        int max = 0;
+        for (Worker w : workers) {
+            min = Math.min(min, w.counted);
+            max = Math.max(max, w.counted);
+        }
+        return String.format(Locale.ROOT, ",\"worker_ops_min\":%d,\"worker_ops_max\":%d", min, max);
     }
 
     /** The counter's current value, read from ZooKeeper (not from a cache). */

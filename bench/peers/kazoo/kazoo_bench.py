@@ -429,15 +429,19 @@ def run_processes(args, run_path):
         if args.recipe == "double_barrier":
             latencies, round_errors = barrier_latencies(results, n, clock)
             errors += round_errors
+            spread = None
         else:
             latencies = [x for r in results for x in r["latencies"]]
+            # the fewest and the most operations one client counted (a missing one counted none)
+            counts = [len(r["latencies"]) for r in results] + [0] * missing
+            spread = {"worker_ops_min": min(counts), "worker_ops_max": max(counts)} if len(counts) > 1 else None
         if args.recipe == "counter":
             final = read_counter(admin, run_path)
             increments = sum(r["increments"] for r in results)
             if final - initial != increments or missing:
                 log(f"counter moved by {final - initial}, successful increments {increments}")
                 violations += 1
-        return result_line(args, latencies, errors, violations, args.seconds)
+        return result_line(args, latencies, errors, violations, args.seconds, spread)
     finally:
         for p in procs:
             p.join(timeout=5)

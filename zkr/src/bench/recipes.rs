@@ -298,8 +298,10 @@ pub(crate) async fn timed(
     }
     let mut report = Report::default();
     let mut posts = Vec::new();
+    let mut per_worker = Vec::with_capacity(tasks.len());
     for t in tasks {
         let (latencies, op) = t.await.map_err(fail)?;
+        per_worker.push(latencies.len());
         report.latencies_ms.extend(latencies);
         match op {
             Op::Counter(_, p) => posts.extend(p),
@@ -326,6 +328,7 @@ pub(crate) async fn timed(
     if per > 1 {
         report.extra.push(("tasks", per as f64));
     }
+    report.add_worker_spread(&per_worker);
     Ok(report)
 }
 

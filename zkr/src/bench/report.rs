@@ -35,6 +35,17 @@ fn num(x: f64) -> String {
 use crate::json::string as json_string;
 
 impl Report {
+    /// With more than one worker (a client, or a task of one): the fewest and the most
+    /// operations one worker counted in the window (`worker_ops_min`, `worker_ops_max`), so a
+    /// reader sees whether the ops/s came from every worker or from a few while the others
+    /// starved.
+    pub fn add_worker_spread(&mut self, per_worker: &[usize]) {
+        if let (true, Some(min), Some(max)) = (per_worker.len() > 1, per_worker.iter().min(), per_worker.iter().max()) {
+            self.extra.push(("worker_ops_min", *min as f64));
+            self.extra.push(("worker_ops_max", *max as f64));
+        }
+    }
+
     /// The one JSON line of the run.
     pub fn json(mut self, peer: &str, recipe: &str, clients: usize, seconds: f64) -> String {
         self.latencies_ms.sort_by(|a, b| a.total_cmp(b));
@@ -73,5 +84,15 @@ mod tests {
             r.json("zk-recipes", "mutex", 2, 1.0),
             "{\"peer\":\"zk-recipes\",\"recipe\":\"mutex\",\"clients\":2,\"seconds\":1,\"ops\":2,\"ops_per_s\":2,\"p50_ms\":2,\"p99_ms\":2,\"violations\":0,\"errors\":0}"
         );
+    }
+
+    #[test]
+    fn the_worker_spread_is_reported_only_with_several_workers() {
+        let mut r = Report::default();
+        r.add_worker_spread(&[7]);
+        assert!(r.extra.is_empty());
+        r.add_worker_spread(&[5, 0, 9]);
+        assert_eq!(r.extra, vec![("worker_ops_min", 0.0), ("worker_ops_max", 9.0)]);
+        assert!(r.json("zk-recipes", "counter", 3, 1.0).ends_with(",\"worker_ops_min\":0,\"worker_ops_max\":9}"));
     }
 }
