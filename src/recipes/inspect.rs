@@ -6,9 +6,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::error::Result;
 use crate::framework::{paths, Framework, IfExists};
 use crate::recipes::layout::{
-    ATOMIC_QUEUE, ATOMIC_TXN_MARKER, DOUBLE_BARRIER_READY, LATCH_NAME, LEASE_NAME, LOCK_NAME, READ_NAME,
-    SEMAPHORE_LEASES, SEMAPHORE_LOCKS, WRITE_NAME,
+    ATOMIC_QUEUE, ATOMIC_TXN_MARKER, DOUBLE_BARRIER_READY, LATCH_NAME, LEASE_NAME, LOCK_NAME, QUEUE_ITEM_NAME,
+    READ_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS, SIMPLE_QUEUE_ITEM_NAME, WRITE_NAME,
 };
+use crate::recipes::latch::state as latch;
 use crate::recipes::locks::driver::sort_children;
 
 /// The recipe recognised at a path from its node names.
@@ -29,6 +30,11 @@ pub enum RecipeKind {
     DoubleBarrier,
     /// 4 or 8 bytes of data: a SharedCount / DistributedAtomicInteger / DistributedAtomicLong.
     Counter,
+    /// `gen-<G>` children and the generation G as data: a DistributedCountDownLatch.
+    CountDownLatch,
+    /// `queue-…` or `qn-…` item children: a DistributedQueue (or id, priority, delay queue) or a
+    /// SimpleDistributedQueue.
+    Queue,
     /// Nothing at the path.
     Missing,
     /// Something else.
@@ -37,7 +43,7 @@ pub enum RecipeKind {
 
 impl RecipeKind {
     /// A stable lower-case name (`mutex`, `rwlock`, `semaphore`, `latch`, `barrier`,
-    /// `double_barrier`, `counter`, `missing`, `unknown`).
+    /// `double_barrier`, `counter`, `countdown_latch`, `queue`, `missing`, `unknown`).
     pub fn name(self) -> &'static str {
         match self {
             Self::Mutex => "mutex",
@@ -47,6 +53,8 @@ impl RecipeKind {
             Self::Barrier => "barrier",
             Self::DoubleBarrier => "double_barrier",
             Self::Counter => "counter",
+            Self::CountDownLatch => "countdown_latch",
+            Self::Queue => "queue",
             Self::Missing => "missing",
             Self::Unknown => "unknown",
         }
@@ -73,13 +81,19 @@ pub struct NodeInfo {
 pub struct Inspection {
     /// The recipe recognised.
     pub kind: RecipeKind,
-    /// Nodes that hold (lock holders, leases, the leader, barrier members inside).
+    /// Nodes that hold (lock holders, leases, the leader, barrier members inside, a count-down
+    /// latch's participants that counted down in its current generation).
     pub holders: Vec<NodeInfo>,
-    /// Nodes that wait, in queue order.
+    /// Nodes that wait, in queue order (a queue's items, the first [`QUEUE_ITEMS_SHOWN`]).
     pub waiters: Vec<NodeInfo>,
-    /// For counters and barriers: the node's own data as text; for counters, the number.
+    /// For counters and barriers: the node's own data as text; for counters, the number; for a
+    /// count-down latch, `generation G: K of N counted down, open|closed`; for a queue, `N
+    /// items`.
     pub value: Option<String>,
 }
+
+/// How many of a queue's items [`inspect`] reads (each is one read): the first ones in order.
+pub const QUEUE_ITEMS_SHOWN: usize = 100;
 
 /// Looks at `path` and tells which recipe lives there, who holds and who waits.
 ///
@@ -111,6 +125,14 @@ pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
         let waiting = nodes(fw, &paths::join(path, SEMAPHORE_LOCKS), &[LOCK_NAME]).await?;
         return Ok(Inspection { kind: RecipeKind::Semaphore, holders: leases, waiters: waiting, value: None });
     }
+    if let Some(found) = countdown_latch(fw, path, &data, &children).await? {
+        return Ok(found);
+    }
+    let items = |prefix: &str| children.iter().filter(|c| c.starts_with(prefix)).count();
+    let queued = items(QUEUE_ITEM_NAME) + items(SIMPLE_QUEUE_ITEM_NAME);
+    if queued > 0 {
+        return queue(fw, path, queued).await;
+    }
     if has(READ_NAME) || has(WRITE_NAME) {
         let all = nodes(fw, path, &[READ_NAME, WRITE_NAME]).await?;
         let first_writer = all.iter().position(|n| n.name.contains(WRITE_NAME));
@@ -137,6 +159,35 @@ pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
     Ok(empty(RecipeKind::Unknown))
 }
 
+/// A count-down latch: its data names generation G and `gen-<G>` is among its children. The
+/// participants that counted down in G hold; the value says how many of how many.
+async fn countdown_latch(fw: &Framework, path: &str, data: &[u8], children: &[String]) -> Result<Option<Inspection>> {
+    let Ok(generation) = latch::decode(path, data) else { return Ok(None) };
+    if !children.iter().any(|c| latch::generation_of(c) == Some(generation)) {
+        return Ok(None);
+    }
+    let dir = latch::generation_dir(path, generation);
+    let Some((count, _)) = fw.get_data(&dir).await.if_exists()? else { return Ok(None) };
+    let Ok(count) = latch::decode(&dir, &count) else { return Ok(None) };
+    let counted = nodes(fw, &dir, &[]).await?;
+    let state = if counted.len() as u64 >= count { "open" } else { "closed" };
+    let value = Some(format!("generation {generation}: {} of {count} counted down, {state}", counted.len()));
+    Ok(Some(Inspection { kind: RecipeKind::CountDownLatch, holders: counted, waiters: Vec::new(), value }))
+}
+
+/// A queue: its items in name order (the order a FIFO, priority or simple queue takes them),
+/// the first [`QUEUE_ITEMS_SHOWN`] with their data, and how many there are.
+async fn queue(fw: &Framework, path: &str, count: usize) -> Result<Inspection> {
+    let mut items = nodes_limited(fw, path, &[], Some(QUEUE_ITEMS_SHOWN), |c| {
+        c.starts_with(QUEUE_ITEM_NAME) || c.starts_with(SIMPLE_QUEUE_ITEM_NAME)
+    })
+    .await?;
+    items.truncate(QUEUE_ITEMS_SHOWN);
+    let shown = if count > items.len() { format!(" (the first {} shown)", items.len()) } else { String::new() };
+    let value = Some(format!("{count} item{}{shown}", if count == 1 { "" } else { "s" }));
+    Ok(Inspection { kind: RecipeKind::Queue, holders: Vec::new(), waiters: items, value })
+}
+
 fn split_at(mut all: Vec<NodeInfo>, at: usize) -> (Vec<NodeInfo>, Vec<NodeInfo>) {
     let waiters = all.split_off(at.min(all.len()));
     (all, waiters)
@@ -146,8 +197,21 @@ fn split_at(mut all: Vec<NodeInfo>, at: usize) -> (Vec<NodeInfo>, Vec<NodeInfo>)
 /// them (by name without `names`), with their stats and data; children deleted meanwhile are
 /// left out. Also the leader recipes' participants.
 pub(crate) async fn nodes(fw: &Framework, dir: &str, names: &[&str]) -> Result<Vec<NodeInfo>> {
+    nodes_limited(fw, dir, names, None, |_| true).await
+}
+
+/// [`nodes`] of the children that `keep`, at most `limit` of them (the first in order).
+async fn nodes_limited(
+    fw: &Framework,
+    dir: &str,
+    names: &[&str],
+    limit: Option<usize>,
+    keep: impl Fn(&str) -> bool,
+) -> Result<Vec<NodeInfo>> {
     let mut children = fw.children_or_empty(dir).await?;
+    children.retain(|c| keep(c));
     sort_children(&mut children, names);
+    children.truncate(limit.unwrap_or(usize::MAX));
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
     let mut out = Vec::with_capacity(children.len());
     for name in children {

@@ -26,7 +26,7 @@ pub use discovery::{
     DownInstancePolicy, ProviderStrategy, ServiceCache, ServiceDiscovery, ServiceInstance, ServiceInstanceBuilder,
     ServiceProvider, ServiceProviderBuilder, ServiceType, UriSpec, UriSpecPart,
 };
-pub use inspect::{inspect, Inspection, NodeInfo, RecipeKind};
+pub use inspect::{inspect, Inspection, NodeInfo, RecipeKind, QUEUE_ITEMS_SHOWN};
 pub use latch::{CountDown, DistributedCountDownLatch};
 pub use leader::{CloseMode, LeaderContext, LeaderLatch, LeaderSelector, Leadership, LeadershipEnd, Participant};
 pub use locks::{

@@ -3,8 +3,9 @@
 use std::time::Duration;
 
 use zk_recipes::{
-    inspect, DistributedAtomicLong, Framework, Inspection, InterProcessMutex, InterProcessReadWriteLock,
-    InterProcessSemaphoreV2, LeaderLatch, RecipeKind,
+    inspect, DistributedAtomicLong, DistributedCountDownLatch, Framework, Inspection, InterProcessMutex,
+    InterProcessReadWriteLock, InterProcessSemaphoreV2, LeaderLatch, RecipeKind, SimpleDistributedQueue,
+    QUEUE_ITEMS_SHOWN,
 };
 use zk_recipes_testing::fixtures;
 
@@ -94,4 +95,53 @@ async fn recognises_locks_with_holders_then_waiters() {
     let found = inspect(&a, &path).await.unwrap();
     assert_eq!(found.kind, RecipeKind::Counter);
     assert_eq!(found.value.as_deref(), Some("42"));
+}
+
+#[tokio::test]
+async fn recognises_a_countdown_latch_and_a_queue() {
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    let base = format!("/{}", fixtures::unique("inspect-more"));
+
+    // count-down latch: the participants of the current generation hold, the value counts them
+    let path = format!("{base}/latch");
+    let latch = DistributedCountDownLatch::new(&fw, &path).unwrap();
+    assert!(latch.try_set_count(3).await.unwrap());
+    latch.count_down("a").await.unwrap();
+    latch.count_down("b").await.unwrap();
+    let found = inspect(&fw, &path).await.unwrap();
+    assert_eq!(found.kind, RecipeKind::CountDownLatch);
+    let names: Vec<&str> = found.holders.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(found.value.as_deref(), Some("generation 1: 2 of 3 counted down, closed"));
+    latch.count_down("c").await.unwrap();
+    let found = inspect(&fw, &path).await.unwrap();
+    assert_eq!(found.value.as_deref(), Some("generation 1: 3 of 3 counted down, open"));
+    // a new generation: only its own count-downs
+    assert!(latch.try_set_count(1).await.unwrap());
+    let found = inspect(&fw, &path).await.unwrap();
+    assert_eq!(found.kind, RecipeKind::CountDownLatch);
+    assert!(found.holders.is_empty(), "{found:?}");
+    assert_eq!(found.value.as_deref(), Some("generation 2: 0 of 1 counted down, closed"));
+
+    // queue: the items wait in order, with their data; a long queue shows its first items
+    let path = format!("{base}/queue");
+    let queue = SimpleDistributedQueue::new(&fw, &path).unwrap();
+    queue.offer(b"first").await.unwrap();
+    queue.offer(b"second").await.unwrap();
+    let found = inspect(&fw, &path).await.unwrap();
+    assert_eq!(found.kind, RecipeKind::Queue);
+    assert!(found.holders.is_empty());
+    let data: Vec<&str> = found.waiters.iter().map(|n| n.data.as_str()).collect();
+    assert_eq!(data, ["first", "second"]);
+    assert_eq!(found.value.as_deref(), Some("2 items"));
+    let more: Vec<Vec<u8>> = (0..QUEUE_ITEMS_SHOWN).map(|i| format!("item {i}").into_bytes()).collect();
+    queue.offer_all(&more).await.unwrap();
+    let found = inspect(&fw, &path).await.unwrap();
+    assert_eq!(found.waiters.len(), QUEUE_ITEMS_SHOWN);
+    assert_eq!(found.waiters[0].data, "first");
+    assert_eq!(
+        found.value,
+        Some(format!("{} items (the first {QUEUE_ITEMS_SHOWN} shown)", QUEUE_ITEMS_SHOWN + 2))
+    );
 }

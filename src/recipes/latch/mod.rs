@@ -1,7 +1,7 @@
 //! `DistributedCountDownLatch`: a one-shot gate that opens once N participants counted down,
 //! and can be set again for a new round (a new generation).
 
-mod state;
+pub(crate) mod state;
 
 use std::time::Duration;
 

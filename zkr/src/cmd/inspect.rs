@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use zk_recipes::{Framework, Inspection, NodeInfo};
+use zk_recipes::{Framework, Inspection, NodeInfo, RecipeKind};
 
 use crate::args::InspectArgs;
 use crate::exit::{self, CliResult};
@@ -46,17 +46,25 @@ fn node_json(node: &NodeInfo) -> String {
 }
 
 /// `kind: <kind>`, `value: <value>` when there is one, then a table of holders and waiters
-/// in order (ROLE NAME SESSION TOKEN AGE DATA), data escaped onto one line.
+/// in order (ROLE NAME SESSION TOKEN AGE DATA), data escaped onto one line. The role is
+/// `holder` / `waiter`, but `counted` for a count-down latch's participants and `item` for a
+/// queue's items.
 pub fn table(found: &Inspection) -> String {
     let mut out = format!("kind: {}\n", found.kind.name());
     if let Some(value) = &found.value {
         out.push_str(&format!("value: {}\n", value.escape_debug()));
     }
+    // a count-down latch's holders counted down; a queue's waiters are its items
+    let (holder, waiter) = match found.kind {
+        RecipeKind::CountDownLatch => ("counted", "waiter"),
+        RecipeKind::Queue => ("holder", "item"),
+        _ => ("holder", "waiter"),
+    };
     let rows: Vec<[String; 6]> = found
         .holders
         .iter()
-        .map(|n| ("holder", n))
-        .chain(found.waiters.iter().map(|n| ("waiter", n)))
+        .map(|n| (holder, n))
+        .chain(found.waiters.iter().map(|n| (waiter, n)))
         .map(|(role, n)| {
             [
                 role.to_string(),
@@ -89,8 +97,6 @@ pub fn table(found: &Inspection) -> String {
 
 #[cfg(test)]
 mod tests {
-    use zk_recipes::RecipeKind;
-
     use super::*;
 
     fn node(name: &str, session_id: i64, token: i64, data: &str) -> NodeInfo {
@@ -132,6 +138,15 @@ mod tests {
             "{text}"
         );
         assert!(lines[3].starts_with("waiter  _c_b-lock-0000000001") && lines[3].ends_with("line\\nbreak"), "{text}");
+        let queue = Inspection {
+            kind: RecipeKind::Queue,
+            holders: vec![],
+            waiters: vec![node("qn-0000000000", 0, 5, "job")],
+            value: Some("1 item".into()),
+        };
+        let text = table(&queue);
+        assert!(text.starts_with("kind: queue\nvalue: 1 item\n"), "{text}");
+        assert!(text.lines().nth(3).is_some_and(|l| l.starts_with("item  qn-0000000000  0x0")), "{text}");
         let empty = Inspection { kind: RecipeKind::Missing, holders: vec![], waiters: vec![], value: None };
         assert_eq!(table(&empty), "kind: missing\nno holders, no waiters\n");
     }
