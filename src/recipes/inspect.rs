@@ -5,11 +5,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::Result;
 use crate::framework::{paths, Framework, IfExists};
-use crate::recipes::layout::{
-    ATOMIC_QUEUE, ATOMIC_TXN_MARKER, DOUBLE_BARRIER_READY, LATCH_NAME, LEASE_NAME, LOCK_NAME, QUEUE_ITEM_NAME,
-    READ_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS, SIMPLE_QUEUE_ITEM_NAME, WRITE_NAME,
-};
 use crate::recipes::latch::state as latch;
+use crate::recipes::layout::{
+    ATOMIC_GATE, ATOMIC_QUEUE, ATOMIC_TXN_MARKER, DOUBLE_BARRIER_READY, LATCH_NAME, LEASE_NAME, LOCK_NAME,
+    QUEUE_ITEM_NAME, READ_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS, SIMPLE_QUEUE_ITEM_NAME, WRITE_NAME,
+};
 use crate::recipes::locks::driver::sort_children;
 
 /// The recipe recognised at a path from its node names.
@@ -107,8 +107,8 @@ pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
     let empty = |kind| Inspection { kind, holders: Vec::new(), waiters: Vec::new(), value: None };
     let Some((data, _)) = fw.get_data(path).await.if_exists()? else { return Ok(empty(RecipeKind::Missing)) };
     let Some(mut children) = fw.children(path).await.if_exists()? else { return Ok(empty(RecipeKind::Missing)) };
-    // an atomic value's transaction markers and its contention queue
-    children.retain(|c| !c.starts_with(ATOMIC_TXN_MARKER) && c != ATOMIC_QUEUE);
+    // an atomic value's transaction markers, its contention queue and the queue's gate
+    children.retain(|c| !c.starts_with(ATOMIC_TXN_MARKER) && c != ATOMIC_QUEUE && c != ATOMIC_GATE);
     let has = |needle: &str| children.iter().any(|c| c.contains(needle));
     if children.is_empty() {
         let value = match data.len() {

@@ -15,7 +15,7 @@
 //! | DistributedCountDownLatch (ours, no Curator equivalent) | `<path>` generation, `<path>/gen-<G>` count, `<path>/gen-<G>/<participant>` |
 //! | SimpleDistributedQueue | `<path>/qn-<seq>` persistent sequential, the item's bytes |
 //! | DistributedQueue (and id, priority, delay) | `<path>/queue-<seq>` (`queue-\|<id>\|<seq>`, `queue-<1\|0><8 hex><seq>`, `queue-\|<epoch hex>\|<seq>`), `<lock path>/<item name>` ephemeral while taken |
-//! | atomic values (ours, not Curator's) | `<path>/_lock_/_c_<uuid>-lock-<seq>` queue, `<path>/_txn_<instance>-<n>` markers |
+//! | atomic values (ours, not Curator's) | `<path>/_lock_/_c_<uuid>-lock-<seq>` queue, `<path>/_gate_` the queue turn's priority, `<path>/_txn_<instance>-<n>` markers |
 //!
 //! The protected prefix `_c_<uuid>-` belongs to the framework's protected create
 //! (`PROTECTED_PREFIX` in `src/framework/ops.rs`).
@@ -55,6 +55,9 @@ pub(crate) const LATCH_GENERATION: &str = "gen-";
 
 /// The directory under an atomic value where contenders queue.
 pub(crate) const ATOMIC_QUEUE: &str = "_lock_";
+/// The atomic value's gate: a persistent child whose version its optimistic writes check and
+/// a queue turn that keeps losing raises (see `recipes/atomic/gate.rs`).
+pub(crate) const ATOMIC_GATE: &str = "_gate_";
 /// The name prefix of an atomic value's transaction markers (`_txn_<instance>-<n>`).
 pub(crate) const ATOMIC_TXN_MARKER: &str = "_txn_";
 

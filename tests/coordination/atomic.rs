@@ -60,9 +60,10 @@ async fn sixteen_sessions_increment(queue_on_contention: bool) {
     } else {
         assert_eq!(queued, 0, "nothing queues when told not to");
     }
-    // transaction markers are cleaned up; the queue's container holds no contender
+    // transaction markers are cleaned up; the queue's container holds no contender (the gate
+    // stays: it belongs to the value, like the value's node)
     let mut left = fw.children(&path).await.unwrap();
-    left.retain(|c| c != "_lock_");
+    left.retain(|c| c != "_lock_" && c != "_gate_");
     assert!(left.is_empty(), "markers left: {left:?}");
     let lock_dir = format!("{path}/_lock_");
     let in_queue = match fw.children(&lock_dir).await {
@@ -70,6 +71,46 @@ async fn sixteen_sessions_increment(queue_on_contention: bool) {
         other => other.unwrap(),
     };
     assert!(in_queue.is_empty(), "contenders left in the queue: {in_queue:?}");
+}
+
+/// On a 3-node ensemble the sessions on the leader's server hear of their writes first and
+/// would win every race against the queue's turn on a follower; the gate makes the turn win
+/// after a few refusals, so every session keeps counting while the others contend.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_session_on_an_ensemble_keeps_counting_under_contention() {
+    let cluster = zk_recipes_testing::TestingCluster::start(3).await.unwrap();
+    let path = format!("/{}/counter", fixtures::unique("atomic-fair"));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for i in 0..9 {
+        let cs = cluster.server_connect_string(i % 3).unwrap().to_string();
+        let (path, stop) = (path.clone(), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            let fw = fixtures::framework(&cs).await;
+            let counter = DistributedAtomicLong::new(&fw, &path).unwrap();
+            let mut mine = 0i64;
+            while !stop.load(Ordering::SeqCst) {
+                assert!(counter.increment().await.unwrap().succeeded);
+                mine += 1;
+            }
+            counter.close().await.unwrap();
+            fw.close();
+            mine
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    stop.store(true, Ordering::SeqCst);
+    let mut counts = Vec::new();
+    for t in tasks {
+        counts.push(tokio::time::timeout(Duration::from_secs(30), t).await.expect("a session stuck").unwrap());
+    }
+    let fw = fixtures::framework(cluster.connect_string()).await;
+    let total: i64 = counts.iter().sum();
+    assert_eq!(DistributedAtomicLong::new(&fw, &path).unwrap().get().await.unwrap(), total);
+    eprintln!("increments per session in 4 s: {counts:?}");
+    // an even share would be total / 9; each session must have had a real part of it
+    let least = *counts.iter().min().unwrap();
+    assert!(least * 9 * 10 >= total, "a session starved: {counts:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

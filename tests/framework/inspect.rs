@@ -140,8 +140,5 @@ async fn recognises_a_countdown_latch_and_a_queue() {
     let found = inspect(&fw, &path).await.unwrap();
     assert_eq!(found.waiters.len(), QUEUE_ITEMS_SHOWN);
     assert_eq!(found.waiters[0].data, "first");
-    assert_eq!(
-        found.value,
-        Some(format!("{} items (the first {QUEUE_ITEMS_SHOWN} shown)", QUEUE_ITEMS_SHOWN + 2))
-    );
+    assert_eq!(found.value, Some(format!("{} items (the first {QUEUE_ITEMS_SHOWN} shown)", QUEUE_ITEMS_SHOWN + 2)));
 }

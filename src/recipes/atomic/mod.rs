@@ -2,6 +2,7 @@
 
 mod arith;
 mod combine;
+mod gate;
 mod number;
 mod queue;
 mod value;

@@ -29,6 +29,7 @@ use crate::recipes::layout;
 use crate::recipes::locks::InterProcessMutex;
 use crate::sync::lock;
 
+use super::gate;
 use super::queue::Turn;
 
 /// How an atomic operation went (Curator's `AtomicValue` + `AtomicStats`).
@@ -80,6 +81,9 @@ pub struct PromotedToLock {
 /// more than doubled the successful increments per second. Writers that do not queue (Curator
 /// processes, other versions) stay correct: every write is still versioned. With
 /// `queue_on_contention: false` refused writes are retried at once, up to `optimistic_tries`.
+/// While queueing, optimistic writes also check the version of a gate node, `<path>/_gate_`
+/// (persistent, created on first use), that a turn holder refused 8 times raises, so that
+/// sessions closer to the leader cannot keep the turn from ever writing.
 /// A `promoted` lock (Curator's `PromotedToLock`) takes precedence: `optimistic_tries`
 /// optimistic attempts first, then the given lock.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,6 +129,8 @@ struct State {
     /// Our latest marker node, deleted by our next write.
     marker: Option<String>,
     next: u64,
+    /// The gate's version our optimistic writes check (queueing only; `None`: to be read).
+    gate: Option<i32>,
 }
 
 impl Drop for Inner {
@@ -141,6 +147,14 @@ enum Attempt {
     Contended,
     /// Our queue turn's node is gone (with an expired session): write without it.
     TurnGone,
+}
+
+/// Where a write stands: optimistic (checking the gate's version, when it has one), or in
+/// our queue turn (giving back its node, while it has one).
+#[derive(Clone, Copy)]
+enum Place<'a> {
+    Optimistic { gate: Option<i32> },
+    InTurn { release: Option<&'a str> },
 }
 
 /// Where an operation starts from: a value and version to write from, and whether they are
@@ -300,7 +314,12 @@ impl DistributedAtomicValue {
         };
         let mut stats = AtomicStats::default();
         let started = Instant::now();
-        let outcome = self.attempts(&mut compute, optimistic, &mut stats.optimistic_tries, self.cached(), None).await;
+        let gate = match queueing {
+            true => self.gate().await?,
+            false => None,
+        };
+        let outcome =
+            self.attempts(&mut compute, optimistic, &mut stats.optimistic_tries, self.cached(), gate, None).await;
         stats.optimistic_time = started.elapsed();
         let mut outcome = outcome?;
         if !outcome.succeeded && outcome.computed {
@@ -313,6 +332,16 @@ impl DistributedAtomicValue {
             stats.promoted_time = started.elapsed();
         }
         Ok(AtomicValue { succeeded: outcome.succeeded, pre_value: outcome.pre, post_value: outcome.post, stats })
+    }
+
+    /// The gate's version, as last known or read now (see [`gate`]).
+    async fn gate(&self) -> Result<Option<i32>> {
+        if let Some(known) = lock(&self.inner.state).gate {
+            return Ok(Some(known));
+        }
+        let read = gate::version(&self.inner.fw, &gate::path(&self.inner.path)).await?;
+        lock(&self.inner.state).gate = read;
+        Ok(read)
     }
 
     /// Where an optimistic operation starts: the value our last write left, as a guess.
@@ -336,7 +365,7 @@ impl DistributedAtomicValue {
             None if turn.waited => Start { known: None, guessed: false },
             None => self.cached(),
         };
-        self.attempts(compute, self.inner.options.optimistic_tries, counter, start, Some(&mut turn)).await
+        self.attempts(compute, self.inner.options.optimistic_tries, counter, start, None, Some(&mut turn)).await
     }
 
     /// Attempts under Curator's promoted lock; `None` when it was not had in time.
@@ -347,7 +376,7 @@ impl DistributedAtomicValue {
         let mutex = InterProcessMutex::new(&self.inner.fw, &p.lock_path)?;
         let Some(guard) = mutex.acquire_timeout(p.timeout).await? else { return Ok(None) };
         let start = Start { known: None, guessed: false };
-        let under_lock = self.attempts(compute, p.tries, counter, start, None).await;
+        let under_lock = self.attempts(compute, p.tries, counter, start, None, None).await;
         // The value's outcome is what counts: a release that fails (its delete goes on in the
         // background) must not report a write that happened as failed.
         if let Err(e) = guard.release().await {
@@ -362,6 +391,7 @@ impl DistributedAtomicValue {
         tries: u32,
         counter: &mut u32,
         start: Start,
+        gate: Option<i32>,
         mut turn: Option<&mut Turn>,
     ) -> Result<Outcome>
     where
@@ -371,6 +401,7 @@ impl DistributedAtomicValue {
         // A guessed value: a write from it is refused when it is stale, but a decision not to
         // write must come from the server's value.
         let mut last = Vec::new();
+        let mut refused_in_turn = 0;
         while *counter < tries {
             let (value, version) = match current.take() {
                 Some(c) => c,
@@ -384,8 +415,11 @@ impl DistributedAtomicValue {
             };
             guessed = false;
             *counter += 1;
-            let release = turn.as_deref().and_then(Turn::node);
-            match self.write(&new, version, release).await? {
+            let place = match turn.as_deref() {
+                Some(turn) => Place::InTurn { release: turn.node() },
+                None => Place::Optimistic { gate },
+            };
+            match self.write(&new, version, place).await? {
                 Attempt::Written(version) => {
                     if let Some(turn) = turn.as_deref_mut() {
                         turn.node_gone(); // given back by the write
@@ -396,6 +430,14 @@ impl DistributedAtomicValue {
                 Attempt::Contended => {
                     lock(&self.inner.state).cached = None;
                     last = value;
+                    if turn.is_some() {
+                        refused_in_turn += 1;
+                        if refused_in_turn == gate::RAISE_AFTER {
+                            // optimistic writers keep winning: close the gate, then read
+                            let (fw, path) = (&self.inner.fw, &self.inner.path);
+                            current = Some(gate::raise_and_read(fw, &gate::path(path), path).await?);
+                        }
+                    }
                 }
                 Attempt::TurnGone => {
                     // our lock node went with our session: the write alone still is correct
@@ -411,9 +453,15 @@ impl DistributedAtomicValue {
     }
 
     /// One versioned write (creating the node first when missing), exactly once across lost
-    /// replies; it also deletes `release` (our queue turn's node), in the same transaction.
-    async fn write(&self, new: &[u8], version: Option<i32>, release: Option<&str>) -> Result<Attempt> {
+    /// replies; in the same transaction, an optimistic write checks the gate's version and a
+    /// write in our turn deletes the turn's node.
+    async fn write(&self, new: &[u8], version: Option<i32>, place: Place<'_>) -> Result<Attempt> {
         let fw = &self.inner.fw;
+        let (gate, release) = match place {
+            Place::Optimistic { gate } => (gate, None),
+            Place::InTurn { release } => (None, release),
+        };
+        let gate_path = gate.map(|_| gate::path(&self.inner.path));
         let Some(version) = version else {
             // Create the node empty (idempotent: empty reads as the initial value), then write
             // with a version check like any other write.
@@ -435,10 +483,15 @@ impl DistributedAtomicValue {
         // Set while a write was sent whose reply we did not get and whose marker we could not
         // read yet: if the retries run out then, the outcome is unknown and we say so.
         let in_doubt = AtomicBool::new(false);
-        let release_index = 2 + usize::from(previous.is_some());
+        // the transaction's operations: setData, [check gate], create marker, [delete previous
+        // marker], [delete turn node]
+        let marker_index = 1 + usize::from(gate.is_some());
+        let previous_index = previous.as_ref().map(|_| marker_index + 1);
+        let release_index = marker_index + 1 + usize::from(previous.is_some());
         let written = fw
             .retry(|client| {
-                let (marker, previous, options, in_doubt) = (&marker, &previous, &options, &in_doubt);
+                let (marker, previous, options, in_doubt, gate_path) =
+                    (&marker, &previous, &options, &in_doubt, &gate_path);
                 async move {
                     // After a lost reply, the marker tells whether that write happened.
                     if in_doubt.load(Ordering::SeqCst) {
@@ -449,6 +502,9 @@ impl DistributedAtomicValue {
                     }
                     let mut multi = client.new_multi_writer();
                     multi.add_set_data(&self.inner.path, new, Some(version))?;
+                    if let (Some(path), Some(gate)) = (gate_path, gate) {
+                        multi.add_check_version(path, gate)?;
+                    }
                     multi.add_create(marker, &[], options)?;
                     if let Some(prev) = previous {
                         multi.add_delete(prev, None)?;
@@ -472,12 +528,18 @@ impl DistributedAtomicValue {
                             index: 0,
                             source: ZkError::BadVersion | ZkError::NoNode,
                         }) => Ok(Written::Contended),
+                        Err(MultiWriteError::OperationFailed {
+                            index: 1,
+                            source: ZkError::BadVersion | ZkError::NoNode,
+                        }) if gate.is_some() => Ok(Written::GateClosed),
                         Err(MultiWriteError::OperationFailed { index, source: ZkError::NoNode })
                             if release.is_some() && index == release_index =>
                         {
                             Ok(Written::TurnGone)
                         }
-                        Err(MultiWriteError::OperationFailed { index: 2, source: ZkError::NoNode }) => {
+                        Err(MultiWriteError::OperationFailed { index, source: ZkError::NoNode })
+                            if Some(index) == previous_index =>
+                        {
                             Ok(Written::PreviousMarkerGone)
                         }
                         Err(MultiWriteError::OperationFailed { source, .. }) => Ok(Written::Refused(source)),
@@ -502,6 +564,11 @@ impl DistributedAtomicValue {
                 Ok(Attempt::Written(new_version.unwrap_or(version + 1)))
             }
             Written::Contended => Ok(Attempt::Contended),
+            Written::GateClosed => {
+                // a turn holder raised it (or it is gone): queue, and read it again next time
+                state.gate = None;
+                Ok(Attempt::Contended)
+            }
             Written::PreviousMarkerGone => {
                 // removed by someone else: forget it and try again
                 state.marker = None;
@@ -516,6 +583,7 @@ impl DistributedAtomicValue {
 enum Written {
     Yes(Option<i32>),
     Contended,
+    GateClosed,
     PreviousMarkerGone,
     TurnGone,
     Refused(ZkError),
