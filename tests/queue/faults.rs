@@ -92,14 +92,20 @@ async fn eight_consumers_take_every_item_once_through_expiries_and_a_killed_lead
     let count = || consumed.lock().unwrap().len();
     // the producer puts 10 items every 30 ms throughout, so that every fault hits a live stream
     let mut all = crate::items("item", ITEMS);
-    // (at most 100 items ahead of the consumers, so that the stream is still live when the
-    // faults come, however fast this machine consumes)
+    // (at most 100 items ahead of the consumers, and the last 100 only once every fault came,
+    // so that the stream is still live when the faults come, however fast this machine
+    // consumes and however long an expiry takes)
+    let faults_done = Arc::new(AtomicBool::new(false));
     let feed = {
-        let (producer, all, consumed) = (producer.clone(), all.clone(), consumed.clone());
+        let (producer, all, consumed, done) = (producer.clone(), all.clone(), consumed.clone(), faults_done.clone());
         tokio::spawn(async move {
             for (i, chunk) in all.chunks(10).enumerate() {
                 let ahead = |consumed: Consumed| async move { i * 10 <= consumed.lock().unwrap().len() + 100 };
                 eventually(Duration::from_secs(60), "the consumers catch up", || ahead(consumed.clone())).await;
+                if i * 10 + 100 >= all.len() {
+                    let done = || async { done.load(Ordering::SeqCst) };
+                    eventually(Duration::from_secs(180), "every fault came", done).await;
+                }
                 producer.put_all(chunk).await.unwrap();
                 tokio::time::sleep(Duration::from_millis(30)).await;
             }
@@ -121,6 +127,7 @@ async fn eight_consumers_take_every_item_once_through_expiries_and_a_killed_lead
     cluster.kill(leader).unwrap();
     cluster.wait_for_leader(Duration::from_secs(30)).await.unwrap();
     cluster.restart(leader).await.unwrap();
+    faults_done.store(true, Ordering::SeqCst);
     feed.await.unwrap();
     eventually(wait, "every item consumed", || async { count() >= all.len() }).await;
     stop.store(true, Ordering::SeqCst);
