@@ -60,6 +60,10 @@ async fn sixteen_sessions_increment(queue_on_contention: bool) {
     } else {
         assert_eq!(queued, 0, "nothing queues when told not to");
     }
+    // the counter's node is persistent as Curator makes it (the gate never creates it as a
+    // container parent), with no owner
+    let (_, stat) = fw.get_data(&path).await.unwrap();
+    assert_eq!(stat.ephemeral_owner, 0);
     // transaction markers are cleaned up; the queue's container holds no contender (the gate
     // stays: it belongs to the value, like the value's node)
     let mut left = fw.children(&path).await.unwrap();

@@ -37,19 +37,38 @@ pub(crate) fn path(value_path: &str) -> String {
     paths::join(value_path, layout::ATOMIC_GATE)
 }
 
-/// The gate's version, creating the gate (persistent, empty) when it is missing; `None` when
-/// the value's own node is missing (its first write creates it; the gate is made next time).
+/// The gate's version, creating the gate (persistent, empty) when it is missing, and first the
+/// value's own node when that is missing too (persistent and empty, as a write from nothing
+/// makes it: empty reads as the initial value). The gate is never created with its parents:
+/// that would make the value's node a container.
 ///
 /// # Cancel safety
-/// Cancel safe: at worst the gate is created and not read.
-pub(crate) async fn version(fw: &Framework, gate: &str) -> Result<Option<i32>> {
+/// Cancel safe: at worst the nodes are created and not read.
+pub(crate) async fn version(fw: &Framework, value_path: &str) -> Result<i32> {
+    let gate = &path(value_path);
     if let Some(stat) = fw.exists(gate).await? {
-        return Ok(Some(stat.version));
+        return Ok(stat.version);
     }
-    match fw.create(gate, &[], CreateMode::Persistent).await {
-        Ok(_) => Ok(Some(0)),
-        Err(Error::ZooKeeper(ZkError::NodeExists)) => Ok(fw.exists(gate).await?.map(|s| s.version)),
-        Err(Error::ZooKeeper(ZkError::NoNode)) => Ok(None),
+    let options = fw.create_options(CreateMode::Persistent);
+    let create_gate = || {
+        fw.retry(|client| {
+            let options = &options;
+            async move { client.create(gate, &[], options).await.map(|_| ()) }
+        })
+    };
+    let mut created = create_gate().await;
+    if let Err(Error::ZooKeeper(ZkError::NoNode)) = created {
+        match fw.create(value_path, &[], CreateMode::Persistent).await {
+            Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => created = create_gate().await,
+            Err(e) => return Err(e),
+        }
+    }
+    match created {
+        Ok(()) => Ok(0),
+        Err(Error::ZooKeeper(ZkError::NodeExists)) => match fw.exists(gate).await? {
+            Some(stat) => Ok(stat.version),
+            None => Ok(0), // deleted meanwhile: a check of it fails and is read again
+        },
         Err(e) => Err(e),
     }
 }

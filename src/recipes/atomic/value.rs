@@ -339,9 +339,9 @@ impl DistributedAtomicValue {
         if let Some(known) = lock(&self.inner.state).gate {
             return Ok(Some(known));
         }
-        let read = gate::version(&self.inner.fw, &gate::path(&self.inner.path)).await?;
-        lock(&self.inner.state).gate = read;
-        Ok(read)
+        let read = gate::version(&self.inner.fw, &self.inner.path).await?;
+        lock(&self.inner.state).gate = Some(read);
+        Ok(Some(read))
     }
 
     /// Where an optimistic operation starts: the value our last write left, as a guess.
