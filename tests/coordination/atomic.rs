@@ -307,11 +307,15 @@ async fn a_stale_cached_value_is_checked_against_the_server() {
     let b = DistributedAtomicLong::new(&b_fw, &path).unwrap();
     assert!(a.increment().await.unwrap().succeeded, "a writes 1 and remembers it");
     assert!(b.increment().await.unwrap().succeeded, "b writes 2: a's value is stale");
-    // a compare against the server's value succeeds although a remembers another one
+    // a compare against the server's value succeeds although a remembers another one (on an
+    // ensemble a's server may not have b's write yet: ZooKeeper orders reads per session, so a
+    // syncs first, as an application that needs another session's write does)
+    a_fw.sync(&path).await.unwrap();
     let hit = a.compare_and_set(2, 10).await.unwrap();
     assert!(hit.succeeded && hit.pre_value == 2 && hit.post_value == 10, "{hit:?}");
     // a miss reports the server's value, not the remembered one
     assert_eq!(b.add(5).await.unwrap().post_value, 15);
+    a_fw.sync(&path).await.unwrap();
     let miss = a.compare_and_set(99, 20).await.unwrap();
     assert!(!miss.succeeded && miss.pre_value == 15 && miss.post_value == 15, "{miss:?}");
     // an increment from a stale value: refused, then written from the value that won
