@@ -391,7 +391,7 @@ impl Framework {
     /// Spawns `delete` (given a handle of this framework) on the framework's runtime, counted
     /// in [`pending_background_deletes`](Self::pending_background_deletes) until it ends (or is
     /// dropped with the runtime).
-    fn spawn_counted_delete<F, Fut>(&self, delete: F)
+    pub(crate) fn spawn_counted_delete<F, Fut>(&self, delete: F)
     where
         F: FnOnce(Framework) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,

@@ -15,7 +15,7 @@
 //! | DistributedCountDownLatch (ours, no Curator equivalent) | `<path>` generation, `<path>/gen-<G>` count, `<path>/gen-<G>/<participant>` |
 //! | SimpleDistributedQueue | `<path>/qn-<seq>` persistent sequential, the item's bytes |
 //! | DistributedQueue (and id, priority, delay) | `<path>/queue-<seq>` (`queue-\|<id>\|<seq>`, `queue-<1\|0><8 hex><seq>`, `queue-\|<epoch hex>\|<seq>`), `<lock path>/<item name>` ephemeral while taken |
-//! | atomic values (ours, not Curator's) | `<path>/_lock_/_c_<uuid>-lock-<seq>` queue, `<path>/_gate_` the queue turn's priority, `<path>/_txn_<instance>-<n>` markers |
+//! | atomic values (ours, not Curator's) | `<path>/_lock_/_c_<uuid>-lock-<seq>` queue (an addition: `_c_<uuid>-add<4\|8>.<instance>.<n>.<delta>.lock-<seq>`, applied with the marker `<instance>-<n>`), `<path>/_gate_` the queue turn's priority, `<path>/_txn_<instance>-<n>` markers (a queued addition's: the value before it) |
 //!
 //! The protected prefix `_c_<uuid>-` belongs to the framework's protected create
 //! (`PROTECTED_PREFIX` in `src/framework/ops.rs`).

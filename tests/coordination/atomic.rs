@@ -26,10 +26,19 @@ async fn sixteen_sessions_increment(queue_on_contention: bool) {
     let options = AtomicOptions { queue_on_contention, ..Default::default() };
     let successes = Arc::new(AtomicI64::new(0));
     let queued = Arc::new(AtomicI64::new(0));
+    let joined = Arc::new(AtomicI64::new(0));
+    let handed = Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut tasks = Vec::new();
     for i in 0..16 {
-        let (cs, path, options, successes, queued) =
-            (cs.clone(), path.clone(), options.clone(), successes.clone(), queued.clone());
+        let (cs, path, options, successes, queued, joined, handed) = (
+            cs.clone(),
+            path.clone(),
+            options.clone(),
+            successes.clone(),
+            queued.clone(),
+            joined.clone(),
+            handed.clone(),
+        );
         tasks.push(tokio::spawn(async move {
             let fw = fixtures::framework(&cs).await;
             let counter = DistributedAtomicLong::with_options(&fw, &path, options).unwrap();
@@ -38,9 +47,13 @@ async fn sixteen_sessions_increment(queue_on_contention: bool) {
                 if r.succeeded {
                     assert_eq!(r.post_value, r.pre_value + 1);
                     successes.fetch_add(1, Ordering::SeqCst);
+                    handed.lock().unwrap().push(r.post_value);
                 }
-                if r.stats.promoted_tries > 0 {
+                if r.stats.promoted_tries > 0 || r.stats.applied_by_another {
                     queued.fetch_add(1, Ordering::SeqCst);
+                }
+                if r.stats.applied_by_another {
+                    joined.fetch_add(1, Ordering::SeqCst);
                 }
             }
             counter.close().await.unwrap();
@@ -54,11 +67,17 @@ async fn sixteen_sessions_increment(queue_on_contention: bool) {
     let counter = DistributedAtomicLong::new(&fw, &path).unwrap();
     assert_eq!(counter.get().await.unwrap(), successes.load(Ordering::SeqCst));
     assert_eq!(successes.load(Ordering::SeqCst), 400, "none gave up under contention");
-    let queued = queued.load(Ordering::SeqCst);
+    // every session was handed its own numbers: 1..=400, each once
+    let mut handed = handed.lock().unwrap().clone();
+    handed.sort_unstable();
+    assert_eq!(handed, (1..=400).collect::<Vec<i64>>(), "each number handed out once");
+    let (queued, joined) = (queued.load(Ordering::SeqCst), joined.load(Ordering::SeqCst));
+    eprintln!("queue {queue_on_contention}: {queued} queued, {joined} applied by another session's write");
     if queue_on_contention {
         assert!(queued > 0, "contended operations queued");
+        assert!(joined > 0, "queued additions were written with the turn holder's");
     } else {
-        assert_eq!(queued, 0, "nothing queues when told not to");
+        assert_eq!((queued, joined), (0, 0), "nothing queues when told not to");
     }
     // the counter's node is persistent as Curator makes it (the gate never creates it as a
     // container parent), with no owner

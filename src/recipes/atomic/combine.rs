@@ -12,8 +12,9 @@
 //! reply the write's marker tells whether it was applied, and then it was for every member;
 //! otherwise it was for none and they are written again together. Each member's before and
 //! after values are cut from the written value in queue order. A member whose caller is gone
-//! (its future dropped) is left out of every write computed after it left; a write already
-//! sent with it stands.
+//! (its future dropped) before its batch starts is left out; a batch, once started, is
+//! written as a whole (its sum may already stand in the value's queue, for another session's
+//! write to apply), and the results of callers gone meanwhile go to nobody.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
@@ -135,8 +136,8 @@ impl<T: AtomicNumber> Combiner<T> {
     /// Queues `op` and waits for its result.
     ///
     /// # Cancel safety
-    /// Dropping the future takes `op` out of every write computed afterwards; a write already
-    /// sent with it stands, and its result goes to nobody.
+    /// Dropping the future before `op`'s batch starts leaves it out; once the batch started
+    /// it is written as a whole, and its result goes to nobody.
     pub(super) async fn submit(self: &Arc<Self>, op: Op<T>) -> Result<AtomicValue<T>> {
         let (reply, answer) = oneshot::channel();
         let start = {
@@ -190,15 +191,23 @@ impl<T: AtomicNumber> Combiner<T> {
     }
 
     /// One write carrying the sum of `members`' deltas; each member gets its own before and
-    /// after values, in queue order.
+    /// after values, in queue order. The sum is fixed when the batch starts: it may be queued
+    /// under its value's lock for another session's write to apply (see `joint.rs`).
     async fn add(&self, mut members: Vec<(T, Reply<T>)>) {
-        let result = self
-            .change(|current| {
-                members.retain(|(_, reply)| !reply.is_closed());
-                let sum = members.iter().fold(T::ZERO, |sum, (delta, _)| sum.wrapping_add(*delta));
-                (!members.is_empty()).then(|| current.wrapping_add(sum))
+        members.retain(|(_, reply)| !reply.is_closed());
+        if members.is_empty() {
+            return;
+        }
+        let sum = members.iter().fold(T::ZERO, |sum, (delta, _)| sum.wrapping_add(*delta));
+        let path = self.engine.path();
+        let result = self.engine.apply_addition(&sum.encode()).await.and_then(|written| {
+            Ok(AtomicValue {
+                succeeded: written.succeeded,
+                pre_value: decode::<T>(path, &written.pre_value)?,
+                post_value: decode::<T>(path, &written.post_value)?,
+                stats: written.stats,
             })
-            .await;
+        });
         match result {
             Ok(written) if written.succeeded => {
                 let mut before = written.pre_value;

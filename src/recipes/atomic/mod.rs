@@ -3,8 +3,10 @@
 mod arith;
 mod combine;
 mod gate;
+mod joint;
 mod number;
 mod queue;
+mod txn;
 mod value;
 
 pub use arith::AtomicNumber;

@@ -39,6 +39,16 @@ use crate::framework::Framework;
 /// before it). Handles on other frameworks (sessions), other processes and Curator write
 /// their own versioned writes and take turns with these as with any writer.
 ///
+/// Across sessions, additions combine in the counter's queue: an addition whose optimistic
+/// write was refused queues with its delta in its queue node's name, and the session whose
+/// turn it is writes, in its one `multi`, its own addition and those queued behind it (up to
+/// 64), creating each one's exactly-once marker (holding the value before that addition) and
+/// deleting its queue node. The queued session learns its values from its marker without a
+/// write of its own. A marker is created once, so an addition is applied at most once whoever
+/// writes it; and as its queue node goes in the same transaction, a node gone without its
+/// marker means an addition that was not applied and never will be. Curator's writers are not
+/// affected: they never see the queue.
+///
 /// ```no_run
 /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
 /// use zk_recipes::DistributedAtomicLong;
@@ -59,10 +69,11 @@ use crate::framework::Framework;
 ///
 /// # Cancel safety
 /// The updates are not cancel safe in the usual sense, as a write may be on its way: dropping
-/// the future of an update (a timeout, `select!`) takes it out of every write sent after the
-/// drop — if none carrying it was sent, it is not applied — but a write already sent with it
-/// stands: if that write commits, the update is applied, once, and its result is given to
-/// nobody. The other members of its batch are not disturbed either way.
+/// the future of an update (a timeout, `select!`) before its batch started leaves it out — it
+/// is not applied — but a batch once started is written as a whole (its sum is then being
+/// written, or queued for another session's write to apply): the update may then be applied,
+/// once, and its result is given to nobody. The other members of its batch are not disturbed
+/// either way.
 ///
 /// # Curator compatibility
 /// One persistent node, data big-endian signed, missing node or empty data = 0. A Curator

@@ -15,6 +15,10 @@
 //! whether the write happened — also after a session expiry, which is why it is persistent.
 //! Curator reads only the counter node's data, so the markers are invisible to it. Closing
 //! the value (or dropping every clone) deletes the last marker.
+//!
+//! An addition that queues fixes its marker's name in its queue node's name, and whoever
+//! writes it — its own session in its turn, or the turn holder ahead of it — creates that
+//! marker holding the value before the addition (see `joint.rs`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,7 +34,9 @@ use crate::recipes::locks::InterProcessMutex;
 use crate::sync::lock;
 
 use super::gate;
-use super::queue::Turn;
+use super::joint::{self, Addition, Joiner};
+use super::queue::{Taken, Turn};
+use super::txn::{Joined, Op, Txn};
 
 /// How an atomic operation went (Curator's `AtomicValue` + `AtomicStats`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +62,11 @@ pub struct AtomicStats {
     pub optimistic_time: Duration,
     /// Time spent holding or waiting for the promotion lock.
     pub promoted_time: Duration,
+    /// Whether the change was learnt from its marker rather than from its own write's reply:
+    /// an addition that queued and was applied by the turn holder ahead of it (see
+    /// [`DistributedAtomicLong`](crate::DistributedAtomicLong)'s *Combining*), or, rarely, a
+    /// queued addition's own write whose reply was lost.
+    pub applied_by_another: bool,
 }
 
 /// Promotion to a lock (Curator's `PromotedToLock`): when the optimistic tries run out, take an
@@ -131,6 +142,9 @@ struct State {
     next: u64,
     /// The gate's version our optimistic writes check (queueing only; `None`: to be read).
     gate: Option<i32>,
+    /// Our last addition was written together with others' in the queue: the next one queues
+    /// at once.
+    crowded: bool,
 }
 
 impl Drop for Inner {
@@ -143,18 +157,25 @@ impl Drop for Inner {
 
 /// The outcome of one write attempt.
 enum Attempt {
-    Written(i32),
+    /// Written: the new version, and the bytes written.
+    Written(i32, Vec<u8>),
     Contended,
-    /// Our queue turn's node is gone (with an expired session): write without it.
+    /// Our queue turn's node is gone (with an expired session, or with a write that applied
+    /// our addition).
     TurnGone,
+    /// The k-th joining addition left the queue, or was written by another: write without it.
+    JoinerGone(usize),
+    /// Our addition's marker exists: it was applied (the marker's data, the value before it).
+    Applied(Vec<u8>),
 }
 
 /// Where a write stands: optimistic (checking the gate's version, when it has one), or in
-/// our queue turn (giving back its node, while it has one).
+/// our queue turn (giving back its node, while it has one; an addition with the additions
+/// that joined it).
 #[derive(Clone, Copy)]
 enum Place<'a> {
     Optimistic { gate: Option<i32> },
-    InTurn { release: Option<&'a str> },
+    InTurn { release: Option<&'a str>, joint: Option<&'a Joint>, joiners: &'a [Joiner] },
 }
 
 /// Where an operation starts from: a value and version to write from, and whether they are
@@ -298,7 +319,28 @@ impl DistributedAtomicValue {
 
     /// The optimistic loop, then the queue or the promoted lock. `compute` maps the current
     /// bytes to the new ones, or `None` to stop without writing.
-    pub(crate) async fn apply<F>(&self, mut compute: F) -> Result<AtomicValue<Vec<u8>>>
+    pub(crate) async fn apply<F>(&self, compute: F) -> Result<AtomicValue<Vec<u8>>>
+    where
+        F: FnMut(&[u8]) -> Option<Vec<u8>>,
+    {
+        self.run(compute, None).await
+    }
+
+    /// Adds `delta` (a number's big-endian bytes: 4 or 8 of them) to the number stored here,
+    /// as [`apply`](Self::apply) would, except that in the queue the addition joins others
+    /// (see `joint.rs`): a turn holder ahead of it may write it with its own. Data that is not
+    /// a number of that width is not written (the outcome shows it as the value before).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a delta that is not 4 or 8 bytes; as `apply`.
+    pub(crate) async fn apply_addition(&self, delta: &[u8]) -> Result<AtomicValue<Vec<u8>>> {
+        let Some(addition) = Addition::from_bytes(delta) else {
+            return Err(Error::InvalidArgument("an addition is of 4 or 8 bytes".into()));
+        };
+        self.run(|bytes| addition.applied_to(bytes), Some(addition)).await
+    }
+
+    async fn run<F>(&self, mut compute: F, addition: Option<Addition>) -> Result<AtomicValue<Vec<u8>>>
     where
         F: FnMut(&[u8]) -> Option<Vec<u8>>,
     {
@@ -318,19 +360,30 @@ impl DistributedAtomicValue {
             true => self.gate().await?,
             false => None,
         };
-        let outcome =
-            self.attempts(&mut compute, optimistic, &mut stats.optimistic_tries, self.cached(), gate, None).await;
+        // after an addition written with others', the next one queues at once: under that
+        // contention its optimistic write would only be refused, and would race the turn
+        let crowded = addition.is_some() && queueing && lock(&self.inner.state).crowded;
+        let outcome = if crowded {
+            Ok(Outcome { succeeded: false, by_another: false, computed: true, pre: Vec::new(), post: Vec::new() })
+        } else {
+            let first = Attempts { tries: optimistic, start: self.cached(), gate, turn: None };
+            self.attempts(&mut compute, first, &mut stats.optimistic_tries).await
+        };
         stats.optimistic_time = started.elapsed();
         let mut outcome = outcome?;
         if !outcome.succeeded && outcome.computed {
             let started = Instant::now();
             if queueing {
-                outcome = self.queued(&mut compute, &mut stats.promoted_tries).await?;
+                outcome = match addition {
+                    Some(addition) => self.joined(&mut compute, addition, &mut stats.promoted_tries).await?,
+                    None => self.queued(&mut compute, &mut stats.promoted_tries).await?,
+                };
             } else if let Some(p) = &options.promoted {
                 outcome = self.promoted(&mut compute, p, &mut stats.promoted_tries).await?.unwrap_or(outcome);
             }
             stats.promoted_time = started.elapsed();
         }
+        stats.applied_by_another = outcome.by_another;
         Ok(AtomicValue { succeeded: outcome.succeeded, pre_value: outcome.pre, post_value: outcome.post, stats })
     }
 
@@ -350,13 +403,9 @@ impl DistributedAtomicValue {
         Start { guessed: known.is_some(), known }
     }
 
-    /// Attempts in our turn on the value's own queue; the turn is given back by the write.
-    async fn queued<F>(&self, compute: &mut F, counter: &mut u32) -> Result<Outcome>
-    where
-        F: FnMut(&[u8]) -> Option<Vec<u8>>,
-    {
-        let mut turn = Turn::take(&self.inner.fw, &self.inner.path).await?;
-        let start = match turn.prefetched.take() {
+    /// Where a write in our turn starts.
+    fn turn_start(&self, turn: &mut Turn) -> Start {
+        match turn.prefetched.take() {
             // read after everyone before us in the queue wrote: the server's value
             Some(read) => {
                 Start { known: Some(read.map_or((Vec::new(), None), |(v, ver)| (v, Some(ver)))), guessed: false }
@@ -364,8 +413,92 @@ impl DistributedAtomicValue {
             // handed over without a listing: someone wrote since our last write, if we waited
             None if turn.waited => Start { known: None, guessed: false },
             None => self.cached(),
+        }
+    }
+
+    /// Attempts in our turn on the value's own queue; the turn is given back by the write.
+    async fn queued<F>(&self, compute: &mut F, counter: &mut u32) -> Result<Outcome>
+    where
+        F: FnMut(&[u8]) -> Option<Vec<u8>>,
+    {
+        let mut turn = Turn::take(&self.inner.fw, &self.inner.path).await?;
+        let start = self.turn_start(&mut turn);
+        let tries = self.inner.options.optimistic_tries;
+        let joint = InTurn { turn: &mut turn, joint: None };
+        self.attempts(compute, Attempts { tries, start, gate: None, turn: Some(joint) }, counter).await
+    }
+
+    /// An addition's place in the queue: applied by a turn holder ahead of us, or written in
+    /// our own turn with the additions queued behind us (see `joint.rs`).
+    async fn joined<F>(&self, compute: &mut F, addition: Addition, counter: &mut u32) -> Result<Outcome>
+    where
+        F: FnMut(&[u8]) -> Option<Vec<u8>>,
+    {
+        let (fw, path, tries) = (&self.inner.fw, &self.inner.path, self.inner.options.optimistic_tries);
+        loop {
+            let n = self.next_marker();
+            let marker = joint::child(path, &joint::marker_name(&self.inner.instance, n));
+            let name = addition.queue_name(&self.inner.instance, n);
+            let taken = match Turn::take_joint(fw, path, addition, &name, &marker).await {
+                Ok(taken) => taken,
+                // whether a turn holder applied it meanwhile, only the marker can tell
+                Err(e) => match fw.get_data(&marker).await.if_exists() {
+                    Ok(Some((before, _))) => Taken::Applied(before),
+                    _ => {
+                        tracing::debug!(error = %e, %path, "atomic value: queued addition in doubt");
+                        return Err(Error::OutcomeUnknown { path: path.clone() });
+                    }
+                },
+            };
+            match taken {
+                Taken::Applied(before) => return Ok(self.applied_by_another(before, marker, addition)),
+                Taken::Gone => {
+                    *counter += 1;
+                    if *counter >= tries {
+                        let (value, _) = self.read().await?;
+                        return Ok(Outcome {
+                            succeeded: false,
+                            by_another: false,
+                            computed: true,
+                            pre: value.clone(),
+                            post: value,
+                        });
+                    }
+                }
+                Taken::Held(mut turn) => {
+                    let start = self.turn_start(&mut turn);
+                    let joint = Some(Joint { addition, marker });
+                    let in_turn = InTurn { turn: &mut turn, joint };
+                    return self
+                        .attempts(compute, Attempts { tries, start, gate: None, turn: Some(in_turn) }, counter)
+                        .await;
+                }
+            }
+        }
+    }
+
+    /// A new marker number of this instance.
+    fn next_marker(&self) -> u64 {
+        let mut state = lock(&self.inner.state);
+        state.next += 1;
+        state.next
+    }
+
+    /// Our addition was applied with `marker` by another writer (or by a write of ours whose
+    /// reply was lost): `before` is the value it found. The marker is ours now; the previous
+    /// one goes in the background.
+    fn applied_by_another(&self, before: Vec<u8>, marker: String, addition: Addition) -> Outcome {
+        let previous = {
+            let mut state = lock(&self.inner.state);
+            state.cached = None;
+            state.crowded = true;
+            state.marker.replace(marker)
         };
-        self.attempts(compute, self.inner.options.optimistic_tries, counter, start, None, Some(&mut turn)).await
+        if let Some(previous) = previous {
+            self.inner.fw.delete_in_background(previous, None);
+        }
+        let after = addition.applied_to(&before).unwrap_or_else(|| before.clone());
+        Outcome { succeeded: true, by_another: true, computed: true, pre: before, post: after }
     }
 
     /// Attempts under Curator's promoted lock; `None` when it was not had in time.
@@ -376,7 +509,8 @@ impl DistributedAtomicValue {
         let mutex = InterProcessMutex::new(&self.inner.fw, &p.lock_path)?;
         let Some(guard) = mutex.acquire_timeout(p.timeout).await? else { return Ok(None) };
         let start = Start { known: None, guessed: false };
-        let under_lock = self.attempts(compute, p.tries, counter, start, None, None).await;
+        let under_lock =
+            self.attempts(compute, Attempts { tries: p.tries, start, gate: None, turn: None }, counter).await;
         // The value's outcome is what counts: a release that fails (its delete goes on in the
         // background) must not report a write that happened as failed.
         if let Err(e) = guard.release().await {
@@ -385,18 +519,11 @@ impl DistributedAtomicValue {
         under_lock.map(Some)
     }
 
-    async fn attempts<F>(
-        &self,
-        compute: &mut F,
-        tries: u32,
-        counter: &mut u32,
-        start: Start,
-        gate: Option<i32>,
-        mut turn: Option<&mut Turn>,
-    ) -> Result<Outcome>
+    async fn attempts<F>(&self, compute: &mut F, how: Attempts<'_>, counter: &mut u32) -> Result<Outcome>
     where
         F: FnMut(&[u8]) -> Option<Vec<u8>>,
     {
+        let Attempts { tries, start, gate, mut turn } = how;
         let Start { known: mut current, mut guessed } = start;
         // A guessed value: a write from it is refused when it is stale, but a decision not to
         // write must come from the server's value.
@@ -411,21 +538,28 @@ impl DistributedAtomicValue {
                 if std::mem::take(&mut guessed) {
                     continue; // read the server's value
                 }
-                return Ok(Outcome { succeeded: false, computed: false, pre: value.clone(), post: value });
+                return Ok(Outcome {
+                    succeeded: false,
+                    by_another: false,
+                    computed: false,
+                    pre: value.clone(),
+                    post: value,
+                });
             };
             guessed = false;
             *counter += 1;
-            let place = match turn.as_deref() {
-                Some(turn) => Place::InTurn { release: turn.node() },
+            let place = match turn.as_ref() {
+                Some(t) => Place::InTurn { release: t.turn.node(), joint: t.joint.as_ref(), joiners: &t.turn.joiners },
                 None => Place::Optimistic { gate },
             };
-            match self.write(&new, version, place).await? {
-                Attempt::Written(version) => {
-                    if let Some(turn) = turn.as_deref_mut() {
-                        turn.node_gone(); // given back by the write
+            match self.write(&value, &new, version, place).await? {
+                Attempt::Written(version, written) => {
+                    if let Some(t) = turn.as_mut() {
+                        t.turn.node_gone(); // given back by the write
                     }
-                    lock(&self.inner.state).cached = Some((new.clone(), version));
-                    return Ok(Outcome { succeeded: true, computed: true, pre: value, post: new });
+                    // what the node holds now: ours and the joined additions
+                    lock(&self.inner.state).cached = Some((written, version));
+                    return Ok(Outcome { succeeded: true, by_another: false, computed: true, pre: value, post: new });
                 }
                 Attempt::Contended => {
                     lock(&self.inner.state).cached = None;
@@ -439,27 +573,53 @@ impl DistributedAtomicValue {
                         }
                     }
                 }
-                Attempt::TurnGone => {
-                    // our lock node went with our session: the write alone still is correct
-                    if let Some(turn) = turn.as_deref_mut() {
-                        turn.node_gone();
+                Attempt::JoinerGone(k) => {
+                    // it left the queue (or was written by another): write without it
+                    if let Some(t) = turn.as_mut() {
+                        t.turn.joiners.remove(k);
                     }
                     current = Some((value, version));
                     *counter -= 1;
                 }
+                Attempt::TurnGone => {
+                    // our lock node is gone: with our session, or with a write that applied our
+                    // addition (its marker then says so); else the write alone still is correct
+                    let Some(t) = turn.as_mut() else { continue };
+                    t.turn.node_gone();
+                    if let Some(joint) = &t.joint {
+                        if let Some((before, _)) = self.inner.fw.get_data(&joint.marker).await.if_exists()? {
+                            return Ok(self.applied_by_another(before, joint.marker.clone(), joint.addition));
+                        }
+                    }
+                    current = Some((value, version));
+                    *counter -= 1;
+                }
+                Attempt::Applied(before) => {
+                    // our addition's marker exists: it was applied, by a write of ours whose reply
+                    // was lost or by another turn holder
+                    if let Some(t) = turn.as_mut() {
+                        t.turn.node_gone();
+                        if let Some(joint) = &t.joint {
+                            return Ok(self.applied_by_another(before, joint.marker.clone(), joint.addition));
+                        }
+                    }
+                    // (only a joint write's marker can exist before it is written)
+                    return Err(Error::OutcomeUnknown { path: self.inner.path.clone() });
+                }
             }
         }
-        Ok(Outcome { succeeded: false, computed: true, pre: last.clone(), post: last })
+        Ok(Outcome { succeeded: false, by_another: false, computed: true, pre: last.clone(), post: last })
     }
 
-    /// One versioned write (creating the node first when missing), exactly once across lost
-    /// replies; in the same transaction, an optimistic write checks the gate's version and a
-    /// write in our turn deletes the turn's node.
-    async fn write(&self, new: &[u8], version: Option<i32>, place: Place<'_>) -> Result<Attempt> {
+    /// One versioned write of `new` over `value` (creating the node first when missing),
+    /// exactly once across lost replies; in the same transaction, an optimistic write checks
+    /// the gate's version, and a write in our turn deletes the turn's node and writes the
+    /// additions that joined it.
+    async fn write(&self, value: &[u8], new: &[u8], version: Option<i32>, place: Place<'_>) -> Result<Attempt> {
         let fw = &self.inner.fw;
-        let (gate, release) = match place {
-            Place::Optimistic { gate } => (gate, None),
-            Place::InTurn { release } => (None, release),
+        let (gate, release, joint, joiners) = match place {
+            Place::Optimistic { gate } => (gate, None, None, &[][..]),
+            Place::InTurn { release, joint, joiners } => (None, release, joint, joiners),
         };
         let gate_path = gate.map(|_| gate::path(&self.inner.path));
         let Some(version) = version else {
@@ -472,46 +632,59 @@ impl DistributedAtomicValue {
         };
         let (marker, previous) = {
             let mut state = lock(&self.inner.state);
-            state.next += 1;
-            let marker = paths::join(
-                &self.inner.path,
-                &format!("{}{}-{}", layout::ATOMIC_TXN_MARKER, self.inner.instance, state.next),
-            );
+            let marker = match joint {
+                Some(joint) => joint.marker.clone(),
+                None => {
+                    state.next += 1;
+                    joint::child(&self.inner.path, &joint::marker_name(&self.inner.instance, state.next))
+                }
+            };
             (marker, state.marker.clone())
+        };
+        // what each joining addition finds, in queue order, after ours; and the total
+        let (mut total, mut joined) = (new.to_vec(), Vec::new());
+        if let Some(joint) = joint {
+            let dir = paths::join(&self.inner.path, layout::ATOMIC_QUEUE);
+            for j in joiners {
+                let after = j.addition.applied_to(&total).unwrap_or_default();
+                let marker = joint::child(&self.inner.path, &j.marker);
+                joined.push(Joined {
+                    marker,
+                    before: std::mem::replace(&mut total, after),
+                    node: paths::join(&dir, &j.node),
+                });
+            }
+            debug_assert!(joint.addition.width == total.len() || total.is_empty());
+        }
+        let txn = Txn {
+            value_path: &self.inner.path,
+            new: &total,
+            version,
+            gate: gate_path.as_deref().zip(gate),
+            marker: &marker,
+            // a joint write's marker holds the value before its addition
+            marker_data: if joint.is_some() { value } else { &[] },
+            previous: previous.as_deref(),
+            release,
+            joiners: &joined,
         };
         let options = fw.create_options(CreateMode::Persistent);
         // Set while a write was sent whose reply we did not get and whose marker we could not
         // read yet: if the retries run out then, the outcome is unknown and we say so.
         let in_doubt = AtomicBool::new(false);
-        // the transaction's operations: setData, [check gate], create marker, [delete previous
-        // marker], [delete turn node]
-        let marker_index = 1 + usize::from(gate.is_some());
-        let previous_index = previous.as_ref().map(|_| marker_index + 1);
-        let release_index = marker_index + 1 + usize::from(previous.is_some());
         let written = fw
             .retry(|client| {
-                let (marker, previous, options, in_doubt, gate_path) =
-                    (&marker, &previous, &options, &in_doubt, &gate_path);
+                let (txn, options, in_doubt, marker) = (&txn, &options, &in_doubt, &marker);
                 async move {
                     // After a lost reply, the marker tells whether that write happened.
                     if in_doubt.load(Ordering::SeqCst) {
-                        if client.check_stat(marker).await?.is_some() {
-                            return Ok(Written::Yes(None));
+                        if let Some((before, _)) = client.get_data(marker).await.if_exists()? {
+                            return Ok(Written::Marked(before));
                         }
                         in_doubt.store(false, Ordering::SeqCst);
                     }
                     let mut multi = client.new_multi_writer();
-                    multi.add_set_data(&self.inner.path, new, Some(version))?;
-                    if let (Some(path), Some(gate)) = (gate_path, gate) {
-                        multi.add_check_version(path, gate)?;
-                    }
-                    multi.add_create(marker, &[], options)?;
-                    if let Some(prev) = previous {
-                        multi.add_delete(prev, None)?;
-                    }
-                    if let Some(node) = release {
-                        multi.add_delete(node, None)?;
-                    }
+                    txn.add_to(&mut multi, options)?;
                     let committed = multi.commit().await;
                     if let Err(MultiWriteError::RequestFailed { source }) = &committed {
                         if is_retryable(source) {
@@ -524,35 +697,22 @@ impl DistributedAtomicValue {
                             _ => None,
                         }))),
                         Err(MultiWriteError::RequestFailed { source }) => Err(source),
-                        Err(MultiWriteError::OperationFailed {
-                            index: 0,
-                            source: ZkError::BadVersion | ZkError::NoNode,
-                        }) => Ok(Written::Contended),
-                        Err(MultiWriteError::OperationFailed {
-                            index: 1,
-                            source: ZkError::BadVersion | ZkError::NoNode,
-                        }) if gate.is_some() => Ok(Written::GateClosed),
-                        Err(MultiWriteError::OperationFailed { index, source: ZkError::NoNode })
-                            if release.is_some() && index == release_index =>
-                        {
-                            Ok(Written::TurnGone)
+                        Err(MultiWriteError::OperationFailed { index, source }) => {
+                            Ok(Written::Failed(txn.op(index), source))
                         }
-                        Err(MultiWriteError::OperationFailed { index, source: ZkError::NoNode })
-                            if Some(index) == previous_index =>
-                        {
-                            Ok(Written::PreviousMarkerGone)
-                        }
-                        Err(MultiWriteError::OperationFailed { source, .. }) => Ok(Written::Refused(source)),
                     }
                 }
             })
             .await;
         let written = match written {
             Err(_) if in_doubt.load(Ordering::SeqCst) => {
-                // The caller is told; the evidence is no longer needed. Our previous marker is
-                // either gone with the write or still ours to delete next time.
+                // The caller is told; the evidence is no longer needed (a joint write's marker
+                // stays: it may be another writer's evidence). Our previous marker is either
+                // gone with the write or still ours to delete next time.
                 lock(&self.inner.state).cached = None;
-                fw.delete_in_background(marker, None);
+                if joint.is_none() {
+                    fw.delete_in_background(marker, None);
+                }
                 return Err(Error::OutcomeUnknown { path: self.inner.path.clone() });
             }
             other => other?,
@@ -561,36 +721,75 @@ impl DistributedAtomicValue {
         match written {
             Written::Yes(new_version) => {
                 state.marker = Some(marker);
-                Ok(Attempt::Written(new_version.unwrap_or(version + 1)))
+                state.crowded = joint.is_some() && !joined.is_empty();
+                Ok(Attempt::Written(new_version.unwrap_or(version + 1), total))
             }
-            Written::Contended => Ok(Attempt::Contended),
-            Written::GateClosed => {
+            Written::Marked(before) if joint.is_some() => Ok(Attempt::Applied(before)),
+            Written::Marked(_) => {
+                state.marker = Some(marker);
+                Ok(Attempt::Written(version + 1, total))
+            }
+            Written::Failed(Some(Op::Value), ZkError::BadVersion | ZkError::NoNode) => Ok(Attempt::Contended),
+            Written::Failed(Some(Op::Gate), ZkError::BadVersion | ZkError::NoNode) => {
                 // a turn holder raised it (or it is gone): queue, and read it again next time
                 state.gate = None;
                 Ok(Attempt::Contended)
             }
-            Written::PreviousMarkerGone => {
+            Written::Failed(Some(Op::Marker), ZkError::NodeExists) if joint.is_some() => {
+                drop(state);
+                // applied already: the marker holds the value before our addition
+                match fw.get_data(&marker).await.if_exists()? {
+                    Some((before, _)) => Ok(Attempt::Applied(before)),
+                    None => Ok(Attempt::Contended), // (markers are deleted only by their owner)
+                }
+            }
+            Written::Failed(Some(Op::Previous), ZkError::NoNode) => {
                 // removed by someone else: forget it and try again
                 state.marker = None;
                 Ok(Attempt::Contended)
             }
-            Written::TurnGone => Ok(Attempt::TurnGone),
-            Written::Refused(e) => Err(e.into()),
+            Written::Failed(Some(Op::Release), ZkError::NoNode) => Ok(Attempt::TurnGone),
+            Written::Failed(Some(Op::JoinerMarker(k) | Op::JoinerNode(k)), ZkError::NodeExists | ZkError::NoNode) => {
+                Ok(Attempt::JoinerGone(k))
+            }
+            Written::Failed(_, e) => Err(e.into()),
         }
     }
 }
 
+/// How to attempt: how many tries, from where, and in which place.
+struct Attempts<'t> {
+    tries: u32,
+    start: Start,
+    /// The gate's version an optimistic write checks.
+    gate: Option<i32>,
+    turn: Option<InTurn<'t>>,
+}
+
+/// Our turn, and for an addition what it joined with.
+struct InTurn<'t> {
+    turn: &'t mut Turn,
+    joint: Option<Joint>,
+}
+
+/// A queued addition: what it adds, and its marker (a path).
+struct Joint {
+    addition: Addition,
+    marker: String,
+}
+
 enum Written {
     Yes(Option<i32>),
-    Contended,
-    GateClosed,
-    PreviousMarkerGone,
-    TurnGone,
-    Refused(ZkError),
+    /// After a lost reply, the marker was found: its data.
+    Marked(Vec<u8>),
+    /// An operation failed (`None`: an index the transaction does not have).
+    Failed(Option<Op>, ZkError),
 }
 
 struct Outcome {
     succeeded: bool,
+    /// Applied by another session's write.
+    by_another: bool,
     computed: bool,
     pre: Vec<u8>,
     post: Vec<u8>,

@@ -272,8 +272,15 @@ async fn run(inner: std::sync::Weak<Inner>) {
         let fw = this.fw.clone();
         let (path, id) = (this.path.clone(), this.id.clone());
         drop(this);
-        let request =
-            Request { dir: &path, name: LATCH_NAME, data: id.as_bytes(), driver: &DRIVER, prefetch: None, ttl: None };
+        let request = Request {
+            dir: &path,
+            name: LATCH_NAME,
+            data: id.as_bytes(),
+            driver: &DRIVER,
+            prefetch: None,
+            ttl: None,
+            recreate: true,
+        };
         let node = match engine::acquire(&fw, &request).await {
             Ok(acquired) => HeldNode::new(&fw, acquired, true),
             Err(Error::Closed) => return,

@@ -51,6 +51,11 @@ pub(crate) struct Request<'a> {
     /// instead of an ephemeral-sequential one (`Unsupported` where the server has TTL nodes
     /// off), touched while it waits; the holder touches it by renewing.
     pub ttl: Option<Duration>,
+    /// Whether a node of ours that vanished while it waited is created again (as the retry
+    /// policy allows). `false` where the node's deletion means something (the atomic values'
+    /// queue, where another writer may have applied our update with it): the acquire then
+    /// ends with [`Error::LockLost`].
+    pub recreate: bool,
 }
 
 /// A node read pipelined behind the listing that made us the holder: its data and version, or
@@ -75,6 +80,9 @@ pub(crate) struct Acquired {
     pub waited: bool,
     /// Our node's time to live ([`Request::ttl`]).
     pub ttl: Option<Duration>,
+    /// The listing that decided we hold (`None`: we hold because every node we watched was
+    /// deleted, without a listing since). Kept for [`Request::prefetch`] requests only.
+    pub listing: Option<Arc<Listing>>,
 }
 
 /// Deletes our node if the acquire is abandoned (cancelled, timed out, failed) before it is
@@ -237,9 +245,14 @@ impl<W: Wait> Contention<'_, '_, W> {
                 // lost sync with the list: list again
                 None => relist(self.fw, self.req).await?,
             };
+            let deciding = self.req.prefetch.map(|_| listed.0.clone());
             let (decision, status, prefetched) = self.decide(&ours, listed);
             let next = match decision {
-                Decision::Acquired => return Ok(Some(Ok(self.take(ours.node, status, prefetched)))),
+                Decision::Acquired => {
+                    let mut acquired = self.take(ours.node, status, prefetched);
+                    acquired.listing = deciding;
+                    return Ok(Some(Ok(acquired)));
+                }
                 Decision::Missing => {
                     self.vanished(&ours, status)?;
                     return Ok(None);
@@ -300,7 +313,9 @@ impl<W: Wait> Contention<'_, '_, W> {
         }
         self.pending.forget_node();
         let lost = ZkError::NoNode;
-        if self.fw.retry_policy().allow_retry(self.recreations, self.started.elapsed(), &lost).is_none() {
+        let retry = self.req.recreate
+            && self.fw.retry_policy().allow_retry(self.recreations, self.started.elapsed(), &lost).is_some();
+        if !retry {
             let reason = if session_changed { LossReason::SessionLost } else { LossReason::NodeDeleted };
             return Err(Error::LockLost { path: ours.node.path.clone(), reason });
         }
@@ -457,7 +472,8 @@ impl<W: Wait> Contention<'_, '_, W> {
         self.pending.forget_node();
         let holds = self.fw.session_extension::<Holds>();
         let mark = self.req.driver.sole_holder().then(|| Arc::new(holds.mark_held(&node.path)));
-        Acquired { path: node.path, stat: node.stat, status, mark, prefetched, waited: self.waited, ttl: self.req.ttl }
+        let (waited, ttl) = (self.waited, self.req.ttl);
+        Acquired { path: node.path, stat: node.stat, status, mark, prefetched, waited, ttl, listing: None }
     }
 }
 

@@ -9,7 +9,7 @@ mod held;
 mod holds;
 mod lease;
 mod leased;
-mod listings;
+pub(crate) mod listings;
 mod lock;
 mod multilock;
 mod mutex;

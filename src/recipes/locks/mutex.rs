@@ -190,8 +190,15 @@ impl InterProcessMutex {
         acquire_reentrant::<W, _, _>(&s.state.owners, || async move {
             let data = s.state.data.as_deref().unwrap_or(s.fw.default_data());
             let ttl = s.state.server_ttl;
-            let request =
-                Request { dir: &s.path, name: LOCK_NAME, data, driver: &Exclusive::MUTEX, prefetch: None, ttl };
+            let request = Request {
+                dir: &s.path,
+                name: LOCK_NAME,
+                data,
+                driver: &Exclusive::MUTEX,
+                prefetch: None,
+                ttl,
+                recreate: true,
+            };
             let acquired = engine::contend(&s.fw, &request, wait).await?;
             Ok(acquired.map(|a| HeldNode::new(&s.fw, a, s.state.revocable)))
         })

@@ -191,7 +191,8 @@ impl InterProcessReadWriteLock {
     async fn contend<W: Wait>(&self, name: &str, driver: &dyn Driver, wait: W) -> Result<Waited<HeldNode, W>> {
         let s = &self.shared;
         let ttl = s.state.server_ttl;
-        let request = Request { dir: &s.path, name, data: s.fw.default_data(), driver, prefetch: None, ttl };
+        let request =
+            Request { dir: &s.path, name, data: s.fw.default_data(), driver, prefetch: None, ttl, recreate: true };
         Ok(engine::contend(&s.fw, &request, wait).await?.map(|a| HeldNode::new(&s.fw, a, false)))
     }
 
@@ -212,6 +213,7 @@ impl InterProcessReadWriteLock {
                 prefetched: None,
                 waited: false,
                 ttl: None,
+                listing: None,
             },
             false,
         ))

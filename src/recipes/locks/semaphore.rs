@@ -220,8 +220,15 @@ impl InterProcessSemaphoreV2 {
         let mut leases = Vec::with_capacity(n);
         let data = self.fw.default_data();
         for _ in 0..n {
-            let request =
-                Request { dir: &self.leases_dir, name: LEASE_NAME, data, driver: &driver, prefetch: None, ttl: None };
+            let request = Request {
+                dir: &self.leases_dir,
+                name: LEASE_NAME,
+                data,
+                driver: &driver,
+                prefetch: None,
+                ttl: None,
+                recreate: true,
+            };
             match engine::contend(&self.fw, &request, wait).await {
                 Ok(Ok(acquired)) => leases.push(Lease::new(HeldNode::new(&self.fw, acquired, false))),
                 Ok(Err(timed_out)) => {

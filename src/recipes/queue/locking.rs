@@ -129,6 +129,7 @@ impl Engine {
                 prefetched: None,
                 waited: false,
                 ttl: None,
+                listing: None,
             };
             let held = ItemLock { hold: HeldNode::new(&self.fw, acquired, false), client };
             if stat.ephemeral_owner != status.session_id {
