@@ -5,7 +5,7 @@ use zookeeper_client::{CreateOptions, Error as ZkError, MultiWriter};
 
 /// One write: the value's versioned `setData`, then, in this order, a `check` of the gate's
 /// version (an optimistic write of a queueing value), the creation of the write's marker, the
-/// deletion of our previous marker, the deletion of our queue node (a write in our turn), and
+/// deletion of our previous markers, the deletion of our queue node (a write in our turn), and
 /// for each joining addition the creation of its marker and the deletion of its queue node.
 pub(super) struct Txn<'a> {
     pub value_path: &'a str,
@@ -14,7 +14,7 @@ pub(super) struct Txn<'a> {
     pub gate: Option<(&'a str, i32)>,
     pub marker: &'a str,
     pub marker_data: &'a [u8],
-    pub previous: Option<&'a str>,
+    pub previous: &'a [String],
     pub release: Option<&'a str>,
     pub joiners: &'a [Joined],
 }
@@ -34,7 +34,8 @@ pub(super) enum Op {
     Value,
     Gate,
     Marker,
-    Previous,
+    /// The deletion of the k-th previous marker.
+    Previous(usize),
     Release,
     /// The creation of the k-th joiner's marker.
     JoinerMarker(usize),
@@ -48,7 +49,7 @@ impl Txn<'_> {
         let mut ops = vec![Op::Value];
         ops.extend(self.gate.map(|_| Op::Gate));
         ops.push(Op::Marker);
-        ops.extend(self.previous.map(|_| Op::Previous));
+        ops.extend((0..self.previous.len()).map(Op::Previous));
         ops.extend(self.release.map(|_| Op::Release));
         for k in 0..self.joiners.len() {
             ops.extend([Op::JoinerMarker(k), Op::JoinerNode(k)]);
@@ -68,7 +69,7 @@ impl Txn<'_> {
             multi.add_check_version(gate, version)?;
         }
         multi.add_create(self.marker, self.marker_data, options)?;
-        if let Some(previous) = self.previous {
+        for previous in self.previous {
             multi.add_delete(previous, None)?;
         }
         if let Some(node) = self.release {
@@ -92,6 +93,7 @@ mod tests {
             Joined { marker: "/v/_txn_a-1".into(), before: vec![], node: "/v/_lock_/x".into() },
             Joined { marker: "/v/_txn_b-1".into(), before: vec![], node: "/v/_lock_/y".into() },
         ];
+        let previous = vec!["/v/_txn_c-1".to_string()];
         let mut txn = Txn {
             value_path: "/v",
             new: &[1],
@@ -99,18 +101,18 @@ mod tests {
             gate: None,
             marker: "/v/_txn_c-2",
             marker_data: &[],
-            previous: Some("/v/_txn_c-1"),
+            previous: &previous,
             release: Some("/v/_lock_/z"),
             joiners: &joiners,
         };
         use Op::*;
         let expected =
-            [Value, Marker, Previous, Release, JoinerMarker(0), JoinerNode(0), JoinerMarker(1), JoinerNode(1)];
+            [Value, Marker, Previous(0), Release, JoinerMarker(0), JoinerNode(0), JoinerMarker(1), JoinerNode(1)];
         assert_eq!(txn.ops(), expected);
         assert_eq!(txn.op(5), Some(JoinerNode(0)));
         assert_eq!(txn.op(8), None);
         txn.gate = Some(("/v/_gate_", 0));
-        txn.previous = None;
+        txn.previous = &[];
         txn.release = None;
         txn.joiners = &[];
         assert_eq!(txn.ops(), [Value, Gate, Marker]);

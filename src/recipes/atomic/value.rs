@@ -11,14 +11,16 @@
 //! A versioned write whose reply is lost (connection loss) may or may not have been applied,
 //! and retrying blindly would count it twice. So each write is a `multi` that also creates a
 //! small persistent marker node `<path>/_txn_<instance>-<n>` (and deletes this instance's
-//! previous marker, so at most one is left per instance). After a lost reply the marker tells
-//! whether the write happened — also after a session expiry, which is why it is persistent.
-//! Curator reads only the counter node's data, so the markers are invisible to it. Closing
-//! the value (or dropping every clone) deletes the last marker.
+//! previous markers). After a lost reply the marker tells whether the write happened — also
+//! after a session expiry, which is why it is persistent. Curator reads only the counter
+//! node's data, so the markers are invisible to it. Closing the value (or dropping every
+//! clone) deletes its markers.
 //!
 //! An addition that queues fixes its marker's name in its queue node's name, and whoever
 //! writes it — its own session in its turn, or the turn holder ahead of it — creates that
-//! marker holding the value before the addition (see `joint.rs`).
+//! marker holding the value before the addition (see `joint.rs`). A marker created by another
+//! session's write is deleted by our next write, with our previous one, in its transaction (so
+//! a queued addition costs no delete of its own); at most 32 wait for it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -137,8 +139,10 @@ struct State {
     /// The value and version our last successful write left (a guess; the version check
     /// catches it when stale).
     cached: Option<(Vec<u8>, i32)>,
-    /// Our latest marker node, deleted by our next write.
-    marker: Option<String>,
+    /// Our markers still there, the latest last: deleted by our next write (a queued addition
+    /// written by another session's write leaves its marker to our next write, at most
+    /// [`MARKERS_KEPT`] of them).
+    markers: Vec<String>,
     next: u64,
     /// The gate's version our optimistic writes check (queueing only; `None`: to be read).
     gate: Option<i32>,
@@ -147,9 +151,13 @@ struct State {
     crowded: bool,
 }
 
+/// Markers of ours left for our next write to delete, beyond which the oldest is deleted in
+/// the background (a request of its own).
+const MARKERS_KEPT: usize = 32;
+
 impl Drop for Inner {
     fn drop(&mut self) {
-        if let Some(marker) = lock(&self.state).marker.take() {
+        for marker in std::mem::take(&mut lock(&self.state).markers) {
             self.fw.delete_in_background(marker, None);
         }
     }
@@ -302,7 +310,7 @@ impl DistributedAtomicValue {
         }
     }
 
-    /// Deletes this instance's last marker node now (also done when the last clone drops).
+    /// Deletes this instance's marker nodes now (also done when the last clone drops).
     ///
     /// # Errors
     /// The delete's error (it then continues in the background).
@@ -310,11 +318,14 @@ impl DistributedAtomicValue {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn close(&self) -> Result<()> {
-        let marker = lock(&self.inner.state).marker.take();
-        match marker {
-            Some(m) => self.inner.fw.delete_guaranteed(&m).await,
-            None => Ok(()),
+        let markers = std::mem::take(&mut lock(&self.inner.state).markers);
+        let mut result = Ok(());
+        for marker in markers {
+            if let Err(e) = self.inner.fw.delete_guaranteed(&marker).await {
+                result = result.and(Err(e));
+            }
         }
+        result
     }
 
     /// The optimistic loop, then the queue or the promoted lock. `compute` maps the current
@@ -485,17 +496,19 @@ impl DistributedAtomicValue {
     }
 
     /// Our addition was applied with `marker` by another writer (or by a write of ours whose
-    /// reply was lost): `before` is the value it found. The marker is ours now; the previous
-    /// one goes in the background.
+    /// reply was lost): `before` is the value it found. The marker is ours now, for our next
+    /// write to delete with the others.
     fn applied_by_another(&self, before: Vec<u8>, marker: String, addition: Addition) -> Outcome {
-        let previous = {
+        let oldest = {
             let mut state = lock(&self.inner.state);
             state.cached = None;
             state.crowded = true;
-            state.marker.replace(marker)
+            state.markers.push(marker);
+            let beyond = state.markers.len().saturating_sub(MARKERS_KEPT);
+            state.markers.drain(..beyond).collect::<Vec<_>>()
         };
-        if let Some(previous) = previous {
-            self.inner.fw.delete_in_background(previous, None);
+        for marker in oldest {
+            self.inner.fw.delete_in_background(marker, None);
         }
         let after = addition.applied_to(&before).unwrap_or_else(|| before.clone());
         Outcome { succeeded: true, by_another: true, computed: true, pre: before, post: after }
@@ -630,7 +643,7 @@ impl DistributedAtomicValue {
                 Err(e) => return Err(e),
             }
         };
-        let (marker, previous) = {
+        let (marker, previous): (String, Vec<String>) = {
             let mut state = lock(&self.inner.state);
             let marker = match joint {
                 Some(joint) => joint.marker.clone(),
@@ -639,7 +652,7 @@ impl DistributedAtomicValue {
                     joint::child(&self.inner.path, &joint::marker_name(&self.inner.instance, state.next))
                 }
             };
-            (marker, state.marker.clone())
+            (marker, state.markers.clone())
         };
         // what each joining addition finds, in queue order, after ours; and the total
         let (mut total, mut joined) = (new.to_vec(), Vec::new());
@@ -664,7 +677,7 @@ impl DistributedAtomicValue {
             marker: &marker,
             // a joint write's marker holds the value before its addition
             marker_data: if joint.is_some() { value } else { &[] },
-            previous: previous.as_deref(),
+            previous: &previous,
             release,
             joiners: &joined,
         };
@@ -720,13 +733,15 @@ impl DistributedAtomicValue {
         let mut state = lock(&self.inner.state);
         match written {
             Written::Yes(new_version) => {
-                state.marker = Some(marker);
+                state.markers.retain(|m| !previous.contains(m));
+                state.markers.push(marker);
                 state.crowded = joint.is_some() && !joined.is_empty();
                 Ok(Attempt::Written(new_version.unwrap_or(version + 1), total))
             }
             Written::Marked(before) if joint.is_some() => Ok(Attempt::Applied(before)),
             Written::Marked(_) => {
-                state.marker = Some(marker);
+                state.markers.retain(|m| !previous.contains(m));
+                state.markers.push(marker);
                 Ok(Attempt::Written(version + 1, total))
             }
             Written::Failed(Some(Op::Value), ZkError::BadVersion | ZkError::NoNode) => Ok(Attempt::Contended),
@@ -743,9 +758,9 @@ impl DistributedAtomicValue {
                     None => Ok(Attempt::Contended), // (markers are deleted only by their owner)
                 }
             }
-            Written::Failed(Some(Op::Previous), ZkError::NoNode) => {
+            Written::Failed(Some(Op::Previous(k)), ZkError::NoNode) => {
                 // removed by someone else: forget it and try again
-                state.marker = None;
+                state.markers.retain(|m| *m != previous[k]);
                 Ok(Attempt::Contended)
             }
             Written::Failed(Some(Op::Release), ZkError::NoNode) => Ok(Attempt::TurnGone),
