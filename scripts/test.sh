@@ -24,12 +24,12 @@ ZKR_TEST_TLS=1 cargo test --all-features --no-fail-fast --test cache -- --test-t
   --skip a_server_refusing_multi_read --skip auto_falls_back --skip dropping_the_watcher_or_the_cache \
   --skip a_root_that_never_appears --skip unreadable_nodes_are_left_out "$@"
 # The leader and counter suites on the mutual-TLS ensemble too (about 35 s), less the lost-reply
-# tests (their proxy fronts one server) and the leader-expiry test (on an ensemble the expired
+# and lost-connection tests (their proxy fronts one server) and the leader-expiry test (on an ensemble the expired
 # leader hears of its expiry from its own server after others may already see its node gone:
 # the fencing token covers that window, the test's "never two at once" view cannot).
 ZKR_TEST_TLS=cluster cargo test --all-features --no-fail-fast --test coordination -- --test-threads="${TEST_THREADS:-2}" \
   --skip reply_is_lost --skip lost_reply --skip lost_request --skip cancelled_callers_before_and_after \
-  --skip exactly_one_leader_while_the_leaders_session_expires "$@"
+  --skip hears_nothing --skip exactly_one_leader_while_the_leaders_session_expires "$@"
 # Every example runs against its own embedded server and must succeed.
 for example in $(awk '/^\[\[example\]\]/{e=1; next} /^\[/{e=0} e && /^name = /{gsub(/"/, "", $3); print $3}' Cargo.toml); do
   echo "== example $example"

@@ -142,10 +142,12 @@ async fn increments_survive_server_crashes_with_lost_replies() {
     let cs = server.connect_string().to_string();
     let successes = Arc::new(AtomicI64::new(0));
     let failures = Arc::new(AtomicI64::new(0));
+    let unknown = Arc::new(AtomicI64::new(0));
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut tasks = Vec::new();
     for _ in 0..4 {
-        let (cs, successes, failures, stop) = (cs.clone(), successes.clone(), failures.clone(), stop.clone());
+        let (cs, successes, failures, unknown, stop) =
+            (cs.clone(), successes.clone(), failures.clone(), unknown.clone(), stop.clone());
         tasks.push(tokio::spawn(async move {
             let fw = fixtures::framework(&cs).await;
             let counter = DistributedAtomicLong::new(&fw, "/crash/counter").unwrap();
@@ -153,6 +155,10 @@ async fn increments_survive_server_crashes_with_lost_replies() {
                 match counter.increment().await {
                     Ok(r) if r.succeeded => {
                         successes.fetch_add(1, Ordering::SeqCst);
+                    }
+                    // applied or not: a queued addition a turn holder may have written
+                    Err(Error::OutcomeUnknown { .. }) => {
+                        unknown.fetch_add(1, Ordering::SeqCst);
                     }
                     Ok(_) | Err(_) => {
                         failures.fetch_add(1, Ordering::SeqCst);
@@ -178,13 +184,13 @@ async fn increments_survive_server_crashes_with_lost_replies() {
     let fw = fixtures::framework(&cs).await;
     let value = DistributedAtomicLong::new(&fw, "/crash/counter").unwrap().get().await.unwrap();
     let ok = successes.load(Ordering::SeqCst);
-    eprintln!("crash test: {ok} successes, {} failures", failures.load(Ordering::SeqCst));
+    let (failed, unknown) = (failures.load(Ordering::SeqCst), unknown.load(Ordering::SeqCst));
+    eprintln!("crash test: {ok} successes, {failed} failures, {unknown} outcomes unknown");
     assert!(ok > 10, "too few increments to mean anything: {ok}");
-    assert_eq!(
-        value,
-        ok,
-        "counter {value} != successful increments {ok} (failures: {})",
-        failures.load(Ordering::SeqCst)
+    // every success counted once, every failure not at all, an unknown outcome once or not
+    assert!(
+        (ok..=ok + unknown).contains(&value),
+        "counter {value} outside the successful increments {ok} (+ {unknown} unknown; failures: {failed})"
     );
 }
 
