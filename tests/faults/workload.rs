@@ -239,8 +239,9 @@ impl Workload {
     ///
     /// With `forced_expiry` (the scenario makes the server expire sessions on purpose), the
     /// server hands a lock over the moment it ends the holder's session, before the holder can
-    /// hear of it: a short overlap in the holders' own view is then possible, and fencing is
-    /// what protects the resource — stale writes must be *rejected* by it. Without forced
+    /// hear of it: a short overlap in the holders' own view (the latches' leadership too) is
+    /// then possible, and fencing is what protects the resource — stale writes must be
+    /// *rejected* by it. Without forced
     /// expiry, a holder always learns of its loss (suspension) before the server can expire its
     /// session, so no overlap and no stale write may happen at all.
     pub async fn finish(mut self, scenario: &str, notes: &str, forced_expiry: bool) -> String {
@@ -287,7 +288,7 @@ impl Workload {
         if forced_expiry {
             let _ = writeln!(
                 report,
-                "Forced expiry: the server ends a holder's session and hands its lock over at once, before the holder can hear of it; overlaps in the holders' own view are counted as violations below but only fencing (stale writes rejected, none accepted) is asserted.\n"
+                "Forced expiry: the server ends a holder's (or leader's) session and hands its lock (or leadership) over at once, before the holder can hear of it; overlaps in the holders' own view are counted as violations below but only fencing (stale writes rejected, none accepted) is asserted.\n"
             );
         }
         let _ = writeln!(report, "| recipe | result |\n|---|---|");
@@ -320,10 +321,16 @@ impl Workload {
             value >= successes && value <= successes + unknown,
             "{scenario}: counter {value} vs {successes} successful + {unknown} unknown increments"
         );
-        assert!(self.most_leaders.load(Ordering::SeqCst) <= 1, "{scenario}: two leaders at once");
+        // A forced expiry that hits a leader opens the same window as for a lock holder: the
+        // others may see its node gone (and one of them lead) before its own server tells it
+        // (on an ensemble, the close reaches the servers one by one). So, as for the locks, an
+        // overlap in the latches' own view is asserted absent only without forced expiry.
+        if !forced_expiry {
+            assert!(self.most_leaders.load(Ordering::SeqCst) <= 1, "{scenario}: two leaders at once");
+        }
         for (role, _) in ROLES {
             let v = self.tallies[role].violations.load(Ordering::SeqCst);
-            if !forced_expiry || *role == "latch" {
+            if !forced_expiry {
                 assert_eq!(v, 0, "{scenario}: {role} violations");
             }
         }
