@@ -26,7 +26,6 @@
 
 use std::sync::Arc;
 
-use crate::framework::paths;
 use crate::recipes::layout;
 use crate::recipes::locks::driver::sort_children;
 use crate::recipes::locks::listings::Listing;
@@ -156,11 +155,6 @@ pub(crate) fn plus(a: i64, b: i64, width: usize) -> i64 {
         4 => i64::from((a as i32).wrapping_add(b as i32)),
         _ => a.wrapping_add(b),
     }
-}
-
-/// The path of a child of the value at `value_path`.
-pub(crate) fn child(value_path: &str, name: &str) -> String {
-    paths::join(value_path, name)
 }
 
 #[cfg(test)]

@@ -448,7 +448,7 @@ impl DistributedAtomicValue {
         let (fw, path, tries) = (&self.inner.fw, &self.inner.path, self.inner.options.optimistic_tries);
         loop {
             let n = self.next_marker();
-            let marker = joint::child(path, &joint::marker_name(&self.inner.instance, n));
+            let marker = paths::join(path, &joint::marker_name(&self.inner.instance, n));
             let name = addition.queue_name(&self.inner.instance, n);
             let taken = match Turn::take_joint(fw, path, addition, &name, &marker).await {
                 Ok(taken) => taken,
@@ -649,25 +649,25 @@ impl DistributedAtomicValue {
                 Some(joint) => joint.marker.clone(),
                 None => {
                     state.next += 1;
-                    joint::child(&self.inner.path, &joint::marker_name(&self.inner.instance, state.next))
+                    paths::join(&self.inner.path, &joint::marker_name(&self.inner.instance, state.next))
                 }
             };
             (marker, state.markers.clone())
         };
         // what each joining addition finds, in queue order, after ours; and the total
         let (mut total, mut joined) = (new.to_vec(), Vec::new());
-        if let Some(joint) = joint {
+        if joint.is_some() {
             let dir = paths::join(&self.inner.path, layout::ATOMIC_QUEUE);
             for j in joiners {
-                let after = j.addition.applied_to(&total).unwrap_or_default();
-                let marker = joint::child(&self.inner.path, &j.marker);
+                // (joiners have our width, so this always applies; never write what does not)
+                let Some(after) = j.addition.applied_to(&total) else { break };
+                let marker = paths::join(&self.inner.path, &j.marker);
                 joined.push(Joined {
                     marker,
                     before: std::mem::replace(&mut total, after),
                     node: paths::join(&dir, &j.node),
                 });
             }
-            debug_assert!(joint.addition.width == total.len() || total.is_empty());
         }
         let txn = Txn {
             value_path: &self.inner.path,
