@@ -175,7 +175,13 @@ async fn increments_survive_server_crashes_with_lost_replies() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         server.restart().await.unwrap();
     }
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // liveness: increments go on after the last restart (however long the reconnection takes
+    // on a loaded machine, within a bound)
+    let at_restart = successes.load(Ordering::SeqCst);
+    fixtures::eventually(Duration::from_secs(20), "increments resume after the last restart", || async {
+        successes.load(Ordering::SeqCst) >= at_restart + 20
+    })
+    .await;
     stop.store(true, Ordering::SeqCst);
     let mut fws = Vec::new();
     for t in tasks {
@@ -186,7 +192,6 @@ async fn increments_survive_server_crashes_with_lost_replies() {
     let ok = successes.load(Ordering::SeqCst);
     let (failed, unknown) = (failures.load(Ordering::SeqCst), unknown.load(Ordering::SeqCst));
     eprintln!("crash test: {ok} successes, {failed} failures, {unknown} outcomes unknown");
-    assert!(ok > 10, "too few increments to mean anything: {ok}");
     // every success counted once, every failure not at all, an unknown outcome once or not
     assert!(
         (ok..=ok + unknown).contains(&value),

@@ -9,21 +9,28 @@
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
-use zk_recipes::{AtomicValue, DistributedAtomicLong, Framework, InterProcessMutex, LockGuard};
+use zk_recipes::{AtomicNumber, AtomicValue, DistributedAtomicNumber, Framework, InterProcessMutex, LockGuard};
 use zk_recipes_testing::{expire_session, fixtures, ProxyMode, TcpProxy};
 
 const DELTAS: [i64; 3] = [10, 200, 3000];
 
-struct Setup {
+struct Setup<T: AtomicNumber> {
     /// In front of the second session's server, when asked for.
     proxy: Option<TcpProxy>,
     direct: Framework,
     path: String,
     sessions: Vec<Framework>,
-    counters: Vec<DistributedAtomicLong>,
+    counters: Vec<DistributedAtomicNumber<T>>,
+    /// What session `i` adds.
+    deltas: Vec<T>,
 }
 
-async fn setup(name: &str, proxied: bool) -> Setup {
+/// Three sessions on one counter of `i64`s adding [`DELTAS`].
+async fn setup(name: &str, proxied: bool) -> Setup<i64> {
+    setup_with(name, proxied, DELTAS.to_vec()).await
+}
+
+async fn setup_with<T: AtomicNumber>(name: &str, proxied: bool, deltas: Vec<T>) -> Setup<T> {
     let cs = fixtures::shared_server().await;
     let direct = fixtures::framework(&cs).await;
     let path = format!("/{}", fixtures::unique(name));
@@ -33,21 +40,21 @@ async fn setup(name: &str, proxied: bool) -> Setup {
     };
     let mut sessions = Vec::new();
     let mut counters = Vec::new();
-    for i in 0..DELTAS.len() {
+    for i in 0..deltas.len() {
         let fw = match (&proxy, i) {
             (Some(proxy), 1) => fixtures::framework(proxy.connect_string()).await,
             _ => fixtures::framework(&cs).await,
         };
-        let counter = DistributedAtomicLong::new(&fw, &path).unwrap();
+        let counter = DistributedAtomicNumber::<T>::new(&fw, &path).unwrap();
         // one addition each: the node and the gate exist, each session knows the gate
         counter.increment().await.unwrap();
         sessions.push(fw);
         counters.push(counter);
     }
-    Setup { proxy, direct, path, sessions, counters }
+    Setup { proxy, direct, path, sessions, counters, deltas }
 }
 
-impl Setup {
+impl<T: AtomicNumber> Setup<T> {
     fn queue(&self) -> String {
         format!("{}/_lock_", self.path)
     }
@@ -67,11 +74,12 @@ impl Setup {
         guard
     }
 
-    /// Session `i` adds `DELTAS[i]`, once its addition is in the queue (behind those before).
-    async fn add_queued(&self, i: usize) -> JoinHandle<zk_recipes::Result<AtomicValue<i64>>> {
+    /// Session `i` adds `deltas[i]`, once its addition is in the queue (behind those before).
+    async fn add_queued(&self, i: usize) -> JoinHandle<zk_recipes::Result<AtomicValue<T>>> {
         let before = self.queued().await.len();
         let counter = self.counters[i].clone();
-        let task = tokio::spawn(async move { counter.add(DELTAS[i]).await });
+        let delta = self.deltas[i];
+        let task = tokio::spawn(async move { counter.add(delta).await });
         fixtures::eventually(Duration::from_secs(10), format!("addition {i} queued"), || async {
             self.queued().await.len() == before + 1
         })
@@ -99,9 +107,13 @@ impl Setup {
     }
 }
 
-fn check(r: &AtomicValue<i64>, before: i64, delta: i64, by_another: bool, who: &str) {
+fn check<T: AtomicNumber>(r: &AtomicValue<T>, before: T, delta: T, by_another: bool, who: &str) {
     assert!(r.succeeded, "{who}: {r:?}");
-    assert_eq!((r.pre_value, r.post_value), (before, before + delta), "{who}: its own slice, in queue order");
+    assert_eq!(
+        (r.pre_value, r.post_value),
+        (before, before.wrapping_add(delta)),
+        "{who}: its own slice, in queue order"
+    );
     assert_eq!(r.stats.applied_by_another, by_another, "{who}: written by another session's write: {r:?}");
 }
 
@@ -196,5 +208,38 @@ async fn a_queued_session_that_hears_nothing_while_it_is_written_learns_its_valu
     check(&deaf, 13, 200, true, "the deaf session");
     assert_eq!(s.counters[1].get().await.unwrap(), 213, "written once");
     assert_eq!(s.version().await, version + 1, "and by one write");
+    s.close_and_check_nothing_left(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_integer_additions_are_written_by_one_write_and_wrap_as_java_does() {
+    // DistributedAtomicInteger: 4-byte values, queue nodes named `add4`, and a sum that wraps
+    // past i32::MAX in the middle of the joined additions
+    let deltas = vec![10, 200, -3000];
+    let s = setup_with::<i32>("joint-int", false, deltas.clone()).await;
+    let start = i32::MAX - 100;
+    s.counters[0].force_set(start).await.unwrap();
+    let guard = s.hold_the_queue().await;
+    let version = s.version().await;
+    let mut tasks = Vec::new();
+    for i in 0..deltas.len() {
+        tasks.push(s.add_queued(i).await);
+    }
+    let names = s.queued().await;
+    assert_eq!(names.iter().filter(|n| n.contains("add4.")).count(), 3, "4-byte additions named in {names:?}");
+    guard.release().await.unwrap();
+    let mut results = Vec::new();
+    for t in tasks {
+        results.push(fixtures::within(Duration::from_secs(20), t).await.unwrap().unwrap());
+    }
+    let second = start.wrapping_add(10);
+    let third = second.wrapping_add(200);
+    assert!(third < 0, "the second addition wraps past i32::MAX");
+    check(&results[0], start, 10, false, "the turn holder");
+    check(&results[1], second, 200, true, "the second");
+    check(&results[2], third, -3000, true, "the third");
+    assert_eq!(s.version().await, version + 1, "one write for the three sessions");
+    let data = s.direct.get_data(&s.path).await.unwrap().0;
+    assert_eq!(data, third.wrapping_add(-3000).to_be_bytes().to_vec(), "4 bytes, big-endian, as Curator writes them");
     s.close_and_check_nothing_left(None).await;
 }
