@@ -87,6 +87,15 @@ impl<T: AtomicNumber> Setup<T> {
         task
     }
 
+    /// Every session's addition queued, in session order.
+    async fn add_all_queued(&self) -> Vec<JoinHandle<zk_recipes::Result<AtomicValue<T>>>> {
+        let mut tasks = Vec::new();
+        for i in 0..self.deltas.len() {
+            tasks.push(self.add_queued(i).await);
+        }
+        tasks
+    }
+
     /// No marker and no queue node left once every handle is closed — but the last marker of
     /// a session closed before its handle (`closed`), which stays as a crashed process's does.
     async fn close_and_check_nothing_left(self, closed: Option<usize>) {
@@ -107,6 +116,15 @@ impl<T: AtomicNumber> Setup<T> {
     }
 }
 
+/// The additions' results, each within 20 s.
+async fn finished<T: AtomicNumber>(tasks: Vec<JoinHandle<zk_recipes::Result<AtomicValue<T>>>>) -> Vec<AtomicValue<T>> {
+    let mut results = Vec::new();
+    for t in tasks {
+        results.push(fixtures::within(Duration::from_secs(20), t).await.unwrap().unwrap());
+    }
+    results
+}
+
 fn check<T: AtomicNumber>(r: &AtomicValue<T>, before: T, delta: T, by_another: bool, who: &str) {
     assert!(r.succeeded, "{who}: {r:?}");
     assert_eq!(
@@ -122,20 +140,14 @@ async fn queued_additions_of_three_sessions_are_written_by_one_write() {
     let s = setup("joint-three", false).await;
     let guard = s.hold_the_queue().await;
     let version = s.version().await;
-    let mut tasks = Vec::new();
-    for i in 0..DELTAS.len() {
-        tasks.push(s.add_queued(i).await);
-    }
+    let tasks = s.add_all_queued().await;
     let names = s.queued().await;
     for d in DELTAS {
         assert_eq!(names.iter().filter(|n| n.contains(&format!(".{d}.lock-"))).count(), 1, "{d} named in {names:?}");
     }
     assert_eq!(s.version().await, version, "nothing written while the queue is held");
     guard.release().await.unwrap();
-    let mut results = Vec::new();
-    for t in tasks {
-        results.push(fixtures::within(Duration::from_secs(20), t).await.unwrap().unwrap());
-    }
+    let results = finished(tasks).await;
     // the first in the queue wrote its own addition and the two behind it, in one write
     check(&results[0], 3, 10, false, "the turn holder");
     check(&results[1], 13, 200, true, "the second");
@@ -221,17 +233,11 @@ async fn queued_integer_additions_are_written_by_one_write_and_wrap_as_java_does
     s.counters[0].force_set(start).await.unwrap();
     let guard = s.hold_the_queue().await;
     let version = s.version().await;
-    let mut tasks = Vec::new();
-    for i in 0..deltas.len() {
-        tasks.push(s.add_queued(i).await);
-    }
+    let tasks = s.add_all_queued().await;
     let names = s.queued().await;
     assert_eq!(names.iter().filter(|n| n.contains("add4.")).count(), 3, "4-byte additions named in {names:?}");
     guard.release().await.unwrap();
-    let mut results = Vec::new();
-    for t in tasks {
-        results.push(fixtures::within(Duration::from_secs(20), t).await.unwrap().unwrap());
-    }
+    let results = finished(tasks).await;
     let second = start.wrapping_add(10);
     let third = second.wrapping_add(200);
     assert!(third < 0, "the second addition wraps past i32::MAX");
