@@ -24,9 +24,10 @@ ZKR_TEST_TLS=1 cargo test --all-features --no-fail-fast --test cache -- --test-t
   --skip a_server_refusing_multi_read --skip auto_falls_back --skip dropping_the_watcher_or_the_cache \
   --skip a_root_that_never_appears --skip unreadable_nodes_are_left_out "$@"
 # The leader and counter suites on the mutual-TLS ensemble too (about 35 s), less the lost-reply
-# and lost-connection tests (their proxy fronts one server) and the leader-expiry test (on an ensemble the expired
-# leader hears of its expiry from its own server after others may already see its node gone:
-# the fencing token covers that window, the test's "never two at once" view cannot).
+# and lost-connection tests (their proxy fronts one server) and the leader-expiry test (on an
+# ensemble the expired leader hears of its expiry from its own server after others may already
+# see its node gone: the fencing token covers that window, the test's "never two at once" view
+# cannot).
 ZKR_TEST_TLS=cluster cargo test --all-features --no-fail-fast --test coordination -- --test-threads="${TEST_THREADS:-2}" \
   --skip reply_is_lost --skip lost_reply --skip lost_request --skip cancelled_callers_before_and_after \
   --skip hears_nothing --skip exactly_one_leader_while_the_leaders_session_expires "$@"
