@@ -609,9 +609,11 @@ impl DistributedAtomicValue {
                 }
                 Attempt::Applied(before) => {
                     // our addition's marker exists: it was applied, by a write of ours whose reply
-                    // was lost or by another turn holder
-                    if let Some(t) = turn.as_mut() {
-                        t.turn.node_gone();
+                    // was lost or by another turn holder. That write deleted a queue node of
+                    // ours, but not necessarily the one we hold the turn with (an addition
+                    // queued again after a session loss may have had two): the turn is given
+                    // back by deleting it (dropping the turn), never assumed gone.
+                    if let Some(t) = turn.as_ref() {
                         if let Some(joint) = &t.joint {
                             return Ok(self.applied_by_another(before, joint.marker.clone(), joint.addition));
                         }
