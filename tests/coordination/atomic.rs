@@ -88,12 +88,16 @@ async fn sixteen_sessions_increment(queue_on_contention: bool) {
     let mut left = fw.children(&path).await.unwrap();
     left.retain(|c| c != "_lock_" && c != "_gate_");
     assert!(left.is_empty(), "markers left: {left:?}");
-    let lock_dir = format!("{path}/_lock_");
-    let in_queue = match fw.children(&lock_dir).await {
+    let in_queue = queue_nodes(&fw, &path).await;
+    assert!(in_queue.is_empty(), "contenders left in the queue: {in_queue:?}");
+}
+
+/// The nodes in the queue of the counter at `path` (none when the queue's container is gone).
+async fn queue_nodes(fw: &zk_recipes::Framework, path: &str) -> Vec<String> {
+    match fw.children(&format!("{path}/_lock_")).await {
         Err(Error::ZooKeeper(zk_recipes::zk::Error::NoNode)) => Vec::new(),
         other => other.unwrap(),
-    };
-    assert!(in_queue.is_empty(), "contenders left in the queue: {in_queue:?}");
+    }
 }
 
 /// On a 3-node ensemble the sessions on the leader's server hear of their writes first and
@@ -200,14 +204,14 @@ async fn increments_survive_crashes(down: Duration) {
     stop.store(true, Ordering::SeqCst);
     let mut fws = Vec::new();
     for t in tasks {
-        let stopped = tokio::time::timeout(Duration::from_secs(30), t).await;
-        fws.push(stopped.expect("an increment never returned").unwrap());
+        // every increment returns
+        fws.push(fixtures::within(Duration::from_secs(30), t).await.unwrap());
     }
     let fw = fixtures::framework(&cs).await;
     // no orphan: every increment returned, so no session may still queue (a node of a session
     // that was lost goes when the server expires it; our own nodes' deletes may be in flight)
     fixtures::eventually(Duration::from_secs(20), "the counter's queue is empty", || async {
-        fw.children("/crash/counter/_lock_").await.unwrap_or_default().is_empty()
+        queue_nodes(&fw, "/crash/counter").await.is_empty()
     })
     .await;
     let value = DistributedAtomicLong::new(&fw, "/crash/counter").unwrap().get().await.unwrap();
