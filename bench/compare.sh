@@ -19,6 +19,10 @@
 #   SERVER_WARMUP    seconds of untimed load after each setting's servers start, in four equal
 #                    parts (zkr: raw at 1 client, mutex at 16, counter at 16, mutex at 16), so
 #                    that the first repeat does not meet a cold server JVM; 0: none  (default 48)
+#   SERVER_WARMUP_MAX  then more parts of 12 s (counter, mutex at 16 in turn) while the servers' JIT
+#                    compilers used at least JIT_QUIET % of one core in the part before, up to this
+#                    many seconds of warm-up in all  (default 240; SERVER_WARMUP or less: no more)
+#   JIT_QUIET        that threshold, % of one core  (default 2)
 #   REPEATS          repeats of each setting's matrix, interleaved; medians with (min–max)  (default 3)
 #   RECIPES          mutex rwlock semaphore semaphore_mutex counter shared_count double_barrier,
 #                    or all   (default "mutex rwlock semaphore counter shared_count")
@@ -81,6 +85,8 @@ BENCH_SYNC=${BENCH_SYNC:-on}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-3}
 WARMUP=${WARMUP:-1}
 SERVER_WARMUP=${SERVER_WARMUP:-48}
+SERVER_WARMUP_MAX=${SERVER_WARMUP_MAX:-240}
+JIT_QUIET=${JIT_QUIET:-2}
 REPEATS=${REPEATS:-3}
 recipes_given=${RECIPES:-}
 RECIPES=$(list "${RECIPES:-mutex rwlock semaphore counter shared_count}")
@@ -441,22 +447,38 @@ for s in $SETTINGS; do
     fi
     # A production server has long left its JVM's interpreter behind: untimed writes first, so
     # that the first repeat measures a warm server like the others (results thrown away).
+    warmed=0
     if ((SERVER_WARMUP > 0)) && ! ((CACHE_ONLY)); then
-        say "warming the server up for ${SERVER_WARMUP} s (untimed)"
+        say "warming the server up for ${SERVER_WARMUP} s (untimed), then while its JIT compilers work"
         # Measured on the ensemble here: with 8 s of warm-up the first repeat's mutex at 16
         # clients ran at 0.7 x the later repeats' (and the floor at 0.7 x); the servers reach
-        # their steady rate after about 40 s of such load.
-        w_part=0
-        for w in "raw 1" "mutex 16" "counter 16" "mutex 16"; do
-            read -r w_recipe w_clients <<<"$w"
+        # their steady rate after about 40 s of such load. A fixed time is not enough on a slow
+        # or busy host: on 2026-11-25 the three servers' JIT compiler threads still used 15 % of
+        # a core after 48 s (70-90 % before), and about 5 % until 120 s, taking CPU from the
+        # first repeat. So the warm-up goes on, 12 s at a time, until they are quiet.
+        w_loads=("raw 1" "mutex 16" "counter 16" "mutex 16")
+        w_part=0 w_secs=$(((SERVER_WARMUP + 3) / 4)) jit=""
+        while :; do
+            # the four loads, then the two heavier ones in turn
+            read -r w_recipe w_clients <<<"${w_loads[$((w_part < 4 ? w_part : 2 - w_part % 2))]}"
             w_part=$((w_part + 1))
-            timeout --kill-after=15 $((SERVER_WARMUP + 120)) "$zkr" bench --connect "$ZK_CONNECT" --recipe "$w_recipe" \
-                --clients "$w_clients" --seconds $(((SERVER_WARMUP + 3) / 4)) --warmup-seconds 0 --base /bench-warmup \
+            jit0=$(zk_jit_ticks) w_t0=$(date +%s%N)
+            timeout --kill-after=15 $((w_secs + 120)) "$zkr" bench --connect "$ZK_CONNECT" --recipe "$w_recipe" \
+                --clients "$w_clients" --seconds "$w_secs" --warmup-seconds 0 --base /bench-warmup \
                 >/dev/null 2>"$logs/$setting-server-warmup-$w_part-$w_recipe.log" </dev/null &
             driver_pid=$!
             wait "$driver_pid" || die "the server warm-up failed (see $logs/$setting-server-warmup-$w_part-$w_recipe.log)"
             driver_pid=""
+            w_ms=$((($(date +%s%N) - w_t0) / 1000000))
+            warmed=$((warmed + (w_ms + 500) / 1000))
+            # the compilers' share of one core over this part, in %
+            jit=$((($(zk_jit_ticks) - jit0) * 1000 * 100 / ($(getconf CLK_TCK) * (w_ms > 0 ? w_ms : 1))))
+            ((w_part < 4)) && continue
+            ((jit < JIT_QUIET || warmed + 12 > SERVER_WARMUP_MAX)) && break
+            ((w_part == 4)) && say "the servers' JIT compilers used ${jit} % of a core over the last ${w_secs} s: warming on"
+            w_secs=12
         done
+        say "warm-up: ${warmed} s in ${w_part} part(s); the JIT compilers used ${jit} % of a core in the last part"
     fi
     for entry in "${plan[@]}"; do
         # shellcheck disable=SC2086 # split the plan entry into words
@@ -465,10 +487,10 @@ for s in $SETTINGS; do
     zk_stop
     s_elapsed=$(($(date +%s) - s_t0))
     python3 -c 'import json,sys; print(json.dumps(dict(zip(
-        ["key","setting","label","connect","leader","fs","started","finished","elapsed","runs"],
-        sys.argv[1:9] + [int(sys.argv[9]), int(sys.argv[10])]))))' \
+        ["key","setting","label","connect","leader","fs","started","finished","elapsed","runs","server_warmup"],
+        sys.argv[1:9] + [int(v) for v in sys.argv[9:12]]))))' \
         "$setting" "$s" "$ZK_LABEL" "$ZK_CONNECT" "$ZK_LEADER" "$ZK_FS" "$s_started" \
-        "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$s_elapsed" "${#plan[@]}" >>"$settings_file"
+        "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$s_elapsed" "${#plan[@]}" "$warmed" >>"$settings_file"
     say "$ZK_LABEL done in ${s_elapsed} s"
 done
 
@@ -487,6 +509,6 @@ cache_only=()
 python3 "$root/bench/report.py" "${cache_only[@]}" \
     --results "$results" --failures "$failures" --settings "$settings_file" --out "$root/bench/RESULTS.md" \
     --started "$started" --finished "$finished" --elapsed "$elapsed" \
-    --seconds "$SECONDS_PER_RUN" --warmup "$WARMUP" --server-warmup "$SERVER_WARMUP" --repeats "$REPEATS" --leases "$LEASES" \
+    --seconds "$SECONDS_PER_RUN" --warmup "$WARMUP" --server-warmup "$SERVER_WARMUP" --server-warmup-max "$SERVER_WARMUP_MAX" --jit-quiet "$JIT_QUIET" --repeats "$REPEATS" --leases "$LEASES" \
     --peers "$PEERS" --drain-clients "$DRAIN_CLIENTS"
 say "wrote bench/RESULTS.md"

@@ -331,8 +331,11 @@ def build_report(a):
         L.append(f"| {k} | {v} |")
     L.append(f"| runs | {a.seconds} s measured window after {a.warmup} s warm-up; {a.repeats} repeat(s) per setting, "
              f"interleaved; semaphore leases {a.leases} |")
-    L.append(f"| server warm-up | {a.server_warmup} s of untimed load (zkr: raw, mutex, counter, mutex) on each "
-             f"setting's fresh servers before the first repeat |")
+    warmed = ", ".join(f"{m['server_warmup']} s ({m['label']})" for m in meta.values() if "server_warmup" in m)
+    L.append(f"| server warm-up | untimed load (zkr: raw, mutex, counter, mutex; then counter and mutex in turn) on each setting's fresh "
+             f"servers before the first repeat: at least {a.server_warmup} s, then in parts of 12 s until the servers' "
+             f"JIT compiler threads used under {a.jit_quiet} % of one core in a part (at most "
+             f"{a.server_warmup_max} s){': ' + warmed if warmed else ''} |")
     L.append(f"| peers | {', '.join(p for p in PEER_ORDER if p in peers_run) or 'none'} |")
     L.append("")
     absent = [p for p in PEER_ORDER if p not in peers_run and p not in unavailable]
@@ -438,6 +441,8 @@ def main(argv):
     p.add_argument("--seconds", default="?")
     p.add_argument("--warmup", default="?")
     p.add_argument("--server-warmup", default="?")
+    p.add_argument("--server-warmup-max", default="?")
+    p.add_argument("--jit-quiet", default="?")
     p.add_argument("--repeats", default="?")
     p.add_argument("--leases", default="2")
     p.add_argument("--peers", default="")

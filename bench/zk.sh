@@ -12,6 +12,7 @@
 #   zk_start standalone|ensemble   # sets ZK_PIDS, ZK_PORTS, ZK_CONNECT, ZK_DIR, ZK_LABEL, ZK_LEADER;
 #                                  # returns when every server serves (and the ensemble has a leader)
 #   zk_srvr                        # prints each server's `srvr` answer
+#   zk_jit_ticks                   # CPU clock ticks the servers' JIT compiler threads have used
 #   zk_stop                        # kills every server by pid, removes the temp dir (idempotent)
 #
 # BENCH_SYNC=off adds `forceSync=no` (no fsync of the transaction log): a labelled extra,
@@ -66,6 +67,27 @@ zk_srvr() {
         ((${#ZK_PORTS[@]} > 1)) && printf '# server %d (127.0.0.1:%s)\n' $((i + 1)) "${ZK_PORTS[$i]}"
         zk_4lw "${ZK_PORTS[$i]}" srvr
     done
+}
+
+# `zk_jit_ticks`: the CPU time (clock ticks, user + system) that the servers' JIT compiler threads
+# ("C1/C2 CompilerThread") have used so far, summed over ZK_PIDS. A server whose compiler is still
+# busy is not warm yet: the benchmark's warm-up goes on until this stops growing.
+zk_jit_ticks() {
+    python3 - "${ZK_PIDS[@]}" <<'PY'
+import glob, sys
+total = 0
+for pid in sys.argv[1:]:
+    for task in glob.glob(f"/proc/{pid}/task/*"):
+        try:
+            with open(f"{task}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue  # the thread ended meanwhile
+        name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+        if "Compiler" in name:
+            total += int(rest[11]) + int(rest[12])  # utime, stime (fields 14 and 15)
+print(total)
+PY
 }
 
 zk_mode() { # PORT -> standalone|leader|follower|"" (not serving)
