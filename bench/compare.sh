@@ -457,6 +457,7 @@ for s in $SETTINGS; do
         # a core after 48 s (70-90 % before), and about 5 % until 120 s, taking CPU from the
         # first repeat. So the warm-up goes on, 12 s at a time, until they are quiet.
         w_loads=("raw 1" "mutex 16" "counter 16" "mutex 16")
+        w_more=12 # seconds of each part after the first four
         w_part=0 w_secs=$(((SERVER_WARMUP + 3) / 4)) jit=""
         while :; do
             # the four loads, then the two heavier ones in turn
@@ -474,9 +475,9 @@ for s in $SETTINGS; do
             # the compilers' share of one core over this part, in %
             jit=$((($(zk_jit_ticks) - jit0) * 1000 * 100 / ($(getconf CLK_TCK) * (w_ms > 0 ? w_ms : 1))))
             ((w_part < 4)) && continue
-            ((jit < JIT_QUIET || warmed + 12 > SERVER_WARMUP_MAX)) && break
+            ((jit < JIT_QUIET || warmed + w_more > SERVER_WARMUP_MAX)) && break
             ((w_part == 4)) && say "the servers' JIT compilers used ${jit} % of a core over the last ${w_secs} s: warming on"
-            w_secs=12
+            w_secs=$w_more
         done
         say "warm-up: ${warmed} s in ${w_part} part(s); the JIT compilers used ${jit} % of a core in the last part"
     fi
