@@ -213,3 +213,10 @@ pub enum TlsFailure {
 
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Whether a wait ended because its deadline passed ([`Error::Timeout`]).
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Error::Timeout(_))
+    }
+}

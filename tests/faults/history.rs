@@ -310,8 +310,8 @@ impl Client {
             let mutex = InterProcessMutex::new(&self.fw, &object).unwrap();
             self.invoke(&object, Op::Acquire);
             let guard = match mutex.acquire_timeout(Duration::from_secs(1)).await {
-                Ok(Some(guard)) => guard,
-                Ok(None) | Err(_) => {
+                Ok(guard) => guard,
+                Err(_) => {
                     self.ret(&object, Ret::NotApplied);
                     tokio::time::sleep(PACE).await;
                     continue;

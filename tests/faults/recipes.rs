@@ -120,7 +120,7 @@ async fn write_the_tree(fw: Framework, seed: u64, paused: Arc<AtomicBool>, stop:
 async fn guarded_writes(c: Arc<Client>, commits: Arc<Mutex<Vec<(i64, Instant)>>>, stop: Arc<AtomicBool>) {
     let mutex = InterProcessMutex::new(&c.fw, "/recipes/lock").unwrap();
     while !stop.load(Ordering::SeqCst) {
-        let Ok(Some(guard)) = mutex.acquire_timeout(Duration::from_secs(2)).await else { continue };
+        let Ok(guard) = mutex.acquire_timeout(Duration::from_secs(2)).await else { continue };
         let token = guard.fencing_token();
         for _ in 0..5 {
             let write = format!("{GUARDED}/w-");

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use zk_recipes::{
     DistributedAtomicLong, Framework, HeldNode, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2,
-    LeaderLatch, RetryNTimes,
+    LeaderLatch, LockGuard, RetryNTimes,
 };
 use zk_recipes_testing::{fixtures, TcpProxy, TestingCluster};
 
@@ -350,10 +350,10 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The hold an acquire returned; `None` after a timeout or (after a short back-off) a typed
 /// error, each counted in `tally`.
-async fn counted<T>(tally: &Tally, acquired: zk_recipes::Result<Option<T>>) -> Option<T> {
+async fn counted<T>(tally: &Tally, acquired: zk_recipes::Result<T>) -> Option<T> {
     match acquired {
-        Ok(Some(hold)) => Some(hold),
-        Ok(None) => {
+        Ok(hold) => Some(hold),
+        Err(e) if e.is_timeout() => {
             tally.timeouts.fetch_add(1, Ordering::SeqCst);
             None
         }
@@ -429,8 +429,11 @@ async fn rw_loop(
 ) {
     let lock = InterProcessReadWriteLock::new(&c.fw, &path).unwrap();
     while !stop.load(Ordering::SeqCst) {
-        let acquired =
-            if writer { lock.write_timeout(ACQUIRE_TIMEOUT).await } else { lock.read_timeout(ACQUIRE_TIMEOUT).await };
+        let acquired = if writer {
+            lock.write_timeout(ACQUIRE_TIMEOUT).await.map(LockGuard::from)
+        } else {
+            lock.read_timeout(ACQUIRE_TIMEOUT).await
+        };
         let Some(guard) = counted(&tally, acquired).await else { continue };
         let conflict = if writer { occupancy.enter_exclusive() } else { occupancy.enter_reader() };
         if conflict > 0 {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures_util::future::select_all;
 use futures_util::StreamExt;
-use zk_recipes::{Error, HeldLock, LeaderLatch, Lease, LeasedHold, MultiLockGuard};
+use zk_recipes::{Error, HeldLock, LeaderLatch, Lease, MultiLockGuard, TimedHold};
 
 use crate::args::Supervision;
 use crate::child::{self, Child};
@@ -41,7 +41,7 @@ pub enum Held {
     Leases(Vec<Lease>),
     Leader(LeaderLatch, Node),
     /// A lock bounded by a lease; renewed for this long whenever CMD writes a line, if given.
-    Leased(LeasedHold, Option<Duration>),
+    Leased(TimedHold, Option<Duration>),
 }
 
 impl Held {
@@ -183,7 +183,7 @@ pub async fn run(
 
 /// Passes CMD's stdout through line by line, renewing `leased` for `lease` at each line, until
 /// CMD closes it.
-async fn renew_on_lines(output: tokio::process::ChildStdout, leased: &LeasedHold, lease: Duration) {
+async fn renew_on_lines(output: tokio::process::ChildStdout, leased: &TimedHold, lease: Duration) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let mut lines = BufReader::new(output).lines();
     let mut stdout = tokio::io::stdout();

@@ -520,7 +520,11 @@ impl DistributedAtomicValue {
         F: FnMut(&[u8]) -> Option<Vec<u8>>,
     {
         let mutex = InterProcessMutex::new(&self.inner.fw, &p.lock_path)?;
-        let Some(guard) = mutex.acquire_timeout(p.timeout).await? else { return Ok(None) };
+        let guard = match mutex.acquire_timeout(p.timeout).await {
+            Ok(guard) => guard,
+            Err(Error::Timeout(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
         let start = Start { known: None, guessed: false };
         let under_lock =
             self.attempts(compute, Attempts { tries: p.tries, start, gate: None, turn: None }, counter).await;
