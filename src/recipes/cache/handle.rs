@@ -185,7 +185,7 @@ enum Task {
 ///
 /// let cache = Cache::tree(&fw, "/services").max_depth(2).build()?;
 /// let events = cache.events();
-/// cache.start()?;
+/// cache.start().await?;
 /// futures_util::pin_mut!(events);
 /// while let Some(event) = events.next().await {
 ///     match event {
@@ -240,13 +240,25 @@ impl Cache {
         &self.shared.scope.root
     }
 
-    /// Starts the cache: registers the watch, loads the nodes (`Created` for each, then
-    /// [`CacheEvent::Initialized`]), then follows them.
+    /// Starts the cache: its task registers the watch, loads the nodes (`Created` for each,
+    /// then [`CacheEvent::Initialized`]), then follows them.
+    ///
+    /// Resolves once the task is spawned, without waiting for the initial load (which needs a
+    /// connection): wait for [`CacheEvent::Initialized`] on [`events`](Self::events), or for
+    /// [`is_initialized`](Self::is_initialized) through [`version`](Self::version), when the
+    /// content must be there.
     ///
     /// # Errors
     /// [`Error::Unsupported`] when already started; [`Error::Closed`] after
     /// [`close`](Self::close) or when the framework is closed.
-    pub fn start(&self) -> Result<()> {
+    ///
+    /// # Cancel safety
+    /// Cancel safe: it does not wait.
+    pub async fn start(&self) -> Result<()> {
+        self.spawn()
+    }
+
+    fn spawn(&self) -> Result<()> {
         let mut task = lock(&self.task);
         match *task {
             Task::NotStarted => {}
@@ -343,8 +355,24 @@ impl Cache {
     }
 
     /// Stops the cache: its task ends, its watch is removed, its event streams end after
-    /// their buffered events. The content stays readable. Idempotent; dropping does the same.
-    pub fn close(&self) {
+    /// their buffered events. The content stays readable. Resolves once the task has ended
+    /// (see [`terminated`](Self::terminated)). Idempotent: a second close is `Ok(())`;
+    /// dropping the cache does the same in the background.
+    ///
+    /// # Errors
+    /// None today: the `Result` is the lifecycle's shape, common to every recipe.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: the cache is stopped before the first await; only the wait for its task
+    /// is dropped.
+    pub async fn close(&self) -> Result<()> {
+        self.stop();
+        self.terminated().await;
+        Ok(())
+    }
+
+    /// Stops the cache without waiting (the close of a drop).
+    fn stop(&self) {
         let mut task = lock(&self.task);
         let ended = match std::mem::replace(&mut *task, Task::Closed(None)) {
             Task::Running(handle, ended) => {
@@ -380,7 +408,7 @@ impl Cache {
 
 impl Drop for Cache {
     fn drop(&mut self) {
-        self.close();
+        self.stop();
     }
 }
 

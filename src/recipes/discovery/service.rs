@@ -145,7 +145,7 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
                 node.clone()
             } else {
                 let node = Arc::new(PersistentNode::new(&self.fw, &path, mode, data)?);
-                node.start()?;
+                node.launch()?;
                 registered.insert(instance.id.clone(), (instance.name.clone(), node.clone()));
                 node
             }

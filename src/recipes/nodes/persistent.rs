@@ -53,7 +53,7 @@ enum Task {
 /// use zk_recipes::{NodeMode, PersistentNode};
 ///
 /// let node = PersistentNode::new(&fw, "/services/api/host-1", NodeMode::Ephemeral, "10.0.0.1:8080")?;
-/// node.start()?;
+/// node.start().await?;
 /// node.wait_for_initial_create(Duration::from_secs(10)).await?;
 /// node.set_data("10.0.0.1:8081")?; // applied now, or after the next reconnect
 /// node.close().await?;
@@ -112,17 +112,29 @@ impl PersistentNode {
 
     /// Starts the background task that creates and keeps the node.
     ///
+    /// Resolves once the task is spawned, without waiting for the node (which needs a
+    /// connection): [`wait_for_initial_create`](Self::wait_for_initial_create) waits for it,
+    /// [`status`](Self::status) and [`events`](Self::events) follow it.
+    ///
     /// # Errors
     /// [`Error::Unsupported`] when already started; [`Error::Closed`] after
     /// [`close`](Self::close) or for a closed framework.
     ///
+    /// # Cancel safety
+    /// Cancel safe: it does not wait.
+    ///
     /// # Examples
     /// ```no_run
-    /// # fn demo(node: zk_recipes::PersistentNode) -> zk_recipes::Result<()> {
-    /// node.start()?;
+    /// # async fn demo(node: zk_recipes::PersistentNode) -> zk_recipes::Result<()> {
+    /// node.start().await?;
     /// # Ok(()) }
     /// ```
-    pub fn start(&self) -> Result<()> {
+    pub async fn start(&self) -> Result<()> {
+        self.launch()
+    }
+
+    /// Spawns the keeper task (what [`start`](Self::start) does, without an await).
+    pub(crate) fn launch(&self) -> Result<()> {
         let mut task = lock(&self.task);
         match *task {
             Task::NotStarted if self.fw.is_closed() => return Err(Error::Closed),
