@@ -100,12 +100,19 @@ async fn await_leadership_and_change_stream_and_silent_close() {
     assert!(fixtures::in_time(a.await_leadership_timeout(WAIT).await));
     let first = tokio::time::timeout(WAIT, changes.next()).await.unwrap().unwrap();
     assert!(first.is_leader() && first.fencing_token().is_some());
+    // the watch::Receiver holds the same current state
+    let mut current = a.watch();
+    assert_eq!(*current.borrow_and_update(), first);
     let b = LeaderLatch::new(&fw, &path, "b").unwrap();
     b.start().await.unwrap();
     assert!(!fixtures::in_time(b.await_leadership_timeout(Duration::from_millis(300)).await));
     a.close_with(CloseMode::NotifyLeader).await.unwrap();
     let ended = tokio::time::timeout(WAIT, changes.next()).await.unwrap().unwrap();
     assert!(!ended.is_leader());
+    tokio::time::timeout(WAIT, current.changed()).await.unwrap().unwrap();
+    assert_eq!(*current.borrow(), ended, "the receiver sees the end too");
+    assert_eq!(ended.fencing_token(), None);
+    a.close().await.unwrap(); // closing again is fine
     b.await_leadership().await.unwrap();
     let mut b_changes = Box::pin(b.leadership_changes());
     b.close_with(CloseMode::Silent).await.unwrap();
@@ -242,7 +249,11 @@ async fn selector_runs_the_task_and_cancels_it_on_loss_or_interrupt() {
     })
     .await;
     selector.close().await.unwrap();
-    fixtures::eventually(WAIT, "close cancels the task", || async { running.load(Ordering::SeqCst) == 0 }).await;
+    assert_eq!(running.load(Ordering::SeqCst), 0, "close resolves once the task is cancelled");
+    assert!(!selector.has_leadership() && selector.fencing_token().is_none());
+    selector.close().await.unwrap(); // idempotent
+    fixtures::settle(&[&fw]).await;
+    assert!(selector.participants().await.unwrap().is_empty(), "our node is gone after close");
 }
 
 #[tokio::test]

@@ -157,12 +157,15 @@ async fn another_sessions_node_is_a_conflict_never_taken() {
     let err = node.wait_for_initial_create(LIVENESS).await.unwrap_err();
     assert_eq!(err, Error::NodeHeldByOther { path: path.clone(), owner: theirs });
     assert_eq!(node.status(), NodeStatus::Conflict { path: path.clone(), owner: theirs });
+    let mut status = node.watch();
+    assert_eq!(*status.borrow_and_update(), node.status(), "the receiver holds the current status");
     let (data, stat) = fw.get_data(&path).await.unwrap();
     assert_eq!((data.as_slice(), stat.ephemeral_owner), (&b"theirs"[..], theirs), "not taken over");
     // the other session goes: ours follows, through the watch
     let mut events = Events::of(&node);
     other.close();
     events.until(|s| matches!(s, NodeStatus::Created { .. })).await;
+    fixtures::within(LIVENESS, status.wait_for(|s| matches!(s, NodeStatus::Created { .. }))).await.unwrap();
     exactly_one_ours(&fw, &fw, &node).await;
     assert_eq!(fw.get_data(&path).await.unwrap().0, b"ours");
     node.close().await.unwrap();

@@ -197,6 +197,10 @@ enum Task {
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
+#[doc(alias = "CuratorCache")]
+#[doc(alias = "TreeCache")]
+#[doc(alias = "PathChildrenCache")]
+#[doc(alias = "NodeCache")]
 pub struct Cache {
     fw: Framework,
     shared: Arc<Shared>,
@@ -308,7 +312,9 @@ impl Cache {
         self.shared.is_initialized()
     }
 
-    /// A counter bumped on every applied change (each `Created`, `Changed` and `Deleted`).
+    /// A counter bumped on every applied change (each `Created`, `Changed` and `Deleted`), as
+    /// a `watch::Receiver`: only its latest value matters ("the content changed since I last
+    /// read it"); [`events`](Self::events) is the `Stream` of each change.
     pub fn version(&self) -> watch::Receiver<u64> {
         self.shared.version()
     }
@@ -339,6 +345,10 @@ impl Cache {
     /// then every event as it is applied. Subscribe before [`start`](Self::start) to get the
     /// initial load as it happens. The stream ends when the cache is closed or dropped.
     ///
+    /// A `Stream` because each event matters (a node created then deleted is two events, not
+    /// a latest value); for "something changed, read the content", [`version`](Self::version)
+    /// is a `watch::Receiver`.
+    ///
     /// Each subscriber has a bounded buffer ([`CacheBuilder::event_capacity`]): the cache
     /// never waits for a subscriber. When a buffer overflows, its events are dropped and
     /// replaced by one [`CacheEvent::Resynced`] whose `dropped` counts them: read
@@ -350,6 +360,8 @@ impl Cache {
     ///
     /// # Cancel safety
     /// `next()` on the stream is cancel safe.
+    #[doc(alias = "listenable")]
+    #[doc(alias = "addListener")]
     pub fn events(&self) -> impl Stream<Item = CacheEvent> + Send + 'static {
         self.shared.subscribe()
     }

@@ -76,15 +76,19 @@ impl<T: DeserializeOwned + Send + Sync + 'static> ServiceCache<T> {
     }
 
     /// The instances now, sorted by id.
+    #[doc(alias = "getInstances")]
     pub fn instances(&self) -> Vec<ServiceInstance<T>> {
         decode(&self.inner)
     }
 
     /// The instances once loaded, then again after each change (a new list only when it
-    /// differs by some node). Ends when the cache is closed or dropped.
+    /// differs by some node). Ends when the cache is closed or dropped. A `Stream` of whole
+    /// lists, as the cache's [`events`](crate::Cache::events) it follows; the list now is
+    /// [`instances`](Self::instances).
     ///
     /// # Cancel safety
     /// `next()` on the stream is cancel safe.
+    #[doc(alias = "addListener")]
     pub fn changes(&self) -> impl Stream<Item = Vec<ServiceInstance<T>>> + Send + 'static {
         let events = self.inner.cache.events();
         let inner: Weak<Inner> = Arc::downgrade(&self.inner);

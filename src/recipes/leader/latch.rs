@@ -141,6 +141,7 @@ impl LeaderLatch {
     }
 
     /// The participant id.
+    #[doc(alias = "getId")]
     pub fn id(&self) -> &str {
         &self.inner.id
     }
@@ -170,6 +171,7 @@ impl LeaderLatch {
     /// Every leadership change from now on, as a `Stream`: for code that acts on each change
     /// (the latest state when several happen quickly; compare fencing tokens to tell two
     /// leaderships apart). Ends when the latch is dropped.
+    #[doc(alias = "addListener")]
     pub fn leadership_changes(&self) -> impl Stream<Item = Leadership> + Send + 'static {
         let mut rx = self.inner.state.subscribe();
         async_stream::stream! {
@@ -255,6 +257,7 @@ impl LeaderLatch {
     ///
     /// # Cancel safety
     /// Cancel safe.
+    #[doc(alias = "getParticipants")]
     pub async fn participants(&self) -> Result<Vec<Participant>> {
         participants(&self.inner.fw, &self.inner.path, LATCH_NAME).await
     }
@@ -266,6 +269,7 @@ impl LeaderLatch {
     ///
     /// # Cancel safety
     /// Cancel safe.
+    #[doc(alias = "getLeader")]
     pub async fn leader(&self) -> Result<Option<Participant>> {
         Ok(self.participants().await?.into_iter().next())
     }

@@ -178,7 +178,9 @@ impl LeaderSelector {
         *self.inner.leading.borrow()
     }
 
-    /// How the last leadership ended, as a receiver that sees every later end too.
+    /// How the last leadership ended, as a `watch::Receiver` (`None` until one ended): the
+    /// latest end is what matters (a leadership ends before the next can start, so
+    /// `changed()` sees each one unless the receiver is left unread across two).
     pub fn leadership_ends(&self) -> watch::Receiver<Option<LeadershipEnd>> {
         self.inner.ends.subscribe()
     }
@@ -195,6 +197,7 @@ impl LeaderSelector {
     ///
     /// # Cancel safety
     /// Cancel safe.
+    #[doc(alias = "getParticipants")]
     pub async fn participants(&self) -> Result<Vec<Participant>> {
         participants(&self.inner.fw, self.inner.mutex.path(), layout::LOCK_NAME).await
     }
@@ -206,6 +209,7 @@ impl LeaderSelector {
     ///
     /// # Cancel safety
     /// Cancel safe.
+    #[doc(alias = "getLeader")]
     pub async fn leader(&self) -> Result<Option<Participant>> {
         Ok(self.participants().await?.into_iter().next())
     }

@@ -124,6 +124,7 @@ impl GroupMember {
 
     /// The members: id → data, our own id included (with our data) even before the cache
     /// sees our node.
+    #[doc(alias = "getCurrentMembers")]
     pub fn members(&self) -> BTreeMap<String, Vec<u8>> {
         self.inner.members()
     }
@@ -196,7 +197,14 @@ impl GroupMember {
         self.inner.node.status()
     }
 
-    /// Our member node's status, then every change (see [`PersistentNode::events`]).
+    /// Our member node's current status as a `tokio::sync::watch::Receiver` (see
+    /// [`PersistentNode::watch`]): the latest status only.
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<NodeStatus> {
+        self.inner.node.watch()
+    }
+
+    /// Our member node's status, then every change (see [`PersistentNode::events`]): a
+    /// `Stream`, as each transition matters.
     ///
     /// # Cancel safety
     /// `next()` on the stream is cancel safe.

@@ -210,11 +210,13 @@ impl PersistentNode {
     }
 
     /// The data the node holds (or will hold once written).
+    #[doc(alias = "getData")]
     pub fn data(&self) -> Vec<u8> {
         self.shared.data()
     }
 
     /// The node's path while it exists (with its sequence number in the protected mode).
+    #[doc(alias = "getActualPath")]
     pub fn actual_path(&self) -> Option<String> {
         self.shared.kept().map(|k| k.path)
     }
@@ -234,8 +236,18 @@ impl PersistentNode {
         self.shared.hub.get()
     }
 
+    /// The current status as a `tokio::sync::watch::Receiver`: for code that needs only the
+    /// latest status (is the node there now), not every transition; `changed()` wakes on the
+    /// next one, intermediate ones may be skipped. [`events`](Self::events) is the `Stream`
+    /// of every transition.
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<NodeStatus> {
+        self.shared.hub.watch()
+    }
+
     /// The current status, then every change, until [`NodeStatus::Closed`] (a subscriber more
-    /// than 64 changes behind skips to the current status).
+    /// than 64 changes behind skips to the current status). A `Stream` because each transition
+    /// matters (a `Lost` then `Recreated` is a new node, with a new `czxid`); for the latest
+    /// status only, [`watch`](Self::watch).
     ///
     /// # Cancel safety
     /// `next()` on the stream is cancel safe.
@@ -251,6 +263,7 @@ impl PersistentNode {
     /// }
     /// # }
     /// ```
+    #[doc(alias = "addListener")]
     pub fn events(&self) -> impl Stream<Item = NodeStatus> + Send + 'static {
         self.shared.hub.stream()
     }

@@ -187,6 +187,7 @@ impl PersistentTtlNode {
     }
 
     /// The node's data.
+    #[doc(alias = "getData")]
     pub fn data(&self) -> Vec<u8> {
         self.node.data()
     }
