@@ -244,7 +244,7 @@ impl<T: AtomicNumber> DistributedAtomicNumber<T> {
     /// Deletes this handle's transaction marker (see [`DistributedAtomicValue::close`]) once
     /// the updates queued on this handle's combiner before the call are written; later
     /// updates of other handles of the path stop using that combiner. The handle stays
-    /// usable (a later update makes a new marker).
+    /// usable (a later update makes a new marker). Idempotent: a second close is `Ok(())`.
     ///
     /// # Errors
     /// The delete's error.

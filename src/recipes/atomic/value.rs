@@ -314,7 +314,10 @@ impl DistributedAtomicValue {
         }
     }
 
-    /// Deletes this instance's marker nodes now (also done when the last clone drops).
+    /// Deletes this instance's marker nodes now (also done, in the background, when the last
+    /// clone drops); resolves once they are deleted (or handed to the guaranteed background
+    /// delete when a delete fails). There is no background task to stop. Idempotent: a
+    /// second close is `Ok(())`; the value stays usable (a later update makes a new marker).
     ///
     /// # Errors
     /// The delete's error (it then continues in the background).
