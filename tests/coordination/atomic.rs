@@ -364,9 +364,8 @@ async fn an_update_whose_tries_ran_out_is_an_error_not_an_ok() {
     let a = DistributedAtomicLong::with_options(&a_fw, &path, options).unwrap();
     // b, the other writer, has the default tries: it never gives up here
     let b = DistributedAtomicLong::new(&b_fw, &path).unwrap();
-    // (creating a missing node costs a try of its own: with one try, start from a node)
-    assert!(b.initialize(0).await.unwrap());
-    assert_eq!(a.increment().await.unwrap().post_value, 1, "a writes 1 and remembers it");
+    // a missing node is created without costing the one try
+    assert_eq!(a.increment().await.unwrap().post_value, 1, "a creates the node, writes 1 and remembers it");
     assert_eq!(b.increment().await.unwrap().post_value, 2, "b writes 2: a's value is stale");
     // a's one try writes from its stale value and is refused: an error, and nothing applied
     let refused = a.increment().await;

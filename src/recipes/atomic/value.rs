@@ -172,6 +172,9 @@ impl Drop for Inner {
 enum Attempt {
     /// Written: the new version, and the bytes written.
     Written(i32, Vec<u8>),
+    /// The node was missing and is there now (ours or another's create): not a refused
+    /// write, so it costs no try; the next attempt reads it.
+    Created,
     Contended,
     /// Our queue turn's node is gone (with an expired session, or with a write that applied
     /// our addition).
@@ -598,6 +601,11 @@ impl DistributedAtomicValue {
                         }
                     }
                 }
+                Attempt::Created => {
+                    // the node exists now: read it and write, without counting a try
+                    lock(&self.inner.state).cached = None;
+                    *counter -= 1;
+                }
                 Attempt::JoinerGone(k) => {
                     // it left the queue (or was written by another): write without it
                     if let Some(t) = turn.as_mut() {
@@ -653,7 +661,7 @@ impl DistributedAtomicValue {
             // Create the node empty (idempotent: empty reads as the initial value), then write
             // with a version check like any other write.
             match fw.create(&self.inner.path, &[], CreateMode::Persistent).await {
-                Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => return Ok(Attempt::Contended),
+                Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => return Ok(Attempt::Created),
                 Err(e) => return Err(e),
             }
         };
