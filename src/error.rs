@@ -176,6 +176,19 @@ pub enum Error {
         /// What the server answered.
         source: zookeeper_client::Error,
     },
+
+    /// An atomic update ([`DistributedAtomicLong`](crate::DistributedAtomicLong),
+    /// [`DistributedAtomicValue`](crate::DistributedAtomicValue)...) gave up: every one of its
+    /// versioned writes was refused because another writer changed the value first, until its
+    /// tries ([`AtomicOptions`](crate::AtomicOptions)) ran out. The value was not changed by
+    /// it; trying again later (or with more tries, or a promotion lock) may succeed.
+    #[error("the atomic update of {path:?} gave up after {attempts} attempts refused by concurrent writers; it was not applied")]
+    Contended {
+        /// The value's path.
+        path: String,
+        /// The write attempts made (optimistic and promoted).
+        attempts: u32,
+    },
 }
 
 /// Why a TLS handshake failed (see [`Error::Tls`]).

@@ -61,7 +61,7 @@
 //!
 //! // one leader among the replicas
 //! let latch = LeaderLatch::new(&fw, "/elections/scheduler", "replica-1")?;
-//! latch.start()?;
+//! latch.start().await?;
 //! latch.await_leadership().await?;
 //!
 //! // a counter shared with Curator's DistributedAtomicLong

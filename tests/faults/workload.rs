@@ -186,7 +186,7 @@ impl Workload {
                     }
                     "latch" => {
                         let latch = LeaderLatch::new(&c.fw, &path, &format!("c{idx}")).unwrap();
-                        latch.start().unwrap();
+                        latch.start().await.unwrap();
                         w.latches.push(latch);
                     }
                     _ => w.tasks.push(tokio::spawn(counter_loop(
@@ -207,7 +207,7 @@ impl Workload {
         w.tasks.push(tokio::spawn(async move {
             let mut was: Vec<Option<i64>> = vec![None; latches.len()];
             while !stop.load(Ordering::SeqCst) {
-                let now: Vec<Option<i64>> = latches.iter().map(|l| l.leadership().token).collect();
+                let now: Vec<Option<i64>> = latches.iter().map(|l| l.leadership().fencing_token()).collect();
                 let leaders = now.iter().filter(|t| t.is_some()).count();
                 most.fetch_max(leaders, Ordering::SeqCst);
                 if leaders > 1 {
@@ -481,12 +481,13 @@ async fn counter_loop(
     let counter = DistributedAtomicLong::new(&c.fw, &path).unwrap();
     while !stop.load(Ordering::SeqCst) {
         match counter.increment().await {
-            Ok(r) if r.succeeded => {
+            Ok(_) => {
                 successes.fetch_add(1, Ordering::SeqCst);
                 c.progress.granted();
                 tally.ops.fetch_add(1, Ordering::SeqCst);
             }
-            Ok(_) => {
+            // the tries ran out: not applied
+            Err(zk_recipes::Error::Contended { .. }) => {
                 tally.timeouts.fetch_add(1, Ordering::SeqCst);
             }
             Err(zk_recipes::Error::OutcomeUnknown { .. }) => {

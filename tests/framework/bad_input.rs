@@ -113,8 +113,8 @@ async fn thirty_plus_bad_inputs_get_typed_errors() {
 
     // state errors
     let latch = LeaderLatch::new(&fw, &format!("{base}/latch"), "me").unwrap();
-    latch.start().unwrap();
-    cases.push(("latch started twice", argument_error(latch.start())));
+    latch.start().await.unwrap();
+    cases.push(("latch started twice", argument_error(latch.start().await)));
     latch.close().await.unwrap();
     cases.push(("latch closed twice is fine", latch.close().await.is_ok()));
     let lease =

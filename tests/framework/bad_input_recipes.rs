@@ -121,7 +121,7 @@ async fn more_bad_inputs_get_typed_errors_and_leave_nothing_behind() {
     // started after close
     let member = GroupMember::new(&fw, &at("closed"), "m", "").unwrap();
     member.close().await.unwrap();
-    cases.push(case("member: start after close", Closed, member.start()));
+    cases.push(case("member: start after close", Closed, member.start().await));
 
     let failed: Vec<String> = cases
         .iter()

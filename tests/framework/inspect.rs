@@ -78,10 +78,10 @@ async fn recognises_locks_with_holders_then_waiters() {
     // latch: the leader holds, with its id as data
     let path = format!("{base}/latch");
     let l1 = LeaderLatch::new(&a, &path, "first").unwrap();
-    l1.start().unwrap();
+    l1.start().await.unwrap();
     l1.await_leadership().await.unwrap();
     let l2 = LeaderLatch::new(&b, &path, "second").unwrap();
-    l2.start().unwrap();
+    l2.start().await.unwrap();
     let found = inspect_until(&a, &path, |i| i.waiters.len() == 1).await;
     assert_eq!(found.kind, RecipeKind::LeaderLatch);
     assert_eq!(found.holders[0].data, "first");

@@ -83,6 +83,7 @@ mod tests {
         assert_eq!(code(Error::AuthFailed { connect_string: "h:1".into() }), UNAVAILABLE);
         assert_eq!(code(Error::LockLost { path: "/l/n".into(), reason: zk_recipes::LossReason::NodeDeleted }), LOST);
         assert_eq!(code(Error::ZooKeeper(ZkError::NoAuth)), FAILURE);
+        assert_eq!(code(Error::Contended { path: "/c".into(), attempts: 3 }), FAILURE);
         assert_eq!(signalled(15), 143);
     }
 }

@@ -113,7 +113,7 @@ enum Released {
 
 fn leadership_lost(latch: &LeaderLatch, node: &Node) -> bool {
     let now = latch.leadership();
-    !now.is_leader || now.node.as_deref() != Some(node.path.as_str())
+    !now.is_leader() || now.node() != Some(node.path.as_str())
 }
 
 /// Holds `held` while CMD runs (exit: CMD's code, or 76 when the hold was lost meanwhile),

@@ -192,9 +192,11 @@ async fn sigstop_a_latch_a_lease_and_a_member_past_the_session_timeout() {
     // a leader latch: the contender leads once the frozen leader's session expires
     let mut zkr = holding_zkr(&cs, &["elect", "/sigstop/latch", "--id", "frozen"], &dir, "latch").await;
     let latch = LeaderLatch::new(&fw, "/sigstop/latch", "contender").unwrap();
-    latch.start().unwrap();
+    latch.start().await.unwrap();
     assert!(!latch.has_leadership(), "the frozen zkr leads first");
-    let took = zkr.freeze_until("leadership", async { latch.await_leadership_timeout(TAKE_OVER).await.unwrap() }).await;
+    let took = zkr
+        .freeze_until("leadership", async { fixtures::in_time(latch.await_leadership_timeout(TAKE_OVER).await) })
+        .await;
     let exited = zkr.thaw_until_exit_76().await;
     lines.push(format!("leader latch (`zkr elect`): the contender led {took}; {exited}"));
     latch.close().await.unwrap();
@@ -219,7 +221,7 @@ async fn sigstop_a_latch_a_lease_and_a_member_past_the_session_timeout() {
     let args = ["group", "join", "/sigstop/group", "--id", "frozen"];
     let mut zkr = holding_zkr(&cs, &args, &dir, "group").await;
     let observer = GroupMember::new(&fw, "/sigstop/group", "observer", "").unwrap();
-    observer.start().unwrap();
+    observer.start().await.unwrap();
     fixtures::eventually(TAKE_OVER, "the frozen member in the view", || async {
         observer.members().contains_key("frozen")
     })
