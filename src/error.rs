@@ -290,11 +290,13 @@ impl Error {
     /// [`NoSuchItem`](Self::NoSuchItem), [`UnknownPermit`](Self::UnknownPermit).
     pub fn is_not_found(&self) -> bool {
         use zookeeper_client::Error as Zk;
-        match self {
-            Error::ZooKeeper(Zk::NoNode) | Error::Transaction { source: Zk::NoNode, .. } => true,
-            Error::NoSuchItem { .. } | Error::UnknownPermit { .. } => true,
-            _ => false,
-        }
+        matches!(
+            self,
+            Error::ZooKeeper(Zk::NoNode)
+                | Error::Transaction { source: Zk::NoNode, .. }
+                | Error::NoSuchItem { .. }
+                | Error::UnknownPermit { .. }
+        )
     }
 
     /// Whether a write conflicted with the state on the server: `NodeExists`, `BadVersion`,
