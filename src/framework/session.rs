@@ -262,8 +262,10 @@ impl Framework {
     /// alive and keeps the session open).
     ///
     /// # Cancel safety
-    /// Cancel safe: what was done stays done (the framework stays closed once step 3 was
-    /// reached), and a later call picks up where it stopped.
+    /// Cancel safe in that nothing is lost: what was done stays done — new work stays refused
+    /// from step 1, the framework stays closed from step 3 — and a later `shutdown` (or
+    /// [`close`](Self::close)) picks up where it stopped. Only an answer that was given is
+    /// kept for later calls.
     ///
     /// # Examples
     /// ```no_run

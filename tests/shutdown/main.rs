@@ -5,7 +5,7 @@
 //!
 //! The "other process" is this test binary run again as a child: the test `child` acts only
 //! when `SHUTDOWN_CHILD` names a role (it is a no-op in a normal run). The child prints
-//! `READY <detail>` once it holds, waits for a line on its stdin, then drops what it holds
+//! `READY <negotiated session timeout, ms>` once it holds, waits for a line on its stdin, then drops what it holds
 //! (the group member only after the shutdown: its node must go with the session), shuts down, prints `SHUTDOWN <outcome>` and exits at once (`process::exit`, as a service
 //! returning from `main`: nothing runs after it). The parent kills it (by pid, through
 //! `kill_on_drop`) if the test fails; the child also exits when its stdin closes.
@@ -61,7 +61,7 @@ fn child() {
             }
             other => panic!("unknown role {other}"),
         };
-        println!("READY {:x}", fw.status().session_id);
+        println!("READY {}", fw.negotiated_session_timeout().unwrap().as_millis());
         // the parent says when; its going away (stdin closed) ends the child as well
         let mut line = String::new();
         let _ = BufReader::new(tokio::io::stdin()).read_line(&mut line).await;
@@ -115,6 +115,12 @@ impl ChildProcess {
         .await
     }
 
+    /// Waits until the child holds; checks that its session would outlive the test's bound.
+    async fn ready(&mut self) {
+        let session: u64 = self.line("READY").await.parse().expect("the session timeout");
+        assert!(Duration::from_millis(session) >= CHILD_SESSION, "the child's session: {session} ms");
+    }
+
     /// Tells the child to drop what it holds and shut down; returns its shutdown's outcome
     /// and the instant it exited.
     async fn shut_down(&mut self) -> (String, Instant) {
@@ -144,7 +150,7 @@ async fn a_lock_of_a_process_that_shut_down_is_free_at_once() {
     let server = server().await;
     let path = format!("/{}", fixtures::unique("shutdown-lock"));
     let mut child = ChildProcess::spawn("lock", server.connect_string(), &path);
-    child.line("READY").await;
+    child.ready().await;
     let fw = fixtures::framework(server.connect_string()).await;
     let mutex = InterProcessMutex::new(&fw, &path).unwrap();
     assert!(mutex.try_acquire().await.unwrap().is_none(), "the child holds the lock");
@@ -166,7 +172,7 @@ async fn a_leadership_of_a_process_that_shut_down_passes_at_once() {
     let server = server().await;
     let path = format!("/{}", fixtures::unique("shutdown-latch"));
     let mut child = ChildProcess::spawn("latch", server.connect_string(), &path);
-    child.line("READY").await;
+    child.ready().await;
     let fw = fixtures::framework(server.connect_string()).await;
     let latch = LeaderLatch::new(&fw, &path, "parent").unwrap();
     latch.start().unwrap();
@@ -190,7 +196,7 @@ async fn a_member_of_a_process_that_shut_down_leaves_at_once() {
     let path = format!("/{}", fixtures::unique("shutdown-group"));
     let mut child = ChildProcess::spawn("member", server.connect_string(), &path);
     let node = child.line("NODE").await;
-    child.line("READY").await;
+    child.ready().await;
     let fw = fixtures::framework(server.connect_string()).await;
     let node = format!("{path}/{}", node.rsplit('/').next().unwrap());
     assert!(fw.exists(&node).await.unwrap().is_some(), "the child's member node {node}");
