@@ -49,6 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     writer.await??;
     println!("children of {root}: {:?}", cache.child_names(&root));
     cache.close().await?;
+    fw.shutdown(std::time::Duration::from_secs(5)).await?;
     Ok(())
 }
 

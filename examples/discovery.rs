@@ -68,5 +68,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("after orders-2 left: {:?}", discovery.query_for_instances("orders").await?.len());
     provider.close().await?;
     registry.close().await?;
+    client_fw.shutdown(Duration::from_secs(5)).await?;
+    service_fw.shutdown(Duration::from_secs(5)).await?;
     Ok(())
 }

@@ -58,5 +58,6 @@ async fn main() -> Result<(), BoxError> {
     }
     println!("total: {total}");
     assert_eq!(total, 300, "money is neither made nor lost");
+    fw.shutdown(Duration::from_secs(5)).await?;
     Ok(())
 }

@@ -49,5 +49,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let end = *ends.borrow();
     println!("selector: leadership ended: {end:?}");
     assert_eq!(end, Some(LeadershipEnd::Interrupted));
+    fw.shutdown(Duration::from_secs(5)).await?;
     Ok(())
 }

@@ -55,5 +55,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let unique: BTreeSet<_> = all.iter().collect();
     assert_eq!((all.len(), unique.len()), (20, 20), "every job completed exactly once");
     println!("20 jobs completed exactly once");
+    fw.shutdown(Duration::from_secs(5)).await?;
     Ok(())
 }

@@ -107,7 +107,7 @@ pub use framework::SaslConfig;
 #[cfg(feature = "tls")]
 pub use framework::TlsConfig;
 pub use framework::{
-    is_retryable, validate_path, BoundedExponentialBackoff, Capabilities, ConnectionState, CreatedNode, ErrorPolicy,
+    validate_path, BoundedExponentialBackoff, Capabilities, ConnectionState, CreatedNode, ErrorPolicy,
     ExponentialBackoff, Framework, FrameworkBuilder, LossReason, NoRetryOnSessionExpiry, OneShotWatch, ReadOp,
     ReadResult, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed, SessionStatus, Transaction,
     TxnResult, MAX_EXPONENTIAL_RETRIES,
