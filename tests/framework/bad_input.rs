@@ -137,7 +137,7 @@ async fn thirty_plus_bad_inputs_get_typed_errors() {
     assert!(failed.is_empty(), "bad inputs without their typed error: {failed:?}");
 
     // nothing left behind: only the nodes of the cases that were meant to create some (the
-    // corrupt value; the latch's and the lock's parents, empty containers the server may have
+    // corrupt value; the latch's and the semaphore mutex's parents, empty containers the server may have
     // removed already), no ephemeral, no pending delete
     fixtures::settle(&[&fw]).await;
     assert_eq!(fixtures::ephemerals(&fw, &base).await.unwrap(), Vec::<String>::new(), "ephemerals left behind");
@@ -146,7 +146,12 @@ async fn thirty_plus_bad_inputs_get_typed_errors() {
     for node in left.iter().filter(|n| *n != "corrupt") {
         assert!(["latch", "rw"].contains(&node.as_str()), "left under {base}: {node}");
         let below = fw.children(&format!("{base}/{node}")).await.unwrap_or_default();
-        assert!(below.is_empty(), "left under {base}/{node}: {below:?}");
+        // the semaphore mutex's parents (`rw/leases`, `rw/locks`): empty containers too
+        for dir in &below {
+            assert!(node == "rw" && ["leases", "locks"].contains(&dir.as_str()), "left under {base}/{node}: {dir}");
+            let inside = fw.children(&format!("{base}/{node}/{dir}")).await.unwrap_or_default();
+            assert!(inside.is_empty(), "left under {base}/{node}/{dir}: {inside:?}");
+        }
     }
 }
 
