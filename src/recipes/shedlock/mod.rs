@@ -1,0 +1,12 @@
+//! Scheduled jobs at most once across the fleet: a lock compatible with ShedLock's ZooKeeper
+//! provider, and a scheduler over it.
+
+mod guard;
+mod instant;
+mod lock;
+mod scheduled;
+mod write;
+
+pub use guard::ScheduledLockGuard;
+pub use lock::{ShedLock, SHEDLOCK_DEFAULT_ROOT};
+pub use scheduled::{JobContext, Scheduled, ScheduledJob, TickOutcome, SCHEDULED_EVENT_CAPACITY};
