@@ -100,6 +100,8 @@ pub enum Command {
     Discover(crate::registry_args::DiscoverArgs),
     /// Put an item into a queue, take one, or count them (Curator's queues)
     Queue(QueueArgs),
+    /// Run CMD on one host only (a crontab's job once per tick; ShedLock-compatible lock)
+    Once(crate::once::OnceArgs),
 }
 
 /// What to do with CMD when the lock, lease or leadership is lost while it runs.
