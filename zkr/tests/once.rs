@@ -193,3 +193,70 @@ async fn bad_input_exits_2_before_connecting() {
         assert_eq!(code, 2, "{args:?}: {stderr}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn processes_and_library_replicas_share_the_ticks() {
+    // 8 `zkr once` processes and 8 in-process replicas (the library's lock) on one name, over
+    // 3 ticks: each tick runs once, whichever kind wins it
+    let cs = fixtures::shared_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    let root = format!("/{}", fixtures::unique("once-mixed"));
+    let script = format!("echo zkr >> {}; sleep 0.2", runs.display());
+    let mut fws = Vec::new();
+    for _ in 0..8 {
+        fws.push(fixtures::framework(&cs).await);
+    }
+    let once = ["once", "mixed", "--root", &root, "--at-most", "30s", "--at-least", "1s", "--", "sh", "-c", &script];
+    for tick in 1..=3 {
+        // tick 2: the library replicas come first; ticks 1 and 3: they start with the
+        // processes (which connect first) and race them
+        let mut tasks = Vec::new();
+        for fw in &fws {
+            let lock = ShedLock::new(fw).root(&root).unwrap();
+            let runs = runs.clone();
+            let delay = if tick == 2 { 0 } else { 50 + jitter_ms() };
+            tasks.push(tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(delay)).await;
+                let taken = lock.try_lock("mixed", Duration::from_secs(30), Duration::from_secs(1)).await.unwrap();
+                if let Some(guard) = taken {
+                    use std::io::Write;
+                    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&runs).unwrap();
+                    writeln!(f, "lib").unwrap();
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    guard.unlock().await.unwrap();
+                }
+            }));
+        }
+        if tick == 2 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let shells: Vec<Zkr> = (0..8).map(|_| Zkr::start(&cs, &once)).collect();
+        let mut skipped = 0;
+        for shell in shells {
+            let (code, _, stderr) = shell.finish().await;
+            assert_eq!(code, 0, "{stderr}");
+            skipped += usize::from(stderr.lines().any(|l| is_skip_line(l, "mixed")));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+        if tick == 2 {
+            assert_eq!(skipped, 8, "a library replica ran tick 2: every process skipped");
+        }
+        let lines = std::fs::read_to_string(&runs).unwrap_or_default();
+        assert_eq!(lines.lines().count(), tick, "one run per tick: {lines:?}");
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+    }
+    let ran = std::fs::read_to_string(&runs).unwrap();
+    assert!(ran.contains("lib") && ran.contains("zkr"), "both kinds ran a tick: {ran:?}");
+    for fw in &fws {
+        fw.close();
+    }
+}
+
+/// 0-150 ms, from the clock's nanoseconds (no extra dependency).
+fn jitter_ms() -> u64 {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+    u64::from(nanos % 150)
+}
