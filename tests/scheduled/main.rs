@@ -380,6 +380,9 @@ async fn the_scheduler_reports_failures_and_cancels_a_job_that_lost_its_lock() {
     let first = fixtures::within(5 * SEC, events.next()).await.unwrap();
     assert!(matches!(&first, TickOutcome::Failed { error, .. } if error == "disk full"), "{first:?}");
     failing.close().await.unwrap();
+    // the events end once the schedule is closed, also while the handle lives
+    while fixtures::within(5 * SEC, events.next()).await.is_some() {}
+    assert!(fixtures::within(SEC, std::pin::pin!(failing.events()).next()).await.is_none());
 
     // without keep-alive, a job still running at at_most_for is cancelled
     let dropped = Arc::new(tokio::sync::Notify::new());

@@ -396,6 +396,8 @@ impl Scheduled {
             stop: stopped,
         };
         let task = self.lock.framework().runtime().spawn(runner.run(job));
+        // the handle keeps no sender: the events end once the runner is gone
+        let events = events.downgrade();
         Ok(ScheduledJob { name: self.name, events, first: Mutex::new(Some(first)), stop, task: Mutex::new(Some(task)) })
     }
 }
@@ -406,7 +408,7 @@ impl Scheduled {
 #[derive(Debug)]
 pub struct ScheduledJob {
     name: String,
-    events: broadcast::Sender<TickOutcome>,
+    events: broadcast::WeakSender<TickOutcome>,
     first: Mutex<Option<broadcast::Receiver<TickOutcome>>>,
     stop: watch::Sender<bool>,
     task: Mutex<Option<JoinHandle<()>>>,
@@ -435,8 +437,10 @@ impl ScheduledJob {
     /// # }
     /// ```
     pub fn events(&self) -> impl Stream<Item = TickOutcome> + Send + 'static {
-        let mut rx = lock(&self.first).take().unwrap_or_else(|| self.events.subscribe());
+        let first = lock(&self.first).take();
+        let mut rx = first.or_else(|| self.events.upgrade().map(|tx| tx.subscribe()));
         async_stream::stream! {
+            let Some(rx) = rx.as_mut() else { return };
             loop {
                 match rx.recv().await {
                     Ok(outcome) => yield outcome,
