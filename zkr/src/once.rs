@@ -4,38 +4,15 @@
 
 use std::time::Duration;
 
-use clap::Args;
-use zk_recipes::{Framework, ShedLock, SHEDLOCK_DEFAULT_ROOT};
+use zk_recipes::{Framework, ShedLock};
 
-use crate::args::Supervision;
+use crate::args::OnceArgs;
 use crate::child::{self, Child};
 use crate::exit::{self, CliError, CliResult};
 use crate::{json, output, Ctx};
 
 /// How long unlocking may take on the way out; the lock frees itself at its instant anyway.
 const UNLOCK_TIMEOUT: Duration = Duration::from_secs(3);
-
-#[derive(Debug, Args)]
-pub struct OnceArgs {
-    /// The job's name: the lock node is ROOT/NAME
-    pub name: String,
-    /// Hold the lock at most this long if this host dies (ShedLock's lockAtMostFor); while CMD
-    /// runs, the lock is extended by DUR whenever half of it has passed
-    #[arg(long, value_name = "DUR", value_parser = crate::duration::parse)]
-    pub at_most: Duration,
-    /// Keep the lock at least this long from the start, also when CMD ends sooner, so that a
-    /// host whose clock or cron is a little late skips this run (ShedLock's lockAtLeastFor)
-    #[arg(long, value_name = "DUR", value_parser = crate::duration::parse, default_value = "0s")]
-    pub at_least: Duration,
-    /// Where the lock nodes are (ShedLock's default: /shedlock)
-    #[arg(long, value_name = "PATH", default_value = SHEDLOCK_DEFAULT_ROOT)]
-    pub root: String,
-    #[command(flatten)]
-    pub supervision: Supervision,
-    /// The command to run when this host takes the lock (after `--`)
-    #[arg(last = true, required = true, value_name = "CMD")]
-    pub cmd: Vec<String>,
-}
 
 /// What can be refused before connecting.
 pub fn check(args: &OnceArgs) -> CliResult<()> {

@@ -8,8 +8,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use zookeeper_client::{Error as ZkError, Stat};
 
+use super::clock::{millis, Clock};
 use super::instant::{self, END_OF_FORMAT_MS};
-use super::lock::{millis, Clock};
 use super::write::{write, Written};
 use crate::error::{Error, Result};
 use crate::framework::{Framework, LossReason};

@@ -1,12 +1,12 @@
 //! ShedLock's ZooKeeper lock: one persistent node per job name holding the instant until which
 //! the job is locked.
 
-use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use zookeeper_client::Error as ZkError;
 
+use super::clock::{millis, validate_durations, Clock};
 use super::guard::{ScheduledLockGuard, Taking};
 use super::instant::{self, END_OF_FORMAT_MS};
 use super::write::{write, Written};
@@ -15,26 +15,6 @@ use crate::framework::{validate_path, Framework};
 
 /// Where ShedLock's ZooKeeper provider keeps its lock nodes unless told otherwise.
 pub const SHEDLOCK_DEFAULT_ROOT: &str = "/shedlock";
-
-/// The wall clock a lock reads: the system's, or one given for tests.
-#[derive(Clone, Default)]
-pub(super) struct Clock(Option<Arc<dyn Fn() -> SystemTime + Send + Sync>>);
-
-impl Clock {
-    /// Milliseconds since the epoch, now.
-    pub(super) fn now_ms(&self) -> i64 {
-        instant::millis(match &self.0 {
-            Some(clock) => clock(),
-            None => SystemTime::now(),
-        })
-    }
-}
-
-impl fmt::Debug for Clock {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_some() { "Clock(given)" } else { "Clock(system)" })
-    }
-}
 
 /// A lock for scheduled jobs that joins a [ShedLock](https://github.com/lukas-krecan/ShedLock)
 /// pool: "this job runs on one replica only", shared with Java services that use ShedLock's
@@ -327,25 +307,4 @@ impl ShedLock {
             Some(text) => instant::parse(text.as_bytes()).is_none_or(|until| until > self.clock.now_ms()),
         })
     }
-}
-
-/// Whole milliseconds of `d` (saturating).
-pub(super) fn millis(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
-}
-
-/// `0 < at_least_for <= at_most_for`-style checks shared by the lock and the scheduler.
-pub(super) fn validate_durations(at_most_for: Duration, at_least_for: Duration) -> Result<()> {
-    if at_most_for.is_zero() {
-        return Err(Error::InvalidArgument("at_most_for must be longer than zero".into()));
-    }
-    if at_least_for > at_most_for {
-        return Err(Error::InvalidArgument(format!(
-            "at_least_for ({at_least_for:?}) cannot be longer than at_most_for ({at_most_for:?})"
-        )));
-    }
-    if millis(at_most_for) >= END_OF_FORMAT_MS {
-        return Err(Error::InvalidArgument(format!("at_most_for {at_most_for:?} reaches past the year 9999")));
-    }
-    Ok(())
 }

@@ -1,6 +1,7 @@
 //! Scheduled jobs at most once across the fleet: a lock compatible with ShedLock's ZooKeeper
 //! provider, and a scheduler over it.
 
+mod clock;
 mod guard;
 mod instant;
 mod lock;

@@ -10,8 +10,9 @@ use futures_core::Stream;
 use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
+use super::clock::{millis, validate_durations};
 use super::instant;
-use super::lock::{millis, validate_durations, ShedLock};
+use super::lock::ShedLock;
 use crate::error::{Error, Result};
 use crate::framework::{Framework, LossReason};
 use crate::sync::lock;
