@@ -417,3 +417,29 @@ async fn the_scheduler_reports_failures_and_cancels_a_job_that_lost_its_lock() {
     stuck.close().await.unwrap();
     fw.close();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hold_outlives_a_session_and_a_dropped_guard_unlocks() {
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    let other = fixtures::framework(&cs).await;
+    let lock = locks(&fw);
+    let rival = ShedLock::new(&other).root(lock.root_path()).unwrap();
+    // bound to its instant, not to the session: a new session changes nothing
+    let guard = lock.try_lock("s", 20 * SEC, Duration::ZERO).await.unwrap().unwrap();
+    zk_recipes_testing::expire_session(&fw).await.unwrap();
+    fw.wait_connected(10 * SEC).await.unwrap();
+    assert!(!guard.is_lost(), "{:?}", guard.loss());
+    assert!(rival.try_lock("s", SEC, Duration::ZERO).await.unwrap().is_none());
+    guard.extend(20 * SEC).await.unwrap();
+    guard.unlock().await.unwrap();
+    // a dropped guard unlocks in the background (at_least_for 0: free at once)
+    let dropped = lock.try_lock("d", 20 * SEC, Duration::ZERO).await.unwrap().unwrap();
+    drop(dropped);
+    fixtures::eventually(5 * SEC, "free after the background unlock", || async {
+        rival.try_lock("d", SEC, Duration::ZERO).await.unwrap().is_some()
+    })
+    .await;
+    fw.close();
+    other.close();
+}
