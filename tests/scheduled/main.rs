@@ -443,3 +443,14 @@ async fn the_hold_outlives_a_session_and_a_dropped_guard_unlocks() {
     fw.close();
     other.close();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_framework_is_a_loss() {
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    let guard = locks(&fw).try_lock("c", 20 * SEC, Duration::ZERO).await.unwrap().unwrap();
+    let watching = tokio::spawn(async move { guard.lost().await });
+    tokio::time::sleep(Duration::from_millis(200)).await; // the node watch is set
+    fw.close();
+    assert_eq!(fixtures::within(5 * SEC, watching).await.unwrap(), LossReason::Closed);
+}
