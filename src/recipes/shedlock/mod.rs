@@ -6,8 +6,10 @@ mod guard;
 mod instant;
 mod lock;
 mod scheduled;
+mod tick;
 mod write;
 
 pub use guard::ScheduledLockGuard;
 pub use lock::{ShedLock, SHEDLOCK_DEFAULT_ROOT};
-pub use scheduled::{JobContext, Scheduled, ScheduledJob, TickOutcome, SCHEDULED_EVENT_CAPACITY};
+pub use scheduled::{Scheduled, ScheduledJob, SCHEDULED_EVENT_CAPACITY};
+pub use tick::{JobContext, TickOutcome};
