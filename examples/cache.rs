@@ -17,7 +17,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let cache = Cache::tree(&fw, &root).build()?;
     let mut events = Box::pin(cache.events());
-    cache.start()?;
+    cache.start().await?;
     let writer = tokio::spawn({
         let (connect, root) = (connect.clone(), root.clone());
         let mut version = cache.version();
@@ -48,7 +48,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     writer.await??;
     println!("children of {root}: {:?}", cache.child_names(&root));
-    cache.close();
+    cache.close().await?;
+    fw.shutdown(std::time::Duration::from_secs(5)).await?;
     Ok(())
 }
 

@@ -44,5 +44,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         w.await??;
     }
     println!("20 versioned increments, none lost");
+    fw.shutdown(std::time::Duration::from_secs(5)).await?;
     Ok(())
 }

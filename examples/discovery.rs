@@ -46,7 +46,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     // the provider's cache reports each new list of instances: wait (by watch) for both
     let mut changes = Box::pin(provider.cache().changes());
-    provider.start()?;
+    provider.start().await?;
     while let Some(instances) = changes.next().await {
         if instances.len() == 2 {
             break;
@@ -66,7 +66,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     println!("after orders-2 left: {:?}", discovery.query_for_instances("orders").await?.len());
-    provider.close();
+    provider.close().await?;
     registry.close().await?;
+    client_fw.shutdown(Duration::from_secs(5)).await?;
+    service_fw.shutdown(Duration::from_secs(5)).await?;
     Ok(())
 }

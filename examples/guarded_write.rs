@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use zk_recipes::zk::CreateMode;
-use zk_recipes::{Framework, InterProcessMutex, LeasedHold};
+use zk_recipes::{Framework, InterProcessMutex, TimedHold};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -34,7 +34,7 @@ async fn main() -> Result<(), BoxError> {
             for t in 0..5usize {
                 let (from, to) = (&accounts[(w + t) % 3], &accounts[(w + t + 1) % 3]);
                 // a hold that ends by itself if this worker wedges for 10 s
-                let held = LeasedHold::acquire_with_lease(&mutex, Duration::from_secs(10)).await?;
+                let held = TimedHold::acquire(&mutex, Duration::from_secs(10)).await?;
                 let ((a, sa), (b, sb)) = (fw.get_data(from).await?, fw.get_data(to).await?);
                 let (a, b) = (amount(&a)?, amount(&b)?);
                 fw.transaction()
@@ -58,5 +58,6 @@ async fn main() -> Result<(), BoxError> {
     }
     println!("total: {total}");
     assert_eq!(total, 300, "money is neither made nor lost");
+    fw.shutdown(Duration::from_secs(5)).await?;
     Ok(())
 }

@@ -30,7 +30,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     // a replayed count-down (a worker that restarted) counts nothing
                     assert!(matches!(latch.count_down(&id).await?, CountDown::AlreadyCounted { .. }));
                 }
-                fw.close();
+                fw.shutdown(Duration::from_secs(5)).await?;
                 Ok::<_, zk_recipes::Error>(counted)
             }));
         }
@@ -59,7 +59,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert!(abandoned.is_expired());
     println!("the abandoned permit was reclaimed after its expiry; 2 of 2 leases held");
     zk_recipes::return_all([first, second]).await?;
-    other.close();
-    fw.close();
+    other.shutdown(Duration::from_secs(5)).await?;
+    fw.shutdown(Duration::from_secs(5)).await?;
     Ok(())
 }

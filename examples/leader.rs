@@ -15,7 +15,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for i in 0..3 {
         let fw = Framework::connect(&connect).await?; // each replica its own session
         let latch = LeaderLatch::new(&fw, "/examples/leader/latch", &format!("replica-{i}"))?;
-        latch.start()?;
+        latch.start().await?;
         replicas.push((fw, latch));
     }
     let mut last_token = 0;
@@ -26,7 +26,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
-        let token = latch.leadership().token.unwrap_or_default();
+        let token = latch.leadership().fencing_token().unwrap_or_default();
         println!("round {round}: {} leads with token {token}", latch.id());
         assert!(token > last_token, "tokens increase across leaderships");
         last_token = token;
@@ -36,11 +36,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let fw = Framework::connect(&connect).await?;
     let selector = LeaderSelector::new(&fw, "/examples/leader/selector", "worker", |ctx| async move {
-        println!("selector: leading with token {}; working until cancelled", ctx.token);
+        println!("selector: leading with token {}; working until cancelled", ctx.fencing_token());
         std::future::pending::<()>().await;
     })?;
     let mut ends = selector.leadership_ends();
-    selector.start()?;
+    selector.start().await?;
     while !selector.has_leadership() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -49,5 +49,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let end = *ends.borrow();
     println!("selector: leadership ended: {end:?}");
     assert_eq!(end, Some(LeadershipEnd::Interrupted));
+    fw.shutdown(Duration::from_secs(5)).await?;
     Ok(())
 }

@@ -34,7 +34,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let fw = Framework::connect(&connect).await?;
             let queue = DistributedQueue::new(&fw, &path)?;
             let mut done = Vec::new();
-            while let Some(delivery) = queue.poll_safe(Duration::from_millis(500)).await? {
+            loop {
+                let delivery = match queue.take_safe_timeout(Duration::from_millis(500)).await {
+                    Ok(delivery) => delivery,
+                    Err(zk_recipes::Error::Timeout(_)) => break, // drained
+                    Err(e) => return Err(e),
+                };
                 // process, then complete: a worker dying here hands the job to another one
                 let items = delivery.complete().await?;
                 done.extend(items.into_iter().map(|i| String::from_utf8_lossy(&i).into_owned()));
@@ -50,5 +55,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let unique: BTreeSet<_> = all.iter().collect();
     assert_eq!((all.len(), unique.len()), (20, 20), "every job completed exactly once");
     println!("20 jobs completed exactly once");
+    fw.shutdown(Duration::from_secs(5)).await?;
     Ok(())
 }

@@ -33,6 +33,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         w.await??;
     }
     println!("participants left: {:?}", mutex.participants().await?);
-    fw.close();
+    fw.shutdown(Duration::from_secs(5)).await?;
     Ok(())
 }

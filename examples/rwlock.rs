@@ -45,5 +45,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for r in readers {
         r.await??;
     }
+    fw.shutdown(Duration::from_secs(5)).await?;
     Ok(())
 }

@@ -29,7 +29,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 busy.fetch_sub(1, Ordering::SeqCst);
                 lease.release().await?;
             }
-            fw.close();
+            fw.shutdown(Duration::from_secs(5)).await?;
             Ok::<_, zk_recipes::Error>(())
         }));
     }

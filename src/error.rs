@@ -7,6 +7,43 @@ use std::time::Duration;
 /// `Clone + PartialEq` so that tests and callers can `assert_eq!` on errors and share them
 /// between tasks. Server-side failures keep the original [`zookeeper_client::Error`] in
 /// [`Error::ZooKeeper`] so that callers can match on it (`NoNode`, `NoAuth`, `BadVersion`, ...).
+///
+/// # Acting on an error
+/// The `is_*` methods classify an error for a retry loop or an HTTP handler without matching
+/// every variant (and keep working as variants are added):
+///
+/// | method | true for | typical action |
+/// |---|---|---|
+/// | [`is_retryable`](Self::is_retryable) | transient connection/server conditions | try again later |
+/// | [`is_timeout`](Self::is_timeout) | [`Timeout`](Self::Timeout), [`ConnectTimeout`](Self::ConnectTimeout) | 504 / try again |
+/// | [`is_connection`](Self::is_connection) | connection loss, suspension, unreachable ensemble | 503 |
+/// | [`is_lost`](Self::is_lost) | [`LockLost`](Self::LockLost), [`SessionLost`](Self::SessionLost) | stop the guarded work, acquire again |
+/// | [`is_closed`](Self::is_closed) | [`Closed`](Self::Closed) | shut down |
+/// | [`is_not_found`](Self::is_not_found) | `NoNode` and the recipes' "no such ..." | 404 |
+/// | [`is_conflict`](Self::is_conflict) | `NodeExists`, `BadVersion`, `NotEmpty`, a node held by another session | 409, read again |
+/// | [`is_invalid_input`](Self::is_invalid_input) | [`InvalidPath`](Self::InvalidPath), [`InvalidArgument`](Self::InvalidArgument) | 400, a bug of the caller |
+///
+/// # Sources
+/// One rule for every variant: an error of another layer that a variant wraps (the
+/// `zookeeper_client::Error` of [`RetriesExhausted`](Self::RetriesExhausted) and
+/// [`Transaction`](Self::Transaction)) is its [`source()`](std::error::Error::source) and is
+/// *not* repeated in its `Display`, so a chain printer (`anyhow`'s `{:#}`, `tracing`'s error
+/// chains) prints each message once. [`ZooKeeper`](Self::ZooKeeper) is the server's error
+/// itself (`#[error(transparent)]`): it displays as the server's error and has that error's
+/// source. Print the whole chain (`{:#}` with `anyhow`, or walk `source()`) to see the cause
+/// of a wrapped error.
+///
+/// ```
+/// use std::error::Error as _;
+/// use std::time::Duration;
+/// let e = zk_recipes::Error::RetriesExhausted {
+///     attempts: 4,
+///     elapsed: Duration::from_secs(3),
+///     last: zk_recipes::zk::Error::ConnectionLoss,
+/// };
+/// assert!(e.is_retryable() && e.is_connection());
+/// assert!(!e.to_string().contains(&e.source().unwrap().to_string()));
+/// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
@@ -55,18 +92,20 @@ pub enum Error {
 
     /// A ZooKeeper operation failed with a non-retryable error, or the error policy forbade a
     /// retry. The inner error tells which (`NoNode`, `NodeExists`, `NoAuth`, `BadVersion`, ...).
-    #[error("ZooKeeper error: {0}")]
+    #[error(transparent)]
     ZooKeeper(#[from] zookeeper_client::Error),
 
     /// A retryable error (connection loss, timeout, session moved or expired) kept happening
     /// until the retry policy gave up.
-    #[error("gave up after {attempts} attempt(s) over {elapsed:?}; last error: {last}")]
+    /// `last` is the error's [`source()`](std::error::Error::source).
+    #[error("gave up after {attempts} attempt(s) over {elapsed:?}")]
     RetriesExhausted {
         /// How many times the operation was tried.
         attempts: u32,
         /// Time from the first attempt until giving up.
         elapsed: Duration,
         /// The error of the last attempt.
+        #[source]
         last: zookeeper_client::Error,
     },
 
@@ -166,8 +205,9 @@ pub enum Error {
     },
 
     /// An operation of a [`Transaction`](crate::Transaction) was refused (a failed check,
-    /// `BadVersion`, `NodeExists`, `NoNode`...), so none of them was applied.
-    #[error("transaction refused at operation {index} ({path:?}): {source}")]
+    /// `BadVersion`, `NodeExists`, `NoNode`...), so none of them was applied. What the server
+    /// answered is the error's [`source()`](std::error::Error::source).
+    #[error("transaction refused at operation {index} ({path:?})")]
     Transaction {
         /// The refused operation, counted from 0 in the order they were added.
         index: usize,
@@ -176,6 +216,125 @@ pub enum Error {
         /// What the server answered.
         source: zookeeper_client::Error,
     },
+
+    /// An atomic update ([`DistributedAtomicLong`](crate::DistributedAtomicLong),
+    /// [`DistributedAtomicValue`](crate::DistributedAtomicValue)...) gave up: every one of its
+    /// versioned writes was refused because another writer changed the value first, until its
+    /// tries ([`AtomicOptions`](crate::AtomicOptions)) ran out. The value was not changed by
+    /// it; trying again later (or with more tries, or a promotion lock) may succeed.
+    #[error("the atomic update of {path:?} gave up after {attempts} attempts refused by concurrent writers; it was not applied")]
+    Contended {
+        /// The value's path.
+        path: String,
+        /// The write attempts made (optimistic and promoted).
+        attempts: u32,
+    },
+}
+
+/// Whether a `zookeeper_client` error is a failure of the connection (not an answer of the
+/// server): connection loss, a request timeout, and the client's custom errors, which it raises
+/// only from its connection handling (a read timeout, a socket error).
+fn zk_connection(e: &zookeeper_client::Error) -> bool {
+    use zookeeper_client::Error as Zk;
+    matches!(e, Zk::ConnectionLoss | Zk::Timeout | Zk::Custom(_))
+}
+
+impl Error {
+    /// Whether the same call may succeed when made again later, unchanged: the failure was a
+    /// transient condition of the connection or the ensemble, not an answer about the data.
+    ///
+    /// True for [`RetriesExhausted`](Self::RetriesExhausted) (the framework's retry policy
+    /// gave up on a retryable error), [`ConnectTimeout`](Self::ConnectTimeout),
+    /// [`Timeout`](Self::Timeout) (a wait's deadline passed), [`Suspended`](Self::Suspended),
+    /// [`Contended`](Self::Contended) (optimistic tries ran out: try again later),
+    /// and [`ZooKeeper`](Self::ZooKeeper) with a retryable client error: `ConnectionLoss`,
+    /// `Timeout`, `SessionMoved`, `SessionExpired` or a custom (connection) error.
+    ///
+    /// False for everything else, in particular: [`is_lost`](Self::is_lost) errors (what was
+    /// held is gone: acquire again rather than repeat the call on the lost hold),
+    /// [`OutcomeUnknown`](Self::OutcomeUnknown) (read the node first: repeating the write
+    /// could apply it twice), [`Closed`](Self::Closed), refusals ([`Tls`](Self::Tls),
+    /// [`AuthFailed`](Self::AuthFailed)), and the server's answers (`NoNode`, `BadVersion`...).
+    #[doc(alias = "is_transient")]
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::RetriesExhausted { .. }
+            | Error::ConnectTimeout { .. }
+            | Error::Timeout(_)
+            | Error::Suspended
+            | Error::Contended { .. } => true,
+            Error::ZooKeeper(e) => crate::framework::is_retryable(e),
+            _ => false,
+        }
+    }
+
+    /// Whether a deadline passed: [`Timeout`](Self::Timeout) (a wait with a timeout, such as
+    /// `acquire_timeout`) or [`ConnectTimeout`](Self::ConnectTimeout) (no session within the
+    /// connection timeout).
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Error::Timeout(_) | Error::ConnectTimeout { .. })
+    }
+
+    /// Whether something that was held can no longer be trusted: [`LockLost`](Self::LockLost)
+    /// (a lock, lease or leadership) or [`SessionLost`](Self::SessionLost). Stop the work the
+    /// hold protected; taking it again is a new hold.
+    pub fn is_lost(&self) -> bool {
+        matches!(self, Error::LockLost { .. } | Error::SessionLost)
+    }
+
+    /// Whether the connection to the ensemble failed: [`Suspended`](Self::Suspended),
+    /// [`ConnectTimeout`](Self::ConnectTimeout), and [`ZooKeeper`](Self::ZooKeeper) or
+    /// [`RetriesExhausted`](Self::RetriesExhausted) whose (last) error is `ConnectionLoss`, a
+    /// request `Timeout` or a custom (connection) error of the client. Session expiry is not a
+    /// connection error (see [`is_lost`](Self::is_lost) and [`is_retryable`](Self::is_retryable)).
+    pub fn is_connection(&self) -> bool {
+        match self {
+            Error::Suspended | Error::ConnectTimeout { .. } => true,
+            Error::ZooKeeper(e) | Error::RetriesExhausted { last: e, .. } => zk_connection(e),
+            _ => false,
+        }
+    }
+
+    /// Whether the framework was closed ([`Closed`](Self::Closed)): nothing more will work
+    /// through it.
+    pub fn is_closed(&self) -> bool {
+        matches!(self, Error::Closed)
+    }
+
+    /// Whether something asked for does not exist: `NoNode` ([`ZooKeeper`](Self::ZooKeeper),
+    /// or the refused operation of a [`Transaction`](Self::Transaction)),
+    /// [`NoSuchItem`](Self::NoSuchItem), [`UnknownPermit`](Self::UnknownPermit).
+    pub fn is_not_found(&self) -> bool {
+        use zookeeper_client::Error as Zk;
+        matches!(
+            self,
+            Error::ZooKeeper(Zk::NoNode)
+                | Error::Transaction { source: Zk::NoNode, .. }
+                | Error::NoSuchItem { .. }
+                | Error::UnknownPermit { .. }
+        )
+    }
+
+    /// Whether a write conflicted with the state on the server: `NodeExists`, `BadVersion`,
+    /// `NotEmpty` ([`ZooKeeper`](Self::ZooKeeper), or the refused operation of a
+    /// [`Transaction`](Self::Transaction)), or [`NodeHeldByOther`](Self::NodeHeldByOther).
+    /// Read again and decide.
+    pub fn is_conflict(&self) -> bool {
+        use zookeeper_client::Error as Zk;
+        match self {
+            Error::ZooKeeper(e) | Error::Transaction { source: e, .. } => {
+                matches!(e, Zk::NodeExists | Zk::BadVersion | Zk::NotEmpty)
+            }
+            Error::NodeHeldByOther { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// Whether the caller passed something invalid: [`InvalidPath`](Self::InvalidPath) or
+    /// [`InvalidArgument`](Self::InvalidArgument). Repeating the call cannot help.
+    pub fn is_invalid_input(&self) -> bool {
+        matches!(self, Error::InvalidPath { .. } | Error::InvalidArgument(_))
+    }
 }
 
 /// Why a TLS handshake failed (see [`Error::Tls`]).
@@ -213,3 +372,185 @@ pub enum TlsFailure {
 
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::time::Duration;
+
+    use zookeeper_client::Error as Zk;
+
+    use super::*;
+
+    fn retries(last: Zk) -> Error {
+        Error::RetriesExhausted { attempts: 3, elapsed: Duration::from_secs(1), last }
+    }
+
+    fn lock_lost() -> Error {
+        Error::LockLost { path: "/l/x".into(), reason: crate::LossReason::NodeDeleted }
+    }
+
+    fn connect_timeout() -> Error {
+        Error::ConnectTimeout { connect_string: "h:1".into(), timeout: Duration::from_secs(1) }
+    }
+
+    /// Every message of `e`'s chain (itself, then each `source()`), in order.
+    fn chain(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
+        std::iter::successors(Some(e), |e| e.source()).map(|e| e.to_string()).collect()
+    }
+
+    /// Errors of every variant that wraps or describes another error.
+    fn samples() -> Vec<Error> {
+        vec![
+            Error::ZooKeeper(Zk::NoNode),
+            Error::ZooKeeper(Zk::UnexpectedError("odd reply".into())),
+            retries(Zk::ConnectionLoss),
+            retries(Zk::UnexpectedError("odd reply".into())),
+            Error::Transaction { index: 2, path: "/a".into(), source: Zk::BadVersion },
+            Error::Tls { server: "h:1".into(), failure: TlsFailure::UnknownCa },
+            Error::Tls { server: "h:1".into(), failure: TlsFailure::Other("handshake eof".into()) },
+            lock_lost(),
+            Error::InvalidArgument("lease count must be > 0".into()),
+            Error::Unsupported("upgrade"),
+            connect_timeout(),
+        ]
+    }
+
+    #[test]
+    fn each_message_of_a_chain_is_printed_once() {
+        for e in samples() {
+            let messages = chain(&e);
+            for (i, m) in messages.iter().enumerate() {
+                for later in &messages[i + 1..] {
+                    assert!(!m.contains(later.as_str()), "{e:?}: {m:?} repeats its source {later:?}");
+                }
+            }
+            assert_eq!(messages.iter().collect::<HashSet<_>>().len(), messages.len(), "{messages:?}");
+        }
+    }
+
+    #[test]
+    fn wrapped_client_errors_are_sources() {
+        use std::error::Error as _;
+        assert_eq!(retries(Zk::ConnectionLoss).source().map(|s| s.to_string()), Some(Zk::ConnectionLoss.to_string()));
+        let refused = Error::Transaction { index: 0, path: "/a".into(), source: Zk::NodeExists };
+        assert_eq!(refused.source().map(|s| s.to_string()), Some(Zk::NodeExists.to_string()));
+        // the server's error itself: shown as the server's error, once
+        let e = Error::ZooKeeper(Zk::NoNode);
+        assert_eq!(e.to_string(), Zk::NoNode.to_string());
+        assert_eq!(chain(&e).len(), 1);
+    }
+
+    #[test]
+    fn retryable() {
+        for e in [
+            retries(Zk::SessionExpired),
+            connect_timeout(),
+            Error::Timeout(Duration::from_secs(1)),
+            Error::Suspended,
+            Error::Contended { path: "/c".into(), attempts: 3 },
+            Error::ZooKeeper(Zk::ConnectionLoss),
+            Error::ZooKeeper(Zk::Timeout),
+            Error::ZooKeeper(Zk::SessionMoved),
+            Error::ZooKeeper(Zk::SessionExpired),
+        ] {
+            assert!(e.is_retryable(), "{e:?}");
+        }
+        for e in [
+            Error::ZooKeeper(Zk::NoNode),
+            Error::ZooKeeper(Zk::NoAuth),
+            Error::ZooKeeper(Zk::BadVersion),
+            Error::Closed,
+            Error::SessionLost,
+            lock_lost(),
+            Error::OutcomeUnknown { path: "/a".into() },
+            Error::AuthFailed { connect_string: "h:1".into() },
+            Error::InvalidArgument("x".into()),
+            Error::Transaction { index: 0, path: "/a".into(), source: Zk::ConnectionLoss },
+        ] {
+            assert!(!e.is_retryable(), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn timeout() {
+        assert!(Error::Timeout(Duration::from_secs(1)).is_timeout());
+        assert!(connect_timeout().is_timeout());
+        assert!(!Error::ZooKeeper(Zk::ConnectionLoss).is_timeout());
+        assert!(!retries(Zk::Timeout).is_timeout());
+        assert!(!Error::Closed.is_timeout());
+    }
+
+    #[test]
+    fn lost() {
+        assert!(lock_lost().is_lost());
+        assert!(Error::SessionLost.is_lost());
+        assert!(!Error::Suspended.is_lost());
+        assert!(!Error::ZooKeeper(Zk::SessionExpired).is_lost());
+        assert!(!Error::AlreadyReleased.is_lost());
+    }
+
+    #[test]
+    fn connection() {
+        for e in [
+            Error::Suspended,
+            connect_timeout(),
+            Error::ZooKeeper(Zk::ConnectionLoss),
+            retries(Zk::ConnectionLoss),
+            retries(Zk::Timeout),
+        ] {
+            assert!(e.is_connection(), "{e:?}");
+        }
+        for e in [
+            retries(Zk::SessionExpired),
+            Error::ZooKeeper(Zk::SessionExpired),
+            Error::ZooKeeper(Zk::NoNode),
+            Error::SessionLost,
+            Error::Timeout(Duration::from_secs(1)),
+            Error::Closed,
+        ] {
+            assert!(!e.is_connection(), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn closed() {
+        assert!(Error::Closed.is_closed());
+        assert!(!Error::AlreadyReleased.is_closed());
+        assert!(!Error::ZooKeeper(Zk::ClientClosed).is_closed());
+    }
+
+    #[test]
+    fn not_found_and_conflict() {
+        let txn = |source| Error::Transaction { index: 1, path: "/a".into(), source };
+        for e in [
+            Error::ZooKeeper(Zk::NoNode),
+            txn(Zk::NoNode),
+            Error::NoSuchItem { path: "/q".into() },
+            Error::UnknownPermit { semaphore: "/s".into(), permit_id: "p".into() },
+        ] {
+            assert!(e.is_not_found() && !e.is_conflict(), "{e:?}");
+        }
+        for e in [
+            Error::ZooKeeper(Zk::NodeExists),
+            Error::ZooKeeper(Zk::BadVersion),
+            Error::ZooKeeper(Zk::NotEmpty),
+            txn(Zk::BadVersion),
+            txn(Zk::NodeExists),
+            Error::NodeHeldByOther { path: "/m".into(), owner: 7 },
+        ] {
+            assert!(e.is_conflict() && !e.is_not_found(), "{e:?}");
+        }
+        for e in [Error::ZooKeeper(Zk::NoAuth), Error::Closed, Error::OutcomeUnknown { path: "/a".into() }] {
+            assert!(!e.is_conflict() && !e.is_not_found(), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn invalid_input() {
+        assert!(Error::InvalidArgument("x".into()).is_invalid_input());
+        assert!(Error::InvalidPath { path: "a".into(), reason: "relative" }.is_invalid_input());
+        assert!(!Error::Unsupported("x").is_invalid_input());
+        assert!(!Error::ZooKeeper(Zk::BadArguments(&"bad")).is_invalid_input());
+    }
+}

@@ -23,14 +23,14 @@
 //!
 //! Recipes take the framework and a path:
 //!
-//! * Locks — [`InterProcessMutex`] (re-entrant per task), [`InterProcessSemaphoreMutex`],
+//! * Locks — [`InterProcessMutex`] (re-entrant through its guard), [`InterProcessSemaphoreMutex`],
 //!   [`InterProcessReadWriteLock`], [`InterProcessMultiLock`], and the counting
 //!   [`InterProcessSemaphoreV2`] with [`Lease`]s. Acquire returns an owned guard that derefs to
 //!   [`HeldNode`]: its [`fencing_token`](HeldNode::fencing_token) and its
 //!   [`lost`](HeldNode::lost) signal. Every exclusive kind (and each side of the read-write
 //!   lock) is an [`InterProcessLock`]: one shape, one guard ([`HeldLock`]), usable as
 //!   `dyn InterProcessLock` and as a member of a multi-lock.
-//! * Expirable semaphore permits — [`ExpiringLease`] from
+//! * Expirable semaphore permits — [`ExpiringPermit`] from
 //!   [`InterProcessSemaphoreV2::acquire_with_expiry`], released by id from any process,
 //!   reclaimed after their deadline.
 //! * Barriers — [`DistributedBarrier`], [`DistributedDoubleBarrier`], and the
@@ -61,7 +61,7 @@
 //!
 //! // one leader among the replicas
 //! let latch = LeaderLatch::new(&fw, "/elections/scheduler", "replica-1")?;
-//! latch.start()?;
+//! latch.start().await?;
 //! latch.await_leadership().await?;
 //!
 //! // a counter shared with Curator's DistributedAtomicLong
@@ -107,7 +107,7 @@ pub use framework::SaslConfig;
 #[cfg(feature = "tls")]
 pub use framework::TlsConfig;
 pub use framework::{
-    is_retryable, validate_path, BoundedExponentialBackoff, Capabilities, ConnectionState, CreatedNode, ErrorPolicy,
+    validate_path, BoundedExponentialBackoff, Capabilities, ConnectionState, CreatedNode, ErrorPolicy,
     ExponentialBackoff, Framework, FrameworkBuilder, LossReason, NoRetryOnSessionExpiry, OneShotWatch, ReadOp,
     ReadResult, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed, SessionStatus, Transaction,
     TxnResult, MAX_EXPONENTIAL_RETRIES,

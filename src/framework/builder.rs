@@ -11,6 +11,27 @@ use super::state::ErrorPolicy;
 use super::Framework;
 use crate::error::{Error, Result};
 
+/// The authentication entries of [`FrameworkBuilder::auth`] (scheme, credentials). `Debug`
+/// names the schemes only: credentials never reach a log through a builder's or a framework's
+/// `Debug`.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub(crate) struct Credentials(pub Vec<(String, Vec<u8>)>);
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.iter().map(|(scheme, _)| Redacted(scheme))).finish()
+    }
+}
+
+/// `scheme:<redacted>`.
+struct Redacted<'a>(&'a str);
+
+impl std::fmt::Debug for Redacted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:<redacted>", self.0)
+    }
+}
+
 /// Everything a [`Framework`] was built with.
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
@@ -20,12 +41,14 @@ pub(crate) struct Config {
     pub retry: Arc<dyn RetryPolicy>,
     pub namespace: Option<String>,
     pub default_acl: Vec<Acl>,
-    pub auth: Vec<(String, Vec<u8>)>,
+    pub auth: Credentials,
     pub default_data: Vec<u8>,
     pub error_policy: ErrorPolicy,
     pub read_only: bool,
     /// Sessions re-created after a reconfiguration use the servers of `/zookeeper/config`.
     pub ensemble_tracker: bool,
+    /// The parent of the transaction markers, under the namespace.
+    pub txn_markers: String,
     /// The TLS settings in use, shared by every session (replaced by `Framework::reload`).
     #[cfg(feature = "tls")]
     pub tls: Option<super::security::LiveTls>,
@@ -37,6 +60,9 @@ pub(crate) struct Config {
 }
 
 /// Builds a [`Framework`]. Obtain one with [`Framework::builder`].
+///
+/// Its `Debug` output is safe to log: the credentials of [`auth`](Self::auth), a SASL
+/// password and a TLS private key are shown as `<redacted>`.
 ///
 /// Defaults follow Curator: session timeout 60 s (the server may negotiate it down or up),
 /// connection timeout 15 s, [`ExponentialBackoff`] from 1 s with 3 retries, no namespace,
@@ -52,11 +78,12 @@ pub struct FrameworkBuilder {
     retry: Arc<dyn RetryPolicy>,
     namespace: String,
     default_acl: Vec<Acl>,
-    auth: Vec<(String, Vec<u8>)>,
+    auth: Credentials,
     default_data: Vec<u8>,
     error_policy: ErrorPolicy,
     read_only: bool,
     ensemble_tracker: bool,
+    txn_markers: String,
     #[cfg(feature = "tls")]
     tls: Option<super::security::TlsConfig>,
     tls_everywhere: bool,
@@ -73,11 +100,12 @@ impl Default for FrameworkBuilder {
             retry: Arc::new(ExponentialBackoff::new(Duration::from_secs(1), 3)),
             namespace: String::new(),
             default_acl: zookeeper_client::Acls::anyone_all().to_vec(),
-            auth: Vec::new(),
+            auth: Credentials::default(),
             default_data: Vec::new(),
             error_policy: ErrorPolicy::Standard,
             read_only: false,
             ensemble_tracker: true,
+            txn_markers: super::transaction::MARKERS.to_string(),
             #[cfg(feature = "tls")]
             tls: None,
             tls_everywhere: false,
@@ -128,8 +156,9 @@ impl FrameworkBuilder {
     }
 
     /// Adds authentication, e.g. `("digest", b"user:password")`, sent on every (re)connect.
+    /// `Debug` shows the scheme only.
     pub fn auth(mut self, scheme: impl Into<String>, auth: impl Into<Vec<u8>>) -> Self {
-        self.auth.push((scheme.into(), auth.into()));
+        self.auth.0.push((scheme.into(), auth.into()));
         self
     }
 
@@ -161,6 +190,28 @@ impl FrameworkBuilder {
     /// configuration names no client addresses.
     pub fn ensemble_tracker(mut self, follow: bool) -> Self {
         self.ensemble_tracker = follow;
+        self
+    }
+
+    /// Where [`Transaction`](crate::Transaction) commits write their marker nodes
+    /// (`<root>/<uuid>`, a persistent node deleted once the commit's outcome is known; see
+    /// [`Transaction::without_marker`](crate::Transaction::without_marker)): a path under the
+    /// namespace, `/zk-recipes-txn` by default. `<root>` is created (persistent, its missing
+    /// ancestors as containers) by the first commit; give the framework's ACL the right to.
+    /// Checked by [`connect`](Self::connect): a valid path, not `/`.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> zk_recipes::Result<()> {
+    /// let fw = zk_recipes::Framework::builder()
+    ///     .connect_string("127.0.0.1:2181")
+    ///     .namespace("orders")
+    ///     .transaction_marker_root("/internal/txn") // markers at /orders/internal/txn/<uuid>
+    ///     .connect()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn transaction_marker_root(mut self, root: impl Into<String>) -> Self {
+        self.txn_markers = root.into();
         self
     }
 
@@ -233,6 +284,13 @@ impl FrameworkBuilder {
             return Err(Error::InvalidArgument("default ACL must not be empty".into()));
         }
         self.validate_schemes()?;
+        super::paths::validate_path(&self.txn_markers)?;
+        if self.txn_markers == "/" {
+            return Err(Error::InvalidPath {
+                path: self.txn_markers,
+                reason: "the transaction markers need a node of their own, not the namespace's root",
+            });
+        }
         Ok(Config {
             connect_string: self.connect_string,
             session_timeout: self.session_timeout,
@@ -245,6 +303,7 @@ impl FrameworkBuilder {
             error_policy: self.error_policy,
             read_only: self.read_only,
             ensemble_tracker: self.ensemble_tracker,
+            txn_markers: self.txn_markers,
             #[cfg(feature = "tls")]
             tls: self.tls.map(super::security::LiveTls::new).transpose()?,
             #[cfg(feature = "tls")]
@@ -258,7 +317,8 @@ impl FrameworkBuilder {
     ///
     /// # Errors
     /// * [`Error::InvalidArgument`] / [`Error::InvalidPath`] for a bad configuration (empty
-    ///   connect string, zero timeouts, empty ACL, invalid namespace, unreadable TLS
+    ///   connect string, zero timeouts, empty ACL, invalid namespace or transaction marker
+    ///   root, unreadable TLS
     ///   certificates, a `tcp+tls://` endpoint without TLS settings);
     /// * [`Error::ConnectTimeout`] when no session is established within the connection
     ///   timeout (the ensemble is unreachable);
@@ -271,5 +331,50 @@ impl FrameworkBuilder {
     /// Cancel safe: dropping the future abandons the half-built session.
     pub async fn connect(self) -> Result<Framework> {
         Framework::connect_with(self.validate()?).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRETS: [&str; 3] = ["s3cr3t-digest", "s3cr3t-sasl", "s3cr3t-key"];
+
+    fn assert_redacted(debug: &str) {
+        for secret in SECRETS {
+            assert!(!debug.contains(secret), "{secret} printed: {debug}");
+        }
+        // nor as bytes (a `Vec<u8>`'s Debug)
+        let bytes = format!("{:?}", b"app:s3cr3t-digest".to_vec());
+        assert!(!debug.contains(bytes.trim_matches(['[', ']'])), "credential bytes printed: {debug}");
+    }
+
+    fn builder() -> FrameworkBuilder {
+        let b = Framework::builder().connect_string("127.0.0.1:2181").auth("digest", "app:s3cr3t-digest");
+        #[cfg(feature = "sasl")]
+        let b = b.sasl(super::super::SaslConfig::digest_md5("app", "s3cr3t-sasl"));
+        b
+    }
+
+    #[test]
+    fn debug_never_prints_credentials() {
+        let b = builder();
+        let debug = format!("{b:?}");
+        assert_redacted(&debug);
+        assert!(debug.contains("digest:<redacted>"), "{debug}");
+        let config = b.validate().expect("a valid configuration");
+        let debug = format!("{config:?} {config:#?}");
+        assert_redacted(&debug);
+        assert!(debug.contains("digest:<redacted>"), "{debug}");
+    }
+
+    #[cfg(feature = "tls")]
+    #[test]
+    fn debug_never_prints_a_tls_key() {
+        let tls = super::super::TlsConfig::new("-----BEGIN CERTIFICATE-----")
+            .with_client_identity("-----BEGIN CERTIFICATE-----", "-----BEGIN PRIVATE KEY----- s3cr3t-key");
+        let debug = format!("{:?}", builder().tls(tls));
+        assert_redacted(&debug);
+        assert!(!debug.contains("PRIVATE KEY"), "{debug}");
     }
 }

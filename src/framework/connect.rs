@@ -42,7 +42,7 @@ pub(crate) async fn open_client(cfg: &Config) -> Result<Client> {
 /// The session attempt, configured.
 fn connector(cfg: &Config) -> Result<impl std::future::Future<Output = Result<Client, zookeeper_client::Error>> + '_> {
     let mut connector = Client::connector().with_session_timeout(cfg.session_timeout).with_readonly(cfg.read_only);
-    for (scheme, auth) in &cfg.auth {
+    for (scheme, auth) in &cfg.auth.0 {
         connector = connector.with_auth(scheme, auth);
     }
     #[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]

@@ -32,9 +32,10 @@ pub(crate) use missing::IfExists;
 pub use ops::CreatedNode;
 pub(crate) use ops::ProtectedName;
 pub use paths::validate_path;
+pub(crate) use retry::is_retryable;
 pub use retry::{
-    is_retryable, BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryForever, RetryNTimes,
-    RetryOneTime, RetryPolicy, RetryUntilElapsed, MAX_EXPONENTIAL_RETRIES,
+    BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryForever, RetryNTimes, RetryOneTime,
+    RetryPolicy, RetryUntilElapsed, MAX_EXPONENTIAL_RETRIES,
 };
 #[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]
 pub use security::SaslConfig;

@@ -139,7 +139,8 @@ impl Framework {
                 Err(e) if !is_retryable(&e) => return Err(e.into()),
                 Err(e) => e,
             };
-            if self.is_closed() {
+            // a shutdown draining the background deletes refuses new attempts in `client()`
+            if self.status().closed {
                 return Err(Error::Closed);
             }
             match policy.allow_retry(retries, start.elapsed(), &error) {
@@ -399,16 +400,19 @@ impl Framework {
         struct Pending(Framework);
         impl Drop for Pending {
             fn drop(&mut self) {
-                self.0.inner.pending_deletes.fetch_sub(1, Ordering::SeqCst);
+                if self.0.inner.pending_deletes.fetch_sub(1, Ordering::SeqCst) == 1 {
+                    self.0.inner.deletes_idle.notify_waiters();
+                }
             }
         }
         self.inner.pending_deletes.fetch_add(1, Ordering::SeqCst);
         let pending = Pending(self.clone());
         let work = delete(self.clone());
-        self.runtime().spawn(async move {
+        // a shutdown lets it finish: its operations pass while new work is refused
+        self.runtime().spawn(BACKGROUND_DELETE.scope((), async move {
             work.await;
             drop(pending);
-        });
+        }));
     }
 
     fn spawn_delete(&self, target: DeleteTarget, ephemeral_owner: Option<i64>) {
@@ -416,7 +420,8 @@ impl Framework {
             let mut pause = Backoff::new(Duration::from_millis(20), Duration::from_secs(1)).with_jitter();
             let mut owner = ephemeral_owner;
             loop {
-                if fw.is_closed() {
+                // not `is_closed`: a shutdown that is draining lets it finish
+                if fw.status().closed {
                     break;
                 }
                 if owner.is_some_and(|owner| owner != fw.status().session_id) {
@@ -536,6 +541,16 @@ impl Framework {
         validate_path(path)?;
         self.retry(|client| client.delete(path, None)).await
     }
+}
+
+tokio::task_local! {
+    /// Set in the tasks of the background deletes.
+    static BACKGROUND_DELETE: ();
+}
+
+/// Whether this runs in a background delete's task (which a draining shutdown lets finish).
+pub(crate) fn in_background_delete() -> bool {
+    BACKGROUND_DELETE.try_with(|_| ()).is_ok()
 }
 
 pub(crate) fn is_sequential(mode: CreateMode) -> bool {

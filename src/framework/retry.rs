@@ -14,8 +14,11 @@ pub const MAX_EXPONENTIAL_RETRIES: u32 = 29;
 
 /// Decides whether a failed operation is tried again, and after how long.
 ///
-/// The framework consults the policy only for *retryable* errors (see [`is_retryable`]); any
-/// other error is returned to the caller at once.
+/// The framework consults the policy only for *retryable* errors (connection loss, request
+/// timeout, session moved, session expired, and the client's custom connection errors: those
+/// for which [`Error::ZooKeeper`](crate::Error::ZooKeeper) answers
+/// [`is_retryable`](crate::Error::is_retryable)); any other error is returned to the caller at
+/// once.
 pub trait RetryPolicy: Debug + Send + Sync {
     /// Returns the pause before the next attempt, or `None` to give up.
     ///
@@ -32,7 +35,7 @@ pub trait RetryPolicy: Debug + Send + Sync {
 /// error ("no response from connection in …ms"), a socket error as a custom error wrapping the
 /// I/O error. The client raises custom errors only from its connection handling, so they count
 /// as a connection loss here (the request may or may not have been applied).
-pub fn is_retryable(error: &ZkError) -> bool {
+pub(crate) fn is_retryable(error: &ZkError) -> bool {
     matches!(
         error,
         ZkError::ConnectionLoss

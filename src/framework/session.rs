@@ -1,6 +1,7 @@
 //! The session manager: one long-lived, cloneable handle over a ZooKeeper session that is
 //! re-created after expiry.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -34,6 +35,16 @@ pub(crate) struct Inner {
     pub(super) reloads: watch::Sender<u64>,
     pub runtime: tokio::runtime::Handle,
     pub pending_deletes: std::sync::atomic::AtomicUsize,
+    /// Signalled when [`pending_deletes`](Self::pending_deletes) drops to zero.
+    pub(super) deletes_idle: tokio::sync::Notify,
+    /// Set by [`Framework::shutdown`]: operations fail with [`Error::Closed`], except those of
+    /// the background deletes, which may finish.
+    pub(super) draining: AtomicBool,
+    /// The state of the session closed by [`Framework::close`], to learn when the server
+    /// acknowledged the close.
+    ended: Mutex<Option<zookeeper_client::StateWatcher>>,
+    /// The answer of the first [`Framework::shutdown`] to finish.
+    shutdown: tokio::sync::OnceCell<Result<()>>,
     /// What recipes keep per session (emptied when a new session is built).
     pub extensions: super::extensions::Extensions,
     /// The ensemble's configuration as last read (for sessions re-created after a reconfig).
@@ -96,13 +107,22 @@ impl Framework {
     /// The current session's client, rooted at the namespace: an escape hatch for operations
     /// the framework does not wrap. It is *not* re-created for you: ask again after a `LOST`.
     ///
+    /// A `Client` taken here keeps the server session open for as long as it lives, also
+    /// after [`close`](Self::close): drop it before [`shutdown`](Self::shutdown), which
+    /// otherwise waits for it until its timeout.
+    ///
     /// # Errors
-    /// [`Error::Closed`] after [`close`](Self::close).
+    /// [`Error::Closed`] once [`close`](Self::close) or [`shutdown`](Self::shutdown) was called.
     pub fn client(&self) -> Result<Client> {
         self.session().map(|s| s.rooted)
     }
 
+    /// The current session; [`Error::Closed`] once closed, and while a shutdown drains the
+    /// background deletes for everything but those deletes.
     pub(crate) fn session(&self) -> Result<Session> {
+        if self.inner.draining.load(Ordering::SeqCst) && !super::ops::in_background_delete() {
+            return Err(Error::Closed);
+        }
         lock(&self.inner.session).clone().ok_or(Error::Closed)
     }
 
@@ -177,19 +197,131 @@ impl Framework {
         &self.inner.cfg.default_data
     }
 
-    /// Whether [`close`](Self::close) was called.
+    /// Whether [`close`](Self::close) or [`shutdown`](Self::shutdown) was called.
     pub fn is_closed(&self) -> bool {
-        self.status().closed
+        self.inner.draining.load(Ordering::SeqCst) || self.status().closed
     }
 
-    /// Closes the session: ephemeral nodes go, background deletes stop, waits and operations
-    /// fail with [`Error::Closed`], the state stream ends. Idempotent.
+    /// Closes the session without waiting: ephemeral nodes go, background deletes stop,
+    /// waits and operations fail with [`Error::Closed`], the state stream ends. Idempotent.
+    ///
+    /// The server learns of the close once the last `Client` of the session is dropped (the
+    /// recipes' tasks drop theirs as they stop, which they do on their own once they see the
+    /// close) and a close request reaches it; until then, and if it never does (the process
+    /// exits first, the server is unreachable), the session and its ephemeral nodes — locks,
+    /// leaderships, registrations — stay until the session timeout. A service that ends should
+    /// call [`shutdown`](Self::shutdown), which waits for the server's answer.
     pub fn close(&self) {
         let session = lock(&self.inner.session).take();
+        if let Some(session) = &session {
+            *lock(&self.inner.ended) = Some(session.raw.state_watcher());
+        }
         self.inner.status.send_modify(|s| s.closed = true);
         lock(&self.inner.events).take();
         // Dropping the last clients of the session closes it on the server.
         drop(session);
+    }
+
+    /// Ends the framework gracefully and waits until what it held on the server is gone: the
+    /// way a service ends (before returning from `main`, in a rolling deploy), so that its
+    /// locks, leaderships and registrations go at once rather than after the session timeout.
+    ///
+    /// In order, all within `timeout`:
+    /// 1. New work stops: operations and waits fail with [`Error::Closed`] from now on, and
+    ///    [`is_closed`](Self::is_closed) is true.
+    /// 2. The guaranteed deletes still pending in the background (releases of dropped guards,
+    ///    [`delete_in_background`](Self::delete_in_background)) may finish; see
+    ///    [`pending_background_deletes`](Self::pending_background_deletes).
+    /// 3. The session is closed ([`close`](Self::close)): the recipes' tasks stop and drop
+    ///    their clients, and a close request goes to the server.
+    /// 4. It waits until the server has acknowledged the close — by then the server has
+    ///    deleted the session's ephemeral nodes, and other sessions' watches on them fired —
+    ///    or has ended the session already (it expired).
+    ///
+    /// Drop (or release) guards and close recipe handles first: what is still held is
+    /// released by the session's end all the same, but a release in flight is a delete the
+    /// server must first answer.
+    ///
+    /// # Idempotence
+    /// The first call to finish decides the answer: every later call returns that answer at
+    /// once, and a call made while another one runs waits for it. [`close`](Self::close) may
+    /// be called before; a shutdown after it still waits for the server's acknowledgement.
+    ///
+    /// # Why `Result<()>`
+    /// As for every wait with a timeout of this crate: `Ok(())` means it happened, and
+    /// [`Error::Timeout`] (test it with [`Error::is_timeout`]) that it did not within the time
+    /// given — here, that the server may keep the session (and its ephemeral nodes) until the
+    /// session timeout. There is nothing left to do with the framework either way (it is
+    /// closed), so no richer answer is returned: a caller logs the error and exits. A warning
+    /// is logged with the background deletes still pending at the deadline (persistent nodes
+    /// they were to delete stay; ephemeral ones go with the session).
+    ///
+    /// # Errors
+    /// [`Error::Timeout`]`(timeout)` when the server did not acknowledge the close within
+    /// `timeout` (unreachable, or a [`client`](Self::client) taken by the caller is still
+    /// alive and keeps the session open).
+    ///
+    /// # Cancel safety
+    /// Cancel safe in that nothing is lost: what was done stays done — new work stays refused
+    /// from step 1, the framework stays closed from step 3 — and a later `shutdown` (or
+    /// [`close`](Self::close)) picks up where it stopped. Only an answer that was given is
+    /// kept for later calls.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo() -> zk_recipes::Result<()> {
+    /// use std::time::Duration;
+    /// use zk_recipes::{Framework, InterProcessMutex};
+    ///
+    /// let fw = Framework::connect("127.0.0.1:2181").await?;
+    /// let guard = InterProcessMutex::new(&fw, "/locks/job")?.acquire().await?;
+    /// // ... the work ...
+    /// drop(guard);
+    /// if let Err(e) = fw.shutdown(Duration::from_secs(5)).await {
+    ///     eprintln!("shutdown: {e} (the session ends with its timeout)");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    #[doc(alias = "close_and_wait")]
+    pub async fn shutdown(&self, timeout: Duration) -> Result<()> {
+        self.inner.shutdown.get_or_init(|| self.shut_down(timeout)).await.clone()
+    }
+
+    /// The steps of [`shutdown`](Self::shutdown).
+    async fn shut_down(&self, timeout: Duration) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        self.inner.draining.store(true, Ordering::SeqCst);
+        if tokio::time::timeout_at(deadline, self.background_deletes_done()).await.is_err() {
+            let pending = self.pending_background_deletes();
+            tracing::warn!(pending, "shutdown: background deletes still pending at the deadline");
+        }
+        self.close();
+        let ended = lock(&self.inner.ended).clone();
+        let acknowledged = match ended {
+            // closed before its first session was stored: nothing on the server
+            None => true,
+            Some(watcher) => tokio::time::timeout_at(deadline, session_ended(watcher)).await.unwrap_or(false),
+        };
+        if acknowledged {
+            tracing::info!("shutdown: the session is closed");
+            Ok(())
+        } else {
+            tracing::warn!(?timeout, "shutdown: the server did not acknowledge the session's close in time");
+            Err(Error::Timeout(timeout))
+        }
+    }
+
+    /// Resolves once no background delete is pending.
+    async fn background_deletes_done(&self) {
+        loop {
+            let idle = self.inner.deletes_idle.notified();
+            tokio::pin!(idle);
+            idle.as_mut().enable();
+            if self.pending_background_deletes() == 0 {
+                return;
+            }
+            idle.await;
+        }
     }
 
     /// Waits until the framework is connected, for at most `timeout`.
@@ -337,6 +469,10 @@ impl Inner {
             reloads: watch::Sender::new(0),
             runtime: tokio::runtime::Handle::current(),
             pending_deletes: Default::default(),
+            deletes_idle: Default::default(),
+            draining: AtomicBool::new(false),
+            ended: Mutex::new(None),
+            shutdown: Default::default(),
             extensions: Default::default(),
             ensemble: Default::default(),
         })
@@ -365,6 +501,22 @@ impl Inner {
             tracing::info!(%state, "connection state");
             if let Some(tx) = lock(&self.events).as_ref() {
                 let _ = tx.send(state);
+            }
+        }
+    }
+}
+
+/// Resolves once the session `watcher` follows has ended: `true` when it was closed (the
+/// server acknowledged our close request) or expired, `false` when it failed otherwise (its
+/// authentication refused on a reconnect: the server may keep it until it expires).
+async fn session_ended(mut watcher: zookeeper_client::StateWatcher) -> bool {
+    use zookeeper_client::SessionState;
+    loop {
+        match watcher.state() {
+            SessionState::Closed | SessionState::Expired => return true,
+            state if state.is_terminated() => return false,
+            _ => {
+                watcher.changed().await;
             }
         }
     }

@@ -90,7 +90,7 @@ pub enum LossReason {
     /// The framework was closed.
     Closed,
     /// The hold's lease ran out without a renewal (a lease-bounded hold,
-    /// [`LeasedHold`](crate::LeasedHold)): our node was deleted.
+    /// [`TimedHold`](crate::TimedHold)): our node was deleted.
     LeaseExpired,
 }
 

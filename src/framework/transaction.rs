@@ -1,13 +1,16 @@
 //! Transactions through the framework: check / create / set / delete in one `multi`, under the
 //! namespace, through the retry loop, applied exactly once even when the reply is lost.
 //!
-//! Every transaction also creates a marker node, `/zk-recipes-txn/<uuid>` under the namespace,
-//! in the same `multi`. When a commit's reply is lost (the connection broke after sending), the
-//! next attempt first looks for the marker: there, the transaction was applied and is not sent
-//! again; absent, it was not (a `multi` is all or nothing) and is sent again. The marker is
-//! deleted in the background once the outcome is known. Their parent is persistent (one empty
-//! node per namespace once transactions were used): a container would be reaped between
-//! transactions and cost every commit a round trip to make it again.
+//! Every transaction also creates a marker node, `<root>/<uuid>` under the namespace (`<root>`:
+//! [`FrameworkBuilder::transaction_marker_root`](super::FrameworkBuilder::transaction_marker_root),
+//! `/zk-recipes-txn` by default), in the same `multi`. When a commit's reply is lost (the
+//! connection broke after sending), the next attempt first looks for the marker: there, the
+//! transaction was applied and is not sent again; absent, it was not (a `multi` is all or
+//! nothing) and is sent again. The marker is deleted in the background once the outcome is
+//! known. Their parent is persistent (one empty node per namespace once transactions were
+//! used): a container would be reaped between transactions and cost every commit a round trip
+//! to make it again. [`Transaction::without_marker`] commits without one (at most once: a lost
+//! reply is [`Error::OutcomeUnknown`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -22,9 +25,9 @@ use super::session::Framework;
 use super::state::LossReason;
 use crate::error::{Error, Result};
 
-/// Where transaction markers live, under the namespace (a persistent node, created on first
-/// use).
-const MARKERS: &str = "/zk-recipes-txn";
+/// Where transaction markers live by default, under the namespace (a persistent node, created
+/// on first use).
+pub(crate) const MARKERS: &str = "/zk-recipes-txn";
 /// How often a commit is tried again because the markers' parent was missing.
 const MARKER_PARENT_TRIES: usize = 3;
 
@@ -100,6 +103,8 @@ pub struct Transaction<'a> {
     fw: &'a Framework,
     ops: Vec<Op>,
     guards: Vec<Guard>,
+    /// Whether the commit writes a marker (exactly once across a lost reply).
+    marker: bool,
 }
 
 /// A node the transaction commits only while it exists: a hold's own node (see
@@ -114,7 +119,7 @@ impl Framework {
     /// A new, empty transaction on this framework; add operations, then
     /// [`commit`](Transaction::commit).
     pub fn transaction(&self) -> Transaction<'_> {
-        Transaction { fw: self, ops: Vec::new(), guards: Vec::new() }
+        Transaction { fw: self, ops: Vec::new(), guards: Vec::new(), marker: true }
     }
 }
 
@@ -159,6 +164,35 @@ impl Transaction<'_> {
         self
     }
 
+    /// Commits without a marker node: one write less per commit (no marker created in the
+    /// `multi`, none deleted after), for a caller that does not need the commit applied
+    /// exactly once across a lost reply.
+    ///
+    /// Then the commit is sent at most once: when its reply is lost (the connection broke
+    /// after the request was sent) the outcome cannot be told, and
+    /// [`commit`](Self::commit) returns [`Error::OutcomeUnknown`] (naming the first
+    /// operation's path) at once instead of sending it again — it may or may not have been
+    /// applied; read the nodes and decide. A request that was never sent (no connection yet)
+    /// is still retried by the retry policy. Everything else is as with a marker.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// use zk_recipes::Error;
+    /// let stat = fw.exists("/config").await?.expect("there");
+    /// match fw.transaction().set_data("/config", b"v2", Some(stat.version)).without_marker().commit().await {
+    ///     Ok(_) => {}
+    ///     Err(Error::OutcomeUnknown { .. }) => { /* read /config again and decide */ }
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    #[doc(alias = "at_most_once")]
+    pub fn without_marker(mut self) -> Self {
+        self.marker = false;
+        self
+    }
+
     /// How many operations were added.
     pub fn len(&self) -> usize {
         self.ops.len()
@@ -182,6 +216,8 @@ impl Transaction<'_> {
     /// * The errors of the retry loop ([`Error::RetriesExhausted`], [`Error::Closed`]...).
     ///   When the retries run out after a lost reply before the marker could be read,
     ///   [`Error::OutcomeUnknown`]: the transaction may or may not have been applied.
+    /// * Without a marker ([`without_marker`](Self::without_marker)): [`Error::OutcomeUnknown`]
+    ///   at once when the reply was lost.
     ///
     /// # Cancel safety
     /// Not cancel safe: a commit already sent is applied or not whatever happens to the future
@@ -201,19 +237,21 @@ impl Transaction<'_> {
             return Err(Error::LockLost { path: guard.path.clone(), reason });
         }
         let fw = self.fw;
-        let marker = paths::join(MARKERS, &uuid::Uuid::new_v4().simple().to_string());
+        let root = &fw.inner.cfg.txn_markers;
+        let marker = self.marker.then(|| paths::join(root, &uuid::Uuid::new_v4().simple().to_string()));
         let in_doubt = AtomicBool::new(false);
         let mut tries = 0;
         let outcome = loop {
-            let attempt = fw.retry(|client| attempt(fw, client, &self.guards, &self.ops, &marker, &in_doubt)).await;
+            let marker = marker.as_deref();
+            let attempt = fw.retry(|client| attempt(fw, client, &self.guards, &self.ops, marker, &in_doubt)).await;
             match attempt.and_then(|refused| refused) {
-                Err(Error::ZooKeeper(ZkError::NoNode)) if tries < MARKER_PARENT_TRIES => {
+                Err(Error::ZooKeeper(ZkError::NoNode)) if marker.is_some() && tries < MARKER_PARENT_TRIES => {
                     // the markers' parent is missing (first use in this namespace)
                     tries += 1;
                     fw.retry(|client| async move {
-                        fw.make_parents(&client, "/").await?;
+                        fw.make_parents(&client, paths::parent(root)).await?;
                         let options = fw.create_options(CreateMode::Persistent);
-                        client.create(MARKERS, &[], &options).await.map(drop).or_else(|e| match e {
+                        client.create(root, &[], &options).await.map(drop).or_else(|e| match e {
                             ZkError::NodeExists => Ok(()),
                             e => Err(e),
                         })
@@ -223,31 +261,35 @@ impl Transaction<'_> {
                 other => break other,
             }
         };
-        match outcome {
-            Ok(results) => {
+        let unknown = || Error::OutcomeUnknown { path: self.ops[0].path().to_string() };
+        match (outcome, marker) {
+            (Ok(results), Some(marker)) => {
                 fw.delete_in_background(marker, None);
                 Ok(results)
             }
-            Err(_) if in_doubt.load(Ordering::SeqCst) => {
+            (Err(_), Some(marker)) if in_doubt.load(Ordering::SeqCst) => {
                 fw.delete_in_background(marker, None);
-                Err(Error::OutcomeUnknown { path: self.ops[0].path().to_string() })
+                Err(unknown())
             }
-            Err(e) => Err(e),
+            (Err(_), None) if in_doubt.load(Ordering::SeqCst) => Err(unknown()),
+            (outcome, _) => outcome,
         }
     }
 }
 
 /// One attempt: after a lost reply, the marker decides; else the `multi` is sent. The
 /// markers' parent missing comes back as `NoNode` for [`Transaction::commit`] to make.
+/// Without a marker, a lost reply ends the commit (`in_doubt` set, an error returned that
+/// the retry loop does not retry).
 async fn attempt(
     fw: &Framework,
     client: Client,
     guards: &[Guard],
     ops: &[Op],
-    marker: &str,
+    marker: Option<&str>,
     in_doubt: &AtomicBool,
 ) -> std::result::Result<std::result::Result<Vec<TxnResult>, Error>, ZkError> {
-    if in_doubt.load(Ordering::SeqCst) {
+    if let (true, Some(marker)) = (in_doubt.load(Ordering::SeqCst), marker) {
         if let Some(applied) = client.check_stat(marker).await? {
             return Ok(Ok(recovered(&client, ops, applied.czxid).await?));
         }
@@ -272,7 +314,9 @@ async fn attempt(
             Op::Delete { path, version } => multi.add_delete(path, *version)?,
         }
     }
-    multi.add_create(marker, &[], &fw.create_options(CreateMode::Persistent))?;
+    if let Some(marker) = marker {
+        multi.add_create(marker, &[], &fw.create_options(CreateMode::Persistent))?;
+    }
     let answered_ops = |results: Vec<MultiWriteResult>| {
         ops.iter().zip(results.into_iter().skip(guards.len())).map(|(op, result)| answered(op, result)).collect()
     };
@@ -281,6 +325,11 @@ async fn attempt(
         Err(MultiWriteError::RequestFailed { source }) => {
             if is_retryable(&source) {
                 in_doubt.store(true, Ordering::SeqCst);
+                if marker.is_none() {
+                    // at most once: not sent again
+                    let path = ops.first().map_or("/", Op::path).to_string();
+                    return Ok(Err(Error::OutcomeUnknown { path }));
+                }
             }
             Err(source)
         }
@@ -291,7 +340,11 @@ async fn attempt(
                 source => Error::ZooKeeper(source),
             }))
         }
-        Err(MultiWriteError::OperationFailed { index, source }) if index == guards.len() + ops.len() => Err(source),
+        Err(MultiWriteError::OperationFailed { index, source })
+            if marker.is_some() && index == guards.len() + ops.len() =>
+        {
+            Err(source)
+        }
         Err(MultiWriteError::OperationFailed { index, source }) => {
             let index = index - guards.len();
             Ok(Err(refused(&ops[index], index, source)))

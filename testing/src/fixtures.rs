@@ -155,6 +155,42 @@ pub fn within<F: Future>(limit: Duration, future: F) -> impl Future<Output = F::
     }
 }
 
+/// Whether a bounded wait (a recipe's `*_timeout`) finished in time: `true` for `Ok`,
+/// `false` for [`Error::Timeout`](zk_recipes::Error::Timeout).
+///
+/// # Panics
+/// On any other error: the message names it and the caller's line.
+#[track_caller]
+pub fn in_time<T>(result: zk_recipes::Result<T>) -> bool {
+    match result {
+        Ok(_) => true,
+        Err(zk_recipes::Error::Timeout(_)) => false,
+        Err(e) => panic!("the wait failed: {e} (at {})", Location::caller()),
+    }
+}
+
+/// A bounded wait's (a recipe's `*_timeout`) result with its deadline as `None`.
+///
+/// # Errors
+/// Every error of `result` but [`Error::Timeout`](zk_recipes::Error::Timeout).
+pub fn before_deadline<T>(result: zk_recipes::Result<T>) -> zk_recipes::Result<Option<T>> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(zk_recipes::Error::Timeout(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// A bounded wait's (a recipe's `*_timeout`) result as the boolean of before the 1.0 surface:
+/// `Ok(true)` for `Ok`, `Ok(false)` for [`Error::Timeout`](zk_recipes::Error::Timeout), other
+/// errors as they are.
+///
+/// # Errors
+/// Every error of `result` but [`Error::Timeout`](zk_recipes::Error::Timeout).
+pub fn finished<T>(result: zk_recipes::Result<T>) -> zk_recipes::Result<bool> {
+    before_deadline(result).map(|value| value.is_some())
+}
+
 /// Waits until the background deletes of `fws` (after timeouts, cancellations, releases that
 /// failed) are done.
 ///

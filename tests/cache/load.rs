@@ -42,7 +42,7 @@ async fn load_and_check(fw: &Framework, root: &str, paths: &[String]) {
     let started = Instant::now();
     let cache = Cache::tree(fw, root).event_capacity(expected + 16).build().unwrap();
     let mut events = Box::pin(cache.events());
-    cache.start().unwrap();
+    cache.start().await.unwrap();
     let (mut created, mut initialized) = (0usize, 0usize);
     while initialized == 0 {
         match tokio::time::timeout(LIMIT, events.next()).await.expect("Initialized in time").expect("events") {
@@ -73,7 +73,7 @@ async fn load_and_check(fw: &Framework, root: &str, paths: &[String]) {
     }
     // nothing more comes: no second Initialized, no resync
     assert!(tokio::time::timeout(Duration::from_millis(300), events.next()).await.is_err());
-    cache.close();
+    cache.close().await.unwrap();
 }
 
 #[tokio::test]

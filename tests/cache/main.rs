@@ -179,10 +179,11 @@ async fn bad_input_is_a_typed_error(mode: WatchMode) {
         Err(Error::InvalidArgument(_))
     ));
     let cache = Cache::node(&fw, "/a").watch_mode(mode).build().unwrap();
-    cache.start().unwrap();
-    assert_eq!(cache.start(), Err(Error::Unsupported("the cache is already started")));
-    cache.close();
-    assert_eq!(cache.start(), Err(Error::Closed));
+    cache.start().await.unwrap();
+    assert_eq!(cache.start().await, Err(Error::Unsupported("the cache is already started")));
+    cache.close().await.unwrap();
+    assert_eq!(cache.start().await, Err(Error::Closed));
+    assert_eq!(cache.close().await, Ok(()), "closing twice is fine");
 }
 }
 
@@ -198,8 +199,9 @@ async fn dropping_or_closing_the_cache_ends_its_task_and_streams(mode: WatchMode
     assert_eq!(fixtures::within(WAIT, replay.events.next()).await, None, "the stream ends");
     // close: the same, the content stays readable
     let (cache, _replay) = started(Cache::tree(&fw, &root).watch_mode(mode).build().unwrap()).await;
-    cache.close();
-    fixtures::within(WAIT, cache.terminated()).await;
+    cache.close().await.unwrap();
+    let ended = futures_util::FutureExt::now_or_never(cache.terminated());
+    assert!(ended.is_some(), "close resolves once the task has ended");
     assert!(cache.get(&root).is_some());
     // closing the framework ends it too
     let other = fixtures::framework(&fixtures::shared_server().await).await;
@@ -216,7 +218,7 @@ async fn slow_subscriber_gets_an_announced_resync_not_a_silent_loss(mode: WatchM
     mk(&fw, &root, b"").await;
     let cache = Cache::tree(&fw, &root).watch_mode(mode).event_capacity(8).build().unwrap();
     let mut slow = Box::pin(cache.events());
-    cache.start().unwrap();
+    cache.start().await.unwrap();
     mk_many(&fw, &root, 100).await;
     converged(&cache, &fw, &root, None).await;
     let mut dropped = 0;
@@ -331,7 +333,7 @@ async fn auto_falls_back_to_one_shot_watches_when_add_watch_is_refused() {
     assert_eq!(converged(&cache, &writer, &root, None).await, replay.view());
 
     let strict = Cache::tree(&fw, &root).watch_mode(WatchMode::Persistent).build().unwrap();
-    strict.start().unwrap();
+    strict.start().await.unwrap();
     fixtures::within(WAIT, strict.terminated()).await;
     assert_eq!(strict.failure(), Some(Error::ZooKeeper(zk_recipes::zk::Error::Unimplemented)));
     assert!(!strict.is_initialized());

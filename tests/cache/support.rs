@@ -158,7 +158,7 @@ impl<S: Stream<Item = CacheEvent> + Unpin> Replay<S> {
 /// A started cache with its first subscriber, after `Initialized`.
 pub async fn started(cache: Cache) -> (Cache, Replay<impl Stream<Item = CacheEvent> + Unpin>) {
     let mut replay = Replay::new(Box::pin(cache.events()));
-    cache.start().unwrap();
+    cache.start().await.unwrap();
     replay.until(|e| *e == CacheEvent::Initialized).await;
     (cache, replay)
 }

@@ -172,14 +172,14 @@ async fn increments_survive_crashes(down: Duration) {
             let counter = DistributedAtomicLong::new(&fw, "/crash/counter").unwrap();
             while !stop.load(Ordering::SeqCst) {
                 match counter.increment().await {
-                    Ok(r) if r.succeeded => {
+                    Ok(_) => {
                         successes.fetch_add(1, Ordering::SeqCst);
                     }
                     // applied or not: a queued addition a turn holder may have written
                     Err(Error::OutcomeUnknown { .. }) => {
                         unknown.fetch_add(1, Ordering::SeqCst);
                     }
-                    Ok(_) | Err(_) => {
+                    Err(_) => {
                         failures.fetch_add(1, Ordering::SeqCst);
                     }
                 }
@@ -352,6 +352,38 @@ async fn a_write_whose_reply_is_lost_counts_once() {
         assert!(result.succeeded, "round {round}: the applied write is reported as done");
         assert_eq!(reader.get().await.unwrap(), round, "round {round}: counted exactly once");
     }
+}
+
+#[tokio::test]
+async fn an_update_whose_tries_ran_out_is_an_error_not_an_ok() {
+    let cs = fixtures::shared_server().await;
+    let (a_fw, b_fw) = (fixtures::framework(&cs).await, fixtures::framework(&cs).await);
+    let path = format!("/{}", fixtures::unique("contended"));
+    // one try, no queue, no promotion: a refused write is the end of the operation
+    let options = AtomicOptions { optimistic_tries: 1, promoted: None, queue_on_contention: false };
+    let a = DistributedAtomicLong::with_options(&a_fw, &path, options).unwrap();
+    // b, the other writer, has the default tries: it never gives up here
+    let b = DistributedAtomicLong::new(&b_fw, &path).unwrap();
+    // a missing node is created without costing the one try
+    assert_eq!(a.increment().await.unwrap().post_value, 1, "a creates the node, writes 1 and remembers it");
+    assert_eq!(b.increment().await.unwrap().post_value, 2, "b writes 2: a's value is stale");
+    // a's one try writes from its stale value and is refused: an error, and nothing applied
+    let refused = a.increment().await;
+    assert_eq!(refused, Err(Error::Contended { path: path.clone(), attempts: 1 }));
+    assert!(refused.unwrap_err().to_string().contains("not applied"));
+    assert_eq!(b.get().await.unwrap(), 2, "the refused increment was not applied");
+    // the refusal forgot the stale value: the next try reads the server's and writes
+    let r = a.increment().await.unwrap();
+    assert!(r.succeeded && (r.pre_value, r.post_value) == (2, 3), "{r:?}");
+    // the same for a forced set from a stale value
+    assert_eq!(b.increment().await.unwrap().post_value, 4);
+    assert!(matches!(a.force_set(7).await, Err(Error::Contended { attempts: 1, .. })));
+    assert_eq!(b.get().await.unwrap(), 4, "the refused set was not applied");
+    // a failed compare is an answer, not an error
+    let miss = a.compare_and_set(99, 5).await.unwrap();
+    assert!(!miss.succeeded && miss.pre_value == 4, "{miss:?}");
+    a.close().await.unwrap();
+    b.close().await.unwrap();
 }
 
 #[tokio::test]

@@ -85,14 +85,14 @@ async fn barrier_wait_timeout_and_unset_barrier() {
     let path = format!("/{}", fixtures::unique("barrier-timeout"));
     let barrier = DistributedBarrier::new(&fw, &path).unwrap();
     // not set: passes at once
-    assert!(barrier.wait_on_barrier_timeout(Duration::ZERO).await.unwrap());
+    assert!(fixtures::in_time(barrier.wait_on_barrier_timeout(Duration::ZERO).await));
     barrier.set_barrier().await.unwrap();
     let started = tokio::time::Instant::now();
-    assert!(!barrier.wait_on_barrier_timeout(BLOCKED).await.unwrap());
+    assert!(!fixtures::in_time(barrier.wait_on_barrier_timeout(BLOCKED).await));
     assert!(started.elapsed() >= BLOCKED);
-    assert!(!barrier.wait_on_barrier_timeout(Duration::ZERO).await.unwrap());
+    assert!(!fixtures::in_time(barrier.wait_on_barrier_timeout(Duration::ZERO).await));
     barrier.remove_barrier().await.unwrap();
-    assert!(barrier.wait_on_barrier_timeout(BLOCKED).await.unwrap());
+    assert!(fixtures::in_time(barrier.wait_on_barrier_timeout(BLOCKED).await));
     assert!(matches!(DistributedBarrier::new(&fw, "relative"), Err(Error::InvalidPath { .. })));
     assert!(matches!(DistributedBarrier::new(&fw, "/"), Err(Error::InvalidPath { .. })));
 }
@@ -210,7 +210,7 @@ async fn double_barrier_others_leave_when_a_member_dies() {
             entering.push(b.enter_timeout(WAIT));
         }
         for ok in futures_util::future::join_all(entering).await {
-            assert!(ok.unwrap(), "entered");
+            assert!(fixtures::in_time(ok), "entered");
         }
         // four leave; they keep waiting for the fifth, which then dies without leaving
         let started = tokio::time::Instant::now();
@@ -224,7 +224,7 @@ async fn double_barrier_others_leave_when_a_member_dies() {
         }
         let died_at = tokio::time::Instant::now();
         for ok in fixtures::within(WAIT, leaving).await {
-            assert!(ok.unwrap(), "left in time");
+            assert!(fixtures::in_time(ok), "left in time");
         }
         println!(
             "dying member ({}): the others left {:?} after its death ({:?} in all)",
@@ -257,14 +257,14 @@ async fn double_barrier_16_members_100_rounds_without_a_hang() {
             for round in 0..ROUNDS {
                 let barrier = DistributedDoubleBarrier::new(&fw, &format!("{base}/r{round}"), MEMBERS).unwrap();
                 arrived[round].fetch_add(1, Ordering::SeqCst);
-                assert!(barrier.enter_timeout(WAIT).await.unwrap(), "round {round}: enter hung");
+                assert!(fixtures::in_time(barrier.enter_timeout(WAIT).await), "round {round}: enter hung");
                 let seen = arrived[round].load(Ordering::SeqCst);
                 assert_eq!(seen, MEMBERS, "round {round}: entered with {seen} of {MEMBERS} arrived");
                 // `ready` stays until every member has left, so an honest enter always sees it
                 let ready = fw.exists(&format!("{}/ready", barrier.path())).await.unwrap();
                 assert!(ready.is_some(), "round {round}: entered before the barrier opened");
                 departed[round].fetch_add(1, Ordering::SeqCst);
-                assert!(barrier.leave_timeout(WAIT).await.unwrap(), "round {round}: leave hung");
+                assert!(fixtures::in_time(barrier.leave_timeout(WAIT).await), "round {round}: leave hung");
                 let gone = departed[round].load(Ordering::SeqCst);
                 assert_eq!(gone, MEMBERS, "round {round}: left with {gone} of {MEMBERS} leaving");
                 // leave returns only once every member node is gone
@@ -298,10 +298,10 @@ async fn double_barrier_bad_input_timeouts_and_cancellation_leave_no_member() {
     let path = format!("/{}", fixtures::unique("enter-timeout"));
     let lonely = DistributedDoubleBarrier::new(&a, &path, 3).unwrap();
     let started = tokio::time::Instant::now();
-    assert!(!lonely.enter_timeout(BLOCKED).await.unwrap());
+    assert!(!fixtures::in_time(lonely.enter_timeout(BLOCKED).await));
     assert!(started.elapsed() >= BLOCKED);
     assert!(members(&a, &path).await.is_empty(), "member node left after an enter timeout");
-    assert!(!lonely.enter_timeout(Duration::ZERO).await.unwrap());
+    assert!(!fixtures::in_time(lonely.enter_timeout(Duration::ZERO).await));
     assert!(members(&a, &path).await.is_empty());
 
     // dropped enter futures, cancelled at varying points: no member node is left
@@ -314,8 +314,8 @@ async fn double_barrier_bad_input_timeouts_and_cancellation_leave_no_member() {
     // a member of 1 passes at once
     let solo_path = format!("/{}", fixtures::unique("solo"));
     let solo = DistributedDoubleBarrier::new(&a, &solo_path, 1).unwrap();
-    assert!(solo.enter_timeout(WAIT).await.unwrap());
-    assert!(solo.leave_timeout(WAIT).await.unwrap());
+    assert!(fixtures::in_time(solo.enter_timeout(WAIT).await));
+    assert!(fixtures::in_time(solo.leave_timeout(WAIT).await));
     assert!(members(&a, &solo_path).await.is_empty() && !has_ready(&a, &solo_path).await);
 
     // leave timeout: our node goes anyway, the other member can still leave
@@ -323,10 +323,10 @@ async fn double_barrier_bad_input_timeouts_and_cancellation_leave_no_member() {
     let ma = DistributedDoubleBarrier::new(&a, &path, 2).unwrap();
     let mb = DistributedDoubleBarrier::new(&b, &path, 2).unwrap();
     let (ea, eb) = tokio::join!(ma.enter_timeout(WAIT), mb.enter_timeout(WAIT));
-    assert!(ea.unwrap() && eb.unwrap());
-    assert!(!ma.leave_timeout(BLOCKED).await.unwrap(), "left while the other member was in");
+    assert!(fixtures::in_time(ea) && fixtures::in_time(eb));
+    assert!(!fixtures::in_time(ma.leave_timeout(BLOCKED).await), "left while the other member was in");
     assert_eq!(members(&a, &path).await, vec![mb.member_path().rsplit('/').next().unwrap().to_string()]);
-    assert!(mb.leave_timeout(WAIT).await.unwrap());
+    assert!(fixtures::in_time(mb.leave_timeout(WAIT).await));
     assert!(members(&a, &path).await.is_empty() && !has_ready(&a, &path).await);
 
     // a dropped leave future deletes our node too
@@ -334,9 +334,9 @@ async fn double_barrier_bad_input_timeouts_and_cancellation_leave_no_member() {
     let ma = DistributedDoubleBarrier::new(&a, &path, 2).unwrap();
     let mb = DistributedDoubleBarrier::new(&b, &path, 2).unwrap();
     let (ea, eb) = tokio::join!(ma.enter_timeout(WAIT), mb.enter_timeout(WAIT));
-    assert!(ea.unwrap() && eb.unwrap());
+    assert!(fixtures::in_time(ea) && fixtures::in_time(eb));
     let _ = tokio::time::timeout(Duration::from_millis(50), ma.leave()).await;
     fixtures::settle(&[&a]).await;
     assert_eq!(members(&a, &path).await.len(), 1, "only b's member is left");
-    assert!(mb.leave_timeout(WAIT).await.unwrap());
+    assert!(fixtures::in_time(mb.leave_timeout(WAIT).await));
 }

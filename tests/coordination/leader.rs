@@ -59,8 +59,8 @@ async fn one_leader_then_the_next_on_close_with_increasing_tokens() {
     for i in 0..3 {
         let fw = fixtures::framework(&cs).await;
         let latch = LeaderLatch::new(&fw, &path, &format!("node-{i}")).unwrap();
-        latch.start().unwrap();
-        assert!(matches!(latch.start(), Err(Error::InvalidArgument(_))), "start twice");
+        latch.start().await.unwrap();
+        assert!(matches!(latch.start().await, Err(Error::InvalidArgument(_))), "start twice");
         latches.push(latch);
     }
     // every latch has queued its node before the rounds start
@@ -72,7 +72,7 @@ async fn one_leader_then_the_next_on_close_with_increasing_tokens() {
     for round in 0..3 {
         let leader = wait_for_one_leader(&latches).await;
         let state = latches[leader].leadership();
-        let token = state.token.expect("a leader has a token");
+        let token = state.fencing_token().expect("a leader has a token");
         assert!(token > last_token, "round {round}: token {token} after {last_token}");
         last_token = token;
         let participants = latches[leader].participants().await.unwrap();
@@ -96,16 +96,23 @@ async fn await_leadership_and_change_stream_and_silent_close() {
     let fw = fixtures::framework(&cs).await;
     let a = LeaderLatch::new(&fw, &path, "a").unwrap();
     let mut changes = Box::pin(a.leadership_changes());
-    a.start().unwrap();
-    assert!(a.await_leadership_timeout(WAIT).await.unwrap());
+    a.start().await.unwrap();
+    assert!(fixtures::in_time(a.await_leadership_timeout(WAIT).await));
     let first = tokio::time::timeout(WAIT, changes.next()).await.unwrap().unwrap();
-    assert!(first.is_leader && first.token.is_some());
+    assert!(first.is_leader() && first.fencing_token().is_some());
+    // the watch::Receiver holds the same current state
+    let mut current = a.watch();
+    assert_eq!(*current.borrow_and_update(), first);
     let b = LeaderLatch::new(&fw, &path, "b").unwrap();
-    b.start().unwrap();
-    assert!(!b.await_leadership_timeout(Duration::from_millis(300)).await.unwrap());
+    b.start().await.unwrap();
+    assert!(!fixtures::in_time(b.await_leadership_timeout(Duration::from_millis(300)).await));
     a.close_with(CloseMode::NotifyLeader).await.unwrap();
     let ended = tokio::time::timeout(WAIT, changes.next()).await.unwrap().unwrap();
-    assert!(!ended.is_leader);
+    assert!(!ended.is_leader());
+    tokio::time::timeout(WAIT, current.changed()).await.unwrap().unwrap();
+    assert_eq!(*current.borrow(), ended, "the receiver sees the end too");
+    assert_eq!(ended.fencing_token(), None);
+    a.close().await.unwrap(); // closing again is fine
     b.await_leadership().await.unwrap();
     let mut b_changes = Box::pin(b.leadership_changes());
     b.close_with(CloseMode::Silent).await.unwrap();
@@ -125,7 +132,7 @@ async fn exactly_one_leader_while_the_leaders_session_expires() {
     for i in 0..5 {
         let fw = fixtures::framework(&cs).await;
         let latch = LeaderLatch::new(&fw, &path, &format!("p{i}")).unwrap();
-        latch.start().unwrap();
+        latch.start().await.unwrap();
         latches.push(latch);
         frameworks.push(fw);
     }
@@ -134,11 +141,13 @@ async fn exactly_one_leader_while_the_leaders_session_expires() {
     let mut tokens = Vec::new();
     for _ in 0..3 {
         let leader = wait_for_one_leader(&latches).await;
-        tokens.push(latches[leader].leadership().token.unwrap());
+        tokens.push(latches[leader].leadership().fencing_token().unwrap());
         ending.store(leader + 1, Ordering::SeqCst);
         expire_session(&frameworks[leader]).await.unwrap();
         // the expired leader stops leading at once: by the time its expiry is done
-        assert!(!latches[leader].has_leadership() || latches[leader].leadership().token != tokens.last().copied());
+        assert!(
+            !latches[leader].has_leadership() || latches[leader].leadership().fencing_token() != tokens.last().copied()
+        );
         ending.store(0, Ordering::SeqCst);
     }
     wait_for_one_leader(&latches).await;
@@ -163,20 +172,20 @@ async fn exactly_one_leader_while_the_leaders_server_is_killed() {
     for i in 0..5 {
         let fw = fixtures::framework(&cs).await;
         let latch = LeaderLatch::new(&fw, path, &format!("p{i}")).unwrap();
-        latch.start().unwrap();
+        latch.start().await.unwrap();
         latches.push(latch);
         frameworks.push(fw);
     }
     let (most, stop, sampler) = watch_leaders(latches.clone());
     let leader = wait_for_one_leader(&latches).await;
-    let token = latches[leader].leadership().token.unwrap();
+    let token = latches[leader].leadership().fencing_token().unwrap();
     let server = fixtures::server_of_session(&cluster, frameworks[leader].status().session_id).await.expect("server");
     cluster.kill(server).unwrap();
     // the leader's connection dropped: it gives up leadership (standard policy); someone leads
     // again after the ensemble recovers (a new leader, or the same one with a new token)
     fixtures::eventually(WAIT, "new leadership after the kill", || async {
         let now = (0..5).find(|i| latches[*i].has_leadership());
-        now.is_some_and(|i| latches[i].leadership().token.unwrap() > token)
+        now.is_some_and(|i| latches[i].leadership().fencing_token().unwrap() > token)
     })
     .await;
     cluster.restart(server).await.unwrap();
@@ -196,7 +205,7 @@ async fn selector_runs_the_task_and_cancels_it_on_loss_or_interrupt() {
     let selector = LeaderSelector::new(&fw, &path, "worker-1", move |ctx| {
         let (r, n) = (r.clone(), n.clone());
         async move {
-            assert!(ctx.token > 0);
+            assert!(ctx.fencing_token() > 0);
             n.fetch_add(1, Ordering::SeqCst);
             r.fetch_add(1, Ordering::SeqCst);
             struct Done(Arc<AtomicUsize>);
@@ -212,17 +221,17 @@ async fn selector_runs_the_task_and_cancels_it_on_loss_or_interrupt() {
     .unwrap()
     .auto_requeue();
     let mut ends = selector.leadership_ends();
-    selector.start().unwrap();
+    selector.start().await.unwrap();
     fixtures::eventually(WAIT, "the selector leads", || async { selector.has_leadership() }).await;
     assert_eq!(selector.leader().await.unwrap().unwrap().id, "worker-1");
-    let first_token = selector.leadership_token().unwrap();
+    let first_token = selector.fencing_token().unwrap();
     // interrupt: the task is cancelled (dropped), leadership released, then requeued
     selector.interrupt_leadership();
     let end = tokio::time::timeout(WAIT, ends.wait_for(|e| e.is_some())).await.unwrap().unwrap().unwrap();
     assert_eq!(end, LeadershipEnd::Interrupted);
     ends.borrow_and_update();
     fixtures::eventually(WAIT, "requeued leadership", || async {
-        selector.leadership_token().is_some_and(|t| t != first_token)
+        selector.fencing_token().is_some_and(|t| t != first_token)
     })
     .await;
     assert_eq!(runs.load(Ordering::SeqCst), 2);
@@ -239,8 +248,12 @@ async fn selector_runs_the_task_and_cancels_it_on_loss_or_interrupt() {
         done
     })
     .await;
-    selector.close();
-    fixtures::eventually(WAIT, "close cancels the task", || async { running.load(Ordering::SeqCst) == 0 }).await;
+    selector.close().await.unwrap();
+    assert_eq!(running.load(Ordering::SeqCst), 0, "close resolves once the task is cancelled");
+    assert!(!selector.has_leadership() && selector.fencing_token().is_none());
+    selector.close().await.unwrap(); // idempotent
+    fixtures::settle(&[&fw]).await;
+    assert!(selector.participants().await.unwrap().is_empty(), "our node is gone after close");
 }
 
 #[tokio::test]
@@ -258,7 +271,7 @@ async fn selector_without_requeue_leads_once_and_bad_input() {
     })
     .unwrap();
     let mut ends = selector.leadership_ends();
-    selector.start().unwrap();
+    selector.start().await.unwrap();
     tokio::time::timeout(WAIT, ends.wait_for(|e| *e == Some(LeadershipEnd::Finished))).await.unwrap().unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(runs.load(Ordering::SeqCst), 1, "no requeue without auto_requeue");
@@ -279,10 +292,10 @@ async fn observe_reports_the_leader_and_each_change() {
     assert_eq!(first.unwrap().unwrap(), None, "nobody leads a missing path");
     let fw = fixtures::framework(&cs).await;
     let a = LeaderLatch::new(&fw, &path, "a").unwrap();
-    a.start().unwrap();
+    a.start().await.unwrap();
     assert_eq!(tokio::time::timeout(WAIT, leaders.next()).await.unwrap().unwrap().unwrap().unwrap().id, "a");
     let b = LeaderLatch::new(&fw, &path, "b").unwrap();
-    b.start().unwrap();
+    b.start().await.unwrap();
     b.participants().await.unwrap();
     a.close().await.unwrap();
     assert_eq!(tokio::time::timeout(WAIT, leaders.next()).await.unwrap().unwrap().unwrap().unwrap().id, "b");

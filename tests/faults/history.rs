@@ -292,8 +292,9 @@ impl Client {
             let counter = DistributedAtomicLong::new(&self.fw, &object).unwrap();
             self.invoke(&object, Op::Increment);
             match counter.increment().await {
-                Ok(r) if r.succeeded => self.ret(&object, Ret::Value(r.post_value)),
-                Ok(_) => self.ret(&object, Ret::NotApplied),
+                Ok(r) => self.ret(&object, Ret::Value(r.post_value)),
+                // the tries ran out: not applied
+                Err(Error::Contended { .. }) => self.ret(&object, Ret::NotApplied),
                 Err(Error::OutcomeUnknown { .. }) => self.unknown(),
                 Err(_) => {
                     self.ret(&object, Ret::NotApplied);
@@ -310,8 +311,8 @@ impl Client {
             let mutex = InterProcessMutex::new(&self.fw, &object).unwrap();
             self.invoke(&object, Op::Acquire);
             let guard = match mutex.acquire_timeout(Duration::from_secs(1)).await {
-                Ok(Some(guard)) => guard,
-                Ok(None) | Err(_) => {
+                Ok(guard) => guard,
+                Err(_) => {
                     self.ret(&object, Ret::NotApplied);
                     tokio::time::sleep(PACE).await;
                     continue;

@@ -62,7 +62,7 @@ async fn consume_the_queue(
     stop: Arc<AtomicBool>,
 ) {
     loop {
-        match queue.poll_safe(Duration::from_millis(200)).await {
+        match fixtures::before_deadline(queue.take_safe_timeout(Duration::from_millis(200)).await) {
             Ok(Some(delivery)) => {
                 let items = delivery.items().to_vec();
                 match delivery.complete().await {
@@ -120,7 +120,7 @@ async fn write_the_tree(fw: Framework, seed: u64, paused: Arc<AtomicBool>, stop:
 async fn guarded_writes(c: Arc<Client>, commits: Arc<Mutex<Vec<(i64, Instant)>>>, stop: Arc<AtomicBool>) {
     let mutex = InterProcessMutex::new(&c.fw, "/recipes/lock").unwrap();
     while !stop.load(Ordering::SeqCst) {
-        let Ok(Some(guard)) = mutex.acquire_timeout(Duration::from_secs(2)).await else { continue };
+        let Ok(guard) = mutex.acquire_timeout(Duration::from_secs(2)).await else { continue };
         let token = guard.fencing_token();
         for _ in 0..5 {
             let write = format!("{GUARDED}/w-");
@@ -154,14 +154,14 @@ async fn cache_registrations_and_guarded_writes_under_faults() {
     clients.push(writer);
     let reader = Arc::new(client(&cluster).await);
     let cache = Cache::tree(&reader.fw, TREE).build().unwrap();
-    cache.start().unwrap();
+    cache.start().await.unwrap();
     clients.push(reader);
     let mut members = Vec::new();
     let mut registries = Vec::new();
     for i in 0..MEMBERS {
         let c = Arc::new(client(&cluster).await);
         let member = GroupMember::new(&c.fw, GROUP, &format!("m{i}"), "").unwrap();
-        member.start().unwrap();
+        member.start().await.unwrap();
         // the same client also registers a service instance (kept registered by its session)
         let registry = ServiceDiscovery::<String>::new(&c.fw, DISCOVERY).unwrap();
         let instance = ServiceInstance::builder(SERVICE)
@@ -319,7 +319,7 @@ async fn cache_registrations_and_guarded_writes_under_faults() {
     assert!(back.is_empty(), "a guarded write committed for a holder that had lost the mutex: {back:?} in {tokens:?}");
     // (a commit whose outcome was unknown may be there too)
     assert!(tokens.len() >= commits.len(), "{} writes stored, {} commits returned", tokens.len(), commits.len());
-    cache.close();
+    cache.close().await.unwrap();
     for (_, m) in &members {
         let _ = m.close().await;
     }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use zk_recipes::{
     DistributedAtomicLong, Framework, HeldNode, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2,
-    LeaderLatch, RetryNTimes,
+    LeaderLatch, LockGuard, RetryNTimes,
 };
 use zk_recipes_testing::{fixtures, TcpProxy, TestingCluster};
 
@@ -186,7 +186,7 @@ impl Workload {
                     }
                     "latch" => {
                         let latch = LeaderLatch::new(&c.fw, &path, &format!("c{idx}")).unwrap();
-                        latch.start().unwrap();
+                        latch.start().await.unwrap();
                         w.latches.push(latch);
                     }
                     _ => w.tasks.push(tokio::spawn(counter_loop(
@@ -207,7 +207,7 @@ impl Workload {
         w.tasks.push(tokio::spawn(async move {
             let mut was: Vec<Option<i64>> = vec![None; latches.len()];
             while !stop.load(Ordering::SeqCst) {
-                let now: Vec<Option<i64>> = latches.iter().map(|l| l.leadership().token).collect();
+                let now: Vec<Option<i64>> = latches.iter().map(|l| l.leadership().fencing_token()).collect();
                 let leaders = now.iter().filter(|t| t.is_some()).count();
                 most.fetch_max(leaders, Ordering::SeqCst);
                 if leaders > 1 {
@@ -350,10 +350,10 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The hold an acquire returned; `None` after a timeout or (after a short back-off) a typed
 /// error, each counted in `tally`.
-async fn counted<T>(tally: &Tally, acquired: zk_recipes::Result<Option<T>>) -> Option<T> {
+async fn counted<T>(tally: &Tally, acquired: zk_recipes::Result<T>) -> Option<T> {
     match acquired {
-        Ok(Some(hold)) => Some(hold),
-        Ok(None) => {
+        Ok(hold) => Some(hold),
+        Err(e) if e.is_timeout() => {
             tally.timeouts.fetch_add(1, Ordering::SeqCst);
             None
         }
@@ -429,8 +429,11 @@ async fn rw_loop(
 ) {
     let lock = InterProcessReadWriteLock::new(&c.fw, &path).unwrap();
     while !stop.load(Ordering::SeqCst) {
-        let acquired =
-            if writer { lock.write_timeout(ACQUIRE_TIMEOUT).await } else { lock.read_timeout(ACQUIRE_TIMEOUT).await };
+        let acquired = if writer {
+            lock.write_timeout(ACQUIRE_TIMEOUT).await.map(LockGuard::from)
+        } else {
+            lock.read_timeout(ACQUIRE_TIMEOUT).await
+        };
         let Some(guard) = counted(&tally, acquired).await else { continue };
         let conflict = if writer { occupancy.enter_exclusive() } else { occupancy.enter_reader() };
         if conflict > 0 {
@@ -478,12 +481,13 @@ async fn counter_loop(
     let counter = DistributedAtomicLong::new(&c.fw, &path).unwrap();
     while !stop.load(Ordering::SeqCst) {
         match counter.increment().await {
-            Ok(r) if r.succeeded => {
+            Ok(_) => {
                 successes.fetch_add(1, Ordering::SeqCst);
                 c.progress.granted();
                 tally.ops.fetch_add(1, Ordering::SeqCst);
             }
-            Ok(_) => {
+            // the tries ran out: not applied
+            Err(zk_recipes::Error::Contended { .. }) => {
                 tally.timeouts.fetch_add(1, Ordering::SeqCst);
             }
             Err(zk_recipes::Error::OutcomeUnknown { .. }) => {

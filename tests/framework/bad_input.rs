@@ -6,8 +6,8 @@ use std::time::Duration;
 use zk_recipes::zk::CreateMode;
 use zk_recipes::{
     inspect, AtomicOptions, DistributedAtomicInteger, DistributedAtomicLong, DistributedAtomicValue,
-    DistributedBarrier, DistributedDoubleBarrier, Error, Framework, InterProcessMultiLock, InterProcessMutex,
-    InterProcessReadWriteLock, InterProcessSemaphoreV2, LeaderLatch, SharedCount,
+    DistributedBarrier, DistributedDoubleBarrier, Error, Framework, HeldLock, InterProcessMultiLock, InterProcessMutex,
+    InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, LeaderLatch, SharedCount,
 };
 use zk_recipes_testing::fixtures;
 
@@ -113,14 +113,14 @@ async fn thirty_plus_bad_inputs_get_typed_errors() {
 
     // state errors
     let latch = LeaderLatch::new(&fw, &format!("{base}/latch"), "me").unwrap();
-    latch.start().unwrap();
-    cases.push(("latch started twice", argument_error(latch.start())));
+    latch.start().await.unwrap();
+    cases.push(("latch started twice", argument_error(latch.start().await)));
     latch.close().await.unwrap();
     cases.push(("latch closed twice is fine", latch.close().await.is_ok()));
-    let rw = InterProcessReadWriteLock::new(&fw, &format!("{base}/rw")).unwrap();
-    let read = rw.read().await.unwrap();
-    cases.push(("read -> write upgrade", matches!(rw.write().await, Err(Error::Unsupported(_)))));
-    read.release().await.unwrap();
+    let lease =
+        HeldLock::from(InterProcessSemaphoreMutex::new(&fw, &format!("{base}/rw")).unwrap().acquire().await.unwrap());
+    cases.push(("re-entering a semaphore lease", matches!(lease.reenter(), Err(Error::Unsupported(_)))));
+    lease.release().await.unwrap();
     let closed = fixtures::framework(&cs).await;
     let m = InterProcessMutex::new(&closed, &format!("{base}/closed")).unwrap();
     closed.close();
@@ -137,7 +137,7 @@ async fn thirty_plus_bad_inputs_get_typed_errors() {
     assert!(failed.is_empty(), "bad inputs without their typed error: {failed:?}");
 
     // nothing left behind: only the nodes of the cases that were meant to create some (the
-    // corrupt value; the latch's and the lock's parents, empty containers the server may have
+    // corrupt value; the latch's and the semaphore mutex's parents, empty containers the server may have
     // removed already), no ephemeral, no pending delete
     fixtures::settle(&[&fw]).await;
     assert_eq!(fixtures::ephemerals(&fw, &base).await.unwrap(), Vec::<String>::new(), "ephemerals left behind");
@@ -146,7 +146,12 @@ async fn thirty_plus_bad_inputs_get_typed_errors() {
     for node in left.iter().filter(|n| *n != "corrupt") {
         assert!(["latch", "rw"].contains(&node.as_str()), "left under {base}: {node}");
         let below = fw.children(&format!("{base}/{node}")).await.unwrap_or_default();
-        assert!(below.is_empty(), "left under {base}/{node}: {below:?}");
+        // the semaphore mutex's parents (`rw/leases`, `rw/locks`): empty containers too
+        for dir in &below {
+            assert!(node == "rw" && ["leases", "locks"].contains(&dir.as_str()), "left under {base}/{node}: {dir}");
+            let inside = fw.children(&format!("{base}/{node}/{dir}")).await.unwrap_or_default();
+            assert!(inside.is_empty(), "left under {base}/{node}/{dir}: {inside:?}");
+        }
     }
 }
 
@@ -158,22 +163,21 @@ async fn documented_behaviours_for_odd_but_legal_input() {
     // a foreign child that sorts after the sequence numbers does not block the mutex
     let lock = format!("{base}/foreign");
     fw.create(&format!("{lock}/zzz-not-a-lock"), b"", CreateMode::Persistent).await.unwrap();
-    let g = InterProcessMutex::new(&fw, &lock).unwrap().acquire_timeout(Duration::from_secs(5)).await.unwrap();
-    assert!(g.is_some(), "a foreign child sorting last does not block");
-    g.unwrap().release().await.unwrap();
+    let g = InterProcessMutex::new(&fw, &lock).unwrap().acquire_timeout(Duration::from_secs(5)).await;
+    g.expect("a foreign child sorting last does not block").release().await.unwrap();
     // max leases is a convention: a participant with a larger max gets a lease (as Curator)
     let a = InterProcessSemaphoreV2::new(&fw, &format!("{base}/sem"), 1).unwrap();
     let b = InterProcessSemaphoreV2::new(&fw, &format!("{base}/sem"), 2).unwrap();
     let held = a.acquire().await.unwrap();
-    assert!(a.acquire_timeout(Duration::from_millis(200)).await.unwrap().is_none());
-    let extra = b.acquire_timeout(Duration::from_secs(5)).await.unwrap();
-    assert!(extra.is_some(), "max leases is not checked on the server: documented");
+    assert!(a.acquire_timeout(Duration::from_millis(200)).await.is_err_and(|e| e.is_timeout()));
+    let extra = b.acquire_timeout(Duration::from_secs(5)).await;
+    assert!(extra.is_ok(), "max leases is not checked on the server: documented");
     drop(extra);
     held.release().await.unwrap();
     // a zero timeout is a try: no waiting, no node left
     let m = InterProcessMutex::new(&fw, &format!("{base}/zero")).unwrap();
     let g = m.acquire().await.unwrap();
     let other = InterProcessMutex::new(&fixtures::framework(&cs).await, &format!("{base}/zero")).unwrap();
-    assert!(other.acquire_timeout(Duration::ZERO).await.unwrap().is_none());
+    assert!(other.acquire_timeout(Duration::ZERO).await.is_err_and(|e| e.is_timeout()));
     g.release().await.unwrap();
 }

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use zk_recipes::zk::CreateMode;
 use zk_recipes::{
-    Cache, Error, GroupMember, InterProcessMutex, LeasedHold, NodeMode, PersistentNode, PersistentTtlNode,
-    PersistentWatcher, ServiceDiscovery, ServiceInstance, SharedValue,
+    Cache, Error, GroupMember, InterProcessMutex, NodeMode, PersistentNode, PersistentTtlNode, PersistentWatcher,
+    ServiceDiscovery, ServiceInstance, SharedValue, TimedHold,
 };
 use zk_recipes_testing::fixtures;
 
@@ -110,7 +110,7 @@ async fn more_bad_inputs_get_typed_errors_and_leave_nothing_behind() {
 
     // leases
     let mutex = InterProcessMutex::new(&fw, &at("leased")).unwrap();
-    cases.push(case("lease: zero", Argument, LeasedHold::acquire_with_lease(&mutex, Duration::ZERO).await));
+    cases.push(case("lease: zero", Argument, TimedHold::acquire(&mutex, Duration::ZERO).await));
 
     // shared values and the 3.6+ calls
     cases.push(case("shared value: bad path", Path, SharedValue::new(&fw, "/v/../w", "")));
@@ -121,7 +121,7 @@ async fn more_bad_inputs_get_typed_errors_and_leave_nothing_behind() {
     // started after close
     let member = GroupMember::new(&fw, &at("closed"), "m", "").unwrap();
     member.close().await.unwrap();
-    cases.push(case("member: start after close", Closed, member.start()));
+    cases.push(case("member: start after close", Closed, member.start().await));
 
     let failed: Vec<String> = cases
         .iter()

@@ -159,3 +159,100 @@ async fn a_commit_whose_reply_is_lost_is_applied_once() {
     }
     no_marker_left(&direct).await;
 }
+
+/// The stat of the markers' parent `root` once no marker is left under it.
+async fn settled_root(fw: &Framework, root: &str) -> zk_recipes::zk::Stat {
+    fixtures::eventually(fixtures::SETTLE_TIMEOUT, "the markers are deleted", || async {
+        fw.exists(root).await.unwrap().is_some_and(|s| s.num_children == 0)
+    })
+    .await;
+    fw.exists(root).await.unwrap().expect("the markers' parent")
+}
+
+#[tokio::test]
+async fn markers_go_under_the_configured_root() {
+    let cs = fixtures::shared_server().await;
+    let ns = fixtures::unique("txn-root");
+    let fw = fixtures::framework_with(&cs, |b| b.namespace(&ns).transaction_marker_root("/internal/txn")).await;
+    fw.create("/v", b"0", CreateMode::Persistent).await.unwrap();
+    fw.transaction().set_data("/v", b"1", Some(0)).commit().await.unwrap();
+    // one marker was created under the configured root and deleted again: 2 child changes
+    let before = settled_root(&fw, "/internal/txn").await;
+    assert!(before.cversion >= 2, "{before:?}");
+    assert_eq!(before.ephemeral_owner, 0, "the root is persistent");
+    fw.transaction().set_data("/v", b"2", Some(1)).commit().await.unwrap();
+    assert_eq!(settled_root(&fw, "/internal/txn").await.cversion, before.cversion + 2, "one marker per commit");
+    assert_eq!(fw.exists("/zk-recipes-txn").await.unwrap(), None, "nothing at the default root");
+    // under the namespace, not at the server's root
+    let plain = fixtures::framework(&cs).await;
+    assert!(plain.exists(&format!("/{ns}/internal/txn")).await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn a_commit_without_marker_writes_none() {
+    let cs = fixtures::shared_server().await;
+    let ns = fixtures::unique("txn-nomark");
+    let fw = fixtures::framework_with(&cs, |b| b.namespace(&ns)).await;
+    fw.create("/v", b"0", CreateMode::Persistent).await.unwrap();
+    let results = fw.transaction().set_data("/v", b"1", Some(0)).without_marker().commit().await.unwrap();
+    assert!(matches!(&results[0], TxnResult::SetData { stat: Some(s) } if s.version == 1), "{results:?}");
+    assert_eq!(fw.exists("/zk-recipes-txn").await.unwrap(), None, "no marker, not even its parent");
+    // with markers in use, an unmarked commit leaves the markers' parent untouched
+    fw.transaction().check("/v", 1).commit().await.unwrap();
+    let before = settled_root(&fw, "/zk-recipes-txn").await;
+    let refused = fw.transaction().set_data("/v", b"x", Some(0)).without_marker().commit().await;
+    assert!(matches!(refused, Err(Error::Transaction { index: 0, source: ZkError::BadVersion, .. })), "{refused:?}");
+    fw.transaction().set_data("/v", b"2", Some(1)).without_marker().commit().await.unwrap();
+    assert_eq!(fw.exists("/zk-recipes-txn").await.unwrap().unwrap().cversion, before.cversion, "no marker written");
+    assert_eq!(fw.get_data("/v").await.unwrap().0, b"2");
+}
+
+#[tokio::test]
+async fn a_bad_marker_root_is_refused_before_connecting() {
+    for root in ["relative", "/", "/trailing/", ""] {
+        let built = Framework::builder()
+            .connect_string("127.0.0.1:1")
+            .connection_timeout(Duration::from_secs(30))
+            .transaction_marker_root(root)
+            .connect();
+        let refused = tokio::time::timeout(Duration::from_secs(5), built).await.expect("refused at once");
+        assert!(matches!(refused, Err(Error::InvalidPath { .. })), "{root:?}: {refused:?}");
+    }
+}
+
+/// Without a marker the commit is sent at most once: its reply lost, it answers
+/// `OutcomeUnknown` (here it was applied: once, not again).
+#[tokio::test]
+async fn an_unmarked_commit_whose_reply_is_lost_is_unknown_and_not_sent_again() {
+    let cs = fixtures::shared_server().await;
+    let proxy = TcpProxy::start(&cs).await.unwrap();
+    let ns = fixtures::unique("txn-lost-nomark");
+    let fw = owner(proxy.connect_string(), &ns).await;
+    let direct = owner(&cs, &ns).await;
+    fw.create("/v", b"0", CreateMode::Persistent).await.unwrap();
+    fw.create("/log", b"", CreateMode::Persistent).await.unwrap();
+    proxy.set_mode(ProxyMode::DropReplies);
+    let pending = tokio::spawn({
+        let fw = fw.clone();
+        async move {
+            fw.transaction()
+                .set_data("/v", b"1", Some(0))
+                .create("/log/entry-", b"", CreateMode::PersistentSequential)
+                .without_marker()
+                .commit()
+                .await
+        }
+    });
+    fixtures::eventually(Duration::from_secs(10), "the commit reached the server", || async {
+        direct.get_data("/v").await.unwrap().0 == b"1"
+    })
+    .await;
+    proxy.set_mode(ProxyMode::Pass);
+    proxy.cut();
+    let outcome = fixtures::within(Duration::from_secs(20), pending).await.unwrap();
+    assert_eq!(outcome, Err(Error::OutcomeUnknown { path: "/v".into() }));
+    // give a resend the time to arrive: there is none
+    fw.sync("/log").await.unwrap();
+    assert_eq!(direct.children("/log").await.unwrap().len(), 1, "applied once");
+    assert_eq!(direct.exists("/zk-recipes-txn").await.unwrap(), None);
+}

@@ -181,7 +181,7 @@ async fn curator_cache_and_ours_agree_after_mixed_writes_from_both_sides() {
     peer.cache_start(&cid, "cache", &root).await.unwrap();
     let cache = Cache::tree(&fw, &root).build().unwrap();
     let mut events = Box::pin(cache.events());
-    cache.start().unwrap();
+    cache.start().await.unwrap();
     fixtures::eventually(Duration::from_secs(5), "both caches initialized", || async {
         cache.is_initialized() && peer.cache_initialized(&cid, "cache").await.unwrap()
     })
@@ -228,7 +228,7 @@ async fn curator_cache_and_ours_agree_after_mixed_writes_from_both_sides() {
     }
     assert_eq!(seen, [("created", first), ("deleted", first), ("created", second)]);
 
-    cache.close();
+    cache.close().await.unwrap();
     peer.cache_close(&cid, "cache").await.unwrap();
     peer.close(&cid).await.unwrap();
     delete_tree(&fw, &root).await.unwrap();
@@ -277,7 +277,7 @@ async fn both_caches_catch_up_with_changes_made_while_they_were_cut_off() {
     peer.connect(&cid, proxy.connect_string()).await.unwrap();
     peer.cache_start(&cid, "cut", &root).await.unwrap();
     let cache = Cache::tree(&fw, &root).build().unwrap();
-    cache.start().unwrap();
+    cache.start().await.unwrap();
     fixtures::eventually(Duration::from_secs(5), "both caches initialized", || async {
         cache.is_initialized() && peer.cache_initialized(&cid, "cut").await.unwrap()
     })
@@ -317,7 +317,7 @@ async fn both_caches_catch_up_with_changes_made_while_they_were_cut_off() {
         ours.iter().filter(|(_, path, _)| *path == p("again")).map(|(k, _, c)| (k.as_str(), *c)).collect();
     assert_eq!(again, [("deleted", old_again), ("created", new_again)]);
 
-    cache.close();
+    cache.close().await.unwrap();
     peer.cache_close(&cid, "cut").await.unwrap();
     peer.close(&cid).await.unwrap();
     delete_tree(&writer, &root).await.unwrap();

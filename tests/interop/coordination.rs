@@ -128,7 +128,7 @@ async fn double_barrier_with_curator_and_our_members_opens_and_closes() {
             };
             let rust_enter = |m: &Arc<DistributedDoubleBarrier>| {
                 let m = m.clone();
-                tokio::spawn(async move { m.enter_timeout(LONG).await.map_err(|e| e.to_string()) })
+                tokio::spawn(async move { fixtures::finished(m.enter_timeout(LONG).await).map_err(|e| e.to_string()) })
             };
             let (first_three, last) = if round == 0 {
                 (vec![rust_enter(&rust_members[0]), rust_enter(&rust_members[1]), java_enter("dbi-j1")], "dbi-j2")
@@ -165,11 +165,11 @@ async fn double_barrier_with_curator_and_our_members_opens_and_closes() {
                 java_leave("dbi-j2"),
                 tokio::spawn({
                     let m = rust_members[0].clone();
-                    async move { m.leave_timeout(LONG).await.map_err(|e| e.to_string()) }
+                    async move { fixtures::finished(m.leave_timeout(LONG).await).map_err(|e| e.to_string()) }
                 }),
                 tokio::spawn({
                     let m = rust_members[1].clone();
-                    async move { m.leave_timeout(LONG).await.map_err(|e| e.to_string()) }
+                    async move { fixtures::finished(m.leave_timeout(LONG).await).map_err(|e| e.to_string()) }
                 }),
             ];
             for t in leaving {
@@ -195,10 +195,10 @@ async fn barrier_set_by_one_side_holds_the_other() {
 
         // Curator sets, we wait
         peer.barrier_set("bi-j", &path).await.unwrap();
-        assert!(!ours.wait_on_barrier_timeout(BLOCKED).await.unwrap(), "passed a barrier Curator set");
+        assert!(!fixtures::in_time(ours.wait_on_barrier_timeout(BLOCKED).await), "passed a barrier Curator set");
         let waiter = {
             let ours = ours.clone();
-            tokio::spawn(async move { ours.wait_on_barrier_timeout(LONG).await })
+            tokio::spawn(async move { fixtures::finished(ours.wait_on_barrier_timeout(LONG).await) })
         };
         tokio::time::sleep(BLOCKED).await;
         assert!(!waiter.is_finished());

@@ -23,7 +23,7 @@ async fn curator_and_our_group_members_see_each_other() {
     peer.group_start("group-java", "g1", &path, "java-1", b"j").await.unwrap();
     let fw = fixtures::framework(&cs).await;
     let ours = GroupMember::new(&fw, &path, "rust-1", "r").unwrap();
-    ours.start().unwrap();
+    ours.start().await.unwrap();
     ours.wait_for_initial_create(WAIT).await.unwrap();
     // the same layout on both sides
     for (id, data, owner) in [("java-1", "j", java_session), ("rust-1", "r", fw.status().session_id)] {

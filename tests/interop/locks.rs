@@ -248,14 +248,14 @@ async fn mutex_curator_holds_ours_waits_and_is_granted_on_release() {
 
         let mutex = InterProcessMutex::new(&fw, &path).unwrap();
         let started = Instant::now();
-        assert!(mutex.acquire_timeout(SHORT).await.unwrap().is_none(), "Curator holds");
+        assert!(mutex.acquire_timeout(SHORT).await.is_err_and(|e| e.is_timeout()), "Curator holds");
         assert!(started.elapsed() >= SHORT);
         assert!(mutex.try_acquire().await.unwrap().is_none(), "Curator holds");
         fixtures::settle(&[&fw]).await;
         assert_eq!(children(&fw, &path).await, held, "our timed-out nodes are gone, Curator's stays");
 
         // An acquire started while Curator holds queues behind it...
-        let waiter = spawn_ours(&mutex, |m| stamped(async move { m.acquire_timeout(LONG).await.unwrap() }));
+        let waiter = spawn_ours(&mutex, |m| stamped(async move { m.acquire_timeout(LONG).await }));
         queued(&fw, &path, 2, "our waiter queued").await;
         let queue = children(&fw, &path).await;
         assert_eq!(queue[0], held[0], "Curator's node stays first");
@@ -313,9 +313,9 @@ async fn mutex_ours_holds_curator_waits_and_is_granted_on_release() {
 
         // and back: Curator holds, ours times out
         let mutex = InterProcessMutex::new(&fw, &path).unwrap();
-        assert!(mutex.acquire_timeout(SHORT).await.unwrap().is_none());
+        assert!(mutex.acquire_timeout(SHORT).await.is_err_and(|e| e.is_timeout()));
         assert_eq!(peer.mutex_release(&j, "h").await.unwrap(), 0);
-        let again = mutex.acquire_timeout(HANDOVER).await.unwrap().expect("free after Curator's release");
+        let again = mutex.acquire_timeout(HANDOVER).await.expect("free after Curator's release");
         again.release().await.unwrap();
         finish(&peer, &[&j], &[&fw], &[&path]).await;
     })
@@ -332,7 +332,7 @@ async fn mutex_ours_leased_curator_is_granted_when_the_lease_runs_out() {
         let lease = Duration::from_secs(1);
         let mutex = InterProcessMutex::new(&fw, &path).unwrap();
         let acquired = Instant::now();
-        let held = zk_recipes::LeasedHold::acquire_with_lease(&mutex, lease).await.unwrap();
+        let held = zk_recipes::TimedHold::acquire(&mutex, lease).await.unwrap();
         let waiter = tokio::spawn(stamped(Java::Mutex.waiter(&peer, &j, "h", &path)));
         queued(&fw, &path, 2, "Curator's waiter queued").await;
         let (ok, granted) = waiter.await.unwrap();
@@ -434,13 +434,13 @@ async fn our_participant(cs: String, path: String, kind: Kind, who: usize, cycle
     for i in 0..cycles {
         let write = writes(kind, who, i);
         let hold = match kind {
-            Kind::Mutex => mutex.acquire_timeout(LONG).await.unwrap().map(HeldLock::from),
-            Kind::SemaphoreMutex => semmutex.acquire_timeout(LONG).await.unwrap().map(HeldLock::from),
-            Kind::Semaphore(_) => sem.as_ref().unwrap().acquire_timeout(LONG).await.unwrap().map(HeldLock::from),
-            Kind::ReadWrite if write => rw.write_timeout(LONG).await.unwrap().map(HeldLock::from),
-            Kind::ReadWrite => rw.read_timeout(LONG).await.unwrap().map(HeldLock::from),
+            Kind::Mutex => mutex.acquire_timeout(LONG).await.map(HeldLock::from),
+            Kind::SemaphoreMutex => semmutex.acquire_timeout(LONG).await.map(HeldLock::from),
+            Kind::Semaphore(_) => sem.as_ref().unwrap().acquire_timeout(LONG).await.map(HeldLock::from),
+            Kind::ReadWrite if write => rw.write_timeout(LONG).await.map(HeldLock::from),
+            Kind::ReadWrite => rw.read_timeout(LONG).await.map(HeldLock::from),
         }
-        .unwrap_or_else(|| panic!("ours-{who} acquired in time"));
+        .unwrap_or_else(|e| panic!("ours-{who} acquired in time: {e}"));
         let start = Instant::now();
         tokio::time::sleep(hold_time(i)).await;
         let end = Instant::now();
@@ -599,10 +599,10 @@ async fn semaphore_leases_add_up_across_curator_and_ours() {
 
         // Curator holds 2 of 3; we get the third; the next of ours times out.
         assert!(peer.sem_acquire(&j1, "h", &path, 3, 2, LONG).await.unwrap());
-        let l1 = sem.acquire_timeout(HANDOVER).await.unwrap().expect("one lease is free");
+        let l1 = sem.acquire_timeout(HANDOVER).await.expect("one lease is free");
         assert!(l1.path().starts_with(&format!("{leases}/")), "{}", l1.path());
         let started = Instant::now();
-        assert!(sem.acquire_timeout(SHORT).await.unwrap().is_none(), "3 of 3 leases are taken");
+        assert!(sem.acquire_timeout(SHORT).await.is_err_and(|e| e.is_timeout()), "3 of 3 leases are taken");
         assert!(started.elapsed() >= SHORT);
         // Curator's acquire times out too while the total is 3.
         assert!(!peer.sem_acquire(&j2, "h", &path, 3, 1, SHORT).await.unwrap(), "3 of 3 leases are taken");
@@ -615,7 +615,7 @@ async fn semaphore_leases_add_up_across_curator_and_ours() {
         assert!(children(&fw, &locks).await.is_empty(), "holders keep no node under locks");
 
         // One of ours waits while the total is 3 and is granted when Curator returns its leases.
-        let waiter = spawn_ours(&sem, |sem| async move { sem.acquire_timeout(LONG).await.unwrap() });
+        let waiter = spawn_ours(&sem, |sem| async move { sem.acquire_timeout(LONG).await });
         queued(&fw, &leases, 4, "our waiter queued").await;
         // the waiter holds the semaphore's internal mutex
         sole(&fw, &locks, "lock-", ours).await;
@@ -630,7 +630,10 @@ async fn semaphore_leases_add_up_across_curator_and_ours() {
         queued(&fw, &leases, 4, "Curator's waiter queued").await;
         sole(&fw, &locks, "lock-", j3_session).await;
         still_waits(&java_waiter, "Curator must not take a 4th lease").await;
-        assert!(sem.acquire_timeout(SHORT).await.unwrap().is_none(), "still 3 of 3 (and Curator queued first)");
+        assert!(
+            sem.acquire_timeout(SHORT).await.is_err_and(|e| e.is_timeout()),
+            "still 3 of 3 (and Curator queued first)"
+        );
         let released = Instant::now();
         l1.release().await.unwrap();
         assert!(promptly(java_waiter).await);
@@ -668,10 +671,10 @@ async fn semaphore_mutex_excludes_both_ways() {
         // Curator holds: ours times out, then a waiting acquire is granted on Curator's release.
         assert!(peer.semmutex_acquire(&j, "h", &path, LONG).await.unwrap());
         let held = sole(&fw, &leases, "lease-", java_session).await;
-        assert!(m.acquire_timeout(SHORT).await.unwrap().is_none(), "Curator holds");
+        assert!(m.acquire_timeout(SHORT).await.is_err_and(|e| e.is_timeout()), "Curator holds");
         fixtures::settle(&[&fw]).await;
         assert_eq!(children(&fw, &leases).await, held);
-        let waiter = spawn_ours(&m, |m| async move { m.acquire_timeout(LONG).await.unwrap() });
+        let waiter = spawn_ours(&m, |m| async move { m.acquire_timeout(LONG).await });
         queued(&fw, &leases, 2, "our waiter queued").await;
         still_waits(&waiter, "Curator holds").await;
         peer.semmutex_release(&j, "h").await.unwrap();
@@ -687,7 +690,7 @@ async fn semaphore_mutex_excludes_both_ways() {
         still_waits(&java_waiter, "we hold").await;
         lease.release().await.unwrap();
         assert!(promptly(java_waiter).await);
-        assert!(m.acquire_timeout(SHORT).await.unwrap().is_none(), "Curator holds again");
+        assert!(m.acquire_timeout(SHORT).await.is_err_and(|e| e.is_timeout()), "Curator holds again");
         peer.semmutex_release(&j, "h").await.unwrap();
         finish(&peer, &[&j], &[&fw], &[&leases]).await;
     })
@@ -706,7 +709,7 @@ async fn rwlock_reads_share_across_curator_and_ours() {
 
         assert!(peer.rw_read_acquire(&j1, "h", &path, LONG).await.unwrap());
         let started = Instant::now();
-        let ours = rw.read_timeout(HANDOVER).await.unwrap().expect("readers share with Curator's reader");
+        let ours = rw.read_timeout(HANDOVER).await.expect("readers share with Curator's reader");
         println!("our read beside Curator's read granted in {:?}", started.elapsed());
         assert!(peer.rw_read_acquire(&j2, "h", &path, HANDOVER).await.unwrap(), "Curator shares with ours");
         let nodes = children(&fw, &path).await;
@@ -722,10 +725,10 @@ async fn rwlock_reads_share_across_curator_and_ours() {
         assert!(!peer.rw_write_acquire(&j2, "w", &path, SHORT).await.unwrap(), "readers hold");
         let writer_fw = framework(&cs).await;
         let writer = InterProcessReadWriteLock::new(&writer_fw, &path).unwrap();
-        assert!(writer.write_timeout(SHORT).await.unwrap().is_none(), "readers hold");
+        assert!(writer.write_timeout(SHORT).await.is_err_and(|e| e.is_timeout()), "readers hold");
 
         // Our writer queues; a new Curator reader does not overtake it (fairness across sides).
-        let our_writer = spawn_ours(&writer, |writer| async move { writer.write_timeout(LONG).await.unwrap() });
+        let our_writer = spawn_ours(&writer, |writer| async move { writer.write_timeout(LONG).await });
         queued(&fw, &path, 4, "our writer queued").await;
         let j3 = java(&peer, &cs).await;
         assert!(!peer.rw_read_acquire(&j3, "h", &path, SHORT).await.unwrap(), "a writer is queued first");
@@ -741,12 +744,12 @@ async fn rwlock_reads_share_across_curator_and_ours() {
         let java_writer = tokio::spawn(Java::Write.waiter(&peer, &j3, "w", &path));
         queued(&fw, &path, 2, "Curator's writer queued").await;
         let reader = InterProcessReadWriteLock::new(&writer_fw, &path).unwrap();
-        assert!(reader.read_timeout(SHORT).await.unwrap().is_none(), "a Curator writer is queued first");
+        assert!(reader.read_timeout(SHORT).await.is_err_and(|e| e.is_timeout()), "a Curator writer is queued first");
         r.release().await.unwrap();
         assert!(promptly(java_writer).await);
-        assert!(reader.read_timeout(SHORT).await.unwrap().is_none(), "Curator's writer holds");
+        assert!(reader.read_timeout(SHORT).await.is_err_and(|e| e.is_timeout()), "Curator's writer holds");
         assert_eq!(peer.rw_release(&j3, "w").await.unwrap(), 0);
-        reader.read_timeout(HANDOVER).await.unwrap().expect("free again").release().await.unwrap();
+        reader.read_timeout(HANDOVER).await.expect("free again").release().await.unwrap();
         finish(&peer, &[&j1, &j2, &j3], &[&fw, &writer_fw], &[&path]).await;
     })
     .await
@@ -761,13 +764,13 @@ async fn rwlock_curator_writer_excludes_our_readers_and_writers() {
 
         assert!(peer.rw_write_acquire(&j, "h", &path, LONG).await.unwrap());
         let held = sole(&fw, &path, "__WRIT__", java_session).await;
-        assert!(rw.read_timeout(SHORT).await.unwrap().is_none(), "Curator writes: our read waits");
-        assert!(rw.write_timeout(SHORT).await.unwrap().is_none(), "Curator writes: our write waits");
+        assert!(rw.read_timeout(SHORT).await.is_err_and(|e| e.is_timeout()), "Curator writes: our read waits");
+        assert!(rw.write_timeout(SHORT).await.is_err_and(|e| e.is_timeout()), "Curator writes: our write waits");
         fixtures::settle(&[&fw]).await;
         assert_eq!(children(&fw, &path).await, held, "only Curator's writer node is left");
 
         // our reader queued behind Curator's writer is granted when it releases
-        let waiter = spawn_ours(&rw, |rw| async move { rw.read_timeout(LONG).await.unwrap() });
+        let waiter = spawn_ours(&rw, |rw| async move { rw.read_timeout(LONG).await });
         queued(&fw, &path, 2, "our reader queued").await;
         assert_protected(&children(&fw, &path).await[1], "__READ__", fw.status().session_id);
         still_waits(&waiter, "Curator writes").await;
@@ -778,7 +781,7 @@ async fn rwlock_curator_writer_excludes_our_readers_and_writers() {
         assert!(!peer.rw_write_acquire(&j, "h", &path, SHORT).await.unwrap(), "our reader holds");
         read.release().await.unwrap();
         assert!(peer.rw_write_acquire(&j, "h", &path, HANDOVER).await.unwrap());
-        assert!(rw.write_timeout(SHORT).await.unwrap().is_none());
+        assert!(rw.write_timeout(SHORT).await.is_err_and(|e| e.is_timeout()));
         assert_eq!(peer.rw_release(&j, "h").await.unwrap(), 0);
         finish(&peer, &[&j], &[&fw], &[&path]).await;
     })
@@ -808,10 +811,10 @@ async fn rwlock_our_writer_excludes_curator_readers_and_writers() {
         w.release().await.unwrap();
         assert!(promptly(java_writer).await);
         still_waits(&java_reader, "Curator's reader waits for Curator's writer").await;
-        assert!(rw.read_timeout(SHORT).await.unwrap().is_none(), "Curator's writer holds");
+        assert!(rw.read_timeout(SHORT).await.is_err_and(|e| e.is_timeout()), "Curator's writer holds");
         assert_eq!(peer.rw_release(&j1, "h").await.unwrap(), 0);
         assert!(promptly(java_reader).await);
-        let r = rw.read_timeout(HANDOVER).await.unwrap().expect("shares with Curator's reader");
+        let r = rw.read_timeout(HANDOVER).await.expect("shares with Curator's reader");
         r.release().await.unwrap();
         assert_eq!(peer.rw_release(&j2, "h").await.unwrap(), 0);
         finish(&peer, &[&j1, &j2], &[&fw], &[&path]).await;
@@ -832,7 +835,7 @@ async fn rwlock_our_downgrade_keeps_queued_writers_out() {
 
         // Without writers queued: Curator's reader shares with the downgraded read.
         let w = rw.write().await.unwrap();
-        let r = rw.read_timeout(SHORT).await.unwrap().expect("downgrade is immediate");
+        let r = rw.read_timeout(SHORT).await.expect("downgrade is immediate");
         assert_eq!(seq_of(r.path()), seq_of(w.path()), "the read node keeps the writer's place");
         let nodes = children(&fw, &path).await;
         let read_node = nodes.iter().find(|n| n.name.contains("__READ__")).expect("our read node");
@@ -850,7 +853,7 @@ async fn rwlock_our_downgrade_keeps_queued_writers_out() {
             let rw = InterProcessReadWriteLock::new(&other_fw, &path).unwrap();
             let order = order.clone();
             async move {
-                let g = rw.write_timeout(LONG).await.unwrap().expect("our queued writer granted");
+                let g = rw.write_timeout(LONG).await.expect("our queued writer granted");
                 order.lock().unwrap().push("ours");
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 g.release().await.unwrap();
@@ -866,7 +869,7 @@ async fn rwlock_our_downgrade_keeps_queued_writers_out() {
             }
         });
         queued(&fw, &path, 3, "Curator's writer queued").await;
-        let r = rw.read_timeout(SHORT).await.unwrap().expect("downgrade is immediate");
+        let r = rw.read_timeout(SHORT).await.expect("downgrade is immediate");
         w.release().await.unwrap();
         tokio::time::sleep(SHORT * 2).await;
         assert!(
@@ -943,7 +946,7 @@ async fn znode_names_match_curators() {
         queued(&fw, &path, 3, "Curator's writer queued").await;
         let other = framework(&cs).await;
         let our_writer = spawn_ours(&InterProcessReadWriteLock::new(&other, &path).unwrap(), |rw| async move {
-            rw.write_timeout(LONG).await.unwrap().expect("granted")
+            rw.write_timeout(LONG).await.expect("granted")
         });
         queued(&fw, &path, 4, "our writer queued").await;
         let java_shapes = [shapes_of(&fw, &path, s1).await, shapes_of(&fw, &path, s2).await].concat();
@@ -974,7 +977,7 @@ async fn znode_names_match_curators() {
         assert_eq!(java_waiting, vec!["leases/_c_<uuid>-lease-<seq>", "locks/_c_<uuid>-lock-<seq>"]);
         assert_eq!(peer.sem_release(&j1, "h").await.unwrap(), 1);
         assert!(java_waiter.await.unwrap());
-        let waiter = spawn_ours(&sem, |sem| async move { sem.acquire_timeout(LONG).await.unwrap().expect("granted") });
+        let waiter = spawn_ours(&sem, |sem| async move { sem.acquire_timeout(LONG).await.expect("granted") });
         queued(&fw, &format!("{path}/leases"), 3, "ours waits").await;
         let our_waiting = shapes_of(&fw, &path, ours).await;
         assert_eq!(

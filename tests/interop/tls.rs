@@ -28,7 +28,7 @@ async fn a_curator_mutex_and_ours_exclude_each_other_over_mutual_tls() {
 
     // Curator holds: ours cannot acquire; Curator releases: ours acquires.
     assert!(peer.mutex_acquire(&cid, "h1", &path, LONG).await.expect("Curator acquires"));
-    assert!(mutex.acquire_timeout(SHORT).await.expect("acquire").is_none(), "acquired while Curator holds");
+    assert!(mutex.acquire_timeout(SHORT).await.is_err_and(|e| e.is_timeout()), "acquired while Curator holds");
     assert_eq!(peer.mutex_release(&cid, "h1").await.expect("Curator releases"), 0);
     let guard = fixtures::within(LONG, mutex.acquire()).await.expect("ours acquires after Curator's release");
 

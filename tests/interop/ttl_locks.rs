@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use zk_recipes::{Error, InterProcessMutex, InterProcessReadWriteLock, LeasedHold};
+use zk_recipes::{Error, InterProcessMutex, InterProcessReadWriteLock, TimedHold};
 use zk_recipes_testing::fixtures::{self, eventually};
 
 /// The TTL of these tests' lock nodes.
@@ -30,7 +30,7 @@ async fn ttl_lock_nodes_are_kept_while_renewed_and_reaped_after_for_our_and_cura
     let mutex = |fw| InterProcessMutex::new(fw, &path).unwrap().with_server_ttl(TTL).unwrap();
 
     // 1. a renewing holder keeps the lock for several TTLs; the waiters keep their places
-    let held = LeasedHold::acquire_with_lease(&mutex(&holder_fw), TTL).await.unwrap();
+    let held = TimedHold::acquire(&mutex(&holder_fw), TTL).await.unwrap();
     assert_eq!(held.server_ttl(), Some(TTL));
     let stat = observer.exists(held.path()).await.unwrap().expect("our node");
     assert_eq!(stat.ephemeral_owner, 0, "a TTL node is persistent: it has no ephemeral owner");
@@ -88,7 +88,7 @@ async fn ttl_locks_refuse_bad_input_and_servers_without_ttl() {
     let fw = fixtures::framework(&fixtures::shared_ttl_server().await).await;
     let path = format!("/{}", fixtures::unique("ttl-lease"));
     let mutex = InterProcessMutex::new(&fw, &path).unwrap().with_server_ttl(TTL).unwrap();
-    let refused = LeasedHold::acquire_with_lease(&mutex, TTL * 2).await;
+    let refused = TimedHold::acquire(&mutex, TTL * 2).await;
     assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{refused:?}");
     eventually(LIVE, "the refused hold released", || async { fw.children(&path).await.map_or(true, |c| c.is_empty()) })
         .await;
@@ -121,7 +121,7 @@ async fn a_wedged_ttl_write_lock_is_reaped_and_curators_reader_gets_in() {
         tokio::spawn(async move { peer.rw_read_acquire(&java, hid, &path, Duration::from_secs(60)).await.unwrap() })
     };
     // renewed: kept past the TTL while Curator's reader waits; released: the reader gets in
-    let held = LeasedHold::acquire_with_lease(&lock.write_lock(), TTL).await.unwrap();
+    let held = TimedHold::acquire(&lock.write_lock(), TTL).await.unwrap();
     assert_eq!(observer.exists(held.path()).await.unwrap().expect("our write node").ephemeral_owner, 0);
     let waiting = reader("r1");
     for _ in 0..6 {

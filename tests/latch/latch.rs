@@ -26,7 +26,7 @@ async fn counts_down_once_per_participant_and_opens_at_zero() {
     assert_eq!(latch.count().await.unwrap(), 0);
     assert_eq!(latch.generation().await.unwrap(), None);
     assert_eq!(latch.count_down("a").await.unwrap(), CountDown::NotCounting);
-    assert!(latch.wait_timeout(BLOCKED).await.unwrap());
+    assert!(fixtures::in_time(latch.wait_timeout(BLOCKED).await));
     assert!(fw.exists(&path).await.unwrap().is_none(), "reading and waiting create nothing");
 
     assert!(latch.try_set_count(3).await.unwrap());
@@ -50,12 +50,12 @@ async fn counts_down_once_per_participant_and_opens_at_zero() {
     assert_eq!(latch.count_down("a").await.unwrap(), CountDown::AlreadyCounted { generation: 1, remaining: 2 });
     assert_eq!(latch.count_down("b").await.unwrap(), CountDown::Counted { generation: 1, remaining: 1 });
     assert_eq!(latch.count().await.unwrap(), 1);
-    assert!(!latch.wait_timeout(BLOCKED).await.unwrap(), "open with one count-down missing");
+    assert!(!fixtures::in_time(latch.wait_timeout(BLOCKED).await), "open with one count-down missing");
     assert!(!opened.load(Ordering::SeqCst));
     last_counted.store(true, Ordering::SeqCst);
     assert_eq!(latch.count_down("c").await.unwrap(), CountDown::Counted { generation: 1, remaining: 0 });
     fixtures::within(WAIT, waiter).await.unwrap();
-    assert!(latch.wait_timeout(BLOCKED).await.unwrap());
+    assert!(fixtures::in_time(latch.wait_timeout(BLOCKED).await));
     // open for good: more count-downs change nothing
     assert_eq!(latch.count_down("b").await.unwrap(), CountDown::AlreadyCounted { generation: 1, remaining: 0 });
     assert_eq!(latch.count().await.unwrap(), 0);
@@ -94,15 +94,15 @@ async fn generations_keep_their_waiters_apart() {
     latch.count_down("y").await.unwrap();
     assert!(latch.try_set_count(1).await.unwrap(), "generation 1 is open: a new count can be set");
     assert_eq!(latch.generation().await.unwrap(), Some(2));
-    assert!(fixtures::within(WAIT, first).await.unwrap().unwrap(), "the generation-1 waiter is released");
+    assert!(fixtures::in_time(fixtures::within(WAIT, first).await.unwrap()), "the generation-1 waiter is released");
     // generation 1's count-downs do not open generation 2
     assert_eq!(latch.count().await.unwrap(), 1);
-    assert!(!latch.wait_timeout(BLOCKED).await.unwrap());
+    assert!(!fixtures::in_time(latch.wait_timeout(BLOCKED).await));
     assert!(fw.exists(&format!("{path}/gen-0000000001")).await.unwrap().is_none(), "the old generation is gone");
     assert!(!latch.try_set_count(4).await.unwrap(), "generation 2 is counting");
     // the same participant counts again in the new generation
     assert_eq!(latch.count_down("x").await.unwrap(), CountDown::Counted { generation: 2, remaining: 0 });
-    assert!(latch.wait_timeout(WAIT).await.unwrap());
+    assert!(fixtures::in_time(latch.wait_timeout(WAIT).await));
     fw.close();
 }
 

@@ -143,9 +143,9 @@ async fn a_permit_outlives_its_session_and_is_released_by_id_elsewhere() {
     let stat = other.exists(permit.path()).await.unwrap().expect("the permit outlives its session");
     assert_eq!(stat.ephemeral_owner, 0);
     assert_eq!(stat.czxid, permit.fencing_token());
-    assert!(sem.acquire_timeout(SHORT).await.unwrap().is_none(), "the permit holds the only place");
-    let refused = sem.acquire_with_expiry_timeout(Duration::from_secs(60), SHORT).await.unwrap();
-    assert!(refused.is_none(), "no second permit");
+    assert!(sem.acquire_timeout(SHORT).await.is_err_and(|e| e.is_timeout()), "the permit holds the only place");
+    let refused = sem.acquire_with_expiry_timeout(Duration::from_secs(60), SHORT).await;
+    assert!(refused.is_err_and(|e| e.is_timeout()), "no second permit");
     assert_eq!(leases(&other, &path).await.len(), 1, "a timed-out acquire leaves nothing");
     // released by id from another process
     sem.release_permit(&id).await.unwrap();
@@ -216,7 +216,7 @@ async fn curator_counts_permits_and_the_server_reclaims_them_by_ttl() {
     // Curator holds one lease, we hold one permit: 2 of 2
     let permit = sem.acquire_with_expiry(Duration::from_secs(2)).await.unwrap();
     assert!(permit.server_ttl(), "the server has TTL nodes");
-    assert!(sem.acquire_timeout(SHORT).await.unwrap().is_none(), "ours: 2 of 2 taken");
+    assert!(sem.acquire_timeout(SHORT).await.is_err_and(|e| e.is_timeout()), "ours: 2 of 2 taken");
     assert!(!peer.sem_acquire(&java, "h2", &path, 2, 1, SHORT).await.unwrap(), "Curator counts the permit");
     // the permit is abandoned: Curator waits, and gets its place once the server reaps it
     let started = tokio::time::Instant::now();
@@ -225,7 +225,7 @@ async fn curator_counts_permits_and_the_server_reclaims_them_by_ttl() {
     println!("Curator waited {waited:?} for a permit expiring in 2 s (TTL)");
     assert!(permit.is_expired(), "not before the permit's deadline");
     assert!(fw.exists(permit.path()).await.unwrap().is_none());
-    assert!(sem.acquire_timeout(SHORT).await.unwrap().is_none(), "2 of 2 Curator leases");
+    assert!(sem.acquire_timeout(SHORT).await.is_err_and(|e| e.is_timeout()), "2 of 2 Curator leases");
     assert_eq!(peer.sem_release(&java, "h1").await.unwrap(), 1);
     assert_eq!(peer.sem_release(&java, "h2").await.unwrap(), 1);
     peer.close(&java).await.unwrap();
@@ -244,7 +244,7 @@ async fn our_waiter_reclaims_an_expired_permit_next_to_curator_leases() {
     assert!(!peer.sem_acquire(&java, "h2", &path, 2, 1, SHORT).await.unwrap(), "Curator counts the permit");
     let started = tokio::time::Instant::now();
     // a bounded wait that outlasts the permit: its timer wakes the waiter, which reclaims it
-    let lease = sem.acquire_timeout(WAIT).await.unwrap().expect("the expired permit's place");
+    let lease = sem.acquire_timeout(WAIT).await.expect("the expired permit's place");
     assert!(permit.is_expired(), "our waiter took the place only after the deadline ({:?})", started.elapsed());
     assert!(started.elapsed() < Duration::from_secs(5), "woken at the deadline, not at the timeout");
     assert!(fw.exists(permit.path()).await.unwrap().is_none(), "the expired permit was reclaimed");

@@ -70,7 +70,7 @@ async fn a_write_guarded_by_leadership() {
     let refused =
         fw.transaction().guarded_by_leadership(&latch.leadership()).set_data(&data, b"x", None).commit().await;
     assert!(matches!(refused, Err(Error::LockLost { .. })), "not started: not leading: {refused:?}");
-    latch.start().unwrap();
+    latch.start().await.unwrap();
     latch.await_leadership().await.unwrap();
     let leadership = latch.leadership();
     fw.transaction().guarded_by_leadership(&leadership).set_data(&data, b"led", None).commit().await.unwrap();

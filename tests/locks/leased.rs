@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 use zk_recipes::zk::CreateMode;
-use zk_recipes::{Error, InterProcessSemaphoreV2, LeasedHold, LossReason};
+use zk_recipes::{Error, InterProcessSemaphoreV2, LossReason, TimedHold};
 use zk_recipes_testing::fixtures;
 
 use super::{Lock, KINDS, WAIT};
@@ -22,7 +22,7 @@ async fn a_lease_not_renewed_ends_on_time_and_the_next_contender_holds() {
         fw.create(&data, b"", CreateMode::Persistent).await.unwrap();
         let lock = Lock::new(kind, &fw, &path);
         let started = Instant::now();
-        let held = LeasedHold::acquire_with_lease(&*lock.0, lease).await.unwrap();
+        let held = TimedHold::acquire(&*lock.0, lease).await.unwrap();
         let next = tokio::spawn({
             let lock = Lock::new(kind, &other, &path);
             async move { lock.acquire_timeout(WAIT).await.expect("the next contender holds") }
@@ -55,7 +55,7 @@ async fn a_renewed_lease_keeps_the_hold() {
     let other = fixtures::framework(&cs).await;
     let path = format!("/{}", fixtures::unique("leased-renew"));
     let lease = Duration::from_millis(500);
-    let held = LeasedHold::acquire_with_lease(&*Lock::new(super::Kind::Mutex, &fw, &path).0, lease).await.unwrap();
+    let held = TimedHold::acquire(&*Lock::new(super::Kind::Mutex, &fw, &path).0, lease).await.unwrap();
     let rival = Lock::new(super::Kind::Mutex, &other, &path);
     for _ in 0..8 {
         tokio::time::sleep(lease / 3).await;
@@ -76,14 +76,14 @@ async fn a_semaphore_lease_and_bad_input() {
     let path = format!("/{}", fixtures::unique("leased-sem"));
     let semaphore = InterProcessSemaphoreV2::new(&fw, &path, 1).unwrap();
     let lock = Lock::new(super::Kind::Mutex, &fw, &format!("{path}-m"));
-    assert!(matches!(LeasedHold::acquire_with_lease(&*lock.0, Duration::ZERO).await, Err(Error::InvalidArgument(_))));
-    let held = LeasedHold::new(semaphore.acquire().await.unwrap(), Duration::from_millis(300)).unwrap();
+    assert!(matches!(TimedHold::acquire(&*lock.0, Duration::ZERO).await, Err(Error::InvalidArgument(_))));
+    let held = TimedHold::new(semaphore.acquire().await.unwrap(), Duration::from_millis(300)).unwrap();
     assert!(matches!(held.renew(Duration::ZERO), Err(Error::InvalidArgument(_))));
     assert_eq!(tokio::time::timeout(WAIT, held.lost()).await.unwrap(), LossReason::LeaseExpired);
     let again = tokio::time::timeout(WAIT, semaphore.acquire()).await.expect("the lease is free again").unwrap();
     drop(again);
     // released before the deadline: nothing fires later
-    let held = LeasedHold::acquire_with_lease(&*lock.0, Duration::from_millis(200)).await.unwrap();
+    let held = TimedHold::acquire(&*lock.0, Duration::from_millis(200)).await.unwrap();
     held.release().await.unwrap();
     tokio::time::sleep(Duration::from_millis(400)).await;
     let next = lock.acquire_timeout(WAIT).await.expect("free");

@@ -40,8 +40,13 @@ impl Lock {
         self.acquire_timeout(WAIT).await.expect("acquired in time")
     }
 
+    /// `None` when `t` passed first.
     async fn acquire_timeout(&self, t: Duration) -> Option<HeldLock> {
-        self.0.acquire_timeout(t).await.unwrap()
+        match self.0.acquire_timeout(t).await {
+            Ok(held) => Some(held),
+            Err(e) if e.is_timeout() => None,
+            Err(e) => panic!("acquire failed: {e}"),
+        }
     }
 }
 
@@ -381,36 +386,6 @@ async fn lost_on_server_stop_and_on_node_deletion() {
     assert_eq!(tokio::time::timeout(WAIT, lost).await.unwrap(), LossReason::NodeDeleted);
 }
 
-#[tokio::test]
-async fn mutex_is_reentrant_per_task_only() {
-    let cs = fixtures::shared_server().await;
-    let fw = fixtures::framework(&cs).await;
-    let m = InterProcessMutex::new(&fw, &format!("/{}", fixtures::unique("reentrant"))).unwrap();
-    let g1 = m.acquire().await.unwrap();
-    let g2 = m.acquire().await.unwrap();
-    assert_eq!(g1.path(), g2.path(), "one node for both holds");
-    assert_eq!(g2.hold_count(), 2);
-    assert!(m.is_held_by_current_task());
-    // another task of the same process waits
-    let other = m.clone();
-    let blocked = tokio::spawn(async move { other.try_acquire().await.unwrap().is_none() }).await.unwrap();
-    assert!(blocked, "another task must not re-enter");
-    g1.release().await.unwrap();
-    assert_eq!(m.participants().await.unwrap().len(), 1, "still held once");
-    let other = m.clone();
-    let waiter = tokio::spawn(async move { other.acquire_timeout(WAIT).await.unwrap().map(|g| g.fencing_token()) });
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(!waiter.is_finished());
-    // released from another task: owned guards may move
-    tokio::spawn(async move { g2.release().await.unwrap() }).await.unwrap();
-    assert!(waiter.await.unwrap().is_some());
-    // the semaphore mutex is not re-entrant
-    let sm = InterProcessSemaphoreMutex::new(&fw, &format!("/{}", fixtures::unique("semmutex"))).unwrap();
-    let held = sm.acquire().await.unwrap();
-    assert!(sm.acquire_timeout(Duration::from_millis(200)).await.unwrap().is_none());
-    held.release().await.unwrap();
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn semaphore_never_exceeds_max_leases_under_16_contenders() {
     let cs = fixtures::shared_server().await;
@@ -455,11 +430,11 @@ async fn semaphore_leases_and_timeouts() {
     let sb = InterProcessSemaphoreV2::new(&b, &path, 2).unwrap();
     let two = sa.acquire_many(2).await.unwrap();
     assert_eq!(two.len(), 2);
-    assert!(sb.acquire_timeout(Duration::from_millis(200)).await.unwrap().is_none());
+    assert!(sb.acquire_timeout(Duration::from_millis(200)).await.is_err_and(|e| e.is_timeout()));
     assert_eq!(sb.participants().await.unwrap().len(), 2, "the timed-out lease is gone");
     let mut two = two;
     two.pop().unwrap().release().await.unwrap();
-    let one = sb.acquire_timeout(WAIT).await.unwrap().expect("a lease is free");
+    let one = sb.acquire_timeout(WAIT).await.expect("a lease is free");
     zk_recipes::return_all(two).await.unwrap();
     one.release().await.unwrap();
     fixtures::settle(&[&a, &b]).await;
@@ -467,7 +442,7 @@ async fn semaphore_leases_and_timeouts() {
 }
 
 #[tokio::test]
-async fn rwlock_sharing_exclusion_downgrade_and_upgrade_error() {
+async fn rwlock_sharing_exclusion_and_downgrade() {
     let cs = fixtures::shared_server().await;
     let a = fixtures::framework(&cs).await;
     let b = fixtures::framework(&cs).await;
@@ -476,35 +451,37 @@ async fn rwlock_sharing_exclusion_downgrade_and_upgrade_error() {
     let lb = InterProcessReadWriteLock::new(&b, &path).unwrap();
     // readers share
     let ra = la.read().await.unwrap();
-    let rb = lb.read_timeout(Duration::from_secs(2)).await.unwrap().expect("readers share");
-    // a writer waits for readers
-    assert!(lb.write_timeout(Duration::from_millis(200)).await.is_err_and(|e| matches!(e, Error::Unsupported(_))));
+    let rb = lb.read_timeout(Duration::from_secs(2)).await.expect("readers share");
+    // a writer waits for readers (this process's own reader too: there is no upgrade)
+    assert!(lb.write_timeout(Duration::from_millis(200)).await.is_err_and(|e| e.is_timeout()));
+    assert!(la.write_timeout(Duration::from_millis(200)).await.is_err_and(|e| e.is_timeout()));
     drop(rb);
     fixtures::settle(&[&b]).await;
     let lb2 = InterProcessReadWriteLock::new(&b, &path).unwrap();
-    let writer = tokio::spawn(async move { lb2.write_timeout(WAIT).await.unwrap().map(|g| g.fencing_token()) });
+    let writer = tokio::spawn(async move { lb2.write_timeout(WAIT).await.map(|g| g.fencing_token()) });
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!writer.is_finished(), "the writer waits for the reader");
-    // upgrade is refused at once
-    let started = tokio::time::Instant::now();
-    assert!(matches!(la.write().await, Err(Error::Unsupported(_))));
-    assert!(started.elapsed() < Duration::from_secs(1));
     ra.release().await.unwrap();
-    assert!(writer.await.unwrap().is_some());
-    // a writer excludes readers
+    assert!(writer.await.unwrap().is_ok());
+    // a writer excludes readers: another session's and this one's
     let w = la.write().await.unwrap();
-    assert!(lb.read_timeout(Duration::from_millis(200)).await.unwrap().is_none());
-    // downgrade: the writer takes the read lock at once, then drops the write lock
-    let r = la.read_timeout(Duration::from_millis(500)).await.unwrap().expect("downgrade is immediate");
+    assert!(la.is_write_acquired_in_this_process());
+    assert!(lb.read_timeout(Duration::from_millis(200)).await.is_err_and(|e| e.is_timeout()));
+    assert!(la.read_timeout(Duration::from_millis(200)).await.is_err_and(|e| e.is_timeout()));
+    // downgrade through the write guard: a read hold at the writer's place, the write released
+    let write_path = w.path().to_string();
+    let r = w.downgrade().await.expect("downgrade is immediate");
     let seq = |p: &str| p[p.len() - 10..].to_string();
-    assert_eq!(seq(r.path()), seq(w.path()), "the read node keeps the writer's place");
+    assert_eq!(seq(r.path()), seq(&write_path), "the read node keeps the writer's place");
     assert!(r.path().contains("__READ__"));
     assert_eq!(r.session_id(), a.status().session_id);
-    w.release().await.unwrap();
+    assert!(!la.is_write_acquired_in_this_process() && la.is_read_acquired_in_this_process());
+    let left = fixtures::ephemerals(&a, &path).await.unwrap();
+    assert!(!left.iter().any(|n| n.contains("__WRIT__")), "the write node is gone: {left:?}");
     // now readers share with the downgraded reader, writers wait
-    let rb = lb.read_timeout(Duration::from_secs(2)).await.unwrap().expect("shares with the downgraded reader");
+    let rb = lb.read_timeout(Duration::from_secs(2)).await.expect("shares with the downgraded reader");
     let lc = InterProcessReadWriteLock::new(&fixtures::framework(&cs).await, &path).unwrap();
-    assert!(lc.write_timeout(Duration::from_millis(200)).await.unwrap().is_none());
+    assert!(lc.write_timeout(Duration::from_millis(200)).await.is_err_and(|e| e.is_timeout()));
     r.release().await.unwrap();
     rb.release().await.unwrap();
     fixtures::settle(&[&a, &b]).await;
@@ -520,13 +497,13 @@ async fn readers_behind_writers_wake_in_turn() {
     // writer 2 queues, then readers 3 and 4 queue behind it
     let b = fixtures::framework(&cs).await;
     let lb = InterProcessReadWriteLock::new(&b, &path).unwrap();
-    let w2 = tokio::spawn(async move { lb.write_timeout(WAIT).await.unwrap() });
+    let w2 = tokio::spawn(async move { lb.write_timeout(WAIT).await });
     tokio::time::sleep(Duration::from_millis(150)).await;
     let mut readers = Vec::new();
     for _ in 0..2 {
         let fw = fixtures::framework(&cs).await;
         let l = InterProcessReadWriteLock::new(&fw, &path).unwrap();
-        readers.push(tokio::spawn(async move { l.read_timeout(WAIT).await.unwrap().map(|g| (g, fw)) }));
+        readers.push(tokio::spawn(async move { l.read_timeout(WAIT).await.map(|g| (g, fw)) }));
     }
     tokio::time::sleep(Duration::from_millis(150)).await;
     w1.release().await.unwrap();
@@ -555,7 +532,7 @@ async fn multilock_is_all_or_nothing() {
     ];
     let multi = InterProcessMultiLock::new(members).unwrap();
     let started = tokio::time::Instant::now();
-    assert!(multi.acquire_timeout(Duration::from_millis(400)).await.unwrap().is_none());
+    assert!(multi.acquire_timeout(Duration::from_millis(400)).await.is_err_and(|e| e.is_timeout()));
     let took = started.elapsed();
     assert!(took < Duration::from_millis(1500), "one deadline for the whole set: {took:?}");
     fixtures::settle(&[&a]).await;
@@ -564,7 +541,7 @@ async fn multilock_is_all_or_nothing() {
     assert!(fixtures::ephemerals(&a, &p3).await.unwrap().is_empty());
     assert_eq!(fixtures::ephemerals(&a, &p2).await.unwrap(), vec![blocker.path().to_string()]);
     blocker.release().await.unwrap();
-    let all = multi.acquire_timeout(WAIT).await.unwrap().expect("all free");
+    let all = multi.acquire_timeout(WAIT).await.expect("all free");
     assert_eq!(all.nodes().count(), 3);
     assert!(!all.is_lost());
     // reported in the order given (acquired in path order: p1, p2, p3)
@@ -623,6 +600,7 @@ async fn bad_input_gets_typed_errors() {
 /// not a test run.
 mod guarded;
 mod leased;
+mod reentry;
 
 mod bounds {
     use std::future::Future;

@@ -230,16 +230,17 @@ async fn provider_strategies_filters_and_down_instances() {
         d.register(&ServiceInstance { enabled, ..instance("web", id, 80) }).await.unwrap();
     }
     let policy = DownInstancePolicy { timeout: Duration::from_millis(1500), error_threshold: 2 };
-    let provider = |strategy| {
+    let d = &d;
+    let provider = |strategy| async move {
         let p =
             d.provider("web").strategy(strategy).filter(|i| i.enabled).down_instance_policy(policy).build().unwrap();
-        p.start().unwrap();
+        p.start().await.unwrap();
         p
     };
     let (rr, random, sticky) = (
-        provider(ProviderStrategy::RoundRobin),
-        provider(ProviderStrategy::Random),
-        provider(ProviderStrategy::Sticky),
+        provider(ProviderStrategy::RoundRobin).await,
+        provider(ProviderStrategy::Random).await,
+        provider(ProviderStrategy::Sticky).await,
     );
     for p in [&rr, &random, &sticky] {
         eventually(LIVENESS, "the providers see three enabled instances", || async {
@@ -276,10 +277,10 @@ async fn provider_strategies_filters_and_down_instances() {
     eventually(LIVENESS, "a left", || async { rr.get_all_instances().len() == 2 }).await;
     assert!(!ids(&rr, 4).contains(&"a".to_string()));
     for p in [&rr, &random, &sticky] {
-        p.close();
+        p.close().await.unwrap();
     }
     d.close().await.unwrap();
-    let empty = provider(ProviderStrategy::RoundRobin);
+    let empty = provider(ProviderStrategy::RoundRobin).await;
     eventually(LIVENESS, "loaded", || async { empty.cache().is_initialized() }).await;
     assert_eq!(empty.get_instance(), None);
 }

@@ -30,7 +30,7 @@ async fn members_see_each_other_and_follow_changes() {
     for (id, data) in [("a", "da"), ("b", "db"), ("c", "dc")] {
         let fw = fixtures::framework(&cs).await;
         let member = GroupMember::new(&fw, &path, id, data).unwrap();
-        member.start().unwrap();
+        member.start().await.unwrap();
         assert_eq!(member.wait_for_initial_create(LIVENESS).await.unwrap(), format!("{path}/{id}"));
         members.push(member);
         fws.push(fw);
@@ -43,7 +43,7 @@ async fn members_see_each_other_and_follow_changes() {
     until_members(&mut changes, &all).await;
     // one id, one registration: another session cannot join as "b"
     let intruder = GroupMember::new(&fws[0], &path, "b", "x").unwrap();
-    intruder.start().unwrap();
+    intruder.start().await.unwrap();
     assert!(matches!(intruder.wait_for_initial_create(LIVENESS).await, Err(Error::NodeHeldByOther { .. })));
     intruder.close().await.unwrap();
     assert_eq!(fws[0].get_data(&format!("{path}/b")).await.unwrap().0, b"db", "b untouched");

@@ -153,16 +153,19 @@ async fn another_sessions_node_is_a_conflict_never_taken() {
     other.create(&path, b"theirs", CreateMode::Ephemeral).await.unwrap();
     let theirs = other.status().session_id;
     let node = PersistentNode::new(&fw, &path, NodeMode::Ephemeral, "ours").unwrap();
-    node.start().unwrap();
+    node.start().await.unwrap();
     let err = node.wait_for_initial_create(LIVENESS).await.unwrap_err();
     assert_eq!(err, Error::NodeHeldByOther { path: path.clone(), owner: theirs });
     assert_eq!(node.status(), NodeStatus::Conflict { path: path.clone(), owner: theirs });
+    let mut status = node.watch();
+    assert_eq!(*status.borrow_and_update(), node.status(), "the receiver holds the current status");
     let (data, stat) = fw.get_data(&path).await.unwrap();
     assert_eq!((data.as_slice(), stat.ephemeral_owner), (&b"theirs"[..], theirs), "not taken over");
     // the other session goes: ours follows, through the watch
     let mut events = Events::of(&node);
     other.close();
     events.until(|s| matches!(s, NodeStatus::Created { .. })).await;
+    fixtures::within(LIVENESS, status.wait_for(|s| matches!(s, NodeStatus::Created { .. }))).await.unwrap();
     exactly_one_ours(&fw, &fw, &node).await;
     assert_eq!(fw.get_data(&path).await.unwrap().0, b"ours");
     node.close().await.unwrap();
@@ -170,7 +173,7 @@ async fn another_sessions_node_is_a_conflict_never_taken() {
     let holder = fixtures::framework(&cs).await;
     holder.create(&path, b"", CreateMode::Ephemeral).await.unwrap();
     let node = PersistentNode::new(&fw, &path, NodeMode::Persistent, "").unwrap();
-    node.start().unwrap();
+    node.start().await.unwrap();
     assert!(matches!(node.wait_for_initial_create(LIVENESS).await, Err(Error::NodeHeldByOther { .. })));
     drop(node);
     holder.close();
@@ -246,7 +249,7 @@ async fn close_and_drop_delete_and_leave_no_task() {
         node.close().await.unwrap();
         node.close().await.unwrap(); // idempotent
         assert_eq!(node.set_data("late"), Err(Error::Closed));
-        assert_eq!(node.start(), Err(Error::Closed));
+        assert_eq!(node.start().await, Err(Error::Closed));
     }
     fixtures::settle(&[&fw]).await;
     eventually(LIVENESS, "no task left", || async { metrics.num_alive_tasks() == before }).await;
@@ -278,14 +281,14 @@ async fn bad_input_is_a_typed_error_and_leaves_nothing() {
     }
     let node = PersistentNode::new(&fw, &format!("{root}/n"), NodeMode::Ephemeral, "").unwrap();
     assert!(matches!(node.wait_for_initial_create(Duration::from_secs(1)).await, Err(Error::Unsupported(_))));
-    node.start().unwrap();
-    assert!(matches!(node.start(), Err(Error::Unsupported(_))));
+    node.start().await.unwrap();
+    assert!(matches!(node.start().await, Err(Error::Unsupported(_))));
     node.close().await.unwrap();
     // TTL on a server without extended types: Unsupported, and no parent made
     let node =
         PersistentNode::new(&fw, &format!("{root}/a/b/ttl"), NodeMode::PersistentWithTtl(Duration::from_secs(5)), "")
             .unwrap();
-    node.start().unwrap();
+    node.start().await.unwrap();
     let err = node.wait_for_initial_create(LIVENESS).await.unwrap_err();
     assert!(matches!(err, Error::Unsupported(_)), "{err:?}");
     assert!(matches!(node.status(), NodeStatus::Failed(Error::Unsupported(_))));

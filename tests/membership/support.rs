@@ -131,7 +131,7 @@ impl Drop for Sampler {
 /// A started node, created.
 pub async fn started(fw: &Framework, path: &str, mode: NodeMode, data: &[u8]) -> PersistentNode {
     let node = PersistentNode::new(fw, path, mode, data.to_vec()).unwrap();
-    node.start().unwrap();
+    node.start().await.unwrap();
     node.wait_for_initial_create(LIVENESS).await.unwrap();
     node
 }

@@ -22,7 +22,7 @@ async fn a_ttl_node_stays_while_its_owner_runs_and_goes_after() {
     let closed = PersistentTtlNode::new(&fw, &format!("{root}/closed"), ttl, "c").unwrap();
     let dropped = PersistentTtlNode::new(&fw, &format!("{root}/dropped"), ttl, "d").unwrap();
     for node in [&closed, &dropped] {
-        node.start().unwrap();
+        node.start().await.unwrap();
         assert_eq!(node.wait_for_initial_create(LIVENESS).await.unwrap(), node.path());
     }
     // Curator's layout: the data on the node, the touch child holds the default data
@@ -84,7 +84,7 @@ async fn ttl_bad_input_and_no_server_support() {
     // the shared server runs without extended types
     let node = PersistentTtlNode::new(&fw, &format!("{root}/a/ttl"), Duration::from_secs(1), "").unwrap();
     assert!(matches!(node.wait_for_initial_create(LIVENESS).await, Err(Error::Unsupported(_))), "not started");
-    node.start().unwrap();
+    node.start().await.unwrap();
     let err = node.wait_for_initial_create(LIVENESS).await.unwrap_err();
     assert!(matches!(err, Error::Unsupported(_)), "{err:?}");
     assert!(matches!(node.status(), NodeStatus::Failed(Error::Unsupported(_))));

@@ -27,10 +27,12 @@ async fn simple_queue_is_fifo_and_peeks_without_taking() {
     assert_eq!(queue.size().await.unwrap(), 3);
     assert_eq!(queue.peek().await.unwrap().as_deref(), Some(&b"a"[..]));
     assert_eq!(queue.element().await.unwrap(), b"a");
-    for want in [&b"a"[..], b"b", b"c"] {
-        assert_eq!(queue.take().await.unwrap(), want);
-    }
-    assert_eq!(queue.poll(Duration::from_millis(100)).await.unwrap(), None);
+    assert_eq!(queue.take().await.unwrap(), b"a");
+    assert_eq!(queue.take_timeout(WAIT).await.unwrap(), b"b");
+    assert_eq!(queue.try_take().await.unwrap().as_deref(), Some(&b"c"[..]));
+    assert_eq!(queue.try_take().await.unwrap(), None, "never waits");
+    let short = Duration::from_millis(100);
+    assert_eq!(queue.take_timeout(short).await, Err(Error::Timeout(short)));
     assert_eq!(queue.size().await.unwrap(), 0);
 }
 
@@ -63,7 +65,17 @@ async fn distributed_queue_is_fifo_over_multi_item_nodes() {
         got.push(String::from_utf8(queue.take().await.unwrap()).unwrap());
     }
     assert_eq!(got, ["1", "2", "3", "4", "5", "6"]);
-    assert_eq!(queue.poll(Duration::from_millis(50)).await.unwrap(), None);
+    assert!(!fixtures::in_time(queue.take_timeout(Duration::from_millis(50)).await));
+    assert_eq!(queue.try_take().await.unwrap(), None);
+    // the safe takes, bounded and not waiting
+    assert!(queue.try_take_safe().await.unwrap().is_none());
+    queue.put(&b"7".to_vec()).await.unwrap();
+    queue.put(&b"8".to_vec()).await.unwrap();
+    let delivery = queue.try_take_safe().await.unwrap().expect("an item is there");
+    assert_eq!(delivery.complete().await.unwrap(), [b"7".to_vec()]);
+    let delivery = queue.take_safe_timeout(WAIT).await.unwrap();
+    assert_eq!(delivery.complete().await.unwrap(), [b"8".to_vec()]);
+    assert!(matches!(queue.take_safe_timeout(Duration::from_millis(50)).await, Err(Error::Timeout(_))));
     // the lock path is a sibling, not a child the consumers would see
     assert_eq!(queue.lock_path(), format!("{path}-locks"));
     assert!(fw.children(&path).await.unwrap().is_empty());
@@ -107,7 +119,7 @@ async fn delay_queue_hands_items_over_at_their_time_earliest_first() {
     let start = Instant::now();
     queue.put_after(&b"late".to_vec(), Duration::from_millis(900)).await.unwrap();
     queue.put_after(&b"early".to_vec(), Duration::from_millis(400)).await.unwrap();
-    assert_eq!(queue.poll(Duration::from_millis(100)).await.unwrap(), None, "nothing visible yet");
+    assert!(!fixtures::in_time(queue.take_timeout(Duration::from_millis(100)).await), "nothing visible yet");
     assert_eq!(queue.take().await.unwrap(), b"early");
     assert!(start.elapsed() >= Duration::from_millis(390), "{:?}", start.elapsed());
     assert_eq!(queue.take().await.unwrap(), b"late");
@@ -131,7 +143,7 @@ async fn a_safe_take_is_handed_back_unless_completed() {
     assert_eq!(delivery.items(), [b"job".to_vec()]);
     // held: an at-most-once consumer does not get it meanwhile
     let other = DistributedQueue::new(&fixtures::framework(&cs).await, &path).unwrap();
-    assert_eq!(other.poll(Duration::from_millis(200)).await.unwrap(), None);
+    assert!(!fixtures::in_time(other.take_timeout(Duration::from_millis(200)).await));
     delivery.abandon();
     let again = tokio::time::timeout(WAIT, other.take_safe()).await.expect("handed back").unwrap();
     assert_eq!(again.complete().await.unwrap(), [b"job".to_vec()]);

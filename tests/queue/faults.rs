@@ -38,7 +38,7 @@ async fn consume(i: usize, queue: DistributedQueue, consumed: Consumed, trouble:
     while !stop.load(Ordering::SeqCst) {
         let poll = Duration::from_millis(200);
         let taken = if i.is_multiple_of(2) {
-            match queue.poll_safe(poll).await {
+            match fixtures::before_deadline(queue.take_safe_timeout(poll).await) {
                 Ok(Some(delivery)) => {
                     process().await;
                     // only a completed delivery is consumed; a lost one goes to another consumer
@@ -53,7 +53,7 @@ async fn consume(i: usize, queue: DistributedQueue, consumed: Consumed, trouble:
                 other => other.map(|_| Vec::new()),
             }
         } else {
-            queue.poll(poll).await.map(|item| item.into_iter().collect())
+            fixtures::before_deadline(queue.take_timeout(poll).await).map(|item| item.into_iter().collect())
         };
         match taken {
             Ok(items) if !items.is_empty() => {

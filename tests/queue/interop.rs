@@ -178,7 +178,7 @@ async fn curator_lock_safe_consumers_and_ours_share_a_queue_each_item_once() {
     queue.put_all(&all).await.unwrap();
     peer.queue_consume_start(cid, "shared", &path, &Kind::Distributed, Some(queue.lock_path())).await.unwrap();
     let mut ours = Vec::new();
-    while let Some(item) = queue.poll(Duration::from_millis(300)).await.unwrap() {
+    while let Some(item) = fixtures::before_deadline(queue.take_timeout(Duration::from_millis(300)).await).unwrap() {
         ours.push(item);
     }
     eventually(WAIT, "the queue is drained", || async { queue.size().await.unwrap() == 0 }).await;

@@ -88,6 +88,6 @@ async fn a_bounded_queue_makes_puts_wait_or_fail() {
     // the simple queue's bound
     let simple = SimpleDistributedQueue::new(&fw, &format!("{path}-simple")).unwrap().with_max_items(1).unwrap();
     simple.offer(b"a").await.unwrap();
-    let full = simple.offer_timeout(b"b", Some(Duration::from_millis(100))).await;
+    let full = simple.offer_timeout(b"b", Duration::from_millis(100)).await;
     assert_eq!(full, Err(Error::Timeout(Duration::from_millis(100))));
 }

@@ -33,7 +33,11 @@ async fn a_65536_item_queue_drains() {
         let (taken, seen) = (taken.clone(), seen.clone());
         tokio::spawn(async move {
             while taken.load(Ordering::SeqCst) < ITEMS {
-                let Some(item) = queue.poll(Duration::from_millis(500)).await.unwrap() else { continue };
+                let Some(item) =
+                    fixtures::before_deadline(queue.take_timeout(Duration::from_millis(500)).await).unwrap()
+                else {
+                    continue;
+                };
                 let i = u32::from_be_bytes(item.try_into().unwrap()) as usize;
                 seen[i].fetch_add(1, Ordering::SeqCst);
                 taken.fetch_add(1, Ordering::SeqCst);

@@ -56,7 +56,9 @@ impl From<Error> for CliError {
             Error::LockLost { .. } => LOST,
             _ => FAILURE,
         };
-        CliError::new(code, e.to_string())
+        // the whole chain: a wrapped error (the last error of RetriesExhausted...) is a source
+        let chain = std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source());
+        CliError::new(code, chain.map(|e| e.to_string()).collect::<Vec<_>>().join(": "))
     }
 }
 
@@ -83,6 +85,11 @@ mod tests {
         assert_eq!(code(Error::AuthFailed { connect_string: "h:1".into() }), UNAVAILABLE);
         assert_eq!(code(Error::LockLost { path: "/l/n".into(), reason: zk_recipes::LossReason::NodeDeleted }), LOST);
         assert_eq!(code(Error::ZooKeeper(ZkError::NoAuth)), FAILURE);
+        assert_eq!(code(Error::Contended { path: "/c".into(), attempts: 3 }), FAILURE);
+        let gave_up = Error::RetriesExhausted { attempts: 2, elapsed: timeout, last: ZkError::ConnectionLoss };
+        let message = CliError::from(gave_up).message;
+        assert!(message.starts_with("gave up after 2 attempt(s)"), "{message}");
+        assert!(message.ends_with(&format!(": {}", ZkError::ConnectionLoss)), "{message}");
         assert_eq!(signalled(15), 143);
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures_util::future::select_all;
 use futures_util::StreamExt;
-use zk_recipes::{Error, HeldLock, LeaderLatch, Lease, LeasedHold, MultiLockGuard};
+use zk_recipes::{Error, HeldLock, LeaderLatch, Lease, MultiLockGuard, TimedHold};
 
 use crate::args::Supervision;
 use crate::child::{self, Child};
@@ -41,7 +41,7 @@ pub enum Held {
     Leases(Vec<Lease>),
     Leader(LeaderLatch, Node),
     /// A lock bounded by a lease; renewed for this long whenever CMD writes a line, if given.
-    Leased(LeasedHold, Option<Duration>),
+    Leased(TimedHold, Option<Duration>),
 }
 
 impl Held {
@@ -113,7 +113,7 @@ enum Released {
 
 fn leadership_lost(latch: &LeaderLatch, node: &Node) -> bool {
     let now = latch.leadership();
-    !now.is_leader || now.node.as_deref() != Some(node.path.as_str())
+    !now.is_leader() || now.node() != Some(node.path.as_str())
 }
 
 /// Holds `held` while CMD runs (exit: CMD's code, or 76 when the hold was lost meanwhile),
@@ -183,7 +183,7 @@ pub async fn run(
 
 /// Passes CMD's stdout through line by line, renewing `leased` for `lease` at each line, until
 /// CMD closes it.
-async fn renew_on_lines(output: tokio::process::ChildStdout, leased: &LeasedHold, lease: Duration) {
+async fn renew_on_lines(output: tokio::process::ChildStdout, leased: &TimedHold, lease: Duration) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let mut lines = BufReader::new(output).lines();
     let mut stdout = tokio::io::stdout();

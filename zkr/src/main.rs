@@ -72,28 +72,16 @@ impl Ctx {
         })
     }
 
-    /// Ends the session cleanly: lets background deletes (of abandoned acquires) finish while
-    /// connected, then closes the session (the server drops our ephemeral nodes at once) and
-    /// waits, briefly, until the close request went out.
+    /// Ends the session cleanly with [`Framework::shutdown`]: lets background deletes (of
+    /// abandoned acquires) finish, closes the session (the server drops our ephemeral nodes at
+    /// once) and waits until the server acknowledged it — briefly when disconnected already.
     pub async fn close(&mut self, fw: Framework) {
-        let drained = async {
-            while fw.pending_background_deletes() > 0 && fw.connection_state().is_connected() {
-                // a counter without a notification; this runs once, on the way out
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
+        let limit = match fw.connection_state().is_connected() {
+            true => DRAIN_TIMEOUT + CLOSE_TIMEOUT,
+            false => CLOSE_TIMEOUT,
         };
-        let _ = tokio::time::timeout(DRAIN_TIMEOUT, drained).await;
-        let states = fw.client().ok().map(|client| client.state_watcher());
-        fw.close();
-        drop(fw);
-        if let Some(mut states) = states {
-            let closed = async {
-                while !states.peek_state().is_terminated() {
-                    states.changed().await;
-                }
-            };
-            let _ = tokio::time::timeout(CLOSE_TIMEOUT, closed).await;
-        }
+        // not acknowledged in time: the session ends with its timeout, nothing more to do
+        let _ = fw.shutdown(limit).await;
     }
 }
 

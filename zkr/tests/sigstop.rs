@@ -75,7 +75,7 @@ async fn sigstop_a_zkr_holder_past_the_session_timeout() {
     unsafe { libc::kill(holder.0.id() as i32, libc::SIGSTOP) };
     let fw = fixtures::framework(&cs).await;
     let mutex = zk_recipes::InterProcessMutex::new(&fw, "/sigstop").unwrap();
-    let guard = mutex.acquire_timeout(Duration::from_secs(30)).await.unwrap().expect("the lock after the expiry");
+    let guard = mutex.acquire_timeout(Duration::from_secs(30)).await.expect("the lock after the expiry");
     let waited = paused_at.elapsed();
     assert!(guard.fencing_token() > old_token, "a higher token for the new holder");
     assert!(waited >= Duration::from_secs(3), "the server kept the paused holder's lock for its session: {waited:?}");
@@ -192,9 +192,11 @@ async fn sigstop_a_latch_a_lease_and_a_member_past_the_session_timeout() {
     // a leader latch: the contender leads once the frozen leader's session expires
     let mut zkr = holding_zkr(&cs, &["elect", "/sigstop/latch", "--id", "frozen"], &dir, "latch").await;
     let latch = LeaderLatch::new(&fw, "/sigstop/latch", "contender").unwrap();
-    latch.start().unwrap();
+    latch.start().await.unwrap();
     assert!(!latch.has_leadership(), "the frozen zkr leads first");
-    let took = zkr.freeze_until("leadership", async { latch.await_leadership_timeout(TAKE_OVER).await.unwrap() }).await;
+    let took = zkr
+        .freeze_until("leadership", async { fixtures::in_time(latch.await_leadership_timeout(TAKE_OVER).await) })
+        .await;
     let exited = zkr.thaw_until_exit_76().await;
     lines.push(format!("leader latch (`zkr elect`): the contender led {took}; {exited}"));
     latch.close().await.unwrap();
@@ -203,11 +205,11 @@ async fn sigstop_a_latch_a_lease_and_a_member_past_the_session_timeout() {
     let args = ["semaphore", "/sigstop/sem", "--leases", "1"];
     let mut zkr = holding_zkr(&cs, &args, &dir, "sem").await;
     let sem = InterProcessSemaphoreV2::new(&fw, "/sigstop/sem", 1).unwrap();
-    assert!(sem.acquire_timeout(Duration::ZERO).await.unwrap().is_none(), "the frozen zkr holds the lease");
+    assert!(sem.try_acquire().await.unwrap().is_none(), "the frozen zkr holds the lease");
     let lease = std::cell::RefCell::new(None);
     let took = zkr
         .freeze_until("the lease", async {
-            *lease.borrow_mut() = sem.acquire_timeout(TAKE_OVER).await.unwrap();
+            *lease.borrow_mut() = Some(sem.acquire_timeout(TAKE_OVER).await.unwrap());
             lease.borrow().is_some()
         })
         .await;
@@ -219,7 +221,7 @@ async fn sigstop_a_latch_a_lease_and_a_member_past_the_session_timeout() {
     let args = ["group", "join", "/sigstop/group", "--id", "frozen"];
     let mut zkr = holding_zkr(&cs, &args, &dir, "group").await;
     let observer = GroupMember::new(&fw, "/sigstop/group", "observer", "").unwrap();
-    observer.start().unwrap();
+    observer.start().await.unwrap();
     fixtures::eventually(TAKE_OVER, "the frozen member in the view", || async {
         observer.members().contains_key("frozen")
     })

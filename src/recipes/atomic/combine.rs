@@ -219,7 +219,7 @@ impl<T: AtomicNumber> Combiner<T> {
                     before = after;
                 }
             }
-            // not written (the tries ran out), or an error: the same for every member
+            // an error (`Contended` when the tries ran out): the same for every member
             other => {
                 for (_, reply) in members {
                     let _ = reply.send(other.clone());

@@ -6,15 +6,17 @@ use std::sync::Arc;
 use super::arith::{decode, AtomicNumber};
 use super::combine::{Combiner, Combiners, Op, Single};
 use super::value::{AtomicOptions, AtomicValue, DistributedAtomicValue};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::framework::Framework;
 
 /// A distributed atomic number: Curator's `DistributedAtomicLong` (`i64`, 8 bytes) and
 /// `DistributedAtomicInteger` (`i32`, 4 bytes).
 ///
-/// Every operation returns an [`AtomicValue`]: whether it succeeded, the value before and
-/// after, and the tries it took. Under contention no increment is lost or counted twice, also
-/// when a reply is lost to a connection failure (see [`DistributedAtomicValue`]).
+/// Every operation returns an [`AtomicValue`]: the value before and after, and the tries it
+/// took (and, for [`compare_and_set`](Self::compare_and_set), whether the compare matched);
+/// an operation whose tries ran out is [`Error::Contended`](crate::Error::Contended), never an `Ok` that did not
+/// happen. Under contention no increment is lost or counted twice, also when a reply is lost
+/// to a connection failure (see [`DistributedAtomicValue`]).
 ///
 /// # Combining
 /// Additions ([`increment`](Self::increment), [`decrement`](Self::decrement),
@@ -80,9 +82,9 @@ use crate::framework::Framework;
 /// process incrementing the same node adds up with this one.
 ///
 /// # Errors
-/// Node data of another length is reported as [`Error::CorruptData`], never guessed at. When
+/// Node data of another length is reported as [`Error::CorruptData`](crate::Error::CorruptData), never guessed at. When
 /// the retry policy gives up while a write's reply is still missing, the operation reports
-/// [`Error::OutcomeUnknown`] (the write may or may not have been applied) rather than a plain
+/// [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown) (the write may or may not have been applied) rather than a plain
 /// failure; for a batch, every member gets it.
 #[derive(Debug, Clone)]
 pub struct DistributedAtomicNumber<T: AtomicNumber> {
@@ -100,7 +102,7 @@ impl<T: AtomicNumber> DistributedAtomicNumber<T> {
     /// A number at `path` with default options (10,000 optimistic tries, no promotion).
     ///
     /// # Errors
-    /// [`Error::InvalidPath`].
+    /// [`Error::InvalidPath`](crate::Error::InvalidPath).
     pub fn new(fw: &Framework, path: &str) -> Result<Self> {
         Self::with_options(fw, path, AtomicOptions::default())
     }
@@ -133,7 +135,7 @@ impl<T: AtomicNumber> DistributedAtomicNumber<T> {
     /// The current value (0 when the node is missing or empty).
     ///
     /// # Errors
-    /// [`Error::CorruptData`]; the framework's errors.
+    /// [`Error::CorruptData`](crate::Error::CorruptData); the framework's errors.
     ///
     /// # Cancel safety
     /// Cancel safe.
@@ -144,7 +146,8 @@ impl<T: AtomicNumber> DistributedAtomicNumber<T> {
     /// Adds one (combined with concurrent additions: see [Combining](Self#combining)).
     ///
     /// # Errors
-    /// [`Error::CorruptData`]; [`Error::OutcomeUnknown`]; the framework's errors.
+    /// [`Error::CorruptData`](crate::Error::CorruptData); [`Error::OutcomeUnknown`](crate::Error::OutcomeUnknown); [`Error::Contended`](crate::Error::Contended) when its tries
+    /// ran out (see [`AtomicOptions`]): the addition was not applied; the framework's errors.
     ///
     /// # Cancel safety
     /// Not cancel safe: dropped once its write was sent, the change stands and its result is
@@ -188,8 +191,9 @@ impl<T: AtomicNumber> DistributedAtomicNumber<T> {
         self.add(delta.wrapping_neg()).await
     }
 
-    /// Sets `new` if the current value is `expected`. Written alone, in call order with this
-    /// framework's other updates of the path.
+    /// Sets `new` if the current value is `expected` ([`succeeded`](AtomicValue::succeeded)
+    /// tells whether it was). Written alone, in call order with this framework's other
+    /// updates of the path.
     ///
     /// # Errors
     /// As [`increment`](Self::increment).
@@ -216,16 +220,13 @@ impl<T: AtomicNumber> DistributedAtomicNumber<T> {
     /// in call order with this framework's other updates of the path.
     ///
     /// # Errors
-    /// [`Error::Timeout`] when the tries ran out (as [`DistributedAtomicValue::force_set`]);
+    /// [`Error::Contended`](crate::Error::Contended) when the tries ran out (as [`DistributedAtomicValue::force_set`]);
     /// the framework's errors.
     ///
     /// # Cancel safety
     /// As [`increment`](Self::increment).
     pub async fn force_set(&self, new: T) -> Result<()> {
-        match self.submit(Op::Alone(Single::Force(new))).await?.succeeded {
-            true => Ok(()),
-            false => Err(Error::Timeout(std::time::Duration::ZERO)),
-        }
+        self.submit(Op::Alone(Single::Force(new))).await.map(drop)
     }
 
     /// Creates the node with `value` unless it exists; `false` when it did. Not queued with
@@ -243,7 +244,7 @@ impl<T: AtomicNumber> DistributedAtomicNumber<T> {
     /// Deletes this handle's transaction marker (see [`DistributedAtomicValue::close`]) once
     /// the updates queued on this handle's combiner before the call are written; later
     /// updates of other handles of the path stop using that combiner. The handle stays
-    /// usable (a later update makes a new marker).
+    /// usable (a later update makes a new marker). Idempotent: a second close is `Ok(())`.
     ///
     /// # Errors
     /// The delete's error.

@@ -41,13 +41,18 @@ use super::queue::{Taken, Turn};
 use super::txn::{Joined, Op, Txn};
 
 /// How an atomic operation went (Curator's `AtomicValue` + `AtomicStats`).
+///
+/// An operation that could not write because its tries ran out is not an `AtomicValue` but
+/// [`Error::Contended`]: an `Ok` always means the operation took place as asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AtomicValue<T> {
-    /// Whether the value was changed (false: a compare failed, or the tries ran out).
+    /// Whether the value was changed: `false` only when a `compare_and_set`'s compare failed
+    /// (the current value was not the expected one), an answer, not a failure. Every other
+    /// operation that returns `Ok` changed the value.
     pub succeeded: bool,
-    /// The value before the operation.
+    /// The value before the operation (for a failed compare: the current value).
     pub pre_value: T,
-    /// The value after it (equal to `pre_value` when it did not succeed).
+    /// The value after it (equal to `pre_value` when the compare failed).
     pub post_value: T,
     /// How many tries it took, and how long.
     pub stats: AtomicStats,
@@ -167,6 +172,9 @@ impl Drop for Inner {
 enum Attempt {
     /// Written: the new version, and the bytes written.
     Written(i32, Vec<u8>),
+    /// The node was missing and is there now (ours or another's create): not a refused
+    /// write, so it costs no try; the next attempt reads it.
+    Created,
     Contended,
     /// Our queue turn's node is gone (with an expired session, or with a write that applied
     /// our addition).
@@ -256,23 +264,22 @@ impl DistributedAtomicValue {
     /// Sets `new` whatever the current value (Curator's `forceSet`).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for empty bytes; the framework's errors.
+    /// [`Error::InvalidArgument`] for empty bytes; [`Error::Contended`] when the tries ran
+    /// out; the framework's errors.
     ///
     /// # Cancel safety
     /// Not cancel safe: the write may have been applied.
     pub async fn force_set(&self, new: &[u8]) -> Result<()> {
         check_value(new)?;
-        let result = self.apply(|_| Some(new.to_vec())).await?;
-        match result.succeeded {
-            true => Ok(()),
-            false => Err(Error::Timeout(Duration::ZERO)),
-        }
+        self.apply(|_| Some(new.to_vec())).await.map(drop)
     }
 
-    /// Sets `new` if the current bytes equal `expected` (a missing node equals empty bytes).
+    /// Sets `new` if the current bytes equal `expected` (a missing node equals empty bytes):
+    /// [`succeeded`](AtomicValue::succeeded) tells whether they did.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for empty `new`; the framework's errors.
+    /// [`Error::InvalidArgument`] for empty `new`; [`Error::Contended`] when the tries ran out
+    /// (other writers kept changing the value); the framework's errors.
     ///
     /// # Cancel safety
     /// Not cancel safe.
@@ -310,7 +317,10 @@ impl DistributedAtomicValue {
         }
     }
 
-    /// Deletes this instance's marker nodes now (also done when the last clone drops).
+    /// Deletes this instance's marker nodes now (also done, in the background, when the last
+    /// clone drops); resolves once they are deleted (or handed to the guaranteed background
+    /// delete when a delete fails). There is no background task to stop. Idempotent: a
+    /// second close is `Ok(())`; the value stays usable (a later update makes a new marker).
     ///
     /// # Errors
     /// The delete's error (it then continues in the background).
@@ -395,6 +405,11 @@ impl DistributedAtomicValue {
             stats.promoted_time = started.elapsed();
         }
         stats.applied_by_another = outcome.by_another;
+        if !outcome.succeeded && outcome.computed {
+            // the tries ran out: never an `Ok` that silently did not happen
+            let attempts = stats.optimistic_tries.saturating_add(stats.promoted_tries);
+            return Err(Error::Contended { path: self.inner.path.clone(), attempts });
+        }
         Ok(AtomicValue { succeeded: outcome.succeeded, pre_value: outcome.pre, post_value: outcome.post, stats })
     }
 
@@ -520,7 +535,11 @@ impl DistributedAtomicValue {
         F: FnMut(&[u8]) -> Option<Vec<u8>>,
     {
         let mutex = InterProcessMutex::new(&self.inner.fw, &p.lock_path)?;
-        let Some(guard) = mutex.acquire_timeout(p.timeout).await? else { return Ok(None) };
+        let guard = match mutex.acquire_timeout(p.timeout).await {
+            Ok(guard) => guard,
+            Err(Error::Timeout(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
         let start = Start { known: None, guessed: false };
         let under_lock =
             self.attempts(compute, Attempts { tries: p.tries, start, gate: None, turn: None }, counter).await;
@@ -586,6 +605,11 @@ impl DistributedAtomicValue {
                         }
                     }
                 }
+                Attempt::Created => {
+                    // the node exists now: read it and write, without counting a try
+                    lock(&self.inner.state).cached = None;
+                    *counter -= 1;
+                }
                 Attempt::JoinerGone(k) => {
                     // it left the queue (or was written by another): write without it
                     if let Some(t) = turn.as_mut() {
@@ -641,7 +665,7 @@ impl DistributedAtomicValue {
             // Create the node empty (idempotent: empty reads as the initial value), then write
             // with a version check like any other write.
             match fw.create(&self.inner.path, &[], CreateMode::Persistent).await {
-                Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => return Ok(Attempt::Contended),
+                Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => return Ok(Attempt::Created),
                 Err(e) => return Err(e),
             }
         };

@@ -94,20 +94,38 @@ impl DistributedBarrier {
     ///
     /// # Cancel safety
     /// Cancel safe: waiting leaves nothing on the server but a watch.
+    #[doc(alias = "waitOnBarrier")]
     pub async fn wait_on_barrier(&self) -> Result<()> {
         self.wait_until(None).await.map(drop)
     }
 
-    /// Waits at most `timeout` until the barrier is not set: `Ok(false)` when it was still set
-    /// at the deadline.
+    /// Waits at most `timeout` until the barrier is not set.
     ///
     /// # Errors
-    /// As [`wait_on_barrier`](Self::wait_on_barrier).
+    /// [`Error::Timeout`] when the barrier was still set at the deadline (nothing is left
+    /// behind: the watch's wake-up is simply ignored); as
+    /// [`wait_on_barrier`](Self::wait_on_barrier) otherwise.
     ///
     /// # Cancel safety
     /// Cancel safe.
-    pub async fn wait_on_barrier_timeout(&self, timeout: Duration) -> Result<bool> {
-        self.wait_until(Some(Instant::now() + timeout)).await
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(barrier: zk_recipes::DistributedBarrier) -> zk_recipes::Result<()> {
+    /// use std::time::Duration;
+    /// match barrier.wait_on_barrier_timeout(Duration::from_secs(5)).await {
+    ///     Ok(()) => println!("through"),
+    ///     Err(zk_recipes::Error::Timeout(_)) => println!("still set after 5 s"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    #[doc(alias = "waitOnBarrier")]
+    pub async fn wait_on_barrier_timeout(&self, timeout: Duration) -> Result<()> {
+        match self.wait_until(Some(Instant::now() + timeout)).await? {
+            true => Ok(()),
+            false => Err(Error::Timeout(timeout)),
+        }
     }
 
     async fn wait_until(&self, deadline: Option<Instant>) -> Result<bool> {

@@ -139,16 +139,20 @@ impl DistributedDoubleBarrier {
         self.enter_until(None).await.map(drop)
     }
 
-    /// Enters, waiting at most `timeout`: `Ok(false)` when the barrier did not open in time;
-    /// our member node is deleted then.
+    /// Enters, waiting at most `timeout` for the barrier to open.
     ///
     /// # Errors
-    /// As [`enter`](Self::enter).
+    /// [`Error::Timeout`] when the barrier did not open in time (our member node is deleted
+    /// then); as [`enter`](Self::enter) otherwise.
     ///
     /// # Cancel safety
     /// Cancel safe, as [`enter`](Self::enter).
-    pub async fn enter_timeout(&self, timeout: Duration) -> Result<bool> {
-        self.enter_until(Some(Instant::now() + timeout)).await
+    #[doc(alias = "enter")]
+    pub async fn enter_timeout(&self, timeout: Duration) -> Result<()> {
+        match self.enter_until(Some(Instant::now() + timeout)).await? {
+            true => Ok(()),
+            false => Err(Error::Timeout(timeout)),
+        }
     }
 
     /// Leaves: deletes our member node and waits until every member has left, then deletes
@@ -164,16 +168,20 @@ impl DistributedDoubleBarrier {
         self.leave_until(None).await.map(drop)
     }
 
-    /// Leaves, waiting at most `timeout`: `Ok(false)` when others were still in at the
-    /// deadline; our member node is deleted anyway.
+    /// Leaves, waiting at most `timeout` for every other member to leave.
     ///
     /// # Errors
-    /// As [`leave`](Self::leave).
+    /// [`Error::Timeout`] when others were still in at the deadline (our member node is
+    /// deleted anyway); as [`leave`](Self::leave) otherwise.
     ///
     /// # Cancel safety
     /// Cancel safe, as [`leave`](Self::leave).
-    pub async fn leave_timeout(&self, timeout: Duration) -> Result<bool> {
-        self.leave_until(Some(Instant::now() + timeout)).await
+    #[doc(alias = "leave")]
+    pub async fn leave_timeout(&self, timeout: Duration) -> Result<()> {
+        match self.leave_until(Some(Instant::now() + timeout)).await? {
+            true => Ok(()),
+            false => Err(Error::Timeout(timeout)),
+        }
     }
 
     async fn enter_until(&self, deadline: Option<Instant>) -> Result<bool> {

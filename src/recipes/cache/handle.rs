@@ -185,7 +185,7 @@ enum Task {
 ///
 /// let cache = Cache::tree(&fw, "/services").max_depth(2).build()?;
 /// let events = cache.events();
-/// cache.start()?;
+/// cache.start().await?;
 /// futures_util::pin_mut!(events);
 /// while let Some(event) = events.next().await {
 ///     match event {
@@ -197,6 +197,10 @@ enum Task {
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
+#[doc(alias = "CuratorCache")]
+#[doc(alias = "TreeCache")]
+#[doc(alias = "PathChildrenCache")]
+#[doc(alias = "NodeCache")]
 pub struct Cache {
     fw: Framework,
     shared: Arc<Shared>,
@@ -240,13 +244,25 @@ impl Cache {
         &self.shared.scope.root
     }
 
-    /// Starts the cache: registers the watch, loads the nodes (`Created` for each, then
-    /// [`CacheEvent::Initialized`]), then follows them.
+    /// Starts the cache: its task registers the watch, loads the nodes (`Created` for each,
+    /// then [`CacheEvent::Initialized`]), then follows them.
+    ///
+    /// Resolves once the task is spawned, without waiting for the initial load (which needs a
+    /// connection): wait for [`CacheEvent::Initialized`] on [`events`](Self::events), or for
+    /// [`is_initialized`](Self::is_initialized) through [`version`](Self::version), when the
+    /// content must be there.
     ///
     /// # Errors
     /// [`Error::Unsupported`] when already started; [`Error::Closed`] after
     /// [`close`](Self::close) or when the framework is closed.
-    pub fn start(&self) -> Result<()> {
+    ///
+    /// # Cancel safety
+    /// Cancel safe: it does not wait.
+    pub async fn start(&self) -> Result<()> {
+        self.spawn()
+    }
+
+    fn spawn(&self) -> Result<()> {
         let mut task = lock(&self.task);
         match *task {
             Task::NotStarted => {}
@@ -296,7 +312,9 @@ impl Cache {
         self.shared.is_initialized()
     }
 
-    /// A counter bumped on every applied change (each `Created`, `Changed` and `Deleted`).
+    /// A counter bumped on every applied change (each `Created`, `Changed` and `Deleted`), as
+    /// a `watch::Receiver`: only its latest value matters ("the content changed since I last
+    /// read it"); [`events`](Self::events) is the `Stream` of each change.
     pub fn version(&self) -> watch::Receiver<u64> {
         self.shared.version()
     }
@@ -327,6 +345,10 @@ impl Cache {
     /// then every event as it is applied. Subscribe before [`start`](Self::start) to get the
     /// initial load as it happens. The stream ends when the cache is closed or dropped.
     ///
+    /// A `Stream` because each event matters (a node created then deleted is two events, not
+    /// a latest value); for "something changed, read the content", [`version`](Self::version)
+    /// is a `watch::Receiver`.
+    ///
     /// Each subscriber has a bounded buffer ([`CacheBuilder::event_capacity`]): the cache
     /// never waits for a subscriber. When a buffer overflows, its events are dropped and
     /// replaced by one [`CacheEvent::Resynced`] whose `dropped` counts them: read
@@ -338,13 +360,31 @@ impl Cache {
     ///
     /// # Cancel safety
     /// `next()` on the stream is cancel safe.
+    #[doc(alias = "listenable")]
+    #[doc(alias = "addListener")]
     pub fn events(&self) -> impl Stream<Item = CacheEvent> + Send + 'static {
         self.shared.subscribe()
     }
 
     /// Stops the cache: its task ends, its watch is removed, its event streams end after
-    /// their buffered events. The content stays readable. Idempotent; dropping does the same.
-    pub fn close(&self) {
+    /// their buffered events. The content stays readable. Resolves once the task has ended
+    /// (see [`terminated`](Self::terminated)). Idempotent: a second close is `Ok(())`;
+    /// dropping the cache does the same in the background.
+    ///
+    /// # Errors
+    /// None today: the `Result` is the lifecycle's shape, common to every recipe.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: the cache is stopped before the first await; only the wait for its task
+    /// is dropped.
+    pub async fn close(&self) -> Result<()> {
+        self.stop();
+        self.terminated().await;
+        Ok(())
+    }
+
+    /// Stops the cache without waiting (the close of a drop).
+    fn stop(&self) {
         let mut task = lock(&self.task);
         let ended = match std::mem::replace(&mut *task, Task::Closed(None)) {
             Task::Running(handle, ended) => {
@@ -380,7 +420,7 @@ impl Cache {
 
 impl Drop for Cache {
     fn drop(&mut self) {
-        self.close();
+        self.stop();
     }
 }
 

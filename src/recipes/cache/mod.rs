@@ -16,7 +16,7 @@
 //!
 //! let cache = Cache::children(&fw, "/workers").with_data(false).build()?;
 //! let mut events = Box::pin(cache.events());
-//! cache.start()?;
+//! cache.start().await?;
 //! while let Some(event) = events.next().await {
 //!     if let CacheEvent::Initialized = event {
 //!         break;

@@ -26,7 +26,7 @@ use crate::recipes::cache::Cache;
 /// use futures_util::StreamExt;
 ///
 /// let cache = d.service_cache("orders")?;
-/// cache.start()?;
+/// cache.start().await?;
 /// let mut changes = Box::pin(cache.changes());
 /// while let Some(instances) = changes.next().await {
 ///     println!("{} instances of orders", instances.len());
@@ -51,13 +51,18 @@ impl<T: DeserializeOwned + Send + Sync + 'static> ServiceCache<T> {
         Ok(Self { inner: Arc::new(Inner { path: path.to_string(), cache }), _payload: PhantomData })
     }
 
-    /// Starts following the service.
+    /// Starts following the service. As [`Cache::start`], resolves once the cache's task is
+    /// spawned, without waiting for the initial load: the first item of
+    /// [`changes`](Self::changes) comes once it is done.
     ///
     /// # Errors
     /// As [`Cache::start`]: [`Error::Unsupported`](crate::Error::Unsupported) when already
     /// started, [`Error::Closed`](crate::Error::Closed) after close.
-    pub fn start(&self) -> Result<()> {
-        self.inner.cache.start()
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn start(&self) -> Result<()> {
+        self.inner.cache.start().await
     }
 
     /// The service's node (`BASE/NAME`).
@@ -71,15 +76,19 @@ impl<T: DeserializeOwned + Send + Sync + 'static> ServiceCache<T> {
     }
 
     /// The instances now, sorted by id.
+    #[doc(alias = "getInstances")]
     pub fn instances(&self) -> Vec<ServiceInstance<T>> {
         decode(&self.inner)
     }
 
     /// The instances once loaded, then again after each change (a new list only when it
-    /// differs by some node). Ends when the cache is closed or dropped.
+    /// differs by some node). Ends when the cache is closed or dropped. A `Stream` of whole
+    /// lists, as the cache's [`events`](crate::Cache::events) it follows; the list now is
+    /// [`instances`](Self::instances).
     ///
     /// # Cancel safety
     /// `next()` on the stream is cancel safe.
+    #[doc(alias = "addListener")]
     pub fn changes(&self) -> impl Stream<Item = Vec<ServiceInstance<T>>> + Send + 'static {
         let events = self.inner.cache.events();
         let inner: Weak<Inner> = Arc::downgrade(&self.inner);
@@ -103,10 +112,17 @@ impl<T: DeserializeOwned + Send + Sync + 'static> ServiceCache<T> {
         }
     }
 
-    /// Stops following the service; the [`changes`](Self::changes) streams end. Idempotent;
-    /// dropping does the same.
-    pub fn close(&self) {
-        self.inner.cache.close();
+    /// Stops following the service; the [`changes`](Self::changes) streams end. Resolves once
+    /// the cache's task has ended. Idempotent (a second close is `Ok(())`); dropping does the
+    /// same in the background.
+    ///
+    /// # Errors
+    /// As [`Cache::close`].
+    ///
+    /// # Cancel safety
+    /// As [`Cache::close`].
+    pub async fn close(&self) -> Result<()> {
+        self.inner.cache.close().await
     }
 }
 

@@ -139,12 +139,12 @@ impl<T: DeserializeOwned + Clone + Send + Sync + 'static> ServiceProviderBuilder
 /// use zk_recipes::ProviderStrategy;
 ///
 /// let provider = d.provider("orders").strategy(ProviderStrategy::Random).filter(|i| i.enabled).build()?;
-/// provider.start()?;
+/// provider.start().await?;
 /// if let Some(instance) = provider.get_instance() {
 ///     // call it; on failure:
 ///     provider.note_error(&instance);
 /// }
-/// provider.close();
+/// provider.close().await?;
 /// # Ok(()) }
 /// ```
 pub struct ServiceProvider<T> {
@@ -163,12 +163,16 @@ impl<T> fmt::Debug for ServiceProvider<T> {
 }
 
 impl<T: DeserializeOwned + Clone + Send + Sync + 'static> ServiceProvider<T> {
-    /// Starts the provider's cache.
+    /// Starts the provider's cache; resolves without waiting for its initial load (as
+    /// [`ServiceCache::start`]).
     ///
     /// # Errors
     /// As [`ServiceCache::start`].
-    pub fn start(&self) -> Result<()> {
-        self.cache.start()
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn start(&self) -> Result<()> {
+        self.cache.start().await
     }
 
     /// The provider's cache (e.g. to wait for its initial load).
@@ -211,9 +215,16 @@ impl<T: DeserializeOwned + Clone + Send + Sync + 'static> ServiceProvider<T> {
         self.down.note_error(&instance.id);
     }
 
-    /// Stops the provider's cache. Idempotent; dropping does the same.
-    pub fn close(&self) {
-        self.cache.close();
+    /// Stops the provider's cache; resolves once its task has ended. Idempotent (a second
+    /// close is `Ok(())`); dropping does the same in the background.
+    ///
+    /// # Errors
+    /// As [`ServiceCache::close`].
+    ///
+    /// # Cancel safety
+    /// As [`ServiceCache::close`].
+    pub async fn close(&self) -> Result<()> {
+        self.cache.close().await
     }
 }
 

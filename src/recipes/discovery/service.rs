@@ -145,7 +145,7 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
                 node.clone()
             } else {
                 let node = Arc::new(PersistentNode::new(&self.fw, &path, mode, data)?);
-                node.start()?;
+                node.launch()?;
                 registered.insert(instance.id.clone(), (instance.name.clone(), node.clone()));
                 node
             }
@@ -306,8 +306,9 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
         ServiceProviderBuilder::new(self.fw.clone(), self.base.clone(), name.to_string())
     }
 
-    /// Unregisters every instance we registered (as [`unregister`](Self::unregister)).
-    /// Dropping the registry does the same in the background.
+    /// Unregisters every instance we registered (as [`unregister`](Self::unregister)):
+    /// resolves once their keeper tasks have stopped and their nodes are deleted. Idempotent
+    /// (a second close is `Ok(())`). Dropping the registry does the same in the background.
     ///
     /// # Errors
     /// The first unregister error (the others are still unregistered).

@@ -296,20 +296,25 @@ impl DistributedCountDownLatch {
     ///
     /// # Cancel safety
     /// Cancel safe: waiting leaves nothing on the server but a watch.
+    #[doc(alias = "await")]
     pub async fn wait(&self) -> Result<()> {
         self.wait_until(None).await.map(drop)
     }
 
-    /// Waits at most `timeout` until the generation current now is open: `Ok(false)` when it
-    /// was still counting down at the deadline.
+    /// Waits at most `timeout` until the generation current now is open.
     ///
     /// # Errors
-    /// As [`wait`](Self::wait).
+    /// [`Error::Timeout`] when it was still counting down at the deadline; as
+    /// [`wait`](Self::wait) otherwise.
     ///
     /// # Cancel safety
     /// Cancel safe.
-    pub async fn wait_timeout(&self, timeout: Duration) -> Result<bool> {
-        self.wait_until(Some(Instant::now() + timeout)).await
+    #[doc(alias = "await")]
+    pub async fn wait_timeout(&self, timeout: Duration) -> Result<()> {
+        match self.wait_until(Some(Instant::now() + timeout)).await? {
+            true => Ok(()),
+            false => Err(Error::Timeout(timeout)),
+        }
     }
 
     async fn wait_until(&self, deadline: Option<Instant>) -> Result<bool> {

@@ -22,10 +22,10 @@ impl Transaction<'_> {
     /// # }
     /// ```
     pub fn guarded_by_leadership(self, leadership: &Leadership) -> Self {
-        match (&leadership.node, leadership.is_leader) {
+        match (leadership.node(), leadership.is_leader()) {
             (Some(node), true) => self.guard(node, None),
             // never led (no node: the error's path is empty), or leads no more
-            (node, _) => self.guard(node.as_deref().unwrap_or_default(), Some(LossReason::NodeDeleted)),
+            (node, _) => self.guard(node.unwrap_or_default(), Some(LossReason::NodeDeleted)),
         }
     }
 }

@@ -25,13 +25,28 @@ const DRIVER: Exclusive = Exclusive { names: &[LATCH_NAME], max_leases: 1 };
 /// The leadership state of a latch.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Leadership {
-    /// Whether this participant leads now.
-    pub is_leader: bool,
-    /// While leading: the leadership token, our latch node's `czxid`. It strictly increases
-    /// from one leadership to the next on this path: use it as a fencing epoch.
-    pub token: Option<i64>,
+    is_leader: bool,
+    token: Option<i64>,
+    node: Option<String>,
+}
+
+impl Leadership {
+    /// Whether this participant leads (in this state).
+    pub fn is_leader(&self) -> bool {
+        self.is_leader
+    }
+
+    /// While leading: the leadership's fencing token, our latch node's `czxid`. It strictly
+    /// increases from one leadership to the next on this path: downstream stores compare it to
+    /// reject a leader that lost its leadership without knowing yet. `None` when not leading.
+    pub fn fencing_token(&self) -> Option<i64> {
+        self.token
+    }
+
     /// While leading: our latch node.
-    pub node: Option<String>,
+    pub fn node(&self) -> Option<&str> {
+        self.node.as_deref()
+    }
 }
 
 /// How [`LeaderLatch::close_with`] treats observers.
@@ -101,11 +116,19 @@ impl LeaderLatch {
         })
     }
 
-    /// Joins the election (in the background).
+    /// Joins the election: spawns the task that queues our node and follows the leadership.
+    ///
+    /// Resolves once the task is spawned, without waiting for our node (which needs a
+    /// connection) or for leadership: [`await_leadership`](Self::await_leadership) waits for
+    /// it, [`watch`](Self::watch) and [`leadership_changes`](Self::leadership_changes) follow
+    /// it.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] when started before, [`Error::Closed`] for a closed framework.
-    pub fn start(&self) -> Result<()> {
+    ///
+    /// # Cancel safety
+    /// Cancel safe: it does not wait.
+    pub async fn start(&self) -> Result<()> {
         if self.inner.fw.is_closed() {
             return Err(Error::Closed);
         }
@@ -118,6 +141,7 @@ impl LeaderLatch {
     }
 
     /// The participant id.
+    #[doc(alias = "getId")]
     pub fn id(&self) -> &str {
         &self.inner.id
     }
@@ -132,13 +156,22 @@ impl LeaderLatch {
         self.inner.leader.load(Ordering::SeqCst)
     }
 
-    /// The current leadership state (with the token while leading).
+    /// The current leadership state (with the fencing token while leading).
     pub fn leadership(&self) -> Leadership {
         self.inner.state.borrow().clone()
     }
 
-    /// Every leadership change from now on (the latest state when several happen quickly;
-    /// compare tokens to tell two leaderships apart). Ends when the latch is dropped.
+    /// The current leadership state as a `watch::Receiver`: for code that needs only the
+    /// latest state (is it leading now, with which fencing token), not every change;
+    /// `changed()` wakes on the next change. Errs (`RecvError`) once the latch is dropped.
+    pub fn watch(&self) -> watch::Receiver<Leadership> {
+        self.inner.state.subscribe()
+    }
+
+    /// Every leadership change from now on, as a `Stream`: for code that acts on each change
+    /// (the latest state when several happen quickly; compare fencing tokens to tell two
+    /// leaderships apart). Ends when the latch is dropped.
+    #[doc(alias = "addListener")]
     pub fn leadership_changes(&self) -> impl Stream<Item = Leadership> + Send + 'static {
         let mut rx = self.inner.state.subscribe();
         async_stream::stream! {
@@ -156,6 +189,7 @@ impl LeaderLatch {
     ///
     /// # Cancel safety
     /// Cancel safe.
+    #[doc(alias = "await")]
     pub async fn await_leadership(&self) -> Result<()> {
         let mut rx = self.inner.state.subscribe();
         let closed = self.inner.fw.closed();
@@ -165,17 +199,19 @@ impl LeaderLatch {
         }
     }
 
-    /// Waits at most `timeout` for leadership; `Ok(false)` when it passed.
+    /// Waits at most `timeout` for leadership.
     ///
     /// # Errors
-    /// As [`await_leadership`](Self::await_leadership).
+    /// [`Error::Timeout`] when `timeout` passed first (the latch stays in the election); as
+    /// [`await_leadership`](Self::await_leadership) otherwise.
     ///
     /// # Cancel safety
     /// Cancel safe.
-    pub async fn await_leadership_timeout(&self, timeout: Duration) -> Result<bool> {
+    #[doc(alias = "await")]
+    pub async fn await_leadership_timeout(&self, timeout: Duration) -> Result<()> {
         match tokio::time::timeout(timeout, self.await_leadership()).await {
-            Ok(r) => r.map(|()| true),
-            Err(_) => Ok(false),
+            Ok(r) => r,
+            Err(_) => Err(Error::Timeout(timeout)),
         }
     }
 
@@ -190,7 +226,9 @@ impl LeaderLatch {
         self.close_with(CloseMode::NotifyLeader).await
     }
 
-    /// Leaves the election: leadership ends, our node is deleted.
+    /// Leaves the election: leadership ends, our node is deleted. Resolves once the latch's
+    /// task has stopped and our node is deleted. Idempotent: a second close (or a close of a
+    /// latch never started) is `Ok(())`.
     ///
     /// # Errors
     /// The delete's error (it then continues in the background).
@@ -219,6 +257,7 @@ impl LeaderLatch {
     ///
     /// # Cancel safety
     /// Cancel safe.
+    #[doc(alias = "getParticipants")]
     pub async fn participants(&self) -> Result<Vec<Participant>> {
         participants(&self.inner.fw, &self.inner.path, LATCH_NAME).await
     }
@@ -230,6 +269,7 @@ impl LeaderLatch {
     ///
     /// # Cancel safety
     /// Cancel safe.
+    #[doc(alias = "getLeader")]
     pub async fn leader(&self) -> Result<Option<Participant>> {
         Ok(self.participants().await?.into_iter().next())
     }

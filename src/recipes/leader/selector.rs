@@ -19,15 +19,31 @@ use crate::recipes::layout;
 use crate::recipes::locks::InterProcessMutex;
 use crate::sync::lock;
 
-/// What the leadership task gets: the leadership token and the moment it started.
+/// What the leadership task gets: the leadership's fencing token, our lock node and our id.
 #[derive(Debug, Clone)]
 pub struct LeaderContext {
-    /// The leadership token: the lock node's `czxid` (a fencing epoch).
-    pub token: i64,
+    token: i64,
+    node: String,
+    id: String,
+}
+
+impl LeaderContext {
+    /// The leadership's fencing token: the lock node's `czxid`. It strictly increases from one
+    /// leadership to the next on this path: downstream stores compare it to reject a leader
+    /// that lost its leadership without knowing yet.
+    pub fn fencing_token(&self) -> i64 {
+        self.token
+    }
+
     /// Our lock node.
-    pub node: String,
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
     /// The participant id.
-    pub id: String,
+    pub fn id(&self) -> &str {
+        &self.id
+    }
 }
 
 /// How a leadership ended.
@@ -79,7 +95,7 @@ struct Inner {
 
 impl Drop for LeaderSelector {
     fn drop(&mut self) {
-        self.close();
+        self.stop();
     }
 }
 
@@ -117,11 +133,19 @@ impl LeaderSelector {
         self
     }
 
-    /// Starts contending in the background.
+    /// Starts contending: spawns the task that queues on the mutex and runs the leadership
+    /// task while leading.
+    ///
+    /// Resolves once that task is spawned, without waiting for our node or for leadership
+    /// ([`has_leadership`](Self::has_leadership) and [`leadership_ends`](Self::leadership_ends)
+    /// follow it).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] when started before; [`Error::Closed`].
-    pub fn start(&self) -> Result<()> {
+    ///
+    /// # Cancel safety
+    /// Cancel safe: it does not wait.
+    pub async fn start(&self) -> Result<()> {
         if self.inner.fw.is_closed() {
             return Err(Error::Closed);
         }
@@ -148,12 +172,15 @@ impl LeaderSelector {
         self.inner.leading.borrow().is_some()
     }
 
-    /// The token of the current leadership, while leading.
-    pub fn leadership_token(&self) -> Option<i64> {
+    /// The fencing token of the current leadership while leading (as
+    /// [`LeaderContext::fencing_token`]), `None` otherwise.
+    pub fn fencing_token(&self) -> Option<i64> {
         *self.inner.leading.borrow()
     }
 
-    /// How the last leadership ended, as a receiver that sees every later end too.
+    /// How the last leadership ended, as a `watch::Receiver` (`None` until one ended): the
+    /// latest end is what matters (a leadership ends before the next can start, so
+    /// `changed()` sees each one unless the receiver is left unread across two).
     pub fn leadership_ends(&self) -> watch::Receiver<Option<LeadershipEnd>> {
         self.inner.ends.subscribe()
     }
@@ -170,6 +197,7 @@ impl LeaderSelector {
     ///
     /// # Cancel safety
     /// Cancel safe.
+    #[doc(alias = "getParticipants")]
     pub async fn participants(&self) -> Result<Vec<Participant>> {
         participants(&self.inner.fw, self.inner.mutex.path(), layout::LOCK_NAME).await
     }
@@ -181,17 +209,38 @@ impl LeaderSelector {
     ///
     /// # Cancel safety
     /// Cancel safe.
+    #[doc(alias = "getLeader")]
     pub async fn leader(&self) -> Result<Option<Participant>> {
         Ok(self.participants().await?.into_iter().next())
     }
 
-    /// Stops: cancels a running task, leaves the queue (our node is deleted in the
-    /// background). Dropping the selector does the same.
-    pub fn close(&self) {
-        if let Some(r) = lock(&self.inner.runner).take() {
+    /// Stops: cancels a running leadership task and leaves the queue. Resolves once the
+    /// selector's task has stopped (the leadership task is dropped with it) and our node is
+    /// handed to the guaranteed background delete. Idempotent: a second close (or a close of
+    /// a selector never started) is `Ok(())`. Dropping the selector does the same in the
+    /// background.
+    ///
+    /// # Errors
+    /// None today: the `Result` is the lifecycle's shape, common to every recipe.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: the task is stopped at the first poll; only the wait for it is dropped.
+    pub async fn close(&self) -> Result<()> {
+        if let Some(runner) = self.stop() {
+            // aborted: `Err(cancelled)` unless it had ended by itself
+            let _ = runner.await;
+        }
+        Ok(())
+    }
+
+    /// Aborts the task (the close of a drop); returns it to wait for.
+    fn stop(&self) -> Option<JoinHandle<()>> {
+        let runner = lock(&self.inner.runner).take();
+        if let Some(r) = &runner {
             r.abort();
         }
         self.inner.leading.send_replace(None);
+        runner
     }
 }
 

@@ -3,11 +3,15 @@
 //! Every acquire path is generic over [`Wait`] and ends in a [`Waited`]: the held value, or
 //! the wait's [`Wait::TimedOut`]. For [`Forever`] that is uninhabited ([`Infallible`]), so
 //! the forever path gets its guard with no "timed out" branch to handle (see [`held`]); for
-//! [`Until`] it is [`TimedOut`], turned into the public `Option` by [`in_time`].
+//! [`Until`] it is [`TimedOut`], turned into the public [`Error::Timeout`] by [`timed`] (or
+//! into `None` by [`in_time`] for the `try_` forms, which do not wait).
 
 use std::convert::Infallible;
+use std::time::Duration;
 
 use tokio::time::Instant;
+
+use crate::error::{Error, Result};
 
 /// How long an acquire may wait.
 pub(crate) trait Wait: Copy + Send + Sync + std::fmt::Debug + 'static {
@@ -65,6 +69,17 @@ pub(crate) fn in_time<T>(waited: Waited<T, Until>) -> Option<T> {
     waited.ok()
 }
 
+/// The public shape of a wait with a timeout: the value, or [`Error::Timeout`] naming
+/// `timeout`.
+pub(crate) fn timed<T>(waited: Waited<T, Until>, timeout: Duration) -> Result<T> {
+    waited.map_err(|TimedOut| Error::Timeout(timeout))
+}
+
+/// A wait of at most `timeout` from now.
+pub(crate) fn until_after(timeout: Duration) -> Until {
+    Until(Instant::now() + timeout)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +91,8 @@ mod tests {
         assert_eq!(Until(at).instant(), Some(at));
         assert_eq!(held::<u8>(Ok(7)), 7);
         assert_eq!(in_time::<u8>(Err(TimedOut)), None);
+        let timeout = Duration::from_millis(5);
+        assert_eq!(timed::<u8>(Err(TimedOut), timeout), Err(Error::Timeout(timeout)));
+        assert_eq!(timed::<u8>(Ok(3), timeout), Ok(3));
     }
 }

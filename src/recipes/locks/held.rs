@@ -99,7 +99,7 @@ impl HeldNode {
     }
 
     /// Refreshes our node's modification time: for a TTL node, the server's lease starts
-    /// again (a [`LeasedHold`](crate::LeasedHold) does this on every renewal). Harmless on
+    /// again (a [`TimedHold`](crate::TimedHold) does this on every renewal). Harmless on
     /// an ephemeral node.
     ///
     /// # Errors

@@ -11,9 +11,10 @@ use super::held::HeldNode;
 use super::lease::Lease;
 use super::mutex::InterProcessMutex;
 use super::reentrant::LockGuard;
-use super::rwlock::{ReadLock, WriteLock};
+use super::rw_sides::{ReadLock, WriteLock};
 use super::semaphore::InterProcessSemaphoreMutex;
-use crate::error::Result;
+use super::write_guard::WriteGuard;
+use crate::error::{Error, Result};
 
 mod sealed {
     /// Only this crate's locks are [`InterProcessLock`](super::InterProcessLock)s: the
@@ -21,10 +22,18 @@ mod sealed {
     pub trait Sealed {
         /// Among members on one path, the multi-lock acquires the lower rank first.
         fn rank(&self) -> u8;
+        /// The framework the lock works through.
+        fn framework(&self) -> &crate::framework::Framework;
     }
 }
 
 pub(crate) use sealed::Sealed;
+
+/// The multi-lock's order among members on one path: mutex, write, read, semaphore mutex.
+pub(crate) const MUTEX_RANK: u8 = 0;
+pub(crate) const WRITE_RANK: u8 = 1;
+pub(crate) const READ_RANK: u8 = 2;
+pub(crate) const SEMAPHORE_RANK: u8 = 3;
 
 /// A lock that can be held, of any kind: Curator's `InterProcessLock`.
 ///
@@ -35,7 +44,7 @@ pub(crate) use sealed::Sealed;
 /// [`InterProcessMultiLock`](crate::InterProcessMultiLock). The futures are boxed and `Send`.
 ///
 /// The lock types also have inherent `acquire` methods that return their own guard types
-/// ([`LockGuard`], [`Lease`]); with the trait in scope, `lock.acquire()` still calls the
+/// ([`LockGuard`], [`WriteGuard`], [`Lease`]); with the trait in scope, `lock.acquire()` still calls the
 /// inherent method, and `InterProcessLock::acquire(&lock)` (or a `dyn InterProcessLock`) the
 /// trait's, which returns the common [`HeldLock`].
 ///
@@ -52,7 +61,7 @@ pub(crate) use sealed::Sealed;
 ///     Arc::new(InterProcessSemaphoreMutex::new(&fw, "/locks/c")?),
 /// ];
 /// for lock in &locks {
-///     if let Some(held) = lock.acquire_timeout(Duration::from_secs(1)).await? {
+///     if let Some(held) = lock.try_acquire().await? {
 ///         println!("{} held as {} (token {})", lock.path(), held.path(), held.fencing_token());
 ///         held.release().await?;
 ///     }
@@ -63,10 +72,8 @@ pub trait InterProcessLock: Sealed + Send + Sync + Debug + 'static {
     /// Waits until the lock is held.
     ///
     /// # Errors
-    /// As the kind's own acquire: [`Error::LockLost`](crate::Error::LockLost) when
-    /// re-entering a hold that was lost, [`Error::Unsupported`](crate::Error::Unsupported)
-    /// for a read-to-write upgrade, the framework's errors
-    /// ([`Error::Closed`](crate::Error::Closed), [`Error::RetriesExhausted`](crate::Error::RetriesExhausted)...).
+    /// As the kind's own acquire: the framework's errors
+    /// ([`Error::Closed`], [`Error::RetriesExhausted`]...).
     ///
     /// # Cancel safety
     /// Cancel safe: dropping the future at any point leaves no node behind.
@@ -80,7 +87,29 @@ pub trait InterProcessLock: Sealed + Send + Sync + Debug + 'static {
     /// ```
     fn acquire(&self) -> BoxFuture<'_, Result<HeldLock>>;
 
-    /// Waits at most `timeout`: `Ok(None)` when it passed (our node is deleted).
+    /// Waits at most `timeout`.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] when `timeout` passed first (our node is deleted); otherwise as
+    /// [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: &dyn zk_recipes::InterProcessLock) -> zk_recipes::Result<()> {
+    /// match lock.acquire_timeout(std::time::Duration::from_millis(500)).await {
+    ///     Ok(held) => held.release().await?,
+    ///     Err(e) if e.is_timeout() => println!("busy"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    fn acquire_timeout(&self, timeout: Duration) -> BoxFuture<'_, Result<HeldLock>>;
+
+    /// Acquires only if that needs no waiting: `Ok(None)` when it is held (our node is
+    /// deleted).
     ///
     /// # Errors
     /// As [`acquire`](Self::acquire).
@@ -91,13 +120,12 @@ pub trait InterProcessLock: Sealed + Send + Sync + Debug + 'static {
     /// # Examples
     /// ```no_run
     /// # async fn demo(lock: &dyn zk_recipes::InterProcessLock) -> zk_recipes::Result<()> {
-    /// match lock.acquire_timeout(std::time::Duration::from_millis(500)).await? {
-    ///     Some(held) => held.release().await?,
-    ///     None => println!("busy"),
+    /// if let Some(held) = lock.try_acquire().await? {
+    ///     held.release().await?;
     /// }
     /// # Ok(()) }
     /// ```
-    fn acquire_timeout(&self, timeout: Duration) -> BoxFuture<'_, Result<Option<HeldLock>>>;
+    fn try_acquire(&self) -> BoxFuture<'_, Result<Option<HeldLock>>>;
 
     /// The lock path (for a semaphore mutex: its base path, not the leases directory).
     ///
@@ -116,6 +144,12 @@ pub trait InterProcessLock: Sealed + Send + Sync + Debug + 'static {
 trait Hold: Send + Sync + Debug {
     fn node(&self) -> &HeldNode;
     fn release(self: Box<Self>) -> BoxFuture<'static, Result<()>>;
+    /// Another hold on the same node ([`LockGuard::reenter`]); leases are not re-entrant.
+    fn reenter(&self) -> Result<HeldLock>;
+    /// A read hold at this write hold's place in the queue (write holds only).
+    fn read_beside(&self) -> Option<BoxFuture<'_, Result<HeldLock>>> {
+        None
+    }
 }
 
 impl Hold for LockGuard {
@@ -126,6 +160,28 @@ impl Hold for LockGuard {
     fn release(self: Box<Self>) -> BoxFuture<'static, Result<()>> {
         Box::pin(LockGuard::release(*self))
     }
+
+    fn reenter(&self) -> Result<HeldLock> {
+        LockGuard::reenter(self).map(HeldLock::from)
+    }
+}
+
+impl Hold for WriteGuard {
+    fn node(&self) -> &HeldNode {
+        self
+    }
+
+    fn release(self: Box<Self>) -> BoxFuture<'static, Result<()>> {
+        Box::pin(WriteGuard::release(*self))
+    }
+
+    fn reenter(&self) -> Result<HeldLock> {
+        WriteGuard::reenter(self).map(HeldLock::from)
+    }
+
+    fn read_beside(&self) -> Option<BoxFuture<'_, Result<HeldLock>>> {
+        Some(Box::pin(async move { WriteGuard::read_beside(self).await.map(HeldLock::from) }))
+    }
 }
 
 impl Hold for Lease {
@@ -135,6 +191,10 @@ impl Hold for Lease {
 
     fn release(self: Box<Self>) -> BoxFuture<'static, Result<()>> {
         Box::pin(Lease::release(*self))
+    }
+
+    fn reenter(&self) -> Result<HeldLock> {
+        Err(Error::Unsupported("re-entering a semaphore lease (leases are not re-entrant)"))
     }
 }
 
@@ -179,6 +239,30 @@ impl HeldLock {
     pub async fn release(self) -> Result<()> {
         self.hold.release().await
     }
+
+    /// Re-enters this hold: another hold on the same node, at once (see
+    /// [`LockGuard::reenter`]); the node is deleted when the last of them goes.
+    ///
+    /// # Errors
+    /// [`Error::LockLost`] when the hold is already known lost; [`Error::Unsupported`] for a
+    /// semaphore's [`Lease`] (the semaphore mutex's hold included), which is not re-entrant.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(held: zk_recipes::HeldLock) -> zk_recipes::Result<()> {
+    /// let again = held.reenter()?;
+    /// assert_eq!(again.fencing_token(), held.fencing_token());
+    /// # Ok(()) }
+    /// ```
+    pub fn reenter(&self) -> Result<HeldLock> {
+        self.hold.reenter()
+    }
+
+    /// A read hold beside this write hold (multi-locks holding both sides of one read-write
+    /// lock); `None` for any other hold.
+    pub(crate) fn read_beside(&self) -> Option<BoxFuture<'_, Result<HeldLock>>> {
+        self.hold.read_beside()
+    }
 }
 
 impl Deref for HeldLock {
@@ -195,29 +279,43 @@ impl From<LockGuard> for HeldLock {
     }
 }
 
+impl From<WriteGuard> for HeldLock {
+    fn from(guard: WriteGuard) -> Self {
+        Self { hold: Box::new(guard) }
+    }
+}
+
 impl From<Lease> for HeldLock {
     fn from(lease: Lease) -> Self {
         Self { hold: Box::new(lease) }
     }
 }
 
-/// Implements [`InterProcessLock`] for `$lock` with its inherent `$acquire` /
-/// `$acquire_timeout` methods, at multi-lock `$rank`.
+/// Implements [`InterProcessLock`] for `$lock` with its inherent `acquire`, `acquire_timeout`
+/// and `try_acquire` methods, at multi-lock `$rank`.
 macro_rules! inter_process_lock {
-    ($lock:ty, $rank:expr, $acquire:ident, $acquire_timeout:ident) => {
+    ($lock:ty, $rank:expr) => {
         impl Sealed for $lock {
             fn rank(&self) -> u8 {
                 $rank
+            }
+
+            fn framework(&self) -> &crate::framework::Framework {
+                <$lock>::framework(self)
             }
         }
 
         impl InterProcessLock for $lock {
             fn acquire(&self) -> BoxFuture<'_, Result<HeldLock>> {
-                Box::pin(async move { <$lock>::$acquire(self).await.map(HeldLock::from) })
+                Box::pin(async move { <$lock>::acquire(self).await.map(HeldLock::from) })
             }
 
-            fn acquire_timeout(&self, timeout: Duration) -> BoxFuture<'_, Result<Option<HeldLock>>> {
-                Box::pin(async move { Ok(<$lock>::$acquire_timeout(self, timeout).await?.map(HeldLock::from)) })
+            fn acquire_timeout(&self, timeout: Duration) -> BoxFuture<'_, Result<HeldLock>> {
+                Box::pin(async move { <$lock>::acquire_timeout(self, timeout).await.map(HeldLock::from) })
+            }
+
+            fn try_acquire(&self) -> BoxFuture<'_, Result<Option<HeldLock>>> {
+                Box::pin(async move { Ok(<$lock>::try_acquire(self).await?.map(HeldLock::from)) })
             }
 
             fn path(&self) -> &str {
@@ -228,7 +326,7 @@ macro_rules! inter_process_lock {
 }
 
 // the multi-lock's order on one path: mutex, write, read, semaphore mutex (as before the trait)
-inter_process_lock!(InterProcessMutex, 0, acquire, acquire_timeout);
-inter_process_lock!(WriteLock, 1, acquire, acquire_timeout);
-inter_process_lock!(ReadLock, 2, acquire, acquire_timeout);
-inter_process_lock!(InterProcessSemaphoreMutex, 3, acquire, acquire_timeout);
+inter_process_lock!(InterProcessMutex, MUTEX_RANK);
+inter_process_lock!(WriteLock, WRITE_RANK);
+inter_process_lock!(ReadLock, READ_RANK);
+inter_process_lock!(InterProcessSemaphoreMutex, SEMAPHORE_RANK);

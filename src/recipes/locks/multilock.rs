@@ -6,9 +6,9 @@ use std::time::Duration;
 use futures_util::future::{select_all, BoxFuture};
 use tokio::time::Instant;
 
-use super::deadline::{held, in_time, Forever, TimedOut, Until, Wait, Waited};
+use super::deadline::{held, timed, until_after, Forever, TimedOut, Until, Wait, Waited};
 use super::held::HeldNode;
-use super::lock::{HeldLock, InterProcessLock};
+use super::lock::{HeldLock, InterProcessLock, READ_RANK, SEMAPHORE_RANK, WRITE_RANK};
 use super::mutex::InterProcessMutex;
 use crate::error::{Error, Result};
 use crate::framework::Framework;
@@ -25,6 +25,11 @@ use crate::framework::LossReason;
 /// cannot deadlock each other), under ONE deadline for the whole set; if any member fails or
 /// the deadline passes, the members already held are released in reverse order and nothing
 /// stays held.
+///
+/// Members on one path through one framework are held once: the same kind given twice is
+/// acquired once and re-entered ([`HeldLock::reenter`]); the read side beside the write side of
+/// one read-write lock is held at the writer's place, as a downgrade does. A semaphore mutex
+/// given twice is refused: it is not re-entrant and would wait for itself.
 ///
 /// # Examples
 /// ```no_run
@@ -60,7 +65,7 @@ impl InterProcessMultiLock {
     /// A multi-lock over `members` (any [`InterProcessLock`]s).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for an empty set.
+    /// [`Error::InvalidArgument`] for an empty set, or a semaphore mutex given twice.
     ///
     /// # Examples
     /// ```no_run
@@ -78,6 +83,13 @@ impl InterProcessMultiLock {
             return Err(Error::InvalidArgument("a multi-lock needs at least one lock".into()));
         }
         members.sort_by(|a, b| a.lock.path().cmp(b.lock.path()).then(a.lock.rank().cmp(&b.lock.rank())));
+        let twice = members.windows(2).find(|w| w[1].held_with(&w[0]) && w[0].lock.rank() == SEMAPHORE_RANK);
+        if let Some(w) = twice {
+            let path = w[0].lock.path();
+            return Err(Error::InvalidArgument(format!(
+                "a multi-lock holds the semaphore mutex at {path} once: it is given twice and would wait for itself"
+            )));
+        }
         Ok(Self { members })
     }
 
@@ -120,10 +132,11 @@ impl InterProcessMultiLock {
         self.acquire_until(Forever).await.map(held)
     }
 
-    /// Waits at most `timeout` for the whole set (`Ok(None)` when it passed; nothing held).
+    /// Waits at most `timeout` for the whole set.
     ///
     /// # Errors
-    /// As [`acquire`](Self::acquire).
+    /// [`Error::Timeout`] when `timeout` passed first (nothing is held); otherwise as
+    /// [`acquire`](Self::acquire).
     ///
     /// # Cancel safety
     /// Cancel safe.
@@ -131,19 +144,24 @@ impl InterProcessMultiLock {
     /// # Examples
     /// ```no_run
     /// # async fn demo(multi: zk_recipes::InterProcessMultiLock) -> zk_recipes::Result<()> {
-    /// if let Some(guard) = multi.acquire_timeout(std::time::Duration::from_secs(2)).await? {
+    /// if let Ok(guard) = multi.acquire_timeout(std::time::Duration::from_secs(2)).await {
     ///     guard.release().await?;
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<MultiLockGuard>> {
-        self.acquire_until(Until(Instant::now() + timeout)).await.map(in_time)
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<MultiLockGuard> {
+        timed(self.acquire_until(until_after(timeout)).await?, timeout)
     }
 
     async fn acquire_until<W: MemberWait>(&self, wait: W) -> Result<Waited<MultiLockGuard, W>> {
         let mut held = Vec::with_capacity(self.members.len());
         for member in &self.members {
-            match wait.acquire(&*member.lock).await {
+            let earlier = held.last().filter(|(m, _): &&(Member, HeldLock)| member.held_with(m));
+            let acquired = match earlier {
+                Some((_, h)) => beside(h, member).await.map(Ok),
+                None => wait.acquire(&*member.lock).await,
+            };
+            match acquired {
                 Ok(Ok(h)) => held.push((member.clone(), h)),
                 Ok(Err(timed_out)) => {
                     rollback(held).await;
@@ -163,6 +181,27 @@ impl InterProcessMultiLock {
 
 /// A [`Wait`] for one member, through the [`InterProcessLock`] object: forever, or what is
 /// left of the set's deadline.
+impl Member {
+    /// Whether this member is held through the hold of `earlier` (sorted just before it): the
+    /// same kind of lock on the same path through the same framework, or the read side after
+    /// the write side of one read-write lock.
+    fn held_with(&self, earlier: &Member) -> bool {
+        let (rank, before) = (self.lock.rank(), earlier.lock.rank());
+        self.lock.path() == earlier.lock.path()
+            && Arc::ptr_eq(&self.lock.framework().inner, &earlier.lock.framework().inner)
+            && (rank == before || (before == WRITE_RANK && rank == READ_RANK))
+    }
+}
+
+/// The hold of `member` beside `earlier`, a hold of a lock on the same path (sorted before it):
+/// the same kind is re-entered, a read beside a write is held at the writer's place.
+async fn beside(earlier: &HeldLock, member: &Member) -> Result<HeldLock> {
+    match earlier.read_beside() {
+        Some(read) if member.lock.rank() == READ_RANK => read.await,
+        _ => earlier.reenter(),
+    }
+}
+
 trait MemberWait: Wait {
     fn acquire(self, lock: &dyn InterProcessLock) -> BoxFuture<'_, Result<Waited<HeldLock, Self>>>;
 }
@@ -176,7 +215,13 @@ impl MemberWait for Forever {
 impl MemberWait for Until {
     fn acquire(self, lock: &dyn InterProcessLock) -> BoxFuture<'_, Result<Waited<HeldLock, Self>>> {
         let left = self.0.saturating_duration_since(Instant::now());
-        Box::pin(async move { Ok(lock.acquire_timeout(left).await?.ok_or(TimedOut)) })
+        Box::pin(async move {
+            match lock.acquire_timeout(left).await {
+                Ok(held) => Ok(Ok(held)),
+                Err(Error::Timeout(_)) => Ok(Err(TimedOut)),
+                Err(e) => Err(e),
+            }
+        })
     }
 }
 

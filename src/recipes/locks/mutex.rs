@@ -1,24 +1,23 @@
-//! `InterProcessMutex`: a fair, re-entrant distributed mutex.
+//! `InterProcessMutex`: a fair distributed mutex, re-entrant through its guard.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::deadline::{held, in_time, Forever, Until, Wait, Waited};
+use super::deadline::{held, in_time, timed, until_after, Forever, Until, Wait, Waited};
 use super::driver::{sort_children, Driver, Exclusive};
 use super::engine::{self, Request};
 use super::handle::Shared;
 use super::held::{HeldNode, REVOKE_MESSAGE};
-use super::owner::Owners;
-use super::reentrant::{acquire_reentrant, held_by_current, Entry, LockGuard};
+use super::reentrant::{LocalHolds, LockGuard};
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::Result;
 use crate::framework::{validate_ttl, Framework};
 use crate::recipes::layout::LOCK_NAME;
 
-/// A fair, re-entrant, distributed mutex: Curator's `InterProcessMutex`.
+/// A fair distributed mutex, re-entrant through its guard: Curator's `InterProcessMutex`.
 ///
 /// Contenders queue as ephemeral-sequential nodes `<path>/_c_<uuid>-lock-<seq>`; the lowest
 /// holds; a waiter watches its predecessor (near the head: every node before it, so that a
@@ -26,11 +25,17 @@ use crate::recipes::layout::LOCK_NAME;
 /// `InterProcessMutex` on the same path excludes and is excluded by this one.
 ///
 /// # Re-entrancy
-/// Re-entrant per tokio task (the async analogue of Curator's thread; outside a task, per
-/// thread): a task that holds the mutex and acquires it again gets another guard on the same
-/// node at once. Another task — even in the same process, even with a clone of this handle —
-/// waits. The node is deleted when the last guard is released or dropped. Guards may be
-/// released from any task.
+/// Every [`acquire`](Self::acquire) is a hold of its own — its own node, its own place in the
+/// queue — whoever calls it: two branches of one `tokio::join!`, two tasks, two handles. A
+/// second `acquire` while holding waits for the first hold, as a `tokio::sync::Mutex` would.
+/// Re-entering is explicit, through the guard one holds: [`LockGuard::reenter`] returns
+/// another guard on the same node at once; the node is deleted when the last of them goes.
+/// Possession of the guard is the proof of ownership: no task or thread identity decides who
+/// holds. Guards may be moved to and released from any task.
+///
+/// Curator re-enters per thread (`acquire()` on a thread that holds just counts up); code
+/// ported from Curator passes the guard (or a [`reenter`](LockGuard::reenter)ed one) down to
+/// the code that would have re-acquired.
 ///
 /// # Curator compatibility
 /// Node layout, sort order and data (the framework's default data, empty when revocable) as
@@ -62,7 +67,8 @@ struct State {
     revocable: bool,
     /// Contender nodes are TTL nodes with this time to live (a server-side lease).
     server_ttl: Option<Duration>,
-    owners: Arc<Owners<Entry>>,
+    /// Holds through this handle and its clones in this process.
+    local: Arc<LocalHolds>,
 }
 
 impl InterProcessMutex {
@@ -95,7 +101,7 @@ impl InterProcessMutex {
     /// `PERSISTENT_SEQUENTIAL_WITH_TTL` nodes (same names, so Curator's mutex queues behind
     /// them as behind its own) instead of ephemeral ones, and the server deletes a node that
     /// has not been touched for `ttl`. A waiter touches its node while it waits; a holder
-    /// touches it by renewing a [`LeasedHold`](crate::LeasedHold) (lease at most `ttl`) or
+    /// touches it by renewing a [`TimedHold`](crate::TimedHold) (lease at most `ttl`) or
     /// by [`HeldNode::touch`]. So the lock frees even when the holder's process is gone but
     /// its session lives on elsewhere (a wedged or forked holder, a session shared with other
     /// work).
@@ -116,10 +122,10 @@ impl InterProcessMutex {
     /// ```no_run
     /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
     /// use std::time::Duration;
-    /// use zk_recipes::{InterProcessMutex, LeasedHold};
+    /// use zk_recipes::{InterProcessMutex, TimedHold};
     /// let lease = Duration::from_secs(20);
     /// let mutex = InterProcessMutex::new(&fw, "/locks/job")?.with_server_ttl(lease)?;
-    /// let held = LeasedHold::acquire_with_lease(&mutex, lease).await?;
+    /// let held = TimedHold::acquire(&mutex, lease).await?;
     /// held.renew(lease)?; // also touches the node: the server's 20 s start again
     /// held.release().await?;
     /// # Ok(()) }
@@ -137,7 +143,7 @@ impl InterProcessMutex {
                 data: s.state.data.clone(),
                 revocable: s.state.revocable,
                 server_ttl: s.state.server_ttl,
-                owners: Default::default(),
+                local: Default::default(),
             };
             self.shared = Arc::new(Shared { fw: s.fw.clone(), path: s.path.clone(), state });
         }
@@ -149,11 +155,26 @@ impl InterProcessMutex {
         &self.shared.path
     }
 
-    /// Waits until the mutex is held.
+    pub(crate) fn framework(&self) -> &Framework {
+        &self.shared.fw
+    }
+
+    /// Waits until the mutex is held: a new hold with a node of its own, also when this
+    /// process holds the mutex already (re-enter through the guard instead:
+    /// [`LockGuard::reenter`]).
     ///
     /// # Errors
-    /// [`Error::LockLost`] when re-entering a hold that was lost; the framework's errors
-    /// ([`Error::Closed`], [`Error::RetriesExhausted`], `NoAuth`...).
+    /// The framework's errors ([`Error::Closed`], [`Error::RetriesExhausted`], `NoAuth`...);
+    /// [`Error::LockLost`] when our node vanished while we waited and could not be made again.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// let mutex = zk_recipes::InterProcessMutex::new(&fw, "/locks/a")?;
+    /// let guard = mutex.acquire().await?;
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Cancel safety
     /// Cancel safe: dropping the future at any point leaves no node behind (an abandoned node
@@ -163,51 +184,83 @@ impl InterProcessMutex {
         self.acquire_until(Forever).await.map(held)
     }
 
-    /// Acquires only if that needs no waiting: `Ok(None)` when someone else holds it.
+    /// Acquires only if that needs no waiting: `Ok(None)` when someone else holds it (our
+    /// node is deleted).
     ///
     /// # Errors
     /// As [`acquire`](Self::acquire).
     ///
     /// # Cancel safety
     /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(mutex: zk_recipes::InterProcessMutex) -> zk_recipes::Result<()> {
+    /// match mutex.try_acquire().await? {
+    ///     Some(guard) => guard.release().await?,
+    ///     None => println!("busy"),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn try_acquire(&self) -> Result<Option<LockGuard>> {
         self.acquire_until(Until(Instant::now())).await.map(in_time)
     }
 
-    /// Waits at most `timeout`: `Ok(None)` when it passed (our node is deleted).
+    /// Waits at most `timeout`.
     ///
     /// # Errors
-    /// As [`acquire`](Self::acquire).
+    /// [`Error::Timeout`] when `timeout` passed first (our node is deleted; test it with
+    /// [`Error::is_timeout`]); otherwise as [`acquire`](Self::acquire).
     ///
     /// # Cancel safety
     /// Cancel safe.
-    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.acquire_until(Until(Instant::now() + timeout)).await.map(in_time)
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(mutex: zk_recipes::InterProcessMutex) -> zk_recipes::Result<()> {
+    /// use std::time::Duration;
+    /// match mutex.acquire_timeout(Duration::from_secs(2)).await {
+    ///     Ok(guard) => guard.release().await?,
+    ///     Err(e) if e.is_timeout() => println!("still busy after 2 s"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<LockGuard> {
+        timed(self.acquire_until(until_after(timeout)).await?, timeout)
     }
 
     pub(crate) async fn acquire_until<W: Wait>(&self, wait: W) -> Result<Waited<LockGuard, W>> {
         let s = &self.shared;
-        acquire_reentrant::<W, _, _>(&s.state.owners, || async move {
-            let data = s.state.data.as_deref().unwrap_or(s.fw.default_data());
-            let ttl = s.state.server_ttl;
-            let request = Request {
-                dir: &s.path,
-                name: LOCK_NAME,
-                data,
-                driver: &Exclusive::MUTEX,
-                prefetch: None,
-                ttl,
-                recreate: true,
-            };
-            let acquired = engine::contend(&s.fw, &request, wait).await?;
-            Ok(acquired.map(|a| HeldNode::new(&s.fw, a, s.state.revocable)))
-        })
-        .await
+        let data = s.state.data.as_deref().unwrap_or(s.fw.default_data());
+        let request = Request {
+            dir: &s.path,
+            name: LOCK_NAME,
+            data,
+            driver: &Exclusive::MUTEX,
+            prefetch: None,
+            ttl: s.state.server_ttl,
+            recreate: true,
+        };
+        let acquired = engine::contend(&s.fw, &request, wait).await?;
+        Ok(acquired.map(|a| LockGuard::new(HeldNode::new(&s.fw, a, s.state.revocable), &s.state.local)))
     }
 
-    /// Whether the current task holds this mutex (through this handle or a clone of it).
-    pub fn is_held_by_current_task(&self) -> bool {
-        held_by_current(&self.shared.state.owners).is_some()
+    /// Whether this process holds the mutex through this handle or a clone of it (Curator's
+    /// `isAcquiredInThisProcess`). It says nothing of which task holds: guards move between
+    /// tasks, and a hold belongs to whoever has its guard.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(mutex: zk_recipes::InterProcessMutex) -> zk_recipes::Result<()> {
+    /// let guard = mutex.acquire().await?;
+    /// assert!(mutex.is_acquired_in_this_process());
+    /// guard.release().await?;
+    /// assert!(!mutex.is_acquired_in_this_process());
+    /// # Ok(()) }
+    /// ```
+    pub fn is_acquired_in_this_process(&self) -> bool {
+        self.shared.state.local.count() > 0
     }
 
     /// The contenders' node names in queue order (the first holds).

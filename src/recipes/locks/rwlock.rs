@@ -6,28 +6,32 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zookeeper_client::CreateMode;
 
-use super::deadline::{held, in_time, Forever, Until, Wait, Waited};
+use super::deadline::{held, in_time, timed, until_after, Forever, Until, Wait, Waited};
 use super::driver::{sort_key_multi, Driver, Exclusive, Read, READ_NAME, WRITE_NAME};
 use super::engine::{self, Acquired, Request};
 use super::handle::Shared;
 use super::held::HeldNode;
 use super::mutex::participants;
-use super::owner::Owners;
-use super::reentrant::{acquire_reentrant, held_by_current, Entry, LockGuard};
+use super::reentrant::{LocalHolds, LockGuard};
+use super::rw_sides::{ReadLock, WriteLock};
+use super::write_guard::WriteGuard;
 use crate::error::{Error, Result};
-use crate::framework::{paths, validate_ttl, Framework};
+use crate::framework::{paths, validate_ttl, Framework, LossReason};
 
 /// A read-write lock across processes: Curator's `InterProcessReadWriteLock`.
 ///
 /// Readers share; a writer excludes readers and writers. Fair: a reader queued behind a
-/// writer waits for it. Both sides are re-entrant per task, like [`InterProcessMutex`](crate::InterProcessMutex).
+/// writer waits for it. As with [`InterProcessMutex`](crate::InterProcessMutex), every
+/// `read()` / `write()` is a hold of its own, and re-entering goes through the guard one holds
+/// ([`LockGuard::reenter`], [`WriteGuard::reenter`]).
 ///
-/// * **Downgrade**: a task holding the write lock may take the read lock (it is granted at
-///   once, with Curator's layout: a plain ephemeral `__READ__` node carrying the write node's
-///   sequence) and then release the write lock.
-/// * **Upgrade** (holding only the read lock, asking for the write lock) returns
-///   [`Error::Unsupported`] at once. Curator waits forever there: the writer would wait for
-///   its own reader.
+/// * **Downgrade** goes through the write guard: [`WriteGuard::downgrade`] turns it into a
+///   read guard at once, keeping the writer's place in the queue (Curator's layout: a plain
+///   ephemeral `__READ__` node carrying the write node's sequence), then releases the write
+///   node. Writers queued behind it stay out until the read guard is released.
+/// * **Upgrade** does not exist: asking for the write lock while holding the read lock waits
+///   for that read lock to be released — forever if the same code holds it, as with Curator
+///   and with `tokio::sync::RwLock`. Release the read guard first.
 /// * A reader behind writers watches the nearest writer ahead of it, so a writer's release
 ///   wakes only the readers right behind it.
 ///
@@ -39,11 +43,13 @@ pub struct InterProcessReadWriteLock {
     shared: Arc<Shared<State>>,
 }
 
-/// The holders of each side, per task.
+/// What a read-write lock keeps besides its framework and path.
 #[derive(Debug, Default)]
 struct State {
-    readers: Arc<Owners<Entry>>,
-    writers: Arc<Owners<Entry>>,
+    /// Read holds through this handle and its clones in this process.
+    readers: Arc<LocalHolds>,
+    /// Write holds likewise.
+    writers: Arc<LocalHolds>,
     /// Contender nodes are TTL nodes with this time to live (a server-side lease).
     server_ttl: Option<Duration>,
 }
@@ -61,7 +67,7 @@ impl InterProcessReadWriteLock {
     /// [`InterProcessMutex::with_server_ttl`](crate::InterProcessMutex::with_server_ttl) does
     /// for the mutex: the read and write contender nodes are TTL nodes (same names, so
     /// Curator's lock queues behind them), touched while they wait and by renewing a
-    /// [`LeasedHold`](crate::LeasedHold), reaped by the server once untouched for `ttl`.
+    /// [`TimedHold`](crate::TimedHold), reaped by the server once untouched for `ttl`.
     /// (The read node a write holder downgrades to stays an ephemeral node.) Call it on a new
     /// handle, before taking its read or write side.
     ///
@@ -73,10 +79,10 @@ impl InterProcessReadWriteLock {
     /// ```no_run
     /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
     /// use std::time::Duration;
-    /// use zk_recipes::{InterProcessReadWriteLock, LeasedHold};
+    /// use zk_recipes::{InterProcessReadWriteLock, TimedHold};
     /// let lease = Duration::from_secs(20);
     /// let lock = InterProcessReadWriteLock::new(&fw, "/locks/table")?.with_server_ttl(lease)?;
-    /// let held = LeasedHold::acquire_with_lease(&lock.write_lock(), lease).await?;
+    /// let held = TimedHold::acquire(&lock.write_lock(), lease).await?;
     /// held.release().await?;
     /// # Ok(()) }
     /// ```
@@ -90,6 +96,10 @@ impl InterProcessReadWriteLock {
     /// The lock path.
     pub fn path(&self) -> &str {
         &self.shared.path
+    }
+
+    pub(crate) fn framework(&self) -> &Framework {
+        &self.shared.fw
     }
 
     /// The read side as a lock of its own (Curator's `readLock()`), e.g. for an
@@ -124,68 +134,166 @@ impl InterProcessReadWriteLock {
         WriteLock { lock: self.clone() }
     }
 
-    /// Waits for the read lock.
+    /// Waits for the read lock: a new hold with a node of its own (re-enter a read hold
+    /// through its guard instead: [`LockGuard::reenter`]).
     ///
     /// # Errors
-    /// The framework's errors; [`Error::LockLost`] when re-entering a lost hold.
+    /// The framework's errors ([`Error::Closed`], [`Error::RetriesExhausted`]...).
     ///
     /// # Cancel safety
     /// Cancel safe: no node is left behind.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: zk_recipes::InterProcessReadWriteLock) -> zk_recipes::Result<()> {
+    /// let read = lock.read().await?;
+    /// read.release().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn read(&self) -> Result<LockGuard> {
         self.read_until(Forever).await.map(held)
     }
 
-    /// Waits at most `timeout` for the read lock (`Ok(None)` when it passed).
+    /// Waits at most `timeout` for the read lock.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] when `timeout` passed first (our node is deleted); otherwise as
+    /// [`read`](Self::read).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: zk_recipes::InterProcessReadWriteLock) -> zk_recipes::Result<()> {
+    /// let read = lock.read_timeout(std::time::Duration::from_secs(1)).await?;
+    /// read.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn read_timeout(&self, timeout: Duration) -> Result<LockGuard> {
+        timed(self.read_until(until_after(timeout)).await?, timeout)
+    }
+
+    /// Takes the read lock only if that needs no waiting: `Ok(None)` when a writer holds it
+    /// or is queued ahead (our node is deleted).
     ///
     /// # Errors
     /// As [`read`](Self::read).
     ///
     /// # Cancel safety
     /// Cancel safe.
-    pub async fn read_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.read_until(Until(Instant::now() + timeout)).await.map(in_time)
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: zk_recipes::InterProcessReadWriteLock) -> zk_recipes::Result<()> {
+    /// if let Some(read) = lock.try_read().await? {
+    ///     read.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_read(&self) -> Result<Option<LockGuard>> {
+        self.read_until(Until(Instant::now())).await.map(in_time)
     }
 
-    /// Waits for the write lock.
+    /// Waits for the write lock: a new hold with a node of its own (re-enter a write hold
+    /// through its guard instead: [`WriteGuard::reenter`]). Waits for every read hold ahead,
+    /// this process's own included: there is no upgrade.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] when the current task holds only the read lock (upgrade); the
-    /// framework's errors.
+    /// The framework's errors.
     ///
     /// # Cancel safety
     /// Cancel safe.
-    pub async fn write(&self) -> Result<LockGuard> {
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: zk_recipes::InterProcessReadWriteLock) -> zk_recipes::Result<()> {
+    /// let write = lock.write().await?;
+    /// let read = write.downgrade().await?; // readers may join from now on
+    /// read.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn write(&self) -> Result<WriteGuard> {
         self.write_until(Forever).await.map(held)
     }
 
-    /// Waits at most `timeout` for the write lock (`Ok(None)` when it passed).
+    /// Waits at most `timeout` for the write lock.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] when `timeout` passed first (our node is deleted); otherwise as
+    /// [`write`](Self::write).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: zk_recipes::InterProcessReadWriteLock) -> zk_recipes::Result<()> {
+    /// let write = lock.write_timeout(std::time::Duration::from_secs(1)).await?;
+    /// write.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn write_timeout(&self, timeout: Duration) -> Result<WriteGuard> {
+        timed(self.write_until(until_after(timeout)).await?, timeout)
+    }
+
+    /// Takes the write lock only if that needs no waiting: `Ok(None)` when anyone holds it
+    /// or waits ahead (our node is deleted).
     ///
     /// # Errors
     /// As [`write`](Self::write).
     ///
     /// # Cancel safety
     /// Cancel safe.
-    pub async fn write_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.write_until(Until(Instant::now() + timeout)).await.map(in_time)
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: zk_recipes::InterProcessReadWriteLock) -> zk_recipes::Result<()> {
+    /// if let Some(write) = lock.try_write().await? {
+    ///     write.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_write(&self) -> Result<Option<WriteGuard>> {
+        self.write_until(Until(Instant::now())).await.map(in_time)
+    }
+
+    /// Whether this process holds the read lock through this handle or a clone of it (its
+    /// sides included).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: zk_recipes::InterProcessReadWriteLock) -> zk_recipes::Result<()> {
+    /// let read = lock.read().await?;
+    /// assert!(lock.is_read_acquired_in_this_process());
+    /// # Ok(()) }
+    /// ```
+    pub fn is_read_acquired_in_this_process(&self) -> bool {
+        self.shared.state.readers.count() > 0
+    }
+
+    /// Whether this process holds the write lock through this handle or a clone of it (its
+    /// sides included).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(lock: zk_recipes::InterProcessReadWriteLock) -> zk_recipes::Result<()> {
+    /// let write = lock.write().await?;
+    /// assert!(lock.is_write_acquired_in_this_process());
+    /// # Ok(()) }
+    /// ```
+    pub fn is_write_acquired_in_this_process(&self) -> bool {
+        self.shared.state.writers.count() > 0
     }
 
     pub(crate) async fn read_until<W: Wait>(&self, wait: W) -> Result<Waited<LockGuard, W>> {
-        let s = &self.shared;
-        acquire_reentrant::<W, _, _>(&s.state.readers, || async move {
-            if let Some(write) = held_by_current(&s.state.writers) {
-                return self.downgrade(write.node()).await.map(Ok);
-            }
-            self.contend(READ_NAME, &Read, wait).await
-        })
-        .await
+        let held = self.contend(READ_NAME, &Read, wait).await?;
+        Ok(held.map(|node| LockGuard::new(node, &self.shared.state.readers)))
     }
 
-    pub(crate) async fn write_until<W: Wait>(&self, wait: W) -> Result<Waited<LockGuard, W>> {
-        let s = &self.shared;
-        if held_by_current(&s.state.writers).is_none() && held_by_current(&s.state.readers).is_some() {
-            return Err(Error::Unsupported("upgrading a read lock to a write lock (it would deadlock)"));
-        }
-        acquire_reentrant::<W, _, _>(&s.state.writers, || self.contend(WRITE_NAME, &Exclusive::WRITE, wait)).await
+    pub(crate) async fn write_until<W: Wait>(&self, wait: W) -> Result<Waited<WriteGuard, W>> {
+        let held = self.contend(WRITE_NAME, &Exclusive::WRITE, wait).await?;
+        Ok(held.map(|node| WriteGuard::new(LockGuard::new(node, &self.shared.state.writers), self.clone())))
     }
 
     async fn contend<W: Wait>(&self, name: &str, driver: &dyn Driver, wait: W) -> Result<Waited<HeldNode, W>> {
@@ -196,27 +304,41 @@ impl InterProcessReadWriteLock {
         Ok(engine::contend(&s.fw, &request, wait).await?.map(|a| HeldNode::new(&s.fw, a, false)))
     }
 
-    /// The read node of a write holder: a plain ephemeral, protected node named after the
-    /// write node's sequence, so that it keeps the writer's place in the queue.
-    async fn downgrade(&self, write: &HeldNode) -> Result<HeldNode> {
+    /// A read hold at the place of `write` in the queue: a plain ephemeral `__READ__` node with
+    /// the write node's sequence, granted at once (nothing that sorts before it can be a
+    /// writer). Refused when the write hold is lost, or when the read node was made by another
+    /// session than the write node's (the session was re-created meanwhile): a read node at an
+    /// old place in the queue would sort before writers that hold now.
+    pub(crate) async fn read_beside(&self, write: &HeldNode) -> Result<LockGuard> {
         let s = &self.shared;
+        let lost = |reason| Error::LockLost { path: write.path().to_string(), reason };
+        if let Some(reason) = write.loss() {
+            return Err(lost(reason));
+        }
         let sequence = sort_key_multi(paths::node_name(write.path()), &[READ_NAME, WRITE_NAME]);
         let name = format!("{READ_NAME}{sequence}");
+        let status = s.fw.status();
         let node = engine::create_owned(&s.fw, &s.path, &name, s.fw.default_data(), CreateMode::Ephemeral).await?;
-        Ok(HeldNode::new(
-            &s.fw,
-            Acquired {
-                path: node.path,
-                stat: node.stat,
-                status: s.fw.status(),
-                mark: None,
-                prefetched: None,
-                waited: false,
-                ttl: None,
-                listing: None,
-            },
-            false,
-        ))
+        let acquired = Acquired {
+            path: node.path,
+            stat: node.stat,
+            status,
+            mark: None,
+            prefetched: None,
+            waited: false,
+            ttl: None,
+            listing: None,
+        };
+        // a TTL write node has no ephemeral owner: its session is the one that created it
+        let same_session = acquired.stat.ephemeral_owner == write.session_id();
+        let read = LockGuard::new(HeldNode::new(&s.fw, acquired, false), &s.state.readers);
+        match write.loss() {
+            None if same_session => Ok(read),
+            reason => {
+                drop(read); // its node is deleted in the background
+                Err(lost(reason.unwrap_or(LossReason::SessionLost)))
+            }
+        }
     }
 
     /// All contender node names in queue order.
@@ -228,153 +350,5 @@ impl InterProcessReadWriteLock {
     /// Cancel safe.
     pub async fn participants(&self) -> Result<Vec<String>> {
         participants(&self.shared.fw, &self.shared.path, &Read).await
-    }
-}
-
-/// The read side of an [`InterProcessReadWriteLock`] as a lock of its own (Curator's
-/// `readLock()`): what [`InterProcessReadWriteLock::read_lock`] returns, an
-/// [`InterProcessLock`](crate::InterProcessLock) (e.g. a member of an
-/// [`InterProcessMultiLock`](crate::InterProcessMultiLock)). Shares the read-write lock's
-/// re-entrancy bookkeeping: it is the same lock, not a copy.
-///
-/// # Examples
-/// ```no_run
-/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
-/// use zk_recipes::InterProcessReadWriteLock;
-/// let side = InterProcessReadWriteLock::new(&fw, "/locks/table")?.read_lock();
-/// let guard = side.acquire().await?;
-/// guard.release().await?;
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone)]
-pub struct ReadLock {
-    lock: InterProcessReadWriteLock,
-}
-
-impl ReadLock {
-    /// Waits for the read lock: [`InterProcessReadWriteLock::read`].
-    ///
-    /// # Errors
-    /// As [`InterProcessReadWriteLock::read`].
-    ///
-    /// # Cancel safety
-    /// Cancel safe: no node is left behind.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(side: zk_recipes::ReadLock) -> zk_recipes::Result<()> {
-    /// side.acquire().await?.release().await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn acquire(&self) -> Result<LockGuard> {
-        self.lock.read().await
-    }
-
-    /// Waits at most `timeout` for the read lock (`Ok(None)` when it passed):
-    /// [`InterProcessReadWriteLock::read_timeout`].
-    ///
-    /// # Errors
-    /// As [`acquire`](Self::acquire).
-    ///
-    /// # Cancel safety
-    /// Cancel safe.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(side: zk_recipes::ReadLock) -> zk_recipes::Result<()> {
-    /// if let Some(guard) = side.acquire_timeout(std::time::Duration::from_secs(1)).await? {
-    ///     guard.release().await?;
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.lock.read_timeout(timeout).await
-    }
-
-    /// The lock path (shared by both sides).
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # fn demo(fw: &zk_recipes::Framework) -> zk_recipes::Result<()> {
-    /// let side = zk_recipes::InterProcessReadWriteLock::new(fw, "/locks/table")?.read_lock();
-    /// assert_eq!(side.path(), "/locks/table");
-    /// # Ok(()) }
-    /// ```
-    pub fn path(&self) -> &str {
-        self.lock.path()
-    }
-}
-
-/// The write side of an [`InterProcessReadWriteLock`] as a lock of its own (Curator's
-/// `writeLock()`): what [`InterProcessReadWriteLock::write_lock`] returns, an
-/// [`InterProcessLock`](crate::InterProcessLock) (e.g. a member of an
-/// [`InterProcessMultiLock`](crate::InterProcessMultiLock)). Shares the read-write lock's
-/// re-entrancy bookkeeping: it is the same lock, not a copy.
-///
-/// # Examples
-/// ```no_run
-/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
-/// use zk_recipes::InterProcessReadWriteLock;
-/// let side = InterProcessReadWriteLock::new(&fw, "/locks/table")?.write_lock();
-/// let guard = side.acquire().await?;
-/// guard.release().await?;
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone)]
-pub struct WriteLock {
-    lock: InterProcessReadWriteLock,
-}
-
-impl WriteLock {
-    /// Waits for the write lock: [`InterProcessReadWriteLock::write`].
-    ///
-    /// # Errors
-    /// As [`InterProcessReadWriteLock::write`].
-    ///
-    /// # Cancel safety
-    /// Cancel safe: no node is left behind.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(side: zk_recipes::WriteLock) -> zk_recipes::Result<()> {
-    /// side.acquire().await?.release().await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn acquire(&self) -> Result<LockGuard> {
-        self.lock.write().await
-    }
-
-    /// Waits at most `timeout` for the write lock (`Ok(None)` when it passed):
-    /// [`InterProcessReadWriteLock::write_timeout`].
-    ///
-    /// # Errors
-    /// As [`acquire`](Self::acquire).
-    ///
-    /// # Cancel safety
-    /// Cancel safe.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(side: zk_recipes::WriteLock) -> zk_recipes::Result<()> {
-    /// if let Some(guard) = side.acquire_timeout(std::time::Duration::from_secs(1)).await? {
-    ///     guard.release().await?;
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.lock.write_timeout(timeout).await
-    }
-
-    /// The lock path (shared by both sides).
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # fn demo(fw: &zk_recipes::Framework) -> zk_recipes::Result<()> {
-    /// let side = zk_recipes::InterProcessReadWriteLock::new(fw, "/locks/table")?.write_lock();
-    /// assert_eq!(side.path(), "/locks/table");
-    /// # Ok(()) }
-    /// ```
-    pub fn path(&self) -> &str {
-        self.lock.path()
     }
 }

@@ -4,13 +4,13 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::deadline::{held, in_time, Forever, Until, Wait, Waited};
+use super::deadline::{held, in_time, timed, until_after, Forever, Until, Wait, Waited};
 use super::driver::LeaseCount;
 use super::engine::{self, Request};
+use super::expiring_permit::{delete_permit, swap_for_permit, ExpiringPermit};
 use super::held::HeldNode;
 use super::lease::Lease;
 use super::mutex::{participants, InterProcessMutex};
-use super::permit::{delete_permit, swap_for_permit, ExpiringLease};
 use super::permit_name::check_permit_id;
 use crate::error::{Error, Result};
 use crate::framework::{paths, validate_ttl, Framework};
@@ -31,13 +31,13 @@ use crate::recipes::layout::{LEASE_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS};
 ///   max 2: each gets one lease and waits for a second forever).
 /// * Not re-entrant: every acquire takes new leases.
 /// * **Expirable permits.** [`acquire_with_expiry`](Self::acquire_with_expiry) takes a lease
-///   that belongs to no session and ends at a deadline ([`ExpiringLease`]): any process can
+///   that belongs to no session and ends at a deadline ([`ExpiringPermit`]): any process can
 ///   release it by its id ([`release_permit`](Self::release_permit)); once expired, a waiter
 ///   that needs its place deletes it (and the server does, as a TTL node, where TTL nodes are
 ///   enabled). The maximum holds throughout: a permit is swapped for an ordinary lease in one
 ///   transaction, and reclaimed only by deleting it. The deadline is a wall-clock time, so
 ///   the participants' clocks must agree to well within the expiry (NTP); see
-///   [`ExpiringLease`].
+///   [`ExpiringPermit`].
 ///
 /// # Curator compatibility
 /// Same nodes, names and protocol as Curator 5.x; a Curator process and this one share the
@@ -107,31 +107,64 @@ impl InterProcessSemaphoreV2 {
         self.acquire_until(n, Forever).await.map(held)
     }
 
-    /// Waits at most `timeout` for one lease (`Ok(None)` when it passed).
+    /// Waits at most `timeout` for one lease.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] when `timeout` passed first (nothing is left behind); otherwise as
+    /// [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(pool: zk_recipes::InterProcessSemaphoreV2) -> zk_recipes::Result<()> {
+    /// match pool.acquire_timeout(std::time::Duration::from_secs(1)).await {
+    ///     Ok(lease) => lease.release().await?,
+    ///     Err(e) if e.is_timeout() => println!("all leases taken"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Lease> {
+        timed(self.acquire_one(until_after(timeout)).await?, timeout)
+    }
+
+    /// Takes one lease only if that needs no waiting: `Ok(None)` when every lease is taken
+    /// (nothing is left behind).
     ///
     /// # Errors
     /// As [`acquire`](Self::acquire).
     ///
     /// # Cancel safety
     /// Cancel safe.
-    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<Lease>> {
-        self.acquire_one(Until(Instant::now() + timeout)).await.map(in_time)
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(pool: zk_recipes::InterProcessSemaphoreV2) -> zk_recipes::Result<()> {
+    /// if let Some(lease) = pool.try_acquire().await? {
+    ///     lease.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_acquire(&self) -> Result<Option<Lease>> {
+        self.acquire_one(Until(Instant::now())).await.map(in_time)
     }
 
-    /// Waits at most `timeout` for `n` leases, all or nothing (`Ok(None)` when it passed;
-    /// leases taken meanwhile are returned).
+    /// Waits at most `timeout` for `n` leases, all or nothing.
     ///
     /// # Errors
-    /// As [`acquire_many`](Self::acquire_many).
+    /// [`Error::Timeout`] when `timeout` passed first (leases taken meanwhile are returned);
+    /// otherwise as [`acquire_many`](Self::acquire_many).
     ///
     /// # Cancel safety
     /// Cancel safe.
-    pub async fn acquire_many_timeout(&self, n: usize, timeout: Duration) -> Result<Option<Vec<Lease>>> {
-        self.acquire_until(n, Until(Instant::now() + timeout)).await.map(in_time)
+    pub async fn acquire_many_timeout(&self, n: usize, timeout: Duration) -> Result<Vec<Lease>> {
+        timed(self.acquire_until(n, until_after(timeout)).await?, timeout)
     }
 
     /// Waits for one lease that expires `expiry` after it is held: a permit that outlives
-    /// this session and process, released by [`ExpiringLease::release`] or by id with
+    /// this session and process, released by [`ExpiringPermit::release`] or by id with
     /// [`release_permit`](Self::release_permit) from any process, and reclaimed once expired.
     ///
     /// # Errors
@@ -155,27 +188,23 @@ impl InterProcessSemaphoreV2 {
     /// permit.release().await?;
     /// # Ok(()) }
     /// ```
-    pub async fn acquire_with_expiry(&self, expiry: Duration) -> Result<ExpiringLease> {
+    pub async fn acquire_with_expiry(&self, expiry: Duration) -> Result<ExpiringPermit> {
         self.acquire_expiring(expiry, Forever).await.map(held)
     }
 
-    /// As [`acquire_with_expiry`](Self::acquire_with_expiry), waiting at most `timeout`
-    /// (`Ok(None)` when it passed).
+    /// As [`acquire_with_expiry`](Self::acquire_with_expiry), waiting at most `timeout`.
     ///
     /// # Errors
-    /// As [`acquire_with_expiry`](Self::acquire_with_expiry).
+    /// [`Error::Timeout`] when `timeout` passed first; otherwise as
+    /// [`acquire_with_expiry`](Self::acquire_with_expiry).
     ///
     /// # Cancel safety
     /// As [`acquire_with_expiry`](Self::acquire_with_expiry).
-    pub async fn acquire_with_expiry_timeout(
-        &self,
-        expiry: Duration,
-        timeout: Duration,
-    ) -> Result<Option<ExpiringLease>> {
-        self.acquire_expiring(expiry, Until(Instant::now() + timeout)).await.map(in_time)
+    pub async fn acquire_with_expiry_timeout(&self, expiry: Duration, timeout: Duration) -> Result<ExpiringPermit> {
+        timed(self.acquire_expiring(expiry, until_after(timeout)).await?, timeout)
     }
 
-    async fn acquire_expiring<W: Wait>(&self, expiry: Duration, wait: W) -> Result<Waited<ExpiringLease, W>> {
+    async fn acquire_expiring<W: Wait>(&self, expiry: Duration, wait: W) -> Result<Waited<ExpiringPermit, W>> {
         validate_ttl(expiry)?;
         let ttl = self.fw.capabilities().await?.ttl_nodes;
         let lease = match self.acquire_one(wait).await? {
@@ -186,7 +215,7 @@ impl InterProcessSemaphoreV2 {
         swap_for_permit(&self.fw, semaphore, &self.leases_dir, lease, expiry, ttl).await.map(Ok)
     }
 
-    /// Releases the expirable permit `permit_id` ([`ExpiringLease::permit_id`]), taken by any
+    /// Releases the expirable permit `permit_id` ([`ExpiringPermit::permit_id`]), taken by any
     /// process.
     ///
     /// # Errors
@@ -314,19 +343,45 @@ impl InterProcessSemaphoreMutex {
         self.semaphore.acquire().await
     }
 
-    /// Waits at most `timeout` (`Ok(None)` when it passed).
+    /// Waits at most `timeout`.
     ///
     /// # Errors
-    /// The framework's errors.
+    /// [`Error::Timeout`] when `timeout` passed first (nothing is left behind); the
+    /// framework's errors.
     ///
     /// # Cancel safety
     /// Cancel safe.
-    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<Lease>> {
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Lease> {
         self.semaphore.acquire_timeout(timeout).await
+    }
+
+    /// Takes the mutex only if that needs no waiting: `Ok(None)` when it is held (our node is
+    /// deleted).
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(mutex: zk_recipes::InterProcessSemaphoreMutex) -> zk_recipes::Result<()> {
+    /// if let Some(lease) = mutex.try_acquire().await? {
+    ///     lease.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_acquire(&self) -> Result<Option<Lease>> {
+        self.semaphore.try_acquire().await
     }
 
     /// The lock path.
     pub fn path(&self) -> &str {
         paths::parent(&self.semaphore.leases_dir)
+    }
+
+    pub(crate) fn framework(&self) -> &Framework {
+        &self.semaphore.fw
     }
 }

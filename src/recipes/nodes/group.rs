@@ -34,7 +34,7 @@ use crate::recipes::cache::Cache;
 /// use zk_recipes::GroupMember;
 ///
 /// let member = GroupMember::new(&fw, "/groups/workers", "worker-1", "10.0.0.1")?;
-/// member.start()?;
+/// member.start().await?;
 /// member.wait_for_initial_create(Duration::from_secs(10)).await?;
 /// for (id, data) in member.members() {
 ///     println!("{id}: {}", String::from_utf8_lossy(&data));
@@ -81,19 +81,26 @@ impl GroupMember {
 
     /// Joins the group (our node is created in the background) and starts following it.
     ///
+    /// Resolves once both background tasks are spawned, without waiting for our node or the
+    /// members' first read: [`wait_for_initial_create`](Self::wait_for_initial_create) waits
+    /// for our node, [`changes`](Self::changes) yields the members once read.
+    ///
     /// # Errors
     /// [`Error::Unsupported`] when already started; [`Error::Closed`] after close or for a
     /// closed framework.
     ///
+    /// # Cancel safety
+    /// Cancel safe: it does not wait.
+    ///
     /// # Examples
     /// ```no_run
-    /// # fn demo(member: zk_recipes::GroupMember) -> zk_recipes::Result<()> {
-    /// member.start()?;
+    /// # async fn demo(member: zk_recipes::GroupMember) -> zk_recipes::Result<()> {
+    /// member.start().await?;
     /// # Ok(()) }
     /// ```
-    pub fn start(&self) -> Result<()> {
-        self.inner.node.start()?;
-        self.inner.cache.start()
+    pub async fn start(&self) -> Result<()> {
+        self.inner.node.start().await?;
+        self.inner.cache.start().await
     }
 
     /// Waits until our member node exists; returns its path.
@@ -117,6 +124,7 @@ impl GroupMember {
 
     /// The members: id → data, our own id included (with our data) even before the cache
     /// sees our node.
+    #[doc(alias = "getCurrentMembers")]
     pub fn members(&self) -> BTreeMap<String, Vec<u8>> {
         self.inner.members()
     }
@@ -189,7 +197,14 @@ impl GroupMember {
         self.inner.node.status()
     }
 
-    /// Our member node's status, then every change (see [`PersistentNode::events`]).
+    /// Our member node's current status as a `tokio::sync::watch::Receiver` (see
+    /// [`PersistentNode::watch`]): the latest status only.
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<NodeStatus> {
+        self.inner.node.watch()
+    }
+
+    /// Our member node's status, then every change (see [`PersistentNode::events`]): a
+    /// `Stream`, as each transition matters.
     ///
     /// # Cancel safety
     /// `next()` on the stream is cancel safe.
@@ -226,8 +241,10 @@ impl GroupMember {
     /// # Ok(()) }
     /// ```
     pub async fn close(&self) -> Result<()> {
-        self.inner.cache.close();
-        self.inner.node.close().await
+        let cache = self.inner.cache.close();
+        let node = self.inner.node.close();
+        let (cache, node) = tokio::join!(cache, node);
+        node.and(cache)
     }
 }
 

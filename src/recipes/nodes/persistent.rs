@@ -53,7 +53,7 @@ enum Task {
 /// use zk_recipes::{NodeMode, PersistentNode};
 ///
 /// let node = PersistentNode::new(&fw, "/services/api/host-1", NodeMode::Ephemeral, "10.0.0.1:8080")?;
-/// node.start()?;
+/// node.start().await?;
 /// node.wait_for_initial_create(Duration::from_secs(10)).await?;
 /// node.set_data("10.0.0.1:8081")?; // applied now, or after the next reconnect
 /// node.close().await?;
@@ -112,17 +112,29 @@ impl PersistentNode {
 
     /// Starts the background task that creates and keeps the node.
     ///
+    /// Resolves once the task is spawned, without waiting for the node (which needs a
+    /// connection): [`wait_for_initial_create`](Self::wait_for_initial_create) waits for it,
+    /// [`status`](Self::status) and [`events`](Self::events) follow it.
+    ///
     /// # Errors
     /// [`Error::Unsupported`] when already started; [`Error::Closed`] after
     /// [`close`](Self::close) or for a closed framework.
     ///
+    /// # Cancel safety
+    /// Cancel safe: it does not wait.
+    ///
     /// # Examples
     /// ```no_run
-    /// # fn demo(node: zk_recipes::PersistentNode) -> zk_recipes::Result<()> {
-    /// node.start()?;
+    /// # async fn demo(node: zk_recipes::PersistentNode) -> zk_recipes::Result<()> {
+    /// node.start().await?;
     /// # Ok(()) }
     /// ```
-    pub fn start(&self) -> Result<()> {
+    pub async fn start(&self) -> Result<()> {
+        self.launch()
+    }
+
+    /// Spawns the keeper task (what [`start`](Self::start) does, without an await).
+    pub(crate) fn launch(&self) -> Result<()> {
         let mut task = lock(&self.task);
         match *task {
             Task::NotStarted if self.fw.is_closed() => return Err(Error::Closed),
@@ -198,11 +210,13 @@ impl PersistentNode {
     }
 
     /// The data the node holds (or will hold once written).
+    #[doc(alias = "getData")]
     pub fn data(&self) -> Vec<u8> {
         self.shared.data()
     }
 
     /// The node's path while it exists (with its sequence number in the protected mode).
+    #[doc(alias = "getActualPath")]
     pub fn actual_path(&self) -> Option<String> {
         self.shared.kept().map(|k| k.path)
     }
@@ -222,8 +236,18 @@ impl PersistentNode {
         self.shared.hub.get()
     }
 
+    /// The current status as a `tokio::sync::watch::Receiver`: for code that needs only the
+    /// latest status (is the node there now), not every transition; `changed()` wakes on the
+    /// next one, intermediate ones may be skipped. [`events`](Self::events) is the `Stream`
+    /// of every transition.
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<NodeStatus> {
+        self.shared.hub.watch()
+    }
+
     /// The current status, then every change, until [`NodeStatus::Closed`] (a subscriber more
-    /// than 64 changes behind skips to the current status).
+    /// than 64 changes behind skips to the current status). A `Stream` because each transition
+    /// matters (a `Lost` then `Recreated` is a new node, with a new `czxid`); for the latest
+    /// status only, [`watch`](Self::watch).
     ///
     /// # Cancel safety
     /// `next()` on the stream is cancel safe.
@@ -239,6 +263,7 @@ impl PersistentNode {
     /// }
     /// # }
     /// ```
+    #[doc(alias = "addListener")]
     pub fn events(&self) -> impl Stream<Item = NodeStatus> + Send + 'static {
         self.shared.hub.stream()
     }

@@ -50,7 +50,7 @@ struct Touch {
 /// use zk_recipes::PersistentTtlNode;
 ///
 /// let node = PersistentTtlNode::new(&fw, "/jobs/report-42", Duration::from_secs(30), "running")?;
-/// node.start()?;
+/// node.start().await?;
 /// node.wait_for_initial_create(Duration::from_secs(10)).await?;
 /// // ... the node stays while this process runs; 30 s after it stops, it is gone
 /// node.close().await?;
@@ -98,17 +98,23 @@ impl PersistentTtlNode {
     /// Starts touching the child (at once, then every TTL / 2) and, after the first touch,
     /// keeping the container.
     ///
+    /// Resolves once the task is spawned, without waiting for the first touch:
+    /// [`wait_for_initial_create`](Self::wait_for_initial_create) waits for it.
+    ///
     /// # Errors
     /// [`Error::Unsupported`] when already started; [`Error::Closed`] after close or for a
     /// closed framework.
     ///
+    /// # Cancel safety
+    /// Cancel safe: it does not wait.
+    ///
     /// # Examples
     /// ```no_run
-    /// # fn demo(node: zk_recipes::PersistentTtlNode) -> zk_recipes::Result<()> {
-    /// node.start()?;
+    /// # async fn demo(node: zk_recipes::PersistentTtlNode) -> zk_recipes::Result<()> {
+    /// node.start().await?;
     /// # Ok(()) }
     /// ```
-    pub fn start(&self) -> Result<()> {
+    pub async fn start(&self) -> Result<()> {
         let mut task = lock(&self.task);
         if task.is_some() {
             return Err(Error::Unsupported("the node is already started"));
@@ -181,6 +187,7 @@ impl PersistentTtlNode {
     }
 
     /// The node's data.
+    #[doc(alias = "getData")]
     pub fn data(&self) -> Vec<u8> {
         self.node.data()
     }
@@ -250,7 +257,7 @@ async fn touch_loop(
             Ok(()) => {
                 if !state.borrow().touched {
                     // the first touch made the container (with its parents): keep it from now
-                    let _ = node.start();
+                    let _ = node.launch();
                 }
                 state.send_replace(Touch { touched: true, failure: None });
             }

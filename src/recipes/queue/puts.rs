@@ -161,7 +161,7 @@ impl<T: Send + 'static> Queue<T, Delayed> {
     /// # Cancel safety
     /// As [`DistributedQueue::put`](crate::DistributedQueue::put).
     pub async fn put_at(&self, item: &T, at: SystemTime) -> Result<String> {
-        self.put_multi_at_timeout(std::slice::from_ref(item), at, None).await
+        self.put_multi_at(std::slice::from_ref(item), at).await
     }
 
     /// Adds `items` in one node, to be taken together from `at` on (Curator's `putMulti`).
@@ -172,20 +172,21 @@ impl<T: Send + 'static> Queue<T, Delayed> {
     /// # Cancel safety
     /// As [`put_at`](Self::put_at).
     pub async fn put_multi_at(&self, items: &[T], at: SystemTime) -> Result<String> {
-        self.put_multi_at_timeout(items, at, None).await
+        let epoch = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        self.put_node(naming::delay_prefix(epoch)?, items, None).await
     }
 
-    /// [`put_multi_at`](Self::put_multi_at), waiting at most `timeout` (when `Some`) for room
-    /// in a bounded queue.
+    /// [`put_multi_at`](Self::put_multi_at), waiting at most `timeout` for room in a bounded
+    /// queue.
     ///
     /// # Errors
     /// [`Error::Timeout`] when the queue stayed full; as [`put_at`](Self::put_at) otherwise.
     ///
     /// # Cancel safety
     /// As [`put_at`](Self::put_at).
-    pub async fn put_multi_at_timeout(&self, items: &[T], at: SystemTime, timeout: Option<Duration>) -> Result<String> {
+    pub async fn put_multi_at_timeout(&self, items: &[T], at: SystemTime, timeout: Duration) -> Result<String> {
         let epoch = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-        self.put_node(naming::delay_prefix(epoch)?, items, timeout).await
+        self.put_node(naming::delay_prefix(epoch)?, items, Some(timeout)).await
     }
 
     /// Adds `item`, to be taken `delay` from now.

@@ -68,10 +68,12 @@ pub type DistributedDelayQueue<T = Vec<u8>> = Queue<T, Delayed>;
 /// when a consumer's session dies mid-take, and when the reply to the delete is lost
 /// (the framework's transaction markers tell whether it was applied). Two modes, named for
 /// what they promise:
-/// * **At most once** — [`take`](Self::take) / [`poll`](Self::poll): the node is deleted,
+/// * **At most once** — [`take`](Self::take) / [`take_timeout`](Self::take_timeout) /
+///   [`try_take`](Self::try_take): the node is deleted,
 ///   then its items are handed over. A consumer that dies while processing loses them.
 /// * **At least once** ("safe") — [`take_safe`](Self::take_safe) /
-///   [`poll_safe`](Self::poll_safe): the node is locked and handed over as a [`Delivery`];
+///   [`take_safe_timeout`](Self::take_safe_timeout) / [`try_take_safe`](Self::try_take_safe):
+///   the node is locked and handed over as a [`Delivery`];
 ///   [`Delivery::complete`] deletes it after processing, guarded by the lock. A consumer that
 ///   dies before completing leaves the node for the next one: processed again, never lost.
 ///
@@ -183,15 +185,37 @@ impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
         }
     }
 
-    /// [`take`](Self::take), waiting at most `timeout`: `None` when no item came.
+    /// [`take`](Self::take), waiting at most `timeout` for an item.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`](crate::Error::Timeout) when no item came in time; as
+    /// [`take`](Self::take) otherwise.
+    ///
+    /// # Cancel safety
+    /// As [`take`](Self::take).
+    #[doc(alias = "poll")]
+    pub async fn take_timeout(&self, timeout: Duration) -> Result<T> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(item) = self.poll_until(Some(deadline)).await? {
+                return Ok(item);
+            }
+            if Instant::now() >= deadline {
+                return Err(crate::Error::Timeout(timeout));
+            }
+        }
+    }
+
+    /// Takes the next item if there is one now (`None` otherwise); never waits for an item.
     ///
     /// # Errors
     /// As [`take`](Self::take).
     ///
     /// # Cancel safety
     /// As [`take`](Self::take).
-    pub async fn poll(&self, timeout: Duration) -> Result<Option<T>> {
-        self.poll_until(Some(Instant::now() + timeout)).await
+    #[doc(alias = "poll")]
+    pub async fn try_take(&self) -> Result<Option<T>> {
+        self.poll_until(Some(Instant::now())).await
     }
 
     async fn poll_until(&self, deadline: Option<Instant>) -> Result<Option<T>> {
@@ -222,15 +246,36 @@ impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
         }
     }
 
-    /// [`take_safe`](Self::take_safe), waiting at most `timeout`: `None` when no item came.
+    /// [`take_safe`](Self::take_safe), waiting at most `timeout` for an item.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`](crate::Error::Timeout) when no item came in time; as
+    /// [`take_safe`](Self::take_safe) otherwise.
+    ///
+    /// # Cancel safety
+    /// As [`take_safe`](Self::take_safe).
+    pub async fn take_safe_timeout(&self, timeout: Duration) -> Result<Delivery<T>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(delivery) = self.poll_safe_until(Some(deadline)).await? {
+                return Ok(delivery);
+            }
+            if Instant::now() >= deadline {
+                return Err(crate::Error::Timeout(timeout));
+            }
+        }
+    }
+
+    /// Takes the next item node at least once if there is one now (`None` otherwise); never
+    /// waits for an item.
     ///
     /// # Errors
     /// As [`take_safe`](Self::take_safe).
     ///
     /// # Cancel safety
     /// As [`take_safe`](Self::take_safe).
-    pub async fn poll_safe(&self, timeout: Duration) -> Result<Option<Delivery<T>>> {
-        self.poll_safe_until(Some(Instant::now() + timeout)).await
+    pub async fn try_take_safe(&self) -> Result<Option<Delivery<T>>> {
+        self.poll_safe_until(Some(Instant::now())).await
     }
 
     async fn poll_safe_until(&self, deadline: Option<Instant>) -> Result<Option<Delivery<T>>> {

@@ -27,7 +27,7 @@ use crate::recipes::layout::SIMPLE_QUEUE_ITEM_NAME;
 ///   consumer that dies after that loses the item. For processed-then-deleted (at least
 ///   once), use a [`DistributedQueue`](crate::DistributedQueue) and
 ///   [`take_safe`](crate::Queue::take_safe).
-/// * Waiting ([`take`](Self::take), [`poll`](Self::poll)) sets a children watch; no polling.
+/// * Waiting ([`take`](Self::take), [`take_timeout`](Self::take_timeout)) sets a children watch; no polling.
 ///   Order is FIFO for one consumer; several consumers each take the oldest item they can
 ///   get.
 /// * Empty items and items larger than [`MAX_ITEM_BYTES`](crate::MAX_ITEM_BYTES) are
@@ -47,7 +47,8 @@ use crate::recipes::layout::SIMPLE_QUEUE_ITEM_NAME;
 /// queue.offer(b"image-17.png").await?;
 /// let job = queue.take().await?;
 /// assert_eq!(job, b"image-17.png");
-/// assert_eq!(queue.poll(Duration::from_millis(100)).await?, None);
+/// assert_eq!(queue.try_take().await?, None);
+/// assert!(queue.take_timeout(Duration::from_millis(100)).await.is_err_and(|e| matches!(e, zk_recipes::Error::Timeout(_))));
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
@@ -89,7 +90,7 @@ impl SimpleDistributedQueue {
     /// # Cancel safety
     /// Not cancel safe once the create is sent: the item may or may not have been added.
     pub async fn offer(&self, data: &[u8]) -> Result<String> {
-        self.offer_timeout(data, None).await
+        self.offer_within(data, None).await
     }
 
     /// [`offer`](Self::offer), waiting at most `timeout` for room in a bounded queue.
@@ -99,7 +100,11 @@ impl SimpleDistributedQueue {
     ///
     /// # Cancel safety
     /// As [`offer`](Self::offer).
-    pub async fn offer_timeout(&self, data: &[u8], timeout: Option<Duration>) -> Result<String> {
+    pub async fn offer_timeout(&self, data: &[u8], timeout: Duration) -> Result<String> {
+        self.offer_within(data, Some(timeout)).await
+    }
+
+    async fn offer_within(&self, data: &[u8], timeout: Option<Duration>) -> Result<String> {
         check_size(data.len())?;
         let created = self.engine.put(vec![(SIMPLE_QUEUE_ITEM_NAME.to_string(), data.to_vec())], timeout).await?;
         created.into_iter().next().ok_or_else(|| Error::InvalidArgument("an empty queue item".into()))
@@ -135,15 +140,32 @@ impl SimpleDistributedQueue {
         }
     }
 
-    /// [`take`](Self::take), waiting at most `timeout`: `None` when no item came.
+    /// [`take`](Self::take), waiting at most `timeout` for an item.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] when no item came in time; as [`take`](Self::take) otherwise.
+    ///
+    /// # Cancel safety
+    /// As [`take`](Self::take).
+    #[doc(alias = "poll")]
+    pub async fn take_timeout(&self, timeout: Duration) -> Result<Vec<u8>> {
+        match self.engine.take(Mode::AtMostOnce, Some(Instant::now() + timeout)).await? {
+            Some(taken) => Ok(taken.data),
+            None => Err(Error::Timeout(timeout)),
+        }
+    }
+
+    /// Removes the head of the queue and returns it if there is one now (`None` when the
+    /// queue is empty); never waits for an item (Curator's `poll()`).
     ///
     /// # Errors
     /// As [`take`](Self::take).
     ///
     /// # Cancel safety
     /// As [`take`](Self::take).
-    pub async fn poll(&self, timeout: Duration) -> Result<Option<Vec<u8>>> {
-        Ok(self.engine.take(Mode::AtMostOnce, Some(Instant::now() + timeout)).await?.map(|t| t.data))
+    #[doc(alias = "poll")]
+    pub async fn try_take(&self) -> Result<Option<Vec<u8>>> {
+        Ok(self.engine.take(Mode::AtMostOnce, Some(Instant::now())).await?.map(|t| t.data))
     }
 
     /// The head of the queue without removing it (`None` when empty).

@@ -76,6 +76,8 @@ impl SharedCount {
     ///
     /// # Cancel safety
     /// Cancel safe.
+    #[doc(alias = "getCount")]
+    #[doc(alias = "getVersionedValue")]
     pub async fn get(&self) -> Result<VersionedValue<i32>> {
         let raw = self.value.get().await?;
         Ok(VersionedValue { version: raw.version, value: decode(self.path(), &raw.value)? })
@@ -89,6 +91,7 @@ impl SharedCount {
     ///
     /// # Cancel safety
     /// Not cancel safe: the write may have been applied.
+    #[doc(alias = "setCount")]
     pub async fn set(&self, count: i32) -> Result<()> {
         self.value.set(&count.to_be_bytes()).await
     }
@@ -133,12 +136,14 @@ impl SharedCount {
     ///
     /// # Cancel safety
     /// Not cancel safe: the write may have been applied.
+    #[doc(alias = "trySetCount")]
     pub async fn try_set(&self, previous: &VersionedValue<i32>, new: i32) -> Result<bool> {
         self.value.try_set_version(previous.version, &new.to_be_bytes()).await
     }
 
     /// The count as it changes; see [`SharedValue::changes`]. A value that is not 4 bytes
     /// long is yielded as [`Error::CorruptData`], and the stream goes on.
+    #[doc(alias = "addListener")]
     pub fn changes(&self) -> impl Stream<Item = Result<VersionedValue<i32>>> + Send + 'static {
         value_changes(self.value.framework().clone(), self.path().to_string(), decode)
     }

@@ -87,6 +87,8 @@ impl SharedValue {
     ///
     /// # Cancel safety
     /// Cancel safe.
+    #[doc(alias = "getValue")]
+    #[doc(alias = "getVersionedValue")]
     pub async fn get(&self) -> Result<VersionedValue<Vec<u8>>> {
         let (value, stat) = self.fw.get_data(&self.path).await?;
         Ok(VersionedValue { version: stat.version, value })
@@ -100,6 +102,7 @@ impl SharedValue {
     ///
     /// # Cancel safety
     /// Not cancel safe: the write may have been applied.
+    #[doc(alias = "setValue")]
     pub async fn set(&self, value: &[u8]) -> Result<()> {
         loop {
             if self.fw.set_data(&self.path, value, None).await.if_exists()?.is_some() {
@@ -182,6 +185,7 @@ impl SharedValue {
     ///
     /// # Cancel safety
     /// Not cancel safe: the write may have been applied.
+    #[doc(alias = "trySetValue")]
     pub async fn try_set(&self, previous: &VersionedValue<Vec<u8>>, new: &[u8]) -> Result<bool> {
         self.try_set_version(previous.version, new).await
     }
@@ -196,6 +200,10 @@ impl SharedValue {
     /// item is newer than the one before, intermediate values may be skipped (as with any
     /// ZooKeeper watch).
     ///
+    /// A `Stream` rather than a `watch::Receiver` although only the latest value matters:
+    /// each item is a read of the server's value (errors included) made while the stream is
+    /// polled, so a value nobody follows costs no watch and no background task.
+    ///
     /// # Notable behaviors
     /// * The watch is re-armed after every event, after reconnection and after a new session
     ///   (a session loss wakes the stream, which reads again): the stream survives them, and
@@ -205,6 +213,7 @@ impl SharedValue {
     ///   unreachable) are yielded as items and the stream goes on (with a growing pause, at
     ///   most 2 s). The stream ends when the framework is closed.
     /// * Dropping the stream stops following the node; nothing is left on the server.
+    #[doc(alias = "addListener")]
     pub fn changes(&self) -> impl Stream<Item = Result<VersionedValue<Vec<u8>>>> + Send + 'static {
         value_changes(self.fw.clone(), self.path.clone(), |_, bytes| Ok(bytes.to_vec()))
     }

@@ -38,7 +38,7 @@ pub(crate) async fn double_barrier(clients: &[Framework], base: &str, args: &Ben
                 };
                 let entered = barrier.enter_timeout(Duration::from_secs(30)).await;
                 let left = barrier.leave_timeout(Duration::from_secs(30)).await;
-                if !matches!((entered, left), (Ok(true), Ok(true))) {
+                if !matches!((entered, left), (Ok(()), Ok(()))) {
                     shared.errors.fetch_add(1, Ordering::SeqCst);
                     continue;
                 }

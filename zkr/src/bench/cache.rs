@@ -74,7 +74,7 @@ pub(crate) async fn load(fw: &Framework, args: &BenchArgs) -> Result<Report, Fai
     let started = Instant::now();
     let cache = Cache::tree(fw, &root).build().map_err(|e| (2, e.to_string()))?;
     let mut version = cache.version();
-    cache.start().map_err(fail)?;
+    cache.start().await.map_err(fail)?;
     while !cache.is_initialized() {
         if let Some(e) = cache.failure() {
             return Err(fail(e));
@@ -86,9 +86,9 @@ pub(crate) async fn load(fw: &Framework, args: &BenchArgs) -> Result<Report, Fai
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     let rss = rss_mb();
     let loaded = cache.len();
-    cache.close();
-    // its task ends before the session does (else it may poll a watch whose channel is gone)
-    cache.terminated().await;
+    // its task ends before the session does (else it may poll a watch whose channel is gone):
+    // close resolves once it has
+    let _ = cache.close().await;
     if loaded != args.nodes {
         return Err((1, format!("the cache holds {loaded} nodes, not {}", args.nodes)));
     }
@@ -124,7 +124,7 @@ pub(crate) async fn delay(fw: &Framework, base: &str, args: &BenchArgs) -> Resul
         paths.iter().filter(|p| p.matches('/').count() > root.matches('/').count()).cloned().collect();
     let cache = Cache::tree(fw, &root).event_capacity(1 << 20).build().map_err(|e| (2, e.to_string()))?;
     let mut events = Box::pin(cache.events());
-    cache.start().map_err(fail)?;
+    cache.start().await.map_err(fail)?;
     while !matches!(events.next().await, Some(CacheEvent::Initialized) | None) {}
 
     let writer = Framework::builder()
@@ -195,9 +195,9 @@ pub(crate) async fn delay(fw: &Framework, base: &str, args: &BenchArgs) -> Resul
         }
     }
     let _ = writing.await;
-    cache.close();
-    // its task ends before the session does (else it may poll a watch whose channel is gone)
-    cache.terminated().await;
+    // its task ends before the session does (else it may poll a watch whose channel is gone):
+    // close resolves once it has
+    let _ = cache.close().await;
     writer.close();
     let sent = sent.load(Ordering::Relaxed);
     // a write whose event never came (coalesced into a later one of the same node, or lost)

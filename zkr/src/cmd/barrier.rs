@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use zk_recipes::{DistributedBarrier, DistributedDoubleBarrier, Framework};
 
-use super::timed_out;
+use super::{before_deadline, timed_out};
 use crate::args::{BarrierAction, BarrierArgs, DoubleBarrierArgs, OnLost, Supervision};
 use crate::child::{self, Child};
 use crate::exit::{self, CliResult};
@@ -18,7 +18,9 @@ pub async fn barrier(fw: &Framework, args: BarrierArgs, ctx: &mut Ctx) -> CliRes
         BarrierAction::Wait => {
             let passed = match args.timeout {
                 None => ctx.signals.interruptible(barrier.wait_on_barrier()).await?.map(|()| true)?,
-                Some(t) => ctx.signals.interruptible(barrier.wait_on_barrier_timeout(t)).await??,
+                Some(t) => {
+                    before_deadline(ctx.signals.interruptible(barrier.wait_on_barrier_timeout(t)).await?)?.is_some()
+                }
             };
             if !passed {
                 let waiting_for = format!("the barrier {} to be removed", args.path);
@@ -36,7 +38,7 @@ pub async fn double_barrier(fw: &Framework, args: DoubleBarrierArgs, ctx: &mut C
     let barrier = DistributedDoubleBarrier::new(fw, &args.path, args.members)?;
     let entered = match args.timeout {
         None => ctx.signals.interruptible(barrier.enter()).await?.map(|()| true)?,
-        Some(t) => ctx.signals.interruptible(barrier.enter_timeout(t)).await??,
+        Some(t) => before_deadline(ctx.signals.interruptible(barrier.enter_timeout(t)).await?)?.is_some(),
     };
     if !entered {
         let waiting_for = format!("{} members to enter {}", args.members, args.path);
@@ -52,7 +54,7 @@ pub async fn double_barrier(fw: &Framework, args: DoubleBarrierArgs, ctx: &mut C
     };
     let left = match args.timeout {
         None => ctx.signals.interruptible(barrier.leave()).await?.map(|()| true)?,
-        Some(t) => ctx.signals.interruptible(barrier.leave_timeout(t)).await??,
+        Some(t) => before_deadline(ctx.signals.interruptible(barrier.leave_timeout(t)).await?)?.is_some(),
     };
     if !left {
         let waiting_for = format!("the members of {} to leave", args.path);

@@ -54,14 +54,11 @@ where
         AtomicOp::Set { n } => counter.try_set(number(n)?).await?,
         AtomicOp::Cas { expected, new } => counter.compare_and_set(number(expected)?, number(new)?).await?,
     };
-    match (outcome.succeeded, op) {
-        (true, _) => Ok((outcome.post_value.into(), true)),
-        (false, AtomicOp::Cas { .. }) => Ok((outcome.pre_value.into(), false)),
-        (false, _) => Err(CliError::new(
-            exit::FAILURE,
-            format!("gave up after {} tries: the counter is too contended", outcome.stats.optimistic_tries),
-        )),
-    }
+    // an update whose tries ran out is `Error::Contended` (exit 1, its message) above
+    Ok(match op {
+        AtomicOp::Cas { .. } if !outcome.succeeded => (outcome.pre_value.into(), false),
+        _ => (outcome.post_value.into(), true),
+    })
 }
 
 pub async fn shared_count(fw: &Framework, args: SharedCountArgs, ctx: &mut Ctx) -> CliResult {

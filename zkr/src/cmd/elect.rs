@@ -6,7 +6,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use zk_recipes::{Framework, LeaderLatch};
 
-use super::timed_out;
+use super::{before_deadline, timed_out};
 use crate::args::ElectArgs;
 use crate::exit::{self, CliError, CliResult};
 use crate::hold::{self, Held, Node};
@@ -21,7 +21,7 @@ pub async fn elect(fw: &Framework, args: ElectArgs, ctx: &mut Ctx) -> CliResult 
     }
     let id = args.id.clone().unwrap_or_else(default_id);
     let latch = LeaderLatch::new(fw, &args.path, &id)?;
-    latch.start()?;
+    latch.start().await?;
     let led = ctx.signals.interruptible(lead(&latch, args.timeout)).await.and_then(|led| led);
     let failure = match led {
         Ok(Some(node)) => {
@@ -44,15 +44,15 @@ async fn lead(latch: &LeaderLatch, timeout: Option<Duration>) -> CliResult<Optio
             None => latch.await_leadership().await?,
             Some(at) => {
                 let left = at.saturating_duration_since(tokio::time::Instant::now());
-                if !latch.await_leadership_timeout(left).await? {
+                if before_deadline(latch.await_leadership_timeout(left).await)?.is_none() {
                     return Ok(None);
                 }
             }
         }
         // leadership may have gone again in between: then wait for the next one
         let now = latch.leadership();
-        if let (true, Some(path), Some(token)) = (now.is_leader, now.node, now.token) {
-            return Ok(Some(Node { path, token }));
+        if let (true, Some(path), Some(token)) = (now.is_leader(), now.node(), now.fencing_token()) {
+            return Ok(Some(Node { path: path.to_string(), token }));
         }
     }
 }

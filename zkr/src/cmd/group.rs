@@ -47,7 +47,7 @@ pub async fn group(fw: &Framework, args: GroupArgs, ctx: &mut Ctx) -> CliResult 
 
 async fn join(fw: &Framework, args: JoinArgs, ctx: &mut Ctx) -> CliResult {
     let member = GroupMember::new(fw, &args.path, &args.id, args.data.as_bytes())?;
-    member.start()?;
+    member.start().await?;
     let created = ctx.signals.interruptible(member.wait_for_initial_create(Duration::MAX)).await;
     let path = match created.and_then(|r| r.map_err(CliError::from)) {
         Ok(path) => path,

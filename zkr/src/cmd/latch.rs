@@ -8,7 +8,7 @@
 
 use zk_recipes::{CountDown, DistributedCountDownLatch, Framework};
 
-use super::{recipe_path, timed_out};
+use super::{before_deadline, recipe_path, timed_out};
 use crate::args::{LatchArgs, LatchOp};
 use crate::exit::{self, CliError, CliResult};
 use crate::{json, output, Ctx};
@@ -77,7 +77,7 @@ pub async fn latch(fw: &Framework, args: LatchArgs, ctx: &mut Ctx) -> CliResult 
             let latch = DistributedCountDownLatch::new(fw, &path)?;
             let open = match timeout {
                 None => ctx.signals.interruptible(latch.wait()).await?.map(|()| true)?,
-                Some(t) => ctx.signals.interruptible(latch.wait_timeout(t)).await??,
+                Some(t) => before_deadline(ctx.signals.interruptible(latch.wait_timeout(t)).await?)?.is_some(),
             };
             if !open {
                 return Err(timed_out(timeout.unwrap_or_default(), &format!("the latch {path} to open")));

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use zk_recipes::{
     Framework, InterProcessLock, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
-    InterProcessSemaphoreMutex, InterProcessSemaphoreV2, LeasedHold,
+    InterProcessSemaphoreMutex, InterProcessSemaphoreV2, TimedHold,
 };
 
 use super::timed_out;
@@ -31,7 +31,7 @@ pub async fn lock(fw: &Framework, args: LockArgs, ctx: &mut Ctx) -> CliResult {
     let held = match (held, args.lease) {
         (Held::Lock(lock), Some(lease)) => {
             let renew_on_output = args.renew_on_output.then_some(lease);
-            Held::Leased(LeasedHold::new(lock, lease)?, renew_on_output)
+            Held::Leased(TimedHold::new(lock, lease)?, renew_on_output)
         }
         (held, _) => held,
     };
@@ -67,11 +67,14 @@ async fn timed<T, F, B>(
 ) -> zk_recipes::Result<Option<T>>
 where
     F: Future<Output = zk_recipes::Result<T>>,
-    B: Future<Output = zk_recipes::Result<Option<T>>>,
+    B: Future<Output = zk_recipes::Result<T>>,
 {
     match timeout {
         None => forever.await.map(Some),
-        Some(t) => bounded(t).await,
+        Some(t) => match bounded(t).await {
+            Err(zk_recipes::Error::Timeout(_)) => Ok(None),
+            other => other.map(Some),
+        },
     }
 }
 

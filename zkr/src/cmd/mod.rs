@@ -136,6 +136,16 @@ fn recipe_path(path: &str) -> CliResult<()> {
     Ok(())
 }
 
+/// A bounded wait's result with its deadline as `None`: the library reports a `*_timeout`
+/// wait that ran out as `Error::Timeout`, the commands report it with their own message.
+fn before_deadline<T>(result: zk_recipes::Result<T>) -> zk_recipes::Result<Option<T>> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(zk_recipes::Error::Timeout(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// The error for a wait that ran out of time (exit 75).
 fn timed_out(timeout: Duration, waiting_for: &str) -> CliError {
     CliError::new(exit::TIMEOUT, format!("timed out after {} waiting for {waiting_for}", humanize(timeout)))

@@ -8,7 +8,7 @@ use zk_recipes::{
     SimpleDistributedQueue,
 };
 
-use super::{recipe_path, timed_out};
+use super::{before_deadline, recipe_path, timed_out};
 use crate::args::{QueueArgs, QueueKind, QueueOp};
 use crate::exit::{self, CliError, CliResult};
 use crate::{json, output, Ctx};
@@ -108,7 +108,7 @@ async fn take(
         let queue = SimpleDistributedQueue::new(fw, path)?;
         return Ok(match left() {
             None => Some(vec![queue.take().await?]),
-            Some(left) => queue.poll(left).await?.map(|item| vec![item]),
+            Some(left) => before_deadline(queue.take_timeout(left).await)?.map(|item| vec![item]),
         });
     }
     loop {
@@ -134,7 +134,7 @@ async fn next<K: zk_recipes::QueueKind>(
 ) -> CliResult<Option<Delivery<Vec<u8>>>> {
     Ok(match left {
         None => Some(queue.take_safe().await?),
-        Some(left) => queue.poll_safe(left).await?,
+        Some(left) => before_deadline(queue.take_safe_timeout(left).await)?,
     })
 }
 

@@ -36,7 +36,7 @@ pub async fn watch(fw: &Framework, args: WatchArgs, ctx: &mut Ctx) -> CliResult 
     };
     let cache = builder.with_data(!args.no_data).event_capacity(BUFFER).build()?;
     let mut events = pin!(cache.events());
-    cache.start()?;
+    cache.start().await?;
     let mut printed = Printed { json: ctx.global.json, nodes: BTreeMap::new() };
     loop {
         let next = tokio::select! {
@@ -51,7 +51,7 @@ pub async fn watch(fw: &Framework, args: WatchArgs, ctx: &mut Ctx) -> CliResult 
             output::line(&line);
         }
     }
-    cache.close();
+    cache.close().await?;
     Ok(exit::OK)
 }
 

@@ -565,9 +565,9 @@ async fn inspect_every_recipe_human_and_json() {
     let election = path("inspect-latch");
     let (one, two) =
         (LeaderLatch::new(&fw, &election, "one").unwrap(), LeaderLatch::new(&other, &election, "two").unwrap());
-    one.start().unwrap();
+    one.start().await.unwrap();
     one.await_leadership().await.unwrap();
-    two.start().unwrap();
+    two.start().await.unwrap();
     wait_for_children(&fw, &election, 2).await;
     check_inspect(&cs, &fw, &election, "latch", 1, 1).await;
 

@@ -14,7 +14,7 @@ async fn group_join_members_and_cmd() {
     let fw = fixtures::framework(&cs).await;
     let group = path("group");
     let other = GroupMember::new(&fw, &group, "lib", "from lib").unwrap();
-    other.start().unwrap();
+    other.start().await.unwrap();
     other.wait_for_initial_create(super::WAIT).await.unwrap();
 
     // without CMD: a member until SIGTERM (exit 0), node gone after

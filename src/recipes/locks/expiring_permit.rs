@@ -7,7 +7,7 @@
 //! one transaction (delete the lease, create the permit), so the lease count never changes on
 //! the way and the expiry counts from the moment the permit is held.
 //!
-//! Reclaim and the clock assumption: see [`ExpiringLease`].
+//! Reclaim and the clock assumption: see [`ExpiringPermit`].
 //!
 //! [`InterProcessSemaphoreV2`]: crate::InterProcessSemaphoreV2
 
@@ -62,7 +62,7 @@ use crate::framework::{paths, Framework, LossReason, ProtectedName, TxnResult};
 /// ```
 #[must_use = "a permit stays held until released by id or expired: dropping it does not release it"]
 #[derive(Debug, Clone)]
-pub struct ExpiringLease {
+pub struct ExpiringPermit {
     fw: Framework,
     semaphore: String,
     path: String,
@@ -72,7 +72,7 @@ pub struct ExpiringLease {
     ttl: bool,
 }
 
-impl ExpiringLease {
+impl ExpiringPermit {
     /// The permit id: the permit node's name, which
     /// [`release_permit`](crate::InterProcessSemaphoreV2::release_permit) takes.
     pub fn permit_id(&self) -> &str {
@@ -168,7 +168,7 @@ pub(crate) async fn swap_for_permit(
     lease: Lease,
     expiry: Duration,
     ttl: bool,
-) -> Result<ExpiringLease> {
+) -> Result<ExpiringPermit> {
     let (expires_at, deadline) = (SystemTime::now() + expiry, Instant::now() + expiry);
     let name = ProtectedName::new(leases_dir, &permit_name(expires_at)).path();
     let (data, mode) = (fw.default_data(), CreateMode::PersistentSequential);
@@ -192,7 +192,7 @@ pub(crate) async fn swap_for_permit(
     let Some(stat) = fw.exists(&path).await? else {
         return Err(Error::LockLost { path, reason: LossReason::NodeDeleted });
     };
-    Ok(ExpiringLease {
+    Ok(ExpiringPermit {
         fw: fw.clone(),
         semaphore: semaphore.to_string(),
         path,

@@ -1,4 +1,4 @@
-//! Lease-bounded holds: a hold that ends at a deadline unless renewed (Redisson's
+//! Time-bounded holds: a hold that ends at a deadline unless renewed (Redisson's
 //! `leaseTime`; CURATOR-28), so that a holder that is wedged but still connected cannot keep a
 //! lock forever.
 
@@ -15,12 +15,12 @@ use crate::error::{Error, Result};
 #[cfg(doc)]
 use crate::framework::LossReason;
 
-/// A hold that ends at its lease's deadline unless [`renew`](Self::renew)ed: then it is lost
+/// A hold that ends at its deadline unless [`renew`](Self::renew)ed: then it is lost
 /// with [`LossReason::LeaseExpired`] — [`lost`](HeldNode::lost) resolves, writes guarded by it
 /// ([`Transaction::guarded_by`](crate::Transaction::guarded_by)) are refused from that moment
 /// — and its node is deleted, so the next contender (ours or Curator's) gets the lock.
 ///
-/// Made by [`acquire_with_lease`](Self::acquire_with_lease) for any [`InterProcessLock`]
+/// Made by [`acquire`](Self::acquire) for any [`InterProcessLock`]
 /// (mutex, write lock, semaphore mutex, read lock), or [`new`](Self::new) over any hold (a
 /// semaphore's [`Lease`](crate::Lease) too). Derefs to [`HeldNode`]. The deadline is kept by a
 /// timer in this process: a process that dies loses its session, and its hold ends with the
@@ -36,9 +36,9 @@ use crate::framework::LossReason;
 /// ```no_run
 /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
 /// use std::time::Duration;
-/// use zk_recipes::{InterProcessMutex, LeasedHold};
+/// use zk_recipes::{InterProcessMutex, TimedHold};
 /// let mutex = InterProcessMutex::new(&fw, "/locks/job")?;
-/// let held = LeasedHold::acquire_with_lease(&mutex, Duration::from_secs(30)).await?;
+/// let held = TimedHold::acquire(&mutex, Duration::from_secs(30)).await?;
 /// // ... a step of the work ...
 /// held.renew(Duration::from_secs(30))?;
 /// // ... the rest ...
@@ -47,38 +47,39 @@ use crate::framework::LossReason;
 /// ```
 #[must_use = "the lock is released when the hold is dropped"]
 #[derive(Debug)]
-pub struct LeasedHold {
+pub struct TimedHold {
     held: Arc<HeldLock>,
     deadline: watch::Sender<Instant>,
 }
 
-impl LeasedHold {
-    /// Waits until `lock` is held, then bounds the hold by a lease of `lease` from then.
+impl TimedHold {
+    /// Waits until `lock` is held, then bounds the hold to `lease` from then (Redisson's
+    /// `leaseTime`).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero lease (nothing is acquired); the errors of the
+    /// [`Error::InvalidArgument`] for a zero `lease` (nothing is acquired); the errors of the
     /// lock's [`acquire`](InterProcessLock::acquire).
     ///
     /// # Cancel safety
     /// Cancel safe, as the lock's acquire.
-    pub async fn acquire_with_lease(lock: &dyn InterProcessLock, lease: Duration) -> Result<LeasedHold> {
+    pub async fn acquire(lock: &dyn InterProcessLock, lease: Duration) -> Result<TimedHold> {
         check_length(lease)?;
         let held = lock.acquire().await?;
-        LeasedHold::new(held, lease)
+        TimedHold::new(held, lease)
     }
 
-    /// Bounds `held` by a lease of `lease` from now.
+    /// Bounds `held` to `lease` from now.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a zero lease, or one longer than the node's server-side
     /// TTL (the hold is released then); [`Error::LockLost`] when the hold is lost already.
-    pub fn new(held: impl Into<HeldLock>, lease: Duration) -> Result<LeasedHold> {
+    pub fn new(held: impl Into<HeldLock>, lease: Duration) -> Result<TimedHold> {
         let held = Arc::new(held.into());
         check(&held, lease)?;
         let deadline = watch::Sender::new(Instant::now() + lease);
         held.framework().runtime().spawn(expire_at_deadline(held.clone(), deadline.subscribe()));
         touch_in_background(&held);
-        Ok(LeasedHold { held, deadline })
+        Ok(TimedHold { held, deadline })
     }
 
     /// Moves the deadline to `lease` from now (and touches a TTL node, in the background).
@@ -108,7 +109,7 @@ impl LeasedHold {
     /// # Cancel safety
     /// Cancel safe: if cancelled, the delete continues in the background.
     pub async fn release(self) -> Result<()> {
-        let LeasedHold { held, deadline } = self;
+        let TimedHold { held, deadline } = self;
         drop(deadline); // ends the timer
         match Arc::try_unwrap(held) {
             Ok(held) => held.release().await,
@@ -118,7 +119,7 @@ impl LeasedHold {
     }
 }
 
-impl Deref for LeasedHold {
+impl Deref for TimedHold {
     type Target = HeldNode;
 
     fn deref(&self) -> &HeldNode {

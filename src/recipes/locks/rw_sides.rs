@@ -1,0 +1,210 @@
+//! The two sides of an [`InterProcessReadWriteLock`] as locks of their own (Curator's
+//! `readLock()` / `writeLock()`).
+
+use std::time::Duration;
+
+use super::reentrant::LockGuard;
+use super::rwlock::InterProcessReadWriteLock;
+use super::write_guard::WriteGuard;
+use crate::error::Result;
+use crate::framework::Framework;
+
+/// The read side of an [`InterProcessReadWriteLock`] as a lock of its own (Curator's
+/// `readLock()`): what [`InterProcessReadWriteLock::read_lock`] returns, an
+/// [`InterProcessLock`](crate::InterProcessLock) (e.g. a member of an
+/// [`InterProcessMultiLock`](crate::InterProcessMultiLock)). It is the same lock, not a
+/// copy: its holds count in the read-write lock's
+/// [`is_read_acquired_in_this_process`](InterProcessReadWriteLock::is_read_acquired_in_this_process).
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::InterProcessReadWriteLock;
+/// let side = InterProcessReadWriteLock::new(&fw, "/locks/table")?.read_lock();
+/// let guard = side.acquire().await?;
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReadLock {
+    pub(super) lock: InterProcessReadWriteLock,
+}
+
+impl ReadLock {
+    /// Waits for the read lock: [`InterProcessReadWriteLock::read`].
+    ///
+    /// # Errors
+    /// As [`InterProcessReadWriteLock::read`].
+    ///
+    /// # Cancel safety
+    /// Cancel safe: no node is left behind.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(side: zk_recipes::ReadLock) -> zk_recipes::Result<()> {
+    /// side.acquire().await?.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire(&self) -> Result<LockGuard> {
+        self.lock.read().await
+    }
+
+    /// Waits at most `timeout` for the read lock:
+    /// [`InterProcessReadWriteLock::read_timeout`].
+    ///
+    /// # Errors
+    /// [`Error::Timeout`](crate::Error::Timeout) when `timeout` passed first; otherwise as
+    /// [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(side: zk_recipes::ReadLock) -> zk_recipes::Result<()> {
+    /// let guard = side.acquire_timeout(std::time::Duration::from_secs(1)).await?;
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<LockGuard> {
+        self.lock.read_timeout(timeout).await
+    }
+
+    /// Takes the read lock only if that needs no waiting (`Ok(None)` otherwise):
+    /// [`InterProcessReadWriteLock::try_read`].
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(side: zk_recipes::ReadLock) -> zk_recipes::Result<()> {
+    /// if let Some(guard) = side.try_acquire().await? {
+    ///     guard.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_acquire(&self) -> Result<Option<LockGuard>> {
+        self.lock.try_read().await
+    }
+
+    /// The lock path (shared by both sides).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(fw: &zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// let side = zk_recipes::InterProcessReadWriteLock::new(fw, "/locks/table")?.read_lock();
+    /// assert_eq!(side.path(), "/locks/table");
+    /// # Ok(()) }
+    /// ```
+    pub fn path(&self) -> &str {
+        self.lock.path()
+    }
+
+    pub(crate) fn framework(&self) -> &Framework {
+        self.lock.framework()
+    }
+}
+
+/// The write side of an [`InterProcessReadWriteLock`] as a lock of its own (Curator's
+/// `writeLock()`): what [`InterProcessReadWriteLock::write_lock`] returns, an
+/// [`InterProcessLock`](crate::InterProcessLock) (e.g. a member of an
+/// [`InterProcessMultiLock`](crate::InterProcessMultiLock)). It is the same lock, not a
+/// copy: its holds count in the read-write lock's
+/// [`is_write_acquired_in_this_process`](InterProcessReadWriteLock::is_write_acquired_in_this_process).
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::InterProcessReadWriteLock;
+/// let side = InterProcessReadWriteLock::new(&fw, "/locks/table")?.write_lock();
+/// let guard = side.acquire().await?;
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct WriteLock {
+    pub(super) lock: InterProcessReadWriteLock,
+}
+
+impl WriteLock {
+    /// Waits for the write lock: [`InterProcessReadWriteLock::write`].
+    ///
+    /// # Errors
+    /// As [`InterProcessReadWriteLock::write`].
+    ///
+    /// # Cancel safety
+    /// Cancel safe: no node is left behind.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(side: zk_recipes::WriteLock) -> zk_recipes::Result<()> {
+    /// side.acquire().await?.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire(&self) -> Result<WriteGuard> {
+        self.lock.write().await
+    }
+
+    /// Waits at most `timeout` for the write lock:
+    /// [`InterProcessReadWriteLock::write_timeout`].
+    ///
+    /// # Errors
+    /// [`Error::Timeout`](crate::Error::Timeout) when `timeout` passed first; otherwise as
+    /// [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(side: zk_recipes::WriteLock) -> zk_recipes::Result<()> {
+    /// let guard = side.acquire_timeout(std::time::Duration::from_secs(1)).await?;
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<WriteGuard> {
+        self.lock.write_timeout(timeout).await
+    }
+
+    /// Takes the write lock only if that needs no waiting (`Ok(None)` otherwise):
+    /// [`InterProcessReadWriteLock::try_write`].
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(side: zk_recipes::WriteLock) -> zk_recipes::Result<()> {
+    /// if let Some(guard) = side.try_acquire().await? {
+    ///     guard.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_acquire(&self) -> Result<Option<WriteGuard>> {
+        self.lock.try_write().await
+    }
+
+    /// The lock path (shared by both sides).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(fw: &zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// let side = zk_recipes::InterProcessReadWriteLock::new(fw, "/locks/table")?.write_lock();
+    /// assert_eq!(side.path(), "/locks/table");
+    /// # Ok(()) }
+    /// ```
+    pub fn path(&self) -> &str {
+        self.lock.path()
+    }
+
+    pub(crate) fn framework(&self) -> &Framework {
+        self.lock.framework()
+    }
+}
