@@ -544,7 +544,8 @@ pub struct OnceArgs {
     pub root: String,
     #[command(flatten)]
     pub supervision: Supervision,
-    /// The command to run when this host takes the lock (after `--`)
+    /// The command to run when this host takes the lock (after `--`); zkr exits with its
+    /// status, also when a lost lock stopped it (not 76 as the holding subcommands)
     #[arg(last = true, required = true, value_name = "CMD")]
     pub cmd: Vec<String>,
 }

@@ -68,16 +68,17 @@ pub async fn once(fw: &Framework, args: OnceArgs, ctx: &mut Ctx) -> CliResult {
         Ok(mut child) => {
             let lost = async { guard.lost().await.to_string() };
             let ended = child::supervise(&mut child, "lock", lost, &args.supervision, &mut ctx.signals).await;
-            Ok(if ended.lost.is_some() { exit::LOST } else { ended.code })
+            // the contract: zkr once exits with CMD's status, also after a loss stopped
+            // it (then usually 143: SIGTERM, or what CMD's own TERM handler chose)
+            Ok(ended.code)
         }
     };
     match tokio::time::timeout(UNLOCK_TIMEOUT, guard.unlock()).await {
         Ok(Ok(())) => outcome,
-        Ok(Err(zk_recipes::Error::LockLost { reason, .. })) if outcome.as_ref().is_ok_and(|&c| c != exit::LOST) => {
+        Ok(Err(zk_recipes::Error::LockLost { reason, .. })) => {
             eprintln!("zkr: lock lost ({reason})");
-            Ok(exit::LOST)
+            outcome
         }
-        Ok(Err(zk_recipes::Error::LockLost { .. })) => outcome,
         Ok(Err(e)) => {
             eprintln!("zkr: unlocking {}: {e} (it frees itself at its instant)", args.name);
             outcome
