@@ -609,7 +609,8 @@ mod bounds {
 
     use zk_recipes::{
         HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
-        InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, MultiLockGuard, ReadLock, WriteLock,
+        InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, MultiLockGuard, ReadLock, WriteGuard,
+        WriteLock,
     };
 
     fn send_sync_static<T: Send + Sync + 'static>() {}
@@ -619,6 +620,7 @@ mod bounds {
     #[test]
     fn guards_leases_and_handles_are_send_sync_static() {
         send_sync_static::<LockGuard>();
+        send_sync_static::<WriteGuard>();
         send_sync_static::<Lease>();
         send_sync_static::<Vec<Lease>>();
         send_sync_static::<HeldLock>();
@@ -654,6 +656,13 @@ mod bounds {
         send(rw.read_timeout(t));
         send(rw.write());
         send(rw.write_timeout(t));
+        send(rw.try_read());
+        send(rw.try_write());
+        send(read.try_acquire());
+        send(write.try_acquire());
+        send(semaphore_mutex.try_acquire());
+        send(semaphore.try_acquire());
+        send(any.try_acquire());
         send(read.acquire());
         send(read.acquire_timeout(t));
         send(write.acquire());
@@ -673,7 +682,15 @@ mod bounds {
     }
 
     /// Never run: it only has to compile.
-    fn release_and_loss_futures(guard: LockGuard, lease: Lease, held: HeldLock, all: MultiLockGuard) {
+    fn release_and_loss_futures(
+        guard: LockGuard,
+        write: WriteGuard,
+        lease: Lease,
+        held: HeldLock,
+        all: MultiLockGuard,
+    ) {
+        send(write.lost());
+        send(write.downgrade());
         send(guard.lost());
         send(lease.lost());
         send(held.lost());
@@ -687,6 +704,6 @@ mod bounds {
     #[test]
     fn acquire_release_and_loss_futures_are_send() {
         // the checks are the functions' bodies, at compile time
-        let _ = (acquire_futures as fn(_, _, _, _, _, _, _, _), release_and_loss_futures as fn(_, _, _, _));
+        let _ = (acquire_futures as fn(_, _, _, _, _, _, _, _), release_and_loss_futures as fn(_, _, _, _, _));
     }
 }
