@@ -11,6 +11,10 @@ use super::state::ErrorPolicy;
 use super::Framework;
 use crate::error::{Error, Result};
 
+/// Where transaction markers live by default, under the namespace (a persistent node, created
+/// on first use).
+pub(crate) const MARKERS: &str = "/zk-recipes-txn";
+
 /// The authentication entries of [`FrameworkBuilder::auth`] (scheme, credentials). `Debug`
 /// names the schemes only: credentials never reach a log through a builder's or a framework's
 /// `Debug`.
@@ -105,7 +109,7 @@ impl Default for FrameworkBuilder {
             error_policy: ErrorPolicy::Standard,
             read_only: false,
             ensemble_tracker: true,
-            txn_markers: super::transaction::MARKERS.to_string(),
+            txn_markers: MARKERS.to_string(),
             #[cfg(feature = "tls")]
             tls: None,
             tls_everywhere: false,

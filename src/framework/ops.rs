@@ -409,7 +409,7 @@ impl Framework {
         let pending = Pending(self.clone());
         let work = delete(self.clone());
         // a shutdown lets it finish: its operations pass while new work is refused
-        self.runtime().spawn(BACKGROUND_DELETE.scope((), async move {
+        self.runtime().spawn(super::session::BACKGROUND_DELETE.scope((), async move {
             work.await;
             drop(pending);
         }));
@@ -541,16 +541,6 @@ impl Framework {
         validate_path(path)?;
         self.retry(|client| client.delete(path, None)).await
     }
-}
-
-tokio::task_local! {
-    /// Set in the tasks of the background deletes.
-    static BACKGROUND_DELETE: ();
-}
-
-/// Whether this runs in a background delete's task (which a draining shutdown lets finish).
-pub(crate) fn in_background_delete() -> bool {
-    BACKGROUND_DELETE.try_with(|_| ()).is_ok()
 }
 
 pub(crate) fn is_sequential(mode: CreateMode) -> bool {

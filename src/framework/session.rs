@@ -120,7 +120,7 @@ impl Framework {
     /// The current session; [`Error::Closed`] once closed, and while a shutdown drains the
     /// background deletes for everything but those deletes.
     pub(crate) fn session(&self) -> Result<Session> {
-        if self.inner.draining.load(Ordering::SeqCst) && !super::ops::in_background_delete() {
+        if self.inner.draining.load(Ordering::SeqCst) && !in_background_delete() {
             return Err(Error::Closed);
         }
         lock(&self.inner.session).clone().ok_or(Error::Closed)
@@ -534,4 +534,14 @@ pub(crate) async fn open_session(cfg: &Config) -> Result<Session> {
     };
     super::nodelay::apply(&cfg.connect_string).await;
     Ok(Session { raw, rooted })
+}
+
+tokio::task_local! {
+    /// Set in the tasks of the background deletes.
+    pub(crate) static BACKGROUND_DELETE: ();
+}
+
+/// Whether this runs in a background delete's task (which a draining shutdown lets finish).
+pub(crate) fn in_background_delete() -> bool {
+    BACKGROUND_DELETE.try_with(|_| ()).is_ok()
 }

@@ -25,9 +25,6 @@ use super::session::Framework;
 use super::state::LossReason;
 use crate::error::{Error, Result};
 
-/// Where transaction markers live by default, under the namespace (a persistent node, created
-/// on first use).
-pub(crate) const MARKERS: &str = "/zk-recipes-txn";
 /// How often a commit is tried again because the markers' parent was missing.
 const MARKER_PARENT_TRIES: usize = 3;
 
