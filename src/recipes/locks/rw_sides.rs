@@ -208,3 +208,37 @@ impl WriteLock {
         self.lock.framework()
     }
 }
+
+impl InterProcessReadWriteLock {
+    /// The read side as a lock of its own (Curator's `readLock()`), e.g. for an
+    /// [`InterProcessMultiLock`](crate::InterProcessMultiLock).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// use std::sync::Arc;
+    /// use zk_recipes::{InterProcessLock, InterProcessMultiLock, InterProcessReadWriteLock};
+    /// let (a, b) = (InterProcessReadWriteLock::new(&fw, "/a")?, InterProcessReadWriteLock::new(&fw, "/b")?);
+    /// let members: [Arc<dyn InterProcessLock>; 2] = [Arc::new(a.read_lock()), Arc::new(b.write_lock())];
+    /// let guard = InterProcessMultiLock::new(members)?.acquire().await?;
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn read_lock(&self) -> ReadLock {
+        ReadLock { lock: self.clone() }
+    }
+
+    /// The write side as a lock of its own (Curator's `writeLock()`); see
+    /// [`read_lock`](Self::read_lock).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(fw: &zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// let write = zk_recipes::InterProcessReadWriteLock::new(fw, "/a")?.write_lock();
+    /// assert_eq!(write.path(), "/a");
+    /// # Ok(()) }
+    /// ```
+    pub fn write_lock(&self) -> WriteLock {
+        WriteLock { lock: self.clone() }
+    }
+}

@@ -4,19 +4,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
-use zookeeper_client::CreateMode;
 
 use super::deadline::{held, in_time, timed, until_after, Forever, Until, Wait, Waited};
-use super::driver::{sort_key_multi, Driver, Exclusive, Read, READ_NAME, WRITE_NAME};
-use super::engine::{self, Acquired, Request};
+use super::driver::{Driver, Exclusive, Read, READ_NAME, WRITE_NAME};
+use super::engine::{self, Request};
 use super::handle::Shared;
 use super::held::HeldNode;
 use super::mutex::participants;
 use super::reentrant::{LocalHolds, LockGuard};
-use super::rw_sides::{ReadLock, WriteLock};
-use super::write_guard::WriteGuard;
-use crate::error::{Error, Result};
-use crate::framework::{paths, validate_ttl, Framework, LossReason};
+use super::write_guard::{Beside, WriteGuard};
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::Result;
+use crate::framework::{validate_ttl, Framework};
 
 /// A read-write lock across processes: Curator's `InterProcessReadWriteLock`.
 ///
@@ -100,38 +100,6 @@ impl InterProcessReadWriteLock {
 
     pub(crate) fn framework(&self) -> &Framework {
         &self.shared.fw
-    }
-
-    /// The read side as a lock of its own (Curator's `readLock()`), e.g. for an
-    /// [`InterProcessMultiLock`](crate::InterProcessMultiLock).
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
-    /// use std::sync::Arc;
-    /// use zk_recipes::{InterProcessLock, InterProcessMultiLock, InterProcessReadWriteLock};
-    /// let (a, b) = (InterProcessReadWriteLock::new(&fw, "/a")?, InterProcessReadWriteLock::new(&fw, "/b")?);
-    /// let members: [Arc<dyn InterProcessLock>; 2] = [Arc::new(a.read_lock()), Arc::new(b.write_lock())];
-    /// let guard = InterProcessMultiLock::new(members)?.acquire().await?;
-    /// guard.release().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn read_lock(&self) -> ReadLock {
-        ReadLock { lock: self.clone() }
-    }
-
-    /// The write side as a lock of its own (Curator's `writeLock()`); see
-    /// [`read_lock`](Self::read_lock).
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # fn demo(fw: &zk_recipes::Framework) -> zk_recipes::Result<()> {
-    /// let write = zk_recipes::InterProcessReadWriteLock::new(fw, "/a")?.write_lock();
-    /// assert_eq!(write.path(), "/a");
-    /// # Ok(()) }
-    /// ```
-    pub fn write_lock(&self) -> WriteLock {
-        WriteLock { lock: self.clone() }
     }
 
     /// Waits for the read lock: a new hold with a node of its own (re-enter a read hold
@@ -293,7 +261,9 @@ impl InterProcessReadWriteLock {
 
     pub(crate) async fn write_until<W: Wait>(&self, wait: W) -> Result<Waited<WriteGuard, W>> {
         let held = self.contend(WRITE_NAME, &Exclusive::WRITE, wait).await?;
-        Ok(held.map(|node| WriteGuard::new(LockGuard::new(node, &self.shared.state.writers), self.clone())))
+        let s = &self.shared;
+        let beside = Beside { fw: s.fw.clone(), dir: s.path.clone(), readers: s.state.readers.clone() };
+        Ok(held.map(|node| WriteGuard::new(LockGuard::new(node, &s.state.writers), beside)))
     }
 
     async fn contend<W: Wait>(&self, name: &str, driver: &dyn Driver, wait: W) -> Result<Waited<HeldNode, W>> {
@@ -302,43 +272,6 @@ impl InterProcessReadWriteLock {
         let request =
             Request { dir: &s.path, name, data: s.fw.default_data(), driver, prefetch: None, ttl, recreate: true };
         Ok(engine::contend(&s.fw, &request, wait).await?.map(|a| HeldNode::new(&s.fw, a, false)))
-    }
-
-    /// A read hold at the place of `write` in the queue: a plain ephemeral `__READ__` node with
-    /// the write node's sequence, granted at once (nothing that sorts before it can be a
-    /// writer). Refused when the write hold is lost, or when the read node was made by another
-    /// session than the write node's (the session was re-created meanwhile): a read node at an
-    /// old place in the queue would sort before writers that hold now.
-    pub(crate) async fn read_beside(&self, write: &HeldNode) -> Result<LockGuard> {
-        let s = &self.shared;
-        let lost = |reason| Error::LockLost { path: write.path().to_string(), reason };
-        if let Some(reason) = write.loss() {
-            return Err(lost(reason));
-        }
-        let sequence = sort_key_multi(paths::node_name(write.path()), &[READ_NAME, WRITE_NAME]);
-        let name = format!("{READ_NAME}{sequence}");
-        let status = s.fw.status();
-        let node = engine::create_owned(&s.fw, &s.path, &name, s.fw.default_data(), CreateMode::Ephemeral).await?;
-        let acquired = Acquired {
-            path: node.path,
-            stat: node.stat,
-            status,
-            mark: None,
-            prefetched: None,
-            waited: false,
-            ttl: None,
-            listing: None,
-        };
-        // a TTL write node has no ephemeral owner: its session is the one that created it
-        let same_session = acquired.stat.ephemeral_owner == write.session_id();
-        let read = LockGuard::new(HeldNode::new(&s.fw, acquired, false), &s.state.readers);
-        match write.loss() {
-            None if same_session => Ok(read),
-            reason => {
-                drop(read); // its node is deleted in the background
-                Err(lost(reason.unwrap_or(LossReason::SessionLost)))
-            }
-        }
     }
 
     /// All contender node names in queue order.

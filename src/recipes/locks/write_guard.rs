@@ -1,15 +1,28 @@
 //! The write side's guard: re-entry and downgrade go through it.
 
 use std::ops::Deref;
+use std::sync::Arc;
 
+use zookeeper_client::CreateMode;
+
+use super::driver::{sort_key_multi, READ_NAME, WRITE_NAME};
+use super::engine::{self, Acquired};
 use super::held::HeldNode;
-use super::reentrant::LockGuard;
-use super::rwlock::InterProcessReadWriteLock;
-#[cfg(doc)]
-use crate::error::Error;
-use crate::error::Result;
+use super::reentrant::{LocalHolds, LockGuard};
+use crate::error::{Error, Result};
+use crate::framework::{paths, Framework, LossReason};
 
-/// A held write lock of an [`InterProcessReadWriteLock`].
+/// What a write guard needs of its read-write lock to hold a read beside itself.
+#[derive(Debug, Clone)]
+pub(crate) struct Beside {
+    pub fw: Framework,
+    /// The lock path.
+    pub dir: String,
+    /// The lock's read holds in this process.
+    pub readers: Arc<LocalHolds>,
+}
+
+/// A held write lock of an [`InterProcessReadWriteLock`](crate::InterProcessReadWriteLock).
 ///
 /// Derefs to [`HeldNode`] (`path()`, `fencing_token()`, `lost()`...). Owned, `Send` and
 /// `'static`. Dropping it releases in the background (guaranteed delete), never blocks, never
@@ -32,12 +45,12 @@ use crate::error::Result;
 #[derive(Debug)]
 pub struct WriteGuard {
     guard: LockGuard,
-    lock: InterProcessReadWriteLock,
+    beside: Beside,
 }
 
 impl WriteGuard {
-    pub(crate) fn new(guard: LockGuard, lock: InterProcessReadWriteLock) -> Self {
-        Self { guard, lock }
+    pub(crate) fn new(guard: LockGuard, beside: Beside) -> Self {
+        Self { guard, beside }
     }
 
     /// Re-enters this write hold: another guard on the same node, at once (see
@@ -55,7 +68,7 @@ impl WriteGuard {
     /// ```
     #[doc(alias = "acquire")]
     pub fn reenter(&self) -> Result<WriteGuard> {
-        Ok(WriteGuard { guard: self.guard.reenter()?, lock: self.lock.clone() })
+        Ok(WriteGuard { guard: self.guard.reenter()?, beside: self.beside.clone() })
     }
 
     /// Turns this write hold into a read hold that keeps the writer's place in the queue
@@ -89,8 +102,42 @@ impl WriteGuard {
     }
 
     /// A read hold beside this write hold, at its place in the queue; this guard keeps holding.
+    ///
+    /// A plain ephemeral `__READ__` node with the write node's sequence, granted at once
+    /// (nothing that sorts before it can be a writer). Refused when the write hold is lost, or
+    /// when the read node was made by another session than the write node's (the session was
+    /// re-created meanwhile): a read node at an old place in the queue would sort before
+    /// writers that hold now.
     pub(crate) async fn read_beside(&self) -> Result<LockGuard> {
-        self.lock.read_beside(&self.guard).await
+        let (write, b) = (&*self.guard, &self.beside);
+        let lost = |reason| Error::LockLost { path: write.path().to_string(), reason };
+        if let Some(reason) = write.loss() {
+            return Err(lost(reason));
+        }
+        let sequence = sort_key_multi(paths::node_name(write.path()), &[READ_NAME, WRITE_NAME]);
+        let name = format!("{READ_NAME}{sequence}");
+        let status = b.fw.status();
+        let node = engine::create_owned(&b.fw, &b.dir, &name, b.fw.default_data(), CreateMode::Ephemeral).await?;
+        let acquired = Acquired {
+            path: node.path,
+            stat: node.stat,
+            status,
+            mark: None,
+            prefetched: None,
+            waited: false,
+            ttl: None,
+            listing: None,
+        };
+        // a TTL write node has no ephemeral owner: its session is the one that created it
+        let same_session = acquired.stat.ephemeral_owner == write.session_id();
+        let read = LockGuard::new(HeldNode::new(&b.fw, acquired, false), &b.readers);
+        match write.loss() {
+            None if same_session => Ok(read),
+            reason => {
+                drop(read); // its node is deleted in the background
+                Err(lost(reason.unwrap_or(LossReason::SessionLost)))
+            }
+        }
     }
 
     /// Releases this hold (see [`LockGuard::release`]).
