@@ -219,15 +219,15 @@ async fn protected_create_names_and_modes() {
 async fn bad_inputs_get_typed_errors() {
     let server = fixtures::shared_server().await;
     let empty = Framework::builder().connect_string("  ").connect().await.unwrap_err();
-    assert!(matches!(empty, Error::InvalidArgument(_)), "{empty:?}");
+    assert!(matches!(empty, Error::InvalidArgument { .. }), "{empty:?}");
     let zero = Framework::builder().connect_string(&server).session_timeout(Duration::ZERO).connect().await;
-    assert!(matches!(zero, Err(Error::InvalidArgument(_))));
+    assert!(matches!(zero, Err(Error::InvalidArgument { .. })));
     let zero = Framework::builder().connect_string(&server).connection_timeout(Duration::ZERO).connect().await;
-    assert!(matches!(zero, Err(Error::InvalidArgument(_))));
+    assert!(matches!(zero, Err(Error::InvalidArgument { .. })));
     let ns = Framework::builder().connect_string(&server).namespace("a//b").connect().await;
     assert!(matches!(ns, Err(Error::InvalidPath { .. })));
     let acl = Framework::builder().connect_string(&server).default_acl(vec![]).connect().await;
-    assert!(matches!(acl, Err(Error::InvalidArgument(_))));
+    assert!(matches!(acl, Err(Error::InvalidArgument { .. })));
     let nowhere = Framework::builder()
         .connect_string(format!("127.0.0.1:{}", fixtures::closed_port()))
         .connection_timeout(Duration::from_millis(500))
@@ -244,7 +244,7 @@ async fn bad_inputs_get_typed_errors() {
     }
     assert!(matches!(
         fw.create_protected("/p", "a/b", b"", CreateMode::EphemeralSequential).await,
-        Err(Error::InvalidArgument(_))
+        Err(Error::InvalidArgument { .. })
     ));
 }
 
