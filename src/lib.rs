@@ -45,6 +45,9 @@
 //! * Registrations — [`PersistentNode`] (kept in place through deletes, reconnects and new
 //!   sessions; a stale node of our dead session replaced), [`PersistentTtlNode`] and
 //!   [`GroupMember`].
+//! * Scheduled jobs — [`Scheduled`] (an interval or cron job run once per tick across all
+//!   replicas) over [`ShedLock`], a lock byte-compatible with ShedLock's ZooKeeper provider
+//!   (Java replicas using ShedLock share the jobs); see `docs/scheduled-jobs.md`.
 //! * Queues — [`SimpleDistributedQueue`], [`DistributedQueue`], [`DistributedIdQueue`],
 //!   [`DistributedPriorityQueue`], [`DistributedDelayQueue`] (Curator's layouts and framing):
 //!   each item consumed once, at most once ([`Queue::take`]) or at least once

@@ -12,6 +12,7 @@ pub(crate) mod locks;
 mod nodes;
 mod queue;
 mod shared;
+mod shedlock;
 
 pub use atomic::{
     AtomicNumber, AtomicOptions, AtomicStats, AtomicValue, DistributedAtomicInteger, DistributedAtomicLong,
@@ -41,3 +42,7 @@ pub use queue::{
     SimpleDistributedQueue, MAX_ITEM_BYTES,
 };
 pub use shared::{SharedCount, SharedValue, VersionedValue};
+pub use shedlock::{
+    JobContext, Scheduled, ScheduledJob, ScheduledLockGuard, ShedLock, TickOutcome, SCHEDULED_EVENT_CAPACITY,
+    SHEDLOCK_DEFAULT_ROOT,
+};

@@ -835,12 +835,13 @@ async fn rwlock_our_downgrade_keeps_queued_writers_out() {
 
         // Without writers queued: Curator's reader shares with the downgraded read.
         let w = rw.write().await.unwrap();
-        let r = rw.read_timeout(SHORT).await.expect("downgrade is immediate");
-        assert_eq!(seq_of(r.path()), seq_of(w.path()), "the read node keeps the writer's place");
+        let write_seq = seq_of(w.path()).to_string();
+        let r = tokio::time::timeout(SHORT, w.downgrade()).await.expect("downgrade is immediate").unwrap();
+        assert_eq!(seq_of(r.path()), write_seq, "the read node keeps the writer's place");
         let nodes = children(&fw, &path).await;
         let read_node = nodes.iter().find(|n| n.name.contains("__READ__")).expect("our read node");
         assert_protected(read_node, "__READ__", fw.status().session_id);
-        w.release().await.unwrap();
+        assert!(!nodes.iter().any(|n| n.name.contains("__WRIT__")), "the write node went: {nodes:?}");
         assert!(peer.rw_read_acquire(&j1, "h", &path, HANDOVER).await.unwrap(), "readers share");
         assert!(!peer.rw_write_acquire(&j2, "h", &path, SHORT).await.unwrap(), "readers hold");
         assert_eq!(peer.rw_release(&j1, "h").await.unwrap(), 0);
@@ -869,8 +870,7 @@ async fn rwlock_our_downgrade_keeps_queued_writers_out() {
             }
         });
         queued(&fw, &path, 3, "Curator's writer queued").await;
-        let r = rw.read_timeout(SHORT).await.expect("downgrade is immediate");
-        w.release().await.unwrap();
+        let r = tokio::time::timeout(SHORT, w.downgrade()).await.expect("downgrade is immediate").unwrap();
         tokio::time::sleep(SHORT * 2).await;
         assert!(
             !our_writer.is_finished() && !java_writer.is_finished(),

@@ -100,6 +100,8 @@ pub enum Command {
     Discover(crate::registry_args::DiscoverArgs),
     /// Put an item into a queue, take one, or count them (Curator's queues)
     Queue(QueueArgs),
+    /// Run CMD on one host only (a crontab's job once per tick; ShedLock-compatible lock)
+    Once(OnceArgs),
 }
 
 /// What to do with CMD when the lock, lease or leadership is lost while it runs.
@@ -522,4 +524,28 @@ pub enum QueueOp {
         #[arg(long, value_enum, default_value = "distributed")]
         kind: QueueKind,
     },
+}
+
+/// `zkr once` (src/once.rs): run CMD on one host only, through the ShedLock-compatible lock.
+#[derive(Debug, Args)]
+pub struct OnceArgs {
+    /// The job's name: the lock node is ROOT/NAME
+    pub name: String,
+    /// Hold the lock at most this long if this host dies (ShedLock's lockAtMostFor); while CMD
+    /// runs, the lock is extended by DUR whenever half of it has passed
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub at_most: Duration,
+    /// Keep the lock at least this long from the start, also when CMD ends sooner, so that a
+    /// host whose clock or cron is a little late skips this run (ShedLock's lockAtLeastFor)
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "0s")]
+    pub at_least: Duration,
+    /// Where the lock nodes are (ShedLock's default: /shedlock)
+    #[arg(long, value_name = "PATH", default_value = zk_recipes::SHEDLOCK_DEFAULT_ROOT)]
+    pub root: String,
+    #[command(flatten)]
+    pub supervision: Supervision,
+    /// The command to run when this host takes the lock (after `--`); zkr exits with its
+    /// status, also when a lost lock stopped it (not 76 as the holding subcommands)
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
 }

@@ -14,6 +14,7 @@ mod duration;
 mod exit;
 mod hold;
 mod json;
+mod once;
 mod output;
 mod registry_args;
 mod security;

@@ -463,6 +463,9 @@ public final class CuratorPeer {
                 return queueRemove(client(a[0]), a[1], a[2]);
 
             default:
+                if (cmd.startsWith("shedlock.")) {
+                    return ShedLockCommands.dispatch(cmd, a, CuratorPeer::client);
+                }
                 throw new IllegalArgumentException("unknown command " + cmd);
         }
     }

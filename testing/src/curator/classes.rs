@@ -7,6 +7,8 @@ use crate::{Error, Result};
 
 /// The Java source of the peer, compiled on first use.
 pub(super) const SOURCE: &str = include_str!("CuratorPeer.java");
+/// The peer's `shedlock.*` commands (a ShedLock-shaped participant), compiled with it.
+pub(super) const SHEDLOCK_SOURCE: &str = include_str!("ShedLockCommands.java");
 
 /// The jars the peer needs, relative to the jar directory.
 pub(super) const REQUIRED_JARS: &[&str] = &[
@@ -63,7 +65,7 @@ pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// Returns the directory holding `CuratorPeer.class`, compiling it first if it is not cached.
 pub(super) async fn compiled_classes(classpath: &str) -> Result<(PathBuf, Option<Duration>)> {
-    let name = format!("zk-recipes-curator-{:016x}", fnv1a(SOURCE.as_bytes()));
+    let name = format!("zk-recipes-curator-{:016x}", fnv1a([SOURCE, SHEDLOCK_SOURCE].concat().as_bytes()));
     let dir = std::env::temp_dir().join(&name);
     if dir.join("CuratorPeer.class").is_file() {
         return Ok((dir, None));
@@ -85,12 +87,15 @@ pub(super) async fn compile_into(javac: &Path, classpath: &str, work: &Path) -> 
     std::fs::create_dir_all(work)?;
     let source = work.join("CuratorPeer.java");
     std::fs::write(&source, SOURCE)?;
+    let shedlock = work.join("ShedLockCommands.java");
+    std::fs::write(&shedlock, SHEDLOCK_SOURCE)?;
     let output = tokio::process::Command::new(javac)
         .args(["-encoding", "UTF-8", "-nowarn", "-d"])
         .arg(work)
         .arg("-cp")
         .arg(classpath)
         .arg(&source)
+        .arg(&shedlock)
         .kill_on_drop(true)
         .output()
         .await

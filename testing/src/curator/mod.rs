@@ -52,6 +52,8 @@
 //! | `queue.consume.start <cid> <hid> <path> <kind> <lockPath\|->` · `queue.consume.close <cid> <hid>` | `started` · `closed` |
 //! | `queue.consume.items <cid> <hid>` (what its `QueueConsumer` was handed) | `<n>`, then one item per word, in order |
 //! | `queue.remove <cid> <path> <id>` (`DistributedIdQueue.remove`) | how many were removed |
+//! | `shedlock.lock <cid> <hid> <root/name> <atMostMs> <atLeastMs> [clockOffsetMs]` (as ShedLock's ZooKeeper provider; `ShedLockCommands.java`) · `shedlock.unlock <cid> <hid>` | `true <lockUntil>` / `false` · the unlock instant written |
+//! | `shedlock.islocked <cid> <root/name> [clockOffsetMs]` · `shedlock.format <epochMs>` · `shedlock.parse <text>` | `true`/`false` · the stored text · epoch ms / `unparsable` |
 //! | `quit` | `bye`, then the JVM closes its clients and exits |
 //!
 //! `<data>` is lowercase hex, `-` for no bytes (`?` in an answer: Curator held no data).
@@ -77,6 +79,7 @@ mod group;
 mod parse;
 mod process;
 mod queue;
+mod shedlock;
 
 use std::path::Path;
 use std::process::Stdio;

@@ -53,6 +53,7 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
         Command::Group(args) => group::group(&fw, args, ctx).await,
         Command::Discover(args) => discover::discover(&fw, args, ctx).await,
         Command::Queue(args) => queue::queue(&fw, args, ctx).await,
+        Command::Once(args) => crate::once::once(&fw, args, ctx).await,
         Command::Bench(_) => unreachable!("handled before connecting"),
     };
     ctx.close(fw).await;
@@ -120,6 +121,7 @@ fn check(command: &Command) -> CliResult<()> {
         Command::Group(a) => group::check(a)?,
         Command::Discover(a) => discover::check(a)?,
         Command::Queue(a) => queue::check(a)?,
+        Command::Once(a) => crate::once::check(a)?,
         Command::Bench(_) => {}
     }
     Ok(())

@@ -1,0 +1,116 @@
+//! What a schedule is made of: its ticks, what happens at each, and what a job is handed.
+
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+use crate::error::{Error, Result};
+use crate::framework::LossReason;
+
+#[derive(Clone)]
+pub(super) enum Schedule {
+    /// Every multiple of this many milliseconds since the Unix epoch.
+    Every(i64),
+    Cron(Box<croner::Cron>, String),
+}
+
+impl fmt::Debug for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Schedule::Every(ms) => write!(f, "Every({ms} ms)"),
+            Schedule::Cron(_, expr) => write!(f, "Cron({expr:?})"),
+        }
+    }
+}
+
+impl Schedule {
+    /// The first tick strictly after `after_ms` (milliseconds since the epoch).
+    pub(super) fn next_after(&self, after_ms: i64) -> Result<i64> {
+        match self {
+            Schedule::Every(every) => Ok((after_ms.div_euclid(*every) + 1) * every),
+            Schedule::Cron(cron, expr) => {
+                let after = chrono::DateTime::<chrono::Utc>::from_timestamp_millis(after_ms)
+                    .ok_or_else(|| Error::InvalidArgument(format!("no cron tick after {after_ms} ms")))?;
+                let next = cron
+                    .find_next_occurrence(&after, false)
+                    .map_err(|e| Error::InvalidArgument(format!("cron {expr:?}: no next tick: {e}")))?;
+                Ok(next.timestamp_millis())
+            }
+        }
+    }
+}
+
+/// What happened at one tick of a [`ScheduledJob`](crate::ScheduledJob), on this replica.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TickOutcome {
+    /// This replica took the lock and the job ran to its end with `Ok`.
+    Ran {
+        /// The tick (by the lock's clock).
+        tick: SystemTime,
+        /// The fencing token of the taking.
+        fencing_token: i64,
+        /// How long the job ran.
+        elapsed: Duration,
+    },
+    /// Another replica held the lock: the job did not run here.
+    Skipped {
+        /// The tick.
+        tick: SystemTime,
+    },
+    /// This replica ran the job and it returned an error (the lock was unlocked).
+    Failed {
+        /// The tick.
+        tick: SystemTime,
+        /// The fencing token of the taking.
+        fencing_token: i64,
+        /// The job's error, as text.
+        error: String,
+    },
+    /// This replica ran the job and lost the lock while it ran: the job was cancelled (its
+    /// future dropped).
+    Cancelled {
+        /// The tick.
+        tick: SystemTime,
+        /// The fencing token of the taking.
+        fencing_token: i64,
+        /// Why the lock was lost.
+        reason: LossReason,
+    },
+    /// Taking the lock failed (the job did not run here).
+    LockFailed {
+        /// The tick.
+        tick: SystemTime,
+        /// The error.
+        error: Error,
+    },
+}
+
+impl TickOutcome {
+    /// The tick this outcome is about.
+    pub fn tick(&self) -> SystemTime {
+        match self {
+            TickOutcome::Ran { tick, .. }
+            | TickOutcome::Skipped { tick }
+            | TickOutcome::Failed { tick, .. }
+            | TickOutcome::Cancelled { tick, .. }
+            | TickOutcome::LockFailed { tick, .. } => *tick,
+        }
+    }
+
+    /// Whether the job ran here (to its end, with `Ok` or an error, or until cancelled).
+    pub fn ran_here(&self) -> bool {
+        matches!(self, TickOutcome::Ran { .. } | TickOutcome::Failed { .. } | TickOutcome::Cancelled { .. })
+    }
+}
+
+/// What a job run is handed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobContext {
+    /// The job's name.
+    pub name: String,
+    /// The tick being run (by the lock's clock).
+    pub tick: SystemTime,
+    /// The fencing token of this taking (see
+    /// [`ScheduledLockGuard::fencing_token`](crate::ScheduledLockGuard::fencing_token)).
+    pub fencing_token: i64,
+}
