@@ -120,8 +120,8 @@ pub use recipes::{
     ExpiringPermit, GroupMember, HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex,
     InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, LeaderContext, LeaderLatch,
     LeaderSelector, Lease, LockGuard, MultiLockGuard, NodeMode, NodeStatus, PersistentNode, PersistentTtlNode,
-    PersistentWatcher, Queue, ServiceDiscovery, ServiceInstance, SharedCount, SharedValue, SimpleDistributedQueue,
-    TimedHold, WriteGuard,
+    PersistentWatcher, Queue, Scheduled, ScheduledJob, ScheduledLockGuard, ServiceDiscovery, ServiceInstance,
+    SharedCount, SharedValue, ShedLock, SimpleDistributedQueue, TimedHold, WriteGuard,
 };
 // Kept at the root for the 0.x callers that name them there; each is in its family's module too.
 #[doc(no_inline)]
@@ -132,6 +132,8 @@ pub use recipes::{
     ServiceInstanceBuilder, ServiceProvider, ServiceProviderBuilder, ServiceType, UriSpec, UriSpecPart, VersionedValue,
     WatchEvent, WatchMode, WriteLock,
 };
+#[doc(no_inline)]
+pub use recipes::{JobContext, TickOutcome};
 
 /// Locks and semaphores: Curator's `InterProcess*` family, their guards and leases.
 ///
@@ -196,6 +198,15 @@ pub mod queue {
         ById, ByPriority, BytesSerializer, Delayed, Delivery, DistributedDelayQueue, DistributedIdQueue,
         DistributedPriorityQueue, DistributedQueue, Fifo, Queue, QueueBuilder, QueueKind, QueueSerializer,
         SimpleDistributedQueue, MAX_ITEM_BYTES,
+    };
+}
+
+/// Scheduled jobs: [`Scheduled`] (an interval or cron job run once per tick across all
+/// replicas) over [`ShedLock`] (ShedLock's ZooKeeper layout), with their constants.
+pub mod scheduled {
+    pub use crate::recipes::{
+        JobContext, Scheduled, ScheduledJob, ScheduledLockGuard, ShedLock, TickOutcome, SCHEDULED_EVENT_CAPACITY,
+        SHEDLOCK_DEFAULT_ROOT,
     };
 }
 
