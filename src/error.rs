@@ -628,6 +628,24 @@ mod tests {
     }
 
     #[test]
+    fn invalid_arguments_name_the_parameter() {
+        let builder = || crate::Framework::builder().connect_string("127.0.0.1:1");
+        let argument = |b: crate::FrameworkBuilder| match b.validate() {
+            Err(Error::InvalidArgument { argument, reason }) => {
+                assert!(!reason.is_empty());
+                argument
+            }
+            Err(other) => panic!("{other:?}"),
+            Ok(_) => panic!("accepted"),
+        };
+        assert_eq!(argument(crate::Framework::builder().connect_string(" ")), "connect_string");
+        assert_eq!(argument(builder().session_timeout(Duration::ZERO)), "session_timeout");
+        assert_eq!(argument(builder().connection_timeout(Duration::ZERO)), "connection_timeout");
+        assert_eq!(argument(builder().default_acl(Vec::new())), "default_acl");
+        assert!(builder().validate().is_ok());
+    }
+
+    #[test]
     fn unsupported() {
         for e in [
             Error::ServerUnsupported(ServerFeature::WhoAmI),

@@ -20,6 +20,11 @@ fn argument_error<T: std::fmt::Debug>(r: zk_recipes::Result<T>) -> bool {
     matches!(r, Err(Error::InvalidArgument { .. }))
 }
 
+/// An `InvalidArgument` that names the parameter `name` (what a caller matches on).
+fn argument_named<T: std::fmt::Debug>(name: &str, r: zk_recipes::Result<T>) -> bool {
+    matches!(r, Err(Error::InvalidArgument { argument, .. }) if argument == name)
+}
+
 #[tokio::test]
 async fn thirty_plus_bad_inputs_get_typed_errors() {
     let cs = fixtures::shared_server().await;
@@ -78,21 +83,20 @@ async fn thirty_plus_bad_inputs_get_typed_errors() {
     ));
 
     // counts
-    cases.push(("zero leases", argument_error(InterProcessSemaphoreV2::new(&fw, &base, 0))));
+    cases.push(("zero leases", argument_named("max_leases", InterProcessSemaphoreV2::new(&fw, &base, 0))));
     cases.push(("overflowing leases", argument_error(InterProcessSemaphoreV2::new(&fw, &base, usize::MAX))));
     let sem = InterProcessSemaphoreV2::new(&fw, &format!("{base}/sem"), 2).unwrap();
-    cases.push(("acquire_many(0)", argument_error(sem.acquire_many(0).await)));
+    cases.push(("acquire_many(0)", argument_named("n", sem.acquire_many(0).await)));
     cases.push(("acquire_many above max", argument_error(sem.acquire_many(3).await)));
-    cases.push(("zero barrier members", argument_error(DistributedDoubleBarrier::new(&fw, &base, 0))));
-    cases.push(("empty multi-lock", argument_error(InterProcessMultiLock::new(Vec::new()))));
+    cases.push(("zero barrier members", argument_named("member_qty", DistributedDoubleBarrier::new(&fw, &base, 0))));
+    cases.push(("empty multi-lock", argument_named("locks", InterProcessMultiLock::new(Vec::new()))));
     cases.push(("multi-lock with a bad path", path_error(InterProcessMultiLock::from_paths(&fw, ["/ok", "bad"]))));
     cases.push((
         "zero optimistic tries",
-        argument_error(DistributedAtomicValue::new(
-            &fw,
-            &base,
-            AtomicOptions { optimistic_tries: 0, ..Default::default() },
-        )),
+        argument_named(
+            "optimistic_tries",
+            DistributedAtomicValue::new(&fw, &base, AtomicOptions { optimistic_tries: 0, ..Default::default() }),
+        ),
     ));
     let value = DistributedAtomicValue::new(&fw, &format!("{base}/value"), AtomicOptions::default()).unwrap();
     cases.push(("empty atomic value", argument_error(value.force_set(b"").await)));
