@@ -58,7 +58,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let second = pool.acquire().await?;
     assert!(abandoned.is_expired());
     println!("the abandoned permit was reclaimed after its expiry; 2 of 2 leases held");
-    zk_recipes::return_all([first, second]).await?;
+    zk_recipes::InterProcessSemaphoreV2::return_all([first, second]).await?;
     other.shutdown(Duration::from_secs(5)).await?;
     fw.shutdown(Duration::from_secs(5)).await?;
     Ok(())

@@ -22,6 +22,7 @@ use std::time::Duration;
 /// | [`is_not_found`](Self::is_not_found) | `NoNode` and the recipes' "no such ..." | 404 |
 /// | [`is_conflict`](Self::is_conflict) | `NodeExists`, `BadVersion`, `NotEmpty`, a node held by another session | 409, read again |
 /// | [`is_invalid_input`](Self::is_invalid_input) | [`InvalidPath`](Self::InvalidPath), [`InvalidArgument`](Self::InvalidArgument) | 400, a bug of the caller |
+/// | [`is_unsupported`](Self::is_unsupported) | [`ServerUnsupported`](Self::ServerUnsupported), [`Unsupported`](Self::Unsupported), [`InvalidState`](Self::InvalidState) | 501 / 409, do not repeat |
 ///
 /// # Sources
 /// One rule for every variant: an error of another layer that a variant wraps (the
@@ -57,8 +58,27 @@ pub enum Error {
     },
 
     /// An argument is out of its allowed range (zero leases, zero timeout, empty set, ...).
-    #[error("invalid argument: {0}")]
-    InvalidArgument(String),
+    ///
+    /// `argument` names the parameter (or builder setting) that was refused, as the API spells
+    /// it, so a caller can tell which input to fix without parsing the message:
+    ///
+    /// ```
+    /// use zk_recipes::Error;
+    /// # fn check(e: Error) {
+    /// match e {
+    ///     Error::InvalidArgument { argument: "max_leases", .. } => { /* ask for at least 1 */ }
+    ///     Error::InvalidArgument { argument, reason } => eprintln!("bad {argument}: {reason}"),
+    ///     _ => {}
+    /// }
+    /// # }
+    /// ```
+    #[error("invalid argument `{argument}`: {reason}")]
+    InvalidArgument {
+        /// The parameter or setting refused, e.g. `"max_leases"`, `"ttl"`, `"connect_string"`.
+        argument: &'static str,
+        /// Why it was refused.
+        reason: String,
+    },
 
     /// No session could be established within the connection timeout.
     #[error("could not connect to ZooKeeper at {connect_string:?} within {timeout:?}")]
@@ -140,10 +160,20 @@ pub enum Error {
     #[error("already released")]
     AlreadyReleased,
 
-    /// The operation is not supported in the current state (for example upgrading a held read
-    /// lock to a write lock, which would deadlock).
+    /// The handle never supports this call (for example re-entering a semaphore [`Lease`](crate::Lease),
+    /// which is not re-entrant, or a safe take from a queue built without a lock path).
     #[error("unsupported: {0}")]
     Unsupported(&'static str),
+
+    /// The call does not fit the handle's current state: starting a recipe that was started
+    /// already, waiting on one that was never started. A bug of the caller, not of the data.
+    #[error("invalid state: {0}")]
+    InvalidState(&'static str),
+
+    /// The ensemble lacks what the call needs: an older ZooKeeper version, or a feature the
+    /// server was configured without (see [`ServerFeature`] for what each needs).
+    #[error("the server does not support {0}")]
+    ServerUnsupported(ServerFeature),
 
     /// A node's data is not in the format the recipe expects.
     #[error("corrupt data at {path:?}: {reason}")]
@@ -187,7 +217,7 @@ pub enum Error {
 
     /// A queue item (or the node holding it) is larger than a queue accepts: ZooKeeper
     /// refuses requests over its `jute.maxbuffer` (1 MiB by default), so queues stop at
-    /// [`MAX_ITEM_BYTES`](crate::MAX_ITEM_BYTES).
+    /// [`MAX_ITEM_BYTES`](crate::queue::MAX_ITEM_BYTES).
     #[error("queue item of {size} bytes is larger than the {limit}-byte limit")]
     ItemTooLarge {
         /// The size of the node's data that was refused.
@@ -333,8 +363,44 @@ impl Error {
     /// Whether the caller passed something invalid: [`InvalidPath`](Self::InvalidPath) or
     /// [`InvalidArgument`](Self::InvalidArgument). Repeating the call cannot help.
     pub fn is_invalid_input(&self) -> bool {
-        matches!(self, Error::InvalidPath { .. } | Error::InvalidArgument(_))
+        matches!(self, Error::InvalidPath { .. } | Error::InvalidArgument { .. })
     }
+
+    /// Whether the call cannot work as made, whatever the data: the server lacks a feature
+    /// ([`ServerUnsupported`](Self::ServerUnsupported)), the handle never supports the call
+    /// ([`Unsupported`](Self::Unsupported)), or the handle's state does not allow it
+    /// ([`InvalidState`](Self::InvalidState)). Repeating the call unchanged cannot help.
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self, Error::ServerUnsupported(_) | Error::Unsupported(_) | Error::InvalidState(_))
+    }
+
+    /// An [`InvalidArgument`](Self::InvalidArgument) for the parameter `argument`.
+    pub(crate) fn invalid(argument: &'static str, reason: impl Into<String>) -> Error {
+        Error::InvalidArgument { argument, reason: reason.into() }
+    }
+}
+
+/// A feature of ZooKeeper that a call needs and the server lacks (see
+/// [`Error::ServerUnsupported`]). Its `Display` says what the server needs for it.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum ServerFeature {
+    /// TTL nodes (`CreateMode::PersistentWithTtl`...): the server must run with
+    /// `zookeeper.extendedTypesEnabled=true` (ZooKeeper 3.5.3 or later).
+    #[error("TTL nodes (the server needs zookeeper.extendedTypesEnabled=true)")]
+    TtlNodes,
+    /// `multiRead`: ZooKeeper 3.6 or later.
+    #[error("multiRead (ZooKeeper 3.6 or later)")]
+    MultiRead,
+    /// `getEphemerals`: ZooKeeper 3.6 or later.
+    #[error("getEphemerals (ZooKeeper 3.6 or later)")]
+    GetEphemerals,
+    /// `getAllChildrenNumber`: ZooKeeper 3.6 or later.
+    #[error("getAllChildrenNumber (ZooKeeper 3.6 or later)")]
+    GetAllChildrenNumber,
+    /// `whoAmI`: ZooKeeper 3.7 or later.
+    #[error("whoAmI (ZooKeeper 3.7 or later)")]
+    WhoAmI,
 }
 
 /// Why a TLS handshake failed (see [`Error::Tls`]).
@@ -410,8 +476,10 @@ mod tests {
             Error::Tls { server: "h:1".into(), failure: TlsFailure::UnknownCa },
             Error::Tls { server: "h:1".into(), failure: TlsFailure::Other("handshake eof".into()) },
             lock_lost(),
-            Error::InvalidArgument("lease count must be > 0".into()),
+            Error::invalid("max_leases", "must be at least 1"),
             Error::Unsupported("upgrade"),
+            Error::InvalidState("already started"),
+            Error::ServerUnsupported(ServerFeature::TtlNodes),
             connect_timeout(),
         ]
     }
@@ -465,7 +533,9 @@ mod tests {
             lock_lost(),
             Error::OutcomeUnknown { path: "/a".into() },
             Error::AuthFailed { connect_string: "h:1".into() },
-            Error::InvalidArgument("x".into()),
+            Error::invalid("x", "y"),
+            Error::ServerUnsupported(ServerFeature::MultiRead),
+            Error::InvalidState("not started"),
             Error::Transaction { index: 0, path: "/a".into(), source: Zk::ConnectionLoss },
         ] {
             assert!(!e.is_retryable(), "{e:?}");
@@ -548,9 +618,46 @@ mod tests {
 
     #[test]
     fn invalid_input() {
-        assert!(Error::InvalidArgument("x".into()).is_invalid_input());
+        let e = Error::invalid("max_leases", "must be at least 1");
+        assert!(e.is_invalid_input() && !e.is_unsupported());
+        assert!(matches!(e, Error::InvalidArgument { argument: "max_leases", .. }));
+        assert_eq!(e.to_string(), "invalid argument `max_leases`: must be at least 1");
         assert!(Error::InvalidPath { path: "a".into(), reason: "relative" }.is_invalid_input());
         assert!(!Error::Unsupported("x").is_invalid_input());
         assert!(!Error::ZooKeeper(Zk::BadArguments(&"bad")).is_invalid_input());
+    }
+
+    #[test]
+    fn invalid_arguments_name_the_parameter() {
+        let builder = || crate::Framework::builder().connect_string("127.0.0.1:1");
+        let argument = |b: crate::FrameworkBuilder| match b.validate() {
+            Err(Error::InvalidArgument { argument, reason }) => {
+                assert!(!reason.is_empty());
+                argument
+            }
+            Err(other) => panic!("{other:?}"),
+            Ok(_) => panic!("accepted"),
+        };
+        assert_eq!(argument(crate::Framework::builder().connect_string(" ")), "connect_string");
+        assert_eq!(argument(builder().session_timeout(Duration::ZERO)), "session_timeout");
+        assert_eq!(argument(builder().connection_timeout(Duration::ZERO)), "connection_timeout");
+        assert_eq!(argument(builder().default_acl(Vec::new())), "default_acl");
+        assert!(builder().validate().is_ok());
+    }
+
+    #[test]
+    fn unsupported() {
+        for e in [
+            Error::ServerUnsupported(ServerFeature::WhoAmI),
+            Error::Unsupported("re-entering a lease"),
+            Error::InvalidState("already started"),
+        ] {
+            assert!(e.is_unsupported() && !e.is_invalid_input() && !e.is_retryable(), "{e:?}");
+        }
+        assert!(!Error::invalid("ttl", "zero").is_unsupported());
+        assert!(!Error::ZooKeeper(Zk::Unimplemented).is_unsupported());
+        let ttl = Error::ServerUnsupported(ServerFeature::TtlNodes).to_string();
+        assert!(ttl.contains("extendedTypesEnabled=true"), "{ttl}");
+        assert!(Error::ServerUnsupported(ServerFeature::WhoAmI).to_string().contains("3.7"));
     }
 }

@@ -102,19 +102,140 @@ mod error;
 mod framework;
 mod recipes;
 mod sync;
-pub use recipes::*;
 
-pub use error::{Error, Result, TlsFailure};
+// The crate root: the types a service names. Everything else is in its family's module below.
+pub use error::{Error, Result, ServerFeature, TlsFailure};
 #[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]
 pub use framework::SaslConfig;
 #[cfg(feature = "tls")]
 pub use framework::TlsConfig;
 pub use framework::{
-    validate_path, BoundedExponentialBackoff, Capabilities, ConnectionState, CreatedNode, ErrorPolicy,
-    ExponentialBackoff, Framework, FrameworkBuilder, LossReason, NoRetryOnSessionExpiry, OneShotWatch, ReadOp,
-    ReadResult, RetryForever, RetryNTimes, RetryOneTime, RetryPolicy, RetryUntilElapsed, SessionStatus, Transaction,
-    TxnResult, MAX_EXPONENTIAL_RETRIES,
+    BoundedExponentialBackoff, Capabilities, ConnectionState, ErrorPolicy, ExponentialBackoff, Framework,
+    FrameworkBuilder, LossReason, RetryForever, RetryNTimes, RetryPolicy, SessionStatus, Transaction,
 };
+pub use recipes::{
+    AtomicOptions, AtomicValue, Cache, CacheBuilder, CacheEvent, CachedNode, DistributedAtomicInteger,
+    DistributedAtomicLong, DistributedAtomicValue, DistributedBarrier, DistributedCountDownLatch,
+    DistributedDelayQueue, DistributedDoubleBarrier, DistributedIdQueue, DistributedPriorityQueue, DistributedQueue,
+    ExpiringPermit, GroupMember, HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex,
+    InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, LeaderContext, LeaderLatch,
+    LeaderSelector, Lease, LockGuard, MultiLockGuard, NodeMode, NodeStatus, PersistentNode, PersistentTtlNode,
+    PersistentWatcher, Queue, Scheduled, ScheduledJob, ScheduledLockGuard, ServiceDiscovery, ServiceInstance,
+    SharedCount, SharedValue, ShedLock, SimpleDistributedQueue, TimedHold, WriteGuard,
+};
+// Kept at the root for the 0.x callers that name them there; each is in its family's module too.
+#[doc(no_inline)]
+pub use recipes::{
+    AtomicNumber, AtomicStats, ById, ByPriority, BytesSerializer, CloseMode, CountDown, Delayed, Delivery,
+    DistributedAtomicNumber, DownInstancePolicy, Fifo, Leadership, LeadershipEnd, Participant, PromotedToLock,
+    ProviderStrategy, QueueBuilder, QueueKind, QueueSerializer, ReadLock, ResetReason, ServiceCache,
+    ServiceInstanceBuilder, ServiceProvider, ServiceProviderBuilder, ServiceType, UriSpec, UriSpecPart, VersionedValue,
+    WatchEvent, WatchMode, WriteLock,
+};
+#[doc(no_inline)]
+pub use recipes::{JobContext, TickOutcome};
+
+/// Locks and semaphores: Curator's `InterProcess*` family, their guards and leases.
+///
+/// Every exclusive kind (and each side of the read-write lock) is an [`InterProcessLock`]
+/// whose guard derefs to [`HeldNode`] (fencing token, lost signal).
+pub mod lock {
+    pub use crate::recipes::{
+        ExpiringPermit, HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex,
+        InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard,
+        MultiLockGuard, ReadLock, TimedHold, WriteGuard, WriteLock,
+    };
+}
+
+/// Leader election: [`LeaderLatch`] (wait for and observe leadership) and [`LeaderSelector`]
+/// (run a task while leading).
+pub mod leader {
+    pub use crate::recipes::{
+        CloseMode, LeaderContext, LeaderLatch, LeaderSelector, Leadership, LeadershipEnd, Participant,
+    };
+}
+
+/// Barriers: a barrier that one process lifts, and the double barrier (enter and leave together).
+pub mod barrier {
+    pub use crate::recipes::{DistributedBarrier, DistributedDoubleBarrier};
+}
+
+/// Counters: the atomic numbers and values (optimistic writes, optional promotion to a lock)
+/// and the shared count / value (a compare-and-set value everyone can watch).
+pub mod counter {
+    pub use crate::recipes::{
+        AtomicNumber, AtomicOptions, AtomicStats, AtomicValue, DistributedAtomicInteger, DistributedAtomicLong,
+        DistributedAtomicNumber, DistributedAtomicValue, PromotedToLock, SharedCount, SharedValue, VersionedValue,
+    };
+}
+
+/// Caches of a tree, a node's children or one node, and the persistent watcher under them.
+pub mod cache {
+    pub use crate::recipes::{
+        Cache, CacheBuilder, CacheEvent, CachedNode, PersistentWatcher, ResetReason, WatchEvent, WatchMode,
+        DEFAULT_EVENT_CAPACITY,
+    };
+}
+
+/// Registrations kept in place: persistent and TTL nodes, group members.
+pub mod node {
+    pub use crate::recipes::{GroupMember, NodeMode, NodeStatus, PersistentNode, PersistentTtlNode};
+}
+
+/// Service discovery in curator-x-discovery's layout and JSON: registration, a cache of a
+/// service's instances, and providers that pick one.
+pub mod discovery {
+    pub use crate::recipes::{
+        DownInstancePolicy, ProviderStrategy, ServiceCache, ServiceDiscovery, ServiceInstance, ServiceInstanceBuilder,
+        ServiceProvider, ServiceProviderBuilder, ServiceType, UriSpec, UriSpecPart,
+    };
+}
+
+/// Distributed queues in Curator's layouts and framing (simple, FIFO, by id, by priority,
+/// delayed), each item consumed once.
+pub mod queue {
+    pub use crate::recipes::{
+        ById, ByPriority, BytesSerializer, Delayed, Delivery, DistributedDelayQueue, DistributedIdQueue,
+        DistributedPriorityQueue, DistributedQueue, Fifo, Queue, QueueBuilder, QueueKind, QueueSerializer,
+        SimpleDistributedQueue, MAX_ITEM_BYTES,
+    };
+}
+
+/// Scheduled jobs: [`Scheduled`] (an interval or cron job run once per tick across all
+/// replicas) over [`ShedLock`] (ShedLock's ZooKeeper layout), with their constants.
+pub mod scheduled {
+    pub use crate::recipes::{
+        JobContext, Scheduled, ScheduledJob, ScheduledLockGuard, ShedLock, TickOutcome, SCHEDULED_EVENT_CAPACITY,
+        SHEDLOCK_DEFAULT_ROOT,
+    };
+}
+
+/// The count-down latch: per-participant count-downs, generations.
+pub mod latch {
+    pub use crate::recipes::{CountDown, DistributedCountDownLatch};
+}
+
+/// Retry policies of the [`Framework`]: every policy (the common ones are at the crate root
+/// too) and the bound of the exponential ones.
+pub mod retry {
+    pub use crate::framework::{
+        BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryForever, RetryNTimes, RetryOneTime,
+        RetryPolicy, RetryUntilElapsed, MAX_EXPONENTIAL_RETRIES,
+    };
+}
+
+/// What the [`Framework`]'s own ZooKeeper operations take and return: multi-reads,
+/// transactions, protected creates, one-shot watches, and the path check they all apply.
+pub mod ops {
+    pub use crate::framework::{validate_path, CreatedNode, OneShotWatch, ReadOp, ReadResult, Transaction, TxnResult};
+}
+
+/// Reading what the recipes left under a path (`zkr inspect`): which recipe a node belongs to,
+/// who holds, who waits.
+pub mod inspect {
+    pub use crate::recipes::{inspect, Inspection, NodeInfo, RecipeKind, QUEUE_ITEMS_SHOWN};
+}
+
 /// The underlying `zookeeper-client` crate, re-exported for its types (`Acl`, `Stat`,
 /// `CreateMode`, `Client`, ...).
 pub use zookeeper_client as zk;

@@ -1,6 +1,6 @@
 //! The rest of ZooKeeper's API through the framework — namespace, retry loop and session
 //! re-creation included: `multiRead`, `sync`, ACLs, TTL and container nodes, ephemerals,
-//! descendant counts, `whoami`. Calls a server may lack answer [`Error::Unsupported`] from
+//! descendant counts, `whoami`. Calls a server may lack answer [`Error::ServerUnsupported`] from
 //! the session's [`Capabilities`](super::Capabilities) before anything is sent (an older
 //! server closes the connection after refusing an operation).
 
@@ -11,20 +11,19 @@ use zookeeper_client::{Acl, AuthUser, CreateMode, Error as ZkError, MultiReadRes
 use super::paths::validate_path;
 use super::session::Framework;
 use super::CreatedNode;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ServerFeature};
 
 /// The largest time to live ZooKeeper accepts (40 bits of milliseconds, about 34 years).
 const MAX_TTL_MILLIS: u128 = 0xFF_FFFF_FFFF;
 
 /// What a server with TTL nodes turned off makes of a TTL create.
-pub(crate) const TTL_UNSUPPORTED: Error =
-    Error::Unsupported("TTL nodes: the server runs without zookeeper.extendedTypesEnabled=true");
+pub(crate) const TTL_UNSUPPORTED: Error = Error::ServerUnsupported(ServerFeature::TtlNodes);
 
 /// Checks a time to live: at least 1 ms, at most what ZooKeeper encodes (2^40 - 1 ms).
 pub(crate) fn validate_ttl(ttl: Duration) -> Result<()> {
     let ms = ttl.as_millis();
     if ms == 0 || ms > MAX_TTL_MILLIS {
-        return Err(Error::InvalidArgument(format!("a TTL must be between 1 ms and {MAX_TTL_MILLIS} ms, not {ttl:?}")));
+        return Err(Error::invalid("ttl", format!("a TTL must be between 1 ms and {MAX_TTL_MILLIS} ms, not {ttl:?}")));
     }
     Ok(())
 }
@@ -33,7 +32,7 @@ pub(crate) fn validate_ttl(ttl: Duration) -> Result<()> {
 pub(crate) fn validate_ttl_create(path: &str, mode: CreateMode, ttl: Duration) -> Result<()> {
     validate_ttl(ttl)?;
     if !matches!(mode, CreateMode::Persistent | CreateMode::PersistentSequential) {
-        return Err(Error::InvalidArgument(format!("{path}: a TTL goes with a persistent mode, not {mode:?}")));
+        return Err(Error::invalid("mode", format!("{path}: a TTL goes with a persistent mode, not {mode:?}")));
     }
     Ok(())
 }
@@ -73,7 +72,7 @@ impl Framework {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for no reads; [`Error::InvalidPath`];
-    /// [`Error::Unsupported`] where the server has no `multiRead`; the errors of the retry
+    /// [`Error::ServerUnsupported`] where the server has no `multiRead`; the errors of the retry
     /// loop. A read that fails alone is a [`ReadResult::Failed`].
     ///
     /// # Cancel safety
@@ -82,7 +81,7 @@ impl Framework {
     /// # Examples
     /// ```no_run
     /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
-    /// use zk_recipes::{ReadOp, ReadResult};
+    /// use zk_recipes::ops::{ReadOp, ReadResult};
     /// let answers = fw.multi_read(&[ReadOp::Data("/config"), ReadOp::Children("/workers")]).await?;
     /// if let ReadResult::Children(workers) = &answers[1] {
     ///     println!("{} workers", workers.len());
@@ -92,13 +91,13 @@ impl Framework {
     /// ```
     pub async fn multi_read(&self, reads: &[ReadOp<'_>]) -> Result<Vec<ReadResult>> {
         if reads.is_empty() {
-            return Err(Error::InvalidArgument("multi_read: no reads".into()));
+            return Err(Error::invalid("reads", "multi_read: no reads"));
         }
         for read in reads {
             validate_path(read.path())?;
         }
         if !self.capabilities().await?.multi_read {
-            return Err(Error::Unsupported("multiRead needs ZooKeeper 3.6 or later"));
+            return Err(Error::ServerUnsupported(ServerFeature::MultiRead));
         }
         self.retry(|client| async move {
             let mut reader = client.new_multi_reader();
@@ -159,7 +158,7 @@ impl Framework {
     pub async fn set_acl(&self, path: &str, acl: &[Acl], version: Option<i32>) -> Result<Stat> {
         validate_path(path)?;
         if acl.is_empty() {
-            return Err(Error::InvalidArgument("set_acl: an empty ACL".into()));
+            return Err(Error::invalid("acl", "set_acl: an empty ACL"));
         }
         self.retry(|client| async move { client.set_acl(path, acl, version).await }).await
     }
@@ -170,7 +169,7 @@ impl Framework {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a TTL of zero, beyond the server's maximum
-    /// (2^40 − 1 ms) or on another mode; [`Error::Unsupported`] where the server has TTL
+    /// (2^40 − 1 ms) or on another mode; [`Error::ServerUnsupported`] where the server has TTL
     /// nodes off; otherwise as [`create`](Self::create).
     ///
     /// # Cancel safety
@@ -229,14 +228,14 @@ impl Framework {
     /// a parent: `/locks/a` matches `/locks/a1/x`), relative to the namespace. ZooKeeper 3.6+.
     ///
     /// # Errors
-    /// [`Error::InvalidPath`]; [`Error::Unsupported`] on an older server; the errors of the
+    /// [`Error::InvalidPath`]; [`Error::ServerUnsupported`] on an older server; the errors of the
     /// retry loop.
     ///
     /// # Cancel safety
     /// Cancel safe.
     pub async fn ephemerals(&self, prefix: &str) -> Result<Vec<String>> {
         validate_path(prefix)?;
-        self.needs_3_6().await?;
+        self.needs_3_6(ServerFeature::GetEphemerals).await?;
         self.retry(|client| async move { client.list_ephemerals(prefix).await }).await
     }
 
@@ -244,14 +243,14 @@ impl Framework {
     /// 3.6+.
     ///
     /// # Errors
-    /// [`Error::InvalidPath`]; [`Error::ZooKeeper`] with `NoNode`; [`Error::Unsupported`] on
+    /// [`Error::InvalidPath`]; [`Error::ZooKeeper`] with `NoNode`; [`Error::ServerUnsupported`] on
     /// an older server; the errors of the retry loop.
     ///
     /// # Cancel safety
     /// Cancel safe.
     pub async fn descendants_count(&self, path: &str) -> Result<usize> {
         validate_path(path)?;
-        self.needs_3_6().await?;
+        self.needs_3_6(ServerFeature::GetAllChildrenNumber).await?;
         self.retry(|client| async move { client.count_descendants_number(path).await }).await
     }
 
@@ -260,23 +259,23 @@ impl Framework {
     /// [`FrameworkBuilder::auth`](super::FrameworkBuilder::auth).
     ///
     /// # Errors
-    /// [`Error::Unsupported`] on an older server; the errors of the retry loop.
+    /// [`Error::ServerUnsupported`] on an older server; the errors of the retry loop.
     ///
     /// # Cancel safety
     /// Cancel safe.
     pub async fn whoami(&self) -> Result<Vec<AuthUser>> {
         if !self.capabilities().await?.whoami {
-            return Err(Error::Unsupported("whoami needs ZooKeeper 3.7 or later"));
+            return Err(Error::ServerUnsupported(ServerFeature::WhoAmI));
         }
         self.retry(|client| async move { client.list_auth_users().await }).await
     }
 
-    /// [`Error::Unsupported`] unless the server has the 3.6 operations (`multiRead` among them).
-    async fn needs_3_6(&self) -> Result<()> {
+    /// [`Error::ServerUnsupported`] unless the server has the 3.6 operations (`multiRead` among them).
+    async fn needs_3_6(&self, feature: ServerFeature) -> Result<()> {
         if self.capabilities().await?.multi_read {
             Ok(())
         } else {
-            Err(Error::Unsupported("this operation needs ZooKeeper 3.6 or later"))
+            Err(Error::ServerUnsupported(feature))
         }
     }
 }

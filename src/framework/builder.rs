@@ -251,8 +251,9 @@ impl FrameworkBuilder {
 
     /// Checks the connect string's schemes against the TLS settings.
     fn validate_schemes(&self) -> Result<()> {
-        let bad =
-            |reason: &str| Err(Error::InvalidArgument(format!("connect string {:?}: {reason}", self.connect_string)));
+        let bad = |reason: &str| {
+            Err(Error::invalid("connect_string", format!("connect string {:?}: {reason}", self.connect_string)))
+        };
         let has = |scheme: &str| self.connect_string.split(',').any(|h| h.trim().starts_with(scheme));
         #[cfg(feature = "tls")]
         let tls = self.tls.is_some();
@@ -273,19 +274,19 @@ impl FrameworkBuilder {
 
     pub(crate) fn validate(self) -> Result<Config> {
         if self.connect_string.trim().is_empty() {
-            return Err(Error::InvalidArgument("connect string is empty".into()));
+            return Err(Error::invalid("connect_string", "connect string is empty"));
         }
         if self.session_timeout.is_zero() {
-            return Err(Error::InvalidArgument("session timeout must be greater than zero".into()));
+            return Err(Error::invalid("session_timeout", "session timeout must be greater than zero"));
         }
         if self.connection_timeout.is_zero() {
-            return Err(Error::InvalidArgument("connection timeout must be greater than zero".into()));
+            return Err(Error::invalid("connection_timeout", "connection timeout must be greater than zero"));
         }
         if self.session_timeout > Duration::from_millis(i32::MAX as u64) {
-            return Err(Error::InvalidArgument("session timeout is too large".into()));
+            return Err(Error::invalid("session_timeout", "session timeout is too large"));
         }
         if self.default_acl.is_empty() {
-            return Err(Error::InvalidArgument("default ACL must not be empty".into()));
+            return Err(Error::invalid("default_acl", "default ACL must not be empty"));
         }
         self.validate_schemes()?;
         super::paths::validate_path(&self.txn_markers)?;

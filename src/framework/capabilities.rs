@@ -92,7 +92,7 @@ impl Framework {
     /// call sends a few requests that change nothing), then answered from memory; a new
     /// session (after an expiry, perhaps on another server) probes again.
     ///
-    /// Recipes use it to choose a code path or to answer [`Error::Unsupported`] up front.
+    /// Recipes use it to choose a code path or to answer [`Error::ServerUnsupported`] up front.
     ///
     /// # Errors
     /// What the framework's retry loop gives up with when the server cannot be asked
@@ -112,7 +112,7 @@ impl Framework {
     /// # }
     /// ```
     ///
-    /// [`Error::Unsupported`]: crate::Error::Unsupported
+    /// [`Error::ServerUnsupported`]: crate::Error::ServerUnsupported
     pub async fn capabilities(&self) -> Result<Capabilities> {
         let probed: Arc<Probed> = self.session_extension();
         probed.0.get_or_try_init(|| self.retry(probe)).await.copied()

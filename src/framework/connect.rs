@@ -29,7 +29,7 @@ pub(crate) async fn open_client(cfg: &Config) -> Result<Client> {
             Err(Error::ConnectTimeout { connect_string: cfg.connect_string.clone(), timeout: cfg.connection_timeout })
         }
         Ok(Err(zookeeper_client::Error::BadArguments(reason))) => {
-            Err(Error::InvalidArgument(format!("connect string {:?}: {reason}", cfg.connect_string)))
+            Err(Error::invalid("connect_string", format!("connect string {:?}: {reason}", cfg.connect_string)))
         }
         Ok(Err(zookeeper_client::Error::AuthFailed)) => {
             Err(Error::AuthFailed { connect_string: cfg.connect_string.clone() })

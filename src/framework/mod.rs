@@ -9,7 +9,6 @@ mod connect;
 mod ensemble;
 mod extensions;
 mod missing;
-mod nodelay;
 mod ops;
 pub(crate) mod paths;
 mod retry;

@@ -259,7 +259,7 @@ impl Framework {
     ) -> Result<CreatedNode> {
         validate_path(parent)?;
         if name.contains('/') {
-            return Err(Error::InvalidArgument(format!("node name {name:?} must not contain '/'")));
+            return Err(Error::invalid("name", format!("node name {name:?} must not contain '/'")));
         }
         let protected = ProtectedName::new(parent, name);
         self.create_protected_name(&protected, data, mode, false).await
@@ -335,8 +335,7 @@ impl Framework {
     /// for `NoAuth`/`NotEmpty`, which are not retried in the background either).
     ///
     /// # Cancel safety
-    /// Cancelling stops the foreground attempt without a background one; use
-    /// [`delete_in_background`](Self::delete_in_background) from `Drop`.
+    /// Cancelling stops the foreground attempt without a background one.
     pub async fn delete_guaranteed(&self, path: &str) -> Result<()> {
         validate_path(path)?;
         let owner = self.status().session_id;
@@ -358,6 +357,11 @@ impl Framework {
     /// `ephemeral_owner` (if given) is no longer the current one (its ephemeral nodes are gone
     /// with it), or the framework closes. Never blocks; usable outside a runtime (e.g. from
     /// `Drop`).
+    ///
+    /// Not part of the public API (the recipes' own release path; a service deletes with
+    /// [`delete_guaranteed`](Self::delete_guaranteed)): public only for this crate's shutdown
+    /// tests, which need background deletes of persistent nodes in flight.
+    #[doc(hidden)]
     pub fn delete_in_background(&self, path: String, ephemeral_owner: Option<i64>) {
         self.spawn_delete(DeleteTarget::Path(path), ephemeral_owner);
     }
@@ -366,7 +370,7 @@ impl Framework {
     /// after this call, as a release must be — and finishes it in the background: a failure
     /// falls back to [`delete_in_background`](Self::delete_in_background)'s retries. Never blocks;
     /// usable from `Drop`.
-    pub fn delete_now_in_background(&self, path: String, ephemeral_owner: Option<i64>) {
+    pub(crate) fn delete_now_in_background(&self, path: String, ephemeral_owner: Option<i64>) {
         let same_session = ephemeral_owner.is_none_or(|owner| owner == self.status().session_id);
         let client = match self.client() {
             Ok(client) if same_session && self.status().state.is_connected() => client,

@@ -126,7 +126,7 @@ mod tls {
 
         /// The certificates, parsed (this is where bad PEM is found).
         pub(crate) fn certs(&self) -> Result<zookeeper_client::TlsCerts> {
-            let bad = |what: &str, e: zookeeper_client::Error| Error::InvalidArgument(format!("TLS {what}: {e}"));
+            let bad = |what: &str, e: zookeeper_client::Error| Error::invalid("tls", format!("TLS {what}: {e}"));
             let ca = zookeeper_client::TlsCa::from_pem(&self.ca_pem).map_err(|e| bad("CA certificates", e))?;
             let mut certs = zookeeper_client::TlsCerts::builder().with_ca(ca);
             if let Some((cert, key)) = &self.identity {
@@ -190,7 +190,7 @@ mod tls {
 
     fn read(path: &Path, what: &str) -> Result<String> {
         std::fs::read_to_string(path)
-            .map_err(|e| Error::InvalidArgument(format!("cannot read the {what} file {}: {e}", path.display())))
+            .map_err(|e| Error::invalid("tls", format!("cannot read the {what} file {}: {e}", path.display())))
     }
 }
 

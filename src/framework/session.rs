@@ -229,8 +229,9 @@ impl Framework {
     /// In order, all within `timeout`:
     /// 1. New work stops: operations and waits fail with [`Error::Closed`] from now on, and
     ///    [`is_closed`](Self::is_closed) is true.
-    /// 2. The guaranteed deletes still pending in the background (releases of dropped guards,
-    ///    [`delete_in_background`](Self::delete_in_background)) may finish; see
+    /// 2. The guaranteed deletes still pending in the background (releases of dropped guards and
+    ///    closed handles, a [`delete_guaranteed`](Self::delete_guaranteed) whose foreground
+    ///    attempt failed) may finish; see
     ///    [`pending_background_deletes`](Self::pending_background_deletes).
     /// 3. The session is closed ([`close`](Self::close)): the recipes' tasks stop and drop
     ///    their clients, and a close request goes to the server.
@@ -532,7 +533,6 @@ pub(crate) async fn open_session(cfg: &Config) -> Result<Session> {
             .chroot(ns.clone())
             .map_err(|_| Error::InvalidPath { path: ns.clone(), reason: "namespace is not a valid chroot" })?,
     };
-    super::nodelay::apply(&cfg.connect_string).await;
     Ok(Session { raw, rooted })
 }
 

@@ -207,7 +207,7 @@ impl Transaction<'_> {
     ///   that is not persistent; [`Error::InvalidPath`] for a bad path (nothing is sent).
     /// * [`Error::Transaction`] when an operation was refused (a failed check, `BadVersion`,
     ///   `NodeExists`, `NoNode`...): `index` names it; nothing was applied.
-    /// * [`Error::Unsupported`] when the server refuses TTL nodes.
+    /// * [`Error::ServerUnsupported`] when the server refuses TTL nodes.
     /// * [`Error::LockLost`] when a hold the transaction is guarded by (`guarded_by`) is
     ///   lost, or its node is gone at commit: nothing was applied.
     /// * The errors of the retry loop ([`Error::RetriesExhausted`], [`Error::Closed`]...).
@@ -221,7 +221,7 @@ impl Transaction<'_> {
     /// (its marker is then left behind until the framework deletes markers again).
     pub async fn commit(self) -> Result<Vec<TxnResult>> {
         if self.ops.is_empty() {
-            return Err(Error::InvalidArgument("an empty transaction".into()));
+            return Err(Error::invalid("ops", "an empty transaction"));
         }
         for op in &self.ops {
             validate_path(op.path())?;

@@ -59,12 +59,12 @@ impl Framework {
         F: FnMut(&[Option<Vec<u8>>]) -> Vec<Option<Vec<u8>>>,
     {
         if paths.is_empty() {
-            return Err(Error::InvalidArgument("update_many: no paths".into()));
+            return Err(Error::invalid("paths", "update_many: no paths"));
         }
         for (i, path) in paths.iter().enumerate() {
             validate_path(path)?;
             if paths[..i].contains(path) {
-                return Err(Error::InvalidArgument(format!("update_many: {path:?} is given twice")));
+                return Err(Error::invalid("paths", format!("update_many: {path:?} is given twice")));
             }
         }
         let mut pause = Backoff::new(CONFLICT_PAUSE, CONFLICT_PAUSE_CAP).with_jitter();
@@ -73,11 +73,10 @@ impl Framework {
             let values: Vec<Option<Vec<u8>>> = read.iter().map(|r| r.as_ref().map(|(data, _)| data.clone())).collect();
             let new = update(&values);
             if new.len() != paths.len() {
-                return Err(Error::InvalidArgument(format!(
-                    "update_many: {} values returned for {} paths",
-                    new.len(),
-                    paths.len()
-                )));
+                return Err(Error::invalid(
+                    "update",
+                    format!("update_many: {} values returned for {} paths", new.len(), paths.len()),
+                ));
             }
             let mut txn = self.transaction();
             for ((path, old), new) in paths.iter().zip(&read).zip(&new) {

@@ -31,7 +31,7 @@ pub use inspect::{inspect, Inspection, NodeInfo, RecipeKind, QUEUE_ITEMS_SHOWN};
 pub use latch::{CountDown, DistributedCountDownLatch};
 pub use leader::{CloseMode, LeaderContext, LeaderLatch, LeaderSelector, Leadership, LeadershipEnd, Participant};
 pub use locks::{
-    return_all, ExpiringPermit, HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex,
+    ExpiringPermit, HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex,
     InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, MultiLockGuard,
     ReadLock, TimedHold, WriteGuard, WriteLock,
 };

@@ -172,15 +172,15 @@ async fn bad_input_is_a_typed_error(mode: WatchMode) {
         assert!(matches!(Cache::tree(&fw, path).watch_mode(mode).build(), Err(Error::InvalidPath { .. })), "{path:?}");
         assert!(matches!(PersistentWatcher::new(&fw, path, true), Err(Error::InvalidPath { .. })), "{path:?}");
     }
-    assert!(matches!(Cache::tree(&fw, "/a").watch_mode(mode).max_depth(0).build(), Err(Error::InvalidArgument(_))));
-    assert!(matches!(Cache::children(&fw, "/a").watch_mode(mode).max_depth(2).build(), Err(Error::InvalidArgument(_))));
+    assert!(matches!(Cache::tree(&fw, "/a").watch_mode(mode).max_depth(0).build(), Err(Error::InvalidArgument { .. })));
+    assert!(matches!(Cache::children(&fw, "/a").watch_mode(mode).max_depth(2).build(), Err(Error::InvalidArgument { .. })));
     assert!(matches!(
         Cache::node(&fw, "/a").watch_mode(mode).event_capacity(0).build(),
-        Err(Error::InvalidArgument(_))
+        Err(Error::InvalidArgument { .. })
     ));
     let cache = Cache::node(&fw, "/a").watch_mode(mode).build().unwrap();
     cache.start().await.unwrap();
-    assert_eq!(cache.start().await, Err(Error::Unsupported("the cache is already started")));
+    assert_eq!(cache.start().await, Err(Error::InvalidState("the cache is already started")));
     cache.close().await.unwrap();
     assert_eq!(cache.start().await, Err(Error::Closed));
     assert_eq!(cache.close().await, Ok(()), "closing twice is fine");

@@ -290,7 +290,7 @@ async fn double_barrier_bad_input_timeouts_and_cancellation_leave_no_member() {
     let cs = fixtures::shared_server().await;
     let a = framework(&cs).await;
     let b = framework(&cs).await;
-    assert!(matches!(DistributedDoubleBarrier::new(&a, "/x", 0), Err(Error::InvalidArgument(_))));
+    assert!(matches!(DistributedDoubleBarrier::new(&a, "/x", 0), Err(Error::InvalidArgument { .. })));
     assert!(matches!(DistributedDoubleBarrier::new(&a, "x", 2), Err(Error::InvalidPath { .. })));
     assert!(matches!(DistributedDoubleBarrier::new(&a, "/", 2), Err(Error::InvalidPath { .. })));
 

@@ -60,7 +60,7 @@ async fn one_leader_then_the_next_on_close_with_increasing_tokens() {
         let fw = fixtures::framework(&cs).await;
         let latch = LeaderLatch::new(&fw, &path, &format!("node-{i}")).unwrap();
         latch.start().await.unwrap();
-        assert!(matches!(latch.start().await, Err(Error::InvalidArgument(_))), "start twice");
+        assert!(matches!(latch.start().await, Err(Error::InvalidState(_))), "start twice");
         latches.push(latch);
     }
     // every latch has queued its node before the rounds start

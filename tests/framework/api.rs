@@ -1,11 +1,12 @@
 //! The rest of ZooKeeper's API through the framework, each call under a namespace with digest
 //! auth and a creator-only ACL: multi_read, sync, ACLs, TTL nodes, ephemerals, descendant
-//! counts, whoami, one-shot watches; Unsupported on a server made to look older.
+//! counts, whoami, one-shot watches; ServerUnsupported on a server made to look older.
 
 use std::time::Duration;
 
+use zk_recipes::ops::{ReadOp, ReadResult};
 use zk_recipes::zk::{Acl, Acls, CreateMode, Error as ZkError, EventType};
-use zk_recipes::{Error, Framework, ReadOp, ReadResult};
+use zk_recipes::{Error, Framework};
 use zk_recipes_testing::{fixtures, refusing, RefusingProxy};
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -124,9 +125,9 @@ async fn ttl_nodes_are_kept_by_touches_and_reaped_after() {
 async fn bad_input_and_older_servers_are_typed_errors() {
     let cs = fixtures::shared_server().await;
     let fw = fixtures::framework(&cs).await;
-    assert!(matches!(fw.multi_read(&[]).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(fw.multi_read(&[]).await, Err(Error::InvalidArgument { .. })));
     assert!(matches!(fw.multi_read(&[ReadOp::Data("x")]).await, Err(Error::InvalidPath { .. })));
-    assert!(matches!(fw.set_acl("/", &[], None).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(fw.set_acl("/", &[], None).await, Err(Error::InvalidArgument { .. })));
     let path = format!("/{}", fixtures::unique("api-ttl"));
     for (mode, ttl) in [
         (CreateMode::Persistent, Duration::ZERO),
@@ -134,19 +135,28 @@ async fn bad_input_and_older_servers_are_typed_errors() {
         (CreateMode::Ephemeral, Duration::from_secs(1)),
     ] {
         let refused = fw.create_with_ttl(&path, b"", mode, ttl).await;
-        assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{mode:?} {ttl:?}: {refused:?}");
+        assert!(matches!(refused, Err(Error::InvalidArgument { .. })), "{mode:?} {ttl:?}: {refused:?}");
     }
     // the shared server has TTL nodes off
     let refused = fw.create_with_ttl(&path, b"", CreateMode::Persistent, Duration::from_secs(1)).await;
-    assert!(matches!(refused, Err(Error::Unsupported(_))), "{refused:?}");
+    assert!(matches!(refused, Err(Error::ServerUnsupported(zk_recipes::ServerFeature::TtlNodes))), "{refused:?}");
     assert_eq!(fw.exists(&path).await.unwrap(), None);
 
     let old =
         RefusingProxy::start(&cs, &[refusing::ADD_WATCH, refusing::MULTI_READ, refusing::WHO_AM_I]).await.unwrap();
     let fw = fixtures::framework(old.connect_string()).await;
-    assert!(matches!(fw.multi_read(&[ReadOp::Data("/")]).await, Err(Error::Unsupported(_))));
-    assert!(matches!(fw.ephemerals("/").await, Err(Error::Unsupported(_))));
-    assert!(matches!(fw.descendants_count("/").await, Err(Error::Unsupported(_))));
-    assert!(matches!(fw.whoami().await, Err(Error::Unsupported(_))));
+    assert!(matches!(
+        fw.multi_read(&[ReadOp::Data("/")]).await,
+        Err(Error::ServerUnsupported(zk_recipes::ServerFeature::MultiRead))
+    ));
+    assert!(matches!(
+        fw.ephemerals("/").await,
+        Err(Error::ServerUnsupported(zk_recipes::ServerFeature::GetEphemerals))
+    ));
+    assert!(matches!(
+        fw.descendants_count("/").await,
+        Err(Error::ServerUnsupported(zk_recipes::ServerFeature::GetAllChildrenNumber))
+    ));
+    assert!(matches!(fw.whoami().await, Err(Error::ServerUnsupported(zk_recipes::ServerFeature::WhoAmI))));
     fw.sync("/").await.unwrap();
 }

@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
+use zk_recipes::inspect::inspect;
 use zk_recipes::zk::CreateMode;
 use zk_recipes::{
-    inspect, AtomicOptions, DistributedAtomicInteger, DistributedAtomicLong, DistributedAtomicValue,
-    DistributedBarrier, DistributedDoubleBarrier, Error, Framework, HeldLock, InterProcessMultiLock, InterProcessMutex,
+    AtomicOptions, DistributedAtomicInteger, DistributedAtomicLong, DistributedAtomicValue, DistributedBarrier,
+    DistributedDoubleBarrier, Error, Framework, HeldLock, InterProcessMultiLock, InterProcessMutex,
     InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, LeaderLatch, SharedCount,
 };
 use zk_recipes_testing::fixtures;
@@ -16,7 +17,12 @@ fn path_error<T: std::fmt::Debug>(r: zk_recipes::Result<T>) -> bool {
 }
 
 fn argument_error<T: std::fmt::Debug>(r: zk_recipes::Result<T>) -> bool {
-    matches!(r, Err(Error::InvalidArgument(_)))
+    matches!(r, Err(Error::InvalidArgument { .. }))
+}
+
+/// An `InvalidArgument` that names the parameter `name` (what a caller matches on).
+fn argument_named<T: std::fmt::Debug>(name: &str, r: zk_recipes::Result<T>) -> bool {
+    matches!(r, Err(Error::InvalidArgument { argument, .. }) if argument == name)
 }
 
 #[tokio::test]
@@ -77,21 +83,20 @@ async fn thirty_plus_bad_inputs_get_typed_errors() {
     ));
 
     // counts
-    cases.push(("zero leases", argument_error(InterProcessSemaphoreV2::new(&fw, &base, 0))));
+    cases.push(("zero leases", argument_named("max_leases", InterProcessSemaphoreV2::new(&fw, &base, 0))));
     cases.push(("overflowing leases", argument_error(InterProcessSemaphoreV2::new(&fw, &base, usize::MAX))));
     let sem = InterProcessSemaphoreV2::new(&fw, &format!("{base}/sem"), 2).unwrap();
-    cases.push(("acquire_many(0)", argument_error(sem.acquire_many(0).await)));
+    cases.push(("acquire_many(0)", argument_named("n", sem.acquire_many(0).await)));
     cases.push(("acquire_many above max", argument_error(sem.acquire_many(3).await)));
-    cases.push(("zero barrier members", argument_error(DistributedDoubleBarrier::new(&fw, &base, 0))));
-    cases.push(("empty multi-lock", argument_error(InterProcessMultiLock::new(Vec::new()))));
+    cases.push(("zero barrier members", argument_named("member_qty", DistributedDoubleBarrier::new(&fw, &base, 0))));
+    cases.push(("empty multi-lock", argument_named("locks", InterProcessMultiLock::new(Vec::new()))));
     cases.push(("multi-lock with a bad path", path_error(InterProcessMultiLock::from_paths(&fw, ["/ok", "bad"]))));
     cases.push((
         "zero optimistic tries",
-        argument_error(DistributedAtomicValue::new(
-            &fw,
-            &base,
-            AtomicOptions { optimistic_tries: 0, ..Default::default() },
-        )),
+        argument_named(
+            "optimistic_tries",
+            DistributedAtomicValue::new(&fw, &base, AtomicOptions { optimistic_tries: 0, ..Default::default() }),
+        ),
     ));
     let value = DistributedAtomicValue::new(&fw, &format!("{base}/value"), AtomicOptions::default()).unwrap();
     cases.push(("empty atomic value", argument_error(value.force_set(b"").await)));
@@ -114,7 +119,7 @@ async fn thirty_plus_bad_inputs_get_typed_errors() {
     // state errors
     let latch = LeaderLatch::new(&fw, &format!("{base}/latch"), "me").unwrap();
     latch.start().await.unwrap();
-    cases.push(("latch started twice", argument_error(latch.start().await)));
+    cases.push(("latch started twice", matches!(latch.start().await, Err(Error::InvalidState(_)))));
     latch.close().await.unwrap();
     cases.push(("latch closed twice is fine", latch.close().await.is_ok()));
     let lease =

@@ -25,7 +25,7 @@ enum Kind {
 fn kind_of<T>(r: &zk_recipes::Result<T>) -> Option<Kind> {
     match r {
         Err(Error::InvalidPath { .. }) => Some(Kind::Path),
-        Err(Error::InvalidArgument(_)) => Some(Kind::Argument),
+        Err(Error::InvalidArgument { .. }) => Some(Kind::Argument),
         Err(Error::CorruptData { .. }) => Some(Kind::Corrupt),
         Err(Error::Unsupported(_)) => Some(Kind::Unsupported),
         Err(Error::Closed) => Some(Kind::Closed),

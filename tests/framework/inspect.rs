@@ -2,10 +2,10 @@
 
 use std::time::Duration;
 
+use zk_recipes::inspect::{inspect, Inspection, RecipeKind, QUEUE_ITEMS_SHOWN};
 use zk_recipes::{
-    inspect, DistributedAtomicLong, DistributedCountDownLatch, Framework, Inspection, InterProcessMutex,
-    InterProcessReadWriteLock, InterProcessSemaphoreV2, LeaderLatch, RecipeKind, SimpleDistributedQueue,
-    QUEUE_ITEMS_SHOWN,
+    DistributedAtomicLong, DistributedCountDownLatch, Framework, InterProcessMutex, InterProcessReadWriteLock,
+    InterProcessSemaphoreV2, LeaderLatch, SimpleDistributedQueue,
 };
 use zk_recipes_testing::fixtures;
 
@@ -73,7 +73,7 @@ async fn recognises_locks_with_holders_then_waiters() {
     let found = inspect(&a, &path).await.unwrap();
     assert_eq!(found.kind, RecipeKind::Semaphore);
     assert_eq!(found.holders.len(), 2);
-    zk_recipes::return_all(leases).await.unwrap();
+    zk_recipes::InterProcessSemaphoreV2::return_all(leases).await.unwrap();
 
     // latch: the leader holds, with its id as data
     let path = format!("{base}/latch");

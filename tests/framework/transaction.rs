@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
+use zk_recipes::ops::TxnResult;
 use zk_recipes::zk::{Acls, CreateMode, Error as ZkError};
-use zk_recipes::{Error, Framework, TxnResult};
+use zk_recipes::{Error, Framework};
 use zk_recipes_testing::{fixtures, ProxyMode, TcpProxy, TestingServer};
 
 async fn owner(cs: &str, namespace: &str) -> Framework {
@@ -85,7 +86,7 @@ async fn a_refused_operation_applies_nothing() {
 async fn bad_input_is_a_typed_error_and_sends_nothing() {
     let cs = fixtures::shared_server().await;
     let fw = fixtures::framework(&cs).await;
-    assert!(matches!(fw.transaction().commit().await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(fw.transaction().commit().await, Err(Error::InvalidArgument { .. })));
     assert!(matches!(
         fw.transaction().create("relative", b"", CreateMode::Persistent).commit().await,
         Err(Error::InvalidPath { .. })
@@ -93,12 +94,12 @@ async fn bad_input_is_a_typed_error_and_sends_nothing() {
     let root = format!("/{}", fixtures::unique("txn-ttl"));
     for (mode, ttl) in [(CreateMode::Persistent, Duration::ZERO), (CreateMode::Ephemeral, Duration::from_secs(5))] {
         let refused = fw.transaction().create_with_ttl(&root, b"", mode, ttl).commit().await;
-        assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{mode:?} {ttl:?}: {refused:?}");
+        assert!(matches!(refused, Err(Error::InvalidArgument { .. })), "{mode:?} {ttl:?}: {refused:?}");
     }
     // the shared server runs without extended types
     let refused =
         fw.transaction().create_with_ttl(&root, b"", CreateMode::Persistent, Duration::from_secs(5)).commit().await;
-    assert!(matches!(refused, Err(Error::Unsupported(_))), "{refused:?}");
+    assert!(matches!(refused, Err(Error::ServerUnsupported(zk_recipes::ServerFeature::TtlNodes))), "{refused:?}");
     assert_eq!(fw.exists(&root).await.unwrap(), None);
 }
 

@@ -3,7 +3,7 @@
 //! are TTL nodes under Curator's names. A renewing holder keeps the lock and a waiting one its
 //! place; once the holder stops touching its node (its process wedged or gone, its session
 //! alive) the server reaps the node after the TTL and the waiters — ours and Curator's — take
-//! the lock in queue order. On a server without TTL nodes: `Unsupported`, nothing left.
+//! the lock in queue order. On a server without TTL nodes: `ServerUnsupported(TtlNodes)`, nothing left.
 
 use std::time::{Duration, Instant};
 
@@ -82,14 +82,14 @@ async fn ttl_locks_refuse_bad_input_and_servers_without_ttl() {
         InterProcessMutex::new(&fixtures::framework(&fixtures::shared_ttl_server().await).await, "/x")
             .unwrap()
             .with_server_ttl(Duration::ZERO),
-        Err(Error::InvalidArgument(_))
+        Err(Error::InvalidArgument { .. })
     ));
     // a lease longer than the node's TTL: refused, and the hold it was given is released
     let fw = fixtures::framework(&fixtures::shared_ttl_server().await).await;
     let path = format!("/{}", fixtures::unique("ttl-lease"));
     let mutex = InterProcessMutex::new(&fw, &path).unwrap().with_server_ttl(TTL).unwrap();
     let refused = TimedHold::acquire(&mutex, TTL * 2).await;
-    assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{refused:?}");
+    assert!(matches!(refused, Err(Error::InvalidArgument { .. })), "{refused:?}");
     eventually(LIVE, "the refused hold released", || async { fw.children(&path).await.map_or(true, |c| c.is_empty()) })
         .await;
     // touching a released hold's node: a typed error
@@ -103,7 +103,7 @@ async fn ttl_locks_refuse_bad_input_and_servers_without_ttl() {
     let plain = fixtures::framework(&fixtures::shared_server().await).await;
     let path = format!("/{}", fixtures::unique("ttl-off"));
     let mutex = InterProcessMutex::new(&plain, &path).unwrap().with_server_ttl(TTL).unwrap();
-    assert!(matches!(mutex.acquire().await, Err(Error::Unsupported(_))));
+    assert!(matches!(mutex.acquire().await, Err(Error::ServerUnsupported(zk_recipes::ServerFeature::TtlNodes))));
     assert!(plain.exists(&path).await.unwrap().is_none(), "nothing made on the way");
 }
 

@@ -76,9 +76,9 @@ async fn a_semaphore_lease_and_bad_input() {
     let path = format!("/{}", fixtures::unique("leased-sem"));
     let semaphore = InterProcessSemaphoreV2::new(&fw, &path, 1).unwrap();
     let lock = Lock::new(super::Kind::Mutex, &fw, &format!("{path}-m"));
-    assert!(matches!(TimedHold::acquire(&*lock.0, Duration::ZERO).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(TimedHold::acquire(&*lock.0, Duration::ZERO).await, Err(Error::InvalidArgument { .. })));
     let held = TimedHold::new(semaphore.acquire().await.unwrap(), Duration::from_millis(300)).unwrap();
-    assert!(matches!(held.renew(Duration::ZERO), Err(Error::InvalidArgument(_))));
+    assert!(matches!(held.renew(Duration::ZERO), Err(Error::InvalidArgument { .. })));
     assert_eq!(tokio::time::timeout(WAIT, held.lost()).await.unwrap(), LossReason::LeaseExpired);
     let again = tokio::time::timeout(WAIT, semaphore.acquire()).await.expect("the lease is free again").unwrap();
     drop(again);

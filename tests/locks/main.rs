@@ -405,7 +405,7 @@ async fn semaphore_never_exceeds_max_leases_under_16_contenders() {
                 peak.fetch_max(now, Ordering::SeqCst);
                 tokio::time::sleep(Duration::from_millis(5)).await;
                 inside.fetch_sub(n, Ordering::SeqCst);
-                zk_recipes::return_all(leases).await.unwrap();
+                zk_recipes::InterProcessSemaphoreV2::return_all(leases).await.unwrap();
             }
             fw.close();
         }));
@@ -435,7 +435,7 @@ async fn semaphore_leases_and_timeouts() {
     let mut two = two;
     two.pop().unwrap().release().await.unwrap();
     let one = sb.acquire_timeout(WAIT).await.expect("a lease is free");
-    zk_recipes::return_all(two).await.unwrap();
+    zk_recipes::InterProcessSemaphoreV2::return_all(two).await.unwrap();
     one.release().await.unwrap();
     fixtures::settle(&[&a, &b]).await;
     assert!(fixtures::ephemerals(&a, &path).await.unwrap().is_empty());
@@ -581,12 +581,12 @@ async fn bad_input_gets_typed_errors() {
         assert!(matches!(InterProcessReadWriteLock::new(&fw, bad), Err(Error::InvalidPath { .. })));
         assert!(matches!(InterProcessSemaphoreV2::new(&fw, bad, 1), Err(Error::InvalidPath { .. })));
     }
-    assert!(matches!(InterProcessSemaphoreV2::new(&fw, "/s", 0), Err(Error::InvalidArgument(_))));
+    assert!(matches!(InterProcessSemaphoreV2::new(&fw, "/s", 0), Err(Error::InvalidArgument { .. })));
     let sem = InterProcessSemaphoreV2::new(&fw, &format!("/{}", fixtures::unique("bad")), 2).unwrap();
-    assert!(matches!(sem.acquire_many(0).await, Err(Error::InvalidArgument(_))));
-    assert!(matches!(sem.acquire_many(3).await, Err(Error::InvalidArgument(_))));
-    assert!(matches!(InterProcessMultiLock::new(Vec::new()), Err(Error::InvalidArgument(_))));
-    assert!(matches!(InterProcessMultiLock::from_paths(&fw, Vec::<String>::new()), Err(Error::InvalidArgument(_))));
+    assert!(matches!(sem.acquire_many(0).await, Err(Error::InvalidArgument { .. })));
+    assert!(matches!(sem.acquire_many(3).await, Err(Error::InvalidArgument { .. })));
+    assert!(matches!(InterProcessMultiLock::new(Vec::new()), Err(Error::InvalidArgument { .. })));
+    assert!(matches!(InterProcessMultiLock::from_paths(&fw, Vec::<String>::new()), Err(Error::InvalidArgument { .. })));
     // a closed framework
     let closed = fixtures::framework(&cs).await;
     let m = InterProcessMutex::new(&closed, "/closed").unwrap();

@@ -271,7 +271,7 @@ async fn multi_lock_holds_members_on_one_path_once() {
         Arc::new(InterProcessSemaphoreMutex::new(&fw, &a).unwrap()),
         Arc::new(InterProcessSemaphoreMutex::new(&fw, &a).unwrap()),
     ];
-    assert!(matches!(InterProcessMultiLock::new(twice), Err(Error::InvalidArgument(_))));
+    assert!(matches!(InterProcessMultiLock::new(twice), Err(Error::InvalidArgument { .. })));
     // through another framework the same path is another holder: it waits (and times out)
     let across: Vec<Arc<dyn InterProcessLock>> =
         vec![Arc::new(InterProcessMutex::new(&fw, &a).unwrap()), Arc::new(InterProcessMutex::new(&other, &a).unwrap())];

@@ -92,7 +92,7 @@ async fn register_query_update_unregister() {
         reader.query_for_instance("orders", "a").await.unwrap() == Some(a2.clone())
     })
     .await;
-    assert!(matches!(d.update(&instance("orders", "unknown", 1)), Err(Error::InvalidArgument(_))));
+    assert!(matches!(d.update(&instance("orders", "unknown", 1)), Err(Error::InvalidArgument { .. })));
 
     // a corrupt node is skipped by the listing, reported by the single read
     observer.create(&format!("{base}/orders/junk"), b"not json", CreateMode::Persistent).await.unwrap();
@@ -298,22 +298,22 @@ async fn bad_input_is_typed_and_leaves_nothing() {
     for bad in ["", "/", "a/b", ".", ".."] {
         let by_name = ServiceInstance { name: bad.into(), ..ok.clone() };
         let by_id = ServiceInstance { id: bad.into(), ..ok.clone() };
-        assert!(matches!(d.register(&by_name).await, Err(Error::InvalidArgument(_))), "{bad:?}");
-        assert!(matches!(d.register(&by_id).await, Err(Error::InvalidArgument(_))), "{bad:?}");
-        assert!(matches!(d.query_for_instances(bad).await, Err(Error::InvalidArgument(_))));
-        assert!(matches!(d.query_for_instance("svc", bad).await, Err(Error::InvalidArgument(_))));
+        assert!(matches!(d.register(&by_name).await, Err(Error::InvalidArgument { .. })), "{bad:?}");
+        assert!(matches!(d.register(&by_id).await, Err(Error::InvalidArgument { .. })), "{bad:?}");
+        assert!(matches!(d.query_for_instances(bad).await, Err(Error::InvalidArgument { .. })));
+        assert!(matches!(d.query_for_instance("svc", bad).await, Err(Error::InvalidArgument { .. })));
         assert!(d.service_cache(bad).is_err() && d.provider(bad).build().is_err());
     }
     for port in [0, 65536, 100_000] {
         let built = ServiceInstance::<Value>::builder("svc").port(port).build();
-        assert!(matches!(built, Err(Error::InvalidArgument(_))), "{port}");
+        assert!(matches!(built, Err(Error::InvalidArgument { .. })), "{port}");
     }
     let zero = ServiceInstance { port: Some(0), ..ok.clone() };
-    assert!(matches!(d.register(&zero).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(d.register(&zero).await, Err(Error::InvalidArgument { .. })));
     // a payload that cannot be JSON
     let typed = ServiceDiscovery::<std::collections::HashMap<(u8, u8), u8>>::new(&fw, &base).unwrap();
     let not_json = ServiceInstance::builder("svc").payload([((1, 2), 3)].into()).build().unwrap();
-    assert!(matches!(typed.register(&not_json).await, Err(Error::InvalidArgument(_))));
+    assert!(matches!(typed.register(&not_json).await, Err(Error::InvalidArgument { .. })));
     // another session's node with our id: not taken, and nothing of ours left
     other.create(&base, b"", CreateMode::Persistent).await.unwrap();
     other.create(&format!("{base}/svc"), b"", CreateMode::Persistent).await.unwrap();

@@ -72,7 +72,7 @@ async fn bad_ids_are_typed_errors_and_leave_nothing() {
     let path = format!("{}/g", unique_root());
     for id in ["", "a/b", "/", ".", ".."] {
         let err = GroupMember::new(&fw, &path, id, "").unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument(_)), "{id:?}: {err:?}");
+        assert!(matches!(err, Error::InvalidArgument { .. }), "{id:?}: {err:?}");
     }
     assert!(matches!(GroupMember::new(&fw, &path, "a\u{1}", ""), Err(Error::InvalidPath { .. })));
     for bad in ["", "/", "g", "/g/"] {

@@ -277,21 +277,21 @@ async fn bad_input_is_a_typed_error_and_leaves_nothing() {
     }
     for ttl in [Duration::ZERO, Duration::from_micros(999), Duration::from_secs(1 << 40)] {
         let err = PersistentNode::new(&fw, &format!("{root}/t"), NodeMode::PersistentWithTtl(ttl), "").unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument(_)), "{ttl:?}: {err:?}");
+        assert!(matches!(err, Error::InvalidArgument { .. }), "{ttl:?}: {err:?}");
     }
     let node = PersistentNode::new(&fw, &format!("{root}/n"), NodeMode::Ephemeral, "").unwrap();
-    assert!(matches!(node.wait_for_initial_create(Duration::from_secs(1)).await, Err(Error::Unsupported(_))));
+    assert!(matches!(node.wait_for_initial_create(Duration::from_secs(1)).await, Err(Error::InvalidState(_))));
     node.start().await.unwrap();
-    assert!(matches!(node.start().await, Err(Error::Unsupported(_))));
+    assert!(matches!(node.start().await, Err(Error::InvalidState(_))));
     node.close().await.unwrap();
-    // TTL on a server without extended types: Unsupported, and no parent made
+    // TTL on a server without extended types: ServerUnsupported, and no parent made
     let node =
         PersistentNode::new(&fw, &format!("{root}/a/b/ttl"), NodeMode::PersistentWithTtl(Duration::from_secs(5)), "")
             .unwrap();
     node.start().await.unwrap();
     let err = node.wait_for_initial_create(LIVENESS).await.unwrap_err();
-    assert!(matches!(err, Error::Unsupported(_)), "{err:?}");
-    assert!(matches!(node.status(), NodeStatus::Failed(Error::Unsupported(_))));
+    assert!(matches!(err, Error::ServerUnsupported(zk_recipes::ServerFeature::TtlNodes)), "{err:?}");
+    assert!(matches!(node.status(), NodeStatus::Failed(Error::ServerUnsupported(zk_recipes::ServerFeature::TtlNodes))));
     node.close().await.unwrap();
     assert_eq!(fw.exists(&root).await.unwrap(), None, "nothing left behind");
 }

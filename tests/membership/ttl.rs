@@ -1,7 +1,7 @@
 //! TTL nodes on a server that allows them (its own, shared by these tests): a
 //! `PersistentTtlNode` stays while its owner runs and is reaped after it stops (closed or
 //! dropped); a `PersistentNode` in the TTL mode is reaped when idle and created again; a server
-//! without TTL support gives `Unsupported` and nothing is left behind.
+//! without TTL support gives `ServerUnsupported(TtlNodes)` and nothing is left behind.
 
 use std::time::Duration;
 
@@ -78,16 +78,16 @@ async fn ttl_bad_input_and_no_server_support() {
     let root = unique_root();
     for ttl in [Duration::ZERO, Duration::from_micros(10), Duration::from_secs(1 << 40)] {
         let err = PersistentTtlNode::new(&fw, &format!("{root}/t"), ttl, "").unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
+        assert!(matches!(err, Error::InvalidArgument { .. }), "{err:?}");
     }
     assert!(matches!(PersistentTtlNode::new(&fw, "/", Duration::from_secs(1), ""), Err(Error::InvalidPath { .. })));
     // the shared server runs without extended types
     let node = PersistentTtlNode::new(&fw, &format!("{root}/a/ttl"), Duration::from_secs(1), "").unwrap();
-    assert!(matches!(node.wait_for_initial_create(LIVENESS).await, Err(Error::Unsupported(_))), "not started");
+    assert!(matches!(node.wait_for_initial_create(LIVENESS).await, Err(Error::InvalidState(_))), "not started");
     node.start().await.unwrap();
     let err = node.wait_for_initial_create(LIVENESS).await.unwrap_err();
-    assert!(matches!(err, Error::Unsupported(_)), "{err:?}");
-    assert!(matches!(node.status(), NodeStatus::Failed(Error::Unsupported(_))));
+    assert!(matches!(err, Error::ServerUnsupported(zk_recipes::ServerFeature::TtlNodes)), "{err:?}");
+    assert!(matches!(node.status(), NodeStatus::Failed(Error::ServerUnsupported(zk_recipes::ServerFeature::TtlNodes))));
     node.close().await.unwrap();
     assert_eq!(fw.exists(&root).await.unwrap(), None, "nothing left behind");
 }

@@ -124,7 +124,7 @@ async fn bad_input_is_typed() {
     let cs = fixtures::shared_server().await;
     let fw = fixtures::framework(&cs).await;
     let lock = locks(&fw);
-    let invalid = |r: Result<_, Error>| matches!(r, Err(Error::InvalidArgument(_)));
+    let invalid = |r: Result<_, Error>| matches!(r, Err(Error::InvalidArgument { .. }));
     assert!(invalid(lock.try_lock("", SEC, Duration::ZERO).await.map(drop)), "empty name");
     assert!(invalid(lock.try_lock("a/b", SEC, Duration::ZERO).await.map(drop)), "a slash");
     assert!(invalid(lock.try_lock("j", SEC, 2 * SEC).await.map(drop)), "at_least_for > at_most_for");

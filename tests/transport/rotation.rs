@@ -76,7 +76,7 @@ async fn a_refused_session_is_reported_and_reload_with_rotated_certificates_conn
 
     // A reload whose files cannot be read keeps the certificates in use and the state.
     std::fs::remove_file(client_dir.path().join("client-key.pem")).expect("remove key");
-    assert!(matches!(fw.reload(), Err(Error::InvalidArgument(_))), "an unreadable key is refused");
+    assert!(matches!(fw.reload(), Err(Error::InvalidArgument { .. })), "an unreadable key is refused");
     assert_eq!(fw.connection_state(), ConnectionState::Refused);
 
     // The client's files are rotated to the new CA: a reload, and the next session connects.

@@ -540,7 +540,7 @@ pub struct OnceArgs {
     #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "0s")]
     pub at_least: Duration,
     /// Where the lock nodes are (ShedLock's default: /shedlock)
-    #[arg(long, value_name = "PATH", default_value = zk_recipes::SHEDLOCK_DEFAULT_ROOT)]
+    #[arg(long, value_name = "PATH", default_value = zk_recipes::scheduled::SHEDLOCK_DEFAULT_ROOT)]
     pub root: String,
     #[command(flatten)]
     pub supervision: Supervision,

@@ -47,7 +47,8 @@ impl CliError {
 impl From<Error> for CliError {
     fn from(e: Error) -> Self {
         let code = match &e {
-            Error::InvalidPath { .. } | Error::InvalidArgument(_) | Error::Unsupported(_) => USAGE,
+            Error::InvalidPath { .. } | Error::InvalidArgument { .. } | Error::Unsupported(_) => USAGE,
+            Error::InvalidState(_) | Error::ServerUnsupported(_) => USAGE,
             Error::ItemTooLarge { .. } => USAGE,
             Error::ConnectTimeout { .. } | Error::RetriesExhausted { .. } => UNAVAILABLE,
             Error::Tls { .. } | Error::AuthFailed { .. } => UNAVAILABLE,
@@ -75,7 +76,10 @@ mod tests {
     fn library_errors_map_to_the_documented_codes() {
         let code = |e: Error| CliError::from(e).code;
         assert_eq!(code(Error::InvalidPath { path: "x".into(), reason: "relative" }), USAGE);
-        assert_eq!(code(Error::InvalidArgument("zero leases".into())), USAGE);
+        assert_eq!(code(Error::InvalidArgument { argument: "max_leases", reason: "zero".into() }), USAGE);
+        assert_eq!(code(Error::Unsupported("re-entering a lease")), USAGE);
+        assert_eq!(code(Error::InvalidState("already started")), USAGE);
+        assert_eq!(code(Error::ServerUnsupported(zk_recipes::ServerFeature::TtlNodes)), USAGE);
         assert_eq!(code(Error::ItemTooLarge { size: 2_000_000, limit: 1_024_000 }), USAGE);
         let timeout = Duration::from_millis(300);
         assert_eq!(code(Error::ConnectTimeout { connect_string: "h:1".into(), timeout }), UNAVAILABLE);

@@ -85,7 +85,7 @@ impl Held {
             Held::Lock(g) => g.release().await,
             Held::Leased(held, _) => held.release().await,
             Held::Multi(m) => m.release().await,
-            Held::Leases(leases) => zk_recipes::return_all(leases).await,
+            Held::Leases(leases) => zk_recipes::InterProcessSemaphoreV2::return_all(leases).await,
             Held::Leader(latch, node) => {
                 let lost = leadership_lost(&latch, &node);
                 return match latch.close().await {

@@ -59,7 +59,9 @@ impl Ctx {
         let connected = self.signals.interruptible(builder.connect()).await?;
         let hosts = &self.global.connect;
         connected.map_err(|e| match e {
-            e @ (zk_recipes::Error::InvalidArgument(_) | zk_recipes::Error::InvalidPath { .. }) => CliError::from(e),
+            e @ (zk_recipes::Error::InvalidArgument { .. } | zk_recipes::Error::InvalidPath { .. }) => {
+                CliError::from(e)
+            }
             // the message names the server and the cause
             e @ (zk_recipes::Error::Tls { .. } | zk_recipes::Error::AuthFailed { .. }) => {
                 CliError::new(exit::UNAVAILABLE, e.to_string())

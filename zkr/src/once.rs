@@ -17,14 +17,14 @@ const UNLOCK_TIMEOUT: Duration = Duration::from_secs(3);
 /// What can be refused before connecting.
 pub fn check(args: &OnceArgs) -> CliResult<()> {
     let lock_path = format!("{}/{}", args.root.trim_end_matches('/'), args.name);
-    zk_recipes::validate_path(&args.root)?;
+    zk_recipes::ops::validate_path(&args.root)?;
     if args.root.trim_end_matches('/').is_empty() {
         return Err(CliError::usage("--root cannot be /"));
     }
     if args.name.is_empty() || args.name.contains('/') {
         return Err(CliError::usage(format!("NAME must be non-empty and without `/`: {:?}", args.name)));
     }
-    zk_recipes::validate_path(&lock_path)?;
+    zk_recipes::ops::validate_path(&lock_path)?;
     if args.at_most.is_zero() {
         return Err(CliError::usage("--at-most must be longer than zero"));
     }

@@ -210,12 +210,12 @@ impl DistributedAtomicValue {
     pub fn new(fw: &Framework, path: &str, options: AtomicOptions) -> Result<Self> {
         paths::validate_recipe_path(path)?;
         if options.optimistic_tries == 0 {
-            return Err(Error::InvalidArgument("optimistic tries must be at least 1".into()));
+            return Err(Error::invalid("optimistic_tries", "optimistic tries must be at least 1"));
         }
         if let Some(p) = &options.promoted {
             paths::validate_recipe_path(&p.lock_path)?;
             if p.tries == 0 {
-                return Err(Error::InvalidArgument("promoted tries must be at least 1".into()));
+                return Err(Error::invalid("promoted_tries", "promoted tries must be at least 1"));
             }
         }
         let instance = uuid::Uuid::new_v4().simple().to_string();
@@ -356,7 +356,7 @@ impl DistributedAtomicValue {
     /// [`Error::InvalidArgument`] for a delta that is not 4 or 8 bytes; as `apply`.
     pub(crate) async fn apply_addition(&self, delta: &[u8]) -> Result<AtomicValue<Vec<u8>>> {
         let Some(addition) = Addition::from_bytes(delta) else {
-            return Err(Error::InvalidArgument("an addition is of 4 or 8 bytes".into()));
+            return Err(Error::invalid("delta", "an addition is of 4 or 8 bytes"));
         };
         self.run(|bytes| addition.applied_to(bytes), Some(addition)).await
     }
@@ -838,7 +838,7 @@ struct Outcome {
 
 fn check_value(value: &[u8]) -> Result<()> {
     if value.is_empty() {
-        return Err(Error::InvalidArgument("an atomic value cannot be set to empty bytes".into()));
+        return Err(Error::invalid("value", "an atomic value cannot be set to empty bytes"));
     }
     Ok(())
 }

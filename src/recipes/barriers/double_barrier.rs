@@ -98,7 +98,7 @@ impl DistributedDoubleBarrier {
     pub fn new(fw: &Framework, path: &str, member_qty: usize) -> Result<Self> {
         paths::validate_recipe_path(path)?;
         if member_qty == 0 {
-            return Err(Error::InvalidArgument("a double barrier needs at least 1 member".into()));
+            return Err(Error::invalid("member_qty", "a double barrier needs at least 1 member"));
         }
         let our_name = uuid::Uuid::new_v4().to_string();
         Ok(Self {

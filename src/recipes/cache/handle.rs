@@ -113,15 +113,15 @@ impl CacheBuilder {
         validate_path(&self.path)?;
         let max_depth = match (self.kind, self.max_depth) {
             (Kind::Tree, Some(0)) => {
-                return Err(Error::InvalidArgument("max_depth must be at least 1 (Cache::node keeps one node)".into()))
+                return Err(Error::invalid("max_depth", "max_depth must be at least 1 (Cache::node keeps one node)"))
             }
             (Kind::Tree, depth) => depth,
-            (_, Some(_)) => return Err(Error::InvalidArgument("max_depth applies to tree caches only".into())),
+            (_, Some(_)) => return Err(Error::invalid("max_depth", "max_depth applies to tree caches only")),
             (Kind::Children, None) => Some(1),
             (Kind::Node, None) => Some(0),
         };
         if self.capacity == 0 {
-            return Err(Error::InvalidArgument("the event capacity must be at least 1".into()));
+            return Err(Error::invalid("event_capacity", "the event capacity must be at least 1"));
         }
         let scope = Scope {
             root: self.path,
@@ -253,7 +253,7 @@ impl Cache {
     /// content must be there.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] when already started; [`Error::Closed`] after
+    /// [`Error::InvalidState`] when already started; [`Error::Closed`] after
     /// [`close`](Self::close) or when the framework is closed.
     ///
     /// # Cancel safety
@@ -266,7 +266,7 @@ impl Cache {
         let mut task = lock(&self.task);
         match *task {
             Task::NotStarted => {}
-            Task::Running(..) => return Err(Error::Unsupported("the cache is already started")),
+            Task::Running(..) => return Err(Error::InvalidState("the cache is already started")),
             Task::Closed(_) => return Err(Error::Closed),
         }
         if self.fw.is_closed() {
@@ -335,7 +335,7 @@ impl Cache {
     pub fn failure(&self) -> Option<Error> {
         let filter_panic = || {
             let panic = self.shared.scope.filter.as_ref()?.panicked()?;
-            Some(Error::InvalidArgument(panic.to_string()))
+            Some(Error::invalid("filter", panic.to_string()))
         };
         self.shared.failure().or_else(filter_panic)
     }

@@ -56,7 +56,7 @@ impl<T: DeserializeOwned + Send + Sync + 'static> ServiceCache<T> {
     /// [`changes`](Self::changes) comes once it is done.
     ///
     /// # Errors
-    /// As [`Cache::start`]: [`Error::Unsupported`](crate::Error::Unsupported) when already
+    /// As [`Cache::start`]: [`Error::InvalidState`](crate::Error::InvalidState) when already
     /// started, [`Error::Closed`](crate::Error::Closed) after close.
     ///
     /// # Cancel safety

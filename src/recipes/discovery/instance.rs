@@ -222,7 +222,7 @@ impl<T: Serialize> ServiceInstance<T> {
     /// [`Error::InvalidArgument`] when the payload cannot be written as JSON (a map with
     /// non-string keys, a failing `Serialize`).
     pub fn to_json(&self) -> Result<Vec<u8>> {
-        serde_json::to_vec(self).map_err(|e| Error::InvalidArgument(format!("the payload is not JSON: {e}")))
+        serde_json::to_vec(self).map_err(|e| Error::invalid("payload", format!("the payload is not JSON: {e}")))
     }
 }
 
@@ -313,26 +313,28 @@ impl<T> ServiceInstanceBuilder<T> {
         validate_name("service name", &instance.name)?;
         validate_name("instance id", &instance.id)?;
         instance.port = self.port.map(|p| validate_port("port", p)).transpose()?;
-        instance.ssl_port = self.ssl_port.map(|p| validate_port("ssl port", p)).transpose()?;
+        instance.ssl_port = self.ssl_port.map(|p| validate_port("ssl_port", p)).transpose()?;
         Ok(instance)
     }
 }
 
 /// A service name or an instance id is one path segment: not empty, no `/`, not `.` or `..`,
 /// no control character.
-pub(crate) fn validate_name(what: &str, name: &str) -> Result<()> {
+pub(crate) fn validate_name(what: &'static str, name: &str) -> Result<()> {
     if name.is_empty() || name.contains('/') || name == "." || name == ".." || name.chars().any(char::is_control) {
-        return Err(Error::InvalidArgument(format!(
-            "{what} {name:?} must be one path segment (not empty, no '/', no control characters)"
-        )));
+        let argument = if what == "instance id" { "id" } else { "name" };
+        return Err(Error::invalid(
+            argument,
+            format!("{what} {name:?} must be one path segment (not empty, no '/', no control characters)"),
+        ));
     }
     Ok(())
 }
 
-fn validate_port(what: &str, port: u32) -> Result<u16> {
+fn validate_port(what: &'static str, port: u32) -> Result<u16> {
     match u16::try_from(port) {
         Ok(p) if p != 0 => Ok(p),
-        _ => Err(Error::InvalidArgument(format!("{what} {port} is not between 1 and 65535"))),
+        _ => Err(Error::invalid(what, format!("{what} {port} is not between 1 and 65535"))),
     }
 }
 
@@ -381,24 +383,27 @@ mod tests {
     fn bad_input_is_typed() {
         for bad in ["", "a/b", "/", ".", "..", "a\nb"] {
             assert!(
-                matches!(ServiceInstance::<Value>::builder(bad).build(), Err(Error::InvalidArgument(_))),
+                matches!(ServiceInstance::<Value>::builder(bad).build(), Err(Error::InvalidArgument { .. })),
                 "{bad:?}"
             );
-            assert!(matches!(ServiceInstance::<Value>::builder("s").id(bad).build(), Err(Error::InvalidArgument(_))));
+            assert!(matches!(
+                ServiceInstance::<Value>::builder("s").id(bad).build(),
+                Err(Error::InvalidArgument { .. })
+            ));
         }
         for port in [0, 65536, u32::MAX] {
             assert!(matches!(
                 ServiceInstance::<Value>::builder("s").port(port).build(),
-                Err(Error::InvalidArgument(_))
+                Err(Error::InvalidArgument { .. })
             ));
             assert!(matches!(
                 ServiceInstance::<Value>::builder("s").ssl_port(port).build(),
-                Err(Error::InvalidArgument(_))
+                Err(Error::InvalidArgument { .. })
             ));
         }
         let keys: std::collections::HashMap<(u8, u8), u8> = [((1, 2), 3)].into();
         let i = ServiceInstance::builder("s").payload(keys).build().unwrap();
-        assert!(matches!(i.to_json(), Err(Error::InvalidArgument(_))));
+        assert!(matches!(i.to_json(), Err(Error::InvalidArgument { .. })));
     }
 
     #[test]

@@ -135,11 +135,14 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
             let mut registered = lock(&self.registered);
             if let Some((name, node)) = registered.get(&instance.id) {
                 if *name != instance.name || node.mode() != mode {
-                    return Err(Error::InvalidArgument(format!(
-                        "instance {:?} is registered as a {:?} node of {name:?}; unregister it first",
-                        instance.id,
-                        node.mode()
-                    )));
+                    return Err(Error::invalid(
+                        "instance",
+                        format!(
+                            "instance {:?} is registered as a {:?} node of {name:?}; unregister it first",
+                            instance.id,
+                            node.mode()
+                        ),
+                    ));
                 }
                 node.set_data(data)?;
                 node.clone()
@@ -179,10 +182,10 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
         let registered = lock(&self.registered);
         match registered.get(&instance.id) {
             Some((name, node)) if *name == instance.name => node.set_data(data),
-            _ => Err(Error::InvalidArgument(format!(
-                "instance {:?} of {:?} is not registered here",
-                instance.id, instance.name
-            ))),
+            _ => Err(Error::invalid(
+                "instance",
+                format!("instance {:?} of {:?} is not registered here", instance.id, instance.name),
+            )),
         }
     }
 
@@ -338,7 +341,7 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
     fn encode(&self, instance: &ServiceInstance<T>) -> Result<(String, Vec<u8>)> {
         let path = self.instance_path(&instance.name, &instance.id)?;
         if instance.port == Some(0) || instance.ssl_port == Some(0) {
-            return Err(Error::InvalidArgument("a port must be between 1 and 65535".into()));
+            return Err(Error::invalid("port", "a port must be between 1 and 65535"));
         }
         Ok((path, instance.to_json()?))
     }

@@ -43,7 +43,7 @@ pub(crate) fn decode(path: &str, data: &[u8]) -> Result<u64> {
 /// Checks a count: at least 1, at most [`MAX_COUNT`].
 pub(crate) fn check_count(count: u64) -> Result<()> {
     if count == 0 || count > MAX_COUNT {
-        return Err(Error::InvalidArgument(format!("a latch count must be in 1..={MAX_COUNT}, not {count}")));
+        return Err(Error::invalid("count", format!("a latch count must be in 1..={MAX_COUNT}, not {count}")));
     }
     Ok(())
 }
@@ -51,7 +51,7 @@ pub(crate) fn check_count(count: u64) -> Result<()> {
 /// Checks a participant id: it becomes a node name, so 1 to [`MAX_PARTICIPANT_LEN`] bytes,
 /// no `/`, not `.` or `..`, no control or reserved characters.
 pub(crate) fn check_participant(participant: &str) -> Result<()> {
-    let bad = |why: &str| Err(Error::InvalidArgument(format!("participant id {participant:?}: {why}")));
+    let bad = |why: &str| Err(Error::invalid("participant", format!("participant id {participant:?}: {why}")));
     if participant.is_empty() {
         return bad("empty");
     }
@@ -92,11 +92,11 @@ mod tests {
     #[test]
     fn counts_and_participants_are_checked() {
         assert!(check_count(1).is_ok() && check_count(MAX_COUNT).is_ok());
-        assert!(matches!(check_count(0), Err(Error::InvalidArgument(_))));
-        assert!(matches!(check_count(MAX_COUNT + 1), Err(Error::InvalidArgument(_))));
+        assert!(matches!(check_count(0), Err(Error::InvalidArgument { .. })));
+        assert!(matches!(check_count(MAX_COUNT + 1), Err(Error::InvalidArgument { .. })));
         assert!(check_participant("worker-7").is_ok());
         for bad in ["", "a/b", ".", "..", "a\u{0}b", "tab\there", &"x".repeat(256)] {
-            assert!(matches!(check_participant(bad), Err(Error::InvalidArgument(_))), "{bad:?}");
+            assert!(matches!(check_participant(bad), Err(Error::InvalidArgument { .. })), "{bad:?}");
         }
     }
 }

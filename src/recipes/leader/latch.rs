@@ -124,7 +124,7 @@ impl LeaderLatch {
     /// it.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when started before, [`Error::Closed`] for a closed framework.
+    /// [`Error::InvalidState`] when started before, [`Error::Closed`] for a closed framework.
     ///
     /// # Cancel safety
     /// Cancel safe: it does not wait.
@@ -133,7 +133,7 @@ impl LeaderLatch {
             return Err(Error::Closed);
         }
         if self.inner.started.swap(true, Ordering::SeqCst) {
-            return Err(Error::InvalidArgument("the latch was started already".into()));
+            return Err(Error::InvalidState("the latch was started already"));
         }
         let task = self.inner.fw.runtime().spawn(run(Arc::downgrade(&self.inner)));
         *lock(&self.inner.task) = Some(task);

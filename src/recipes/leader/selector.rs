@@ -141,7 +141,7 @@ impl LeaderSelector {
     /// follow it).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when started before; [`Error::Closed`].
+    /// [`Error::InvalidState`] when started before; [`Error::Closed`].
     ///
     /// # Cancel safety
     /// Cancel safe: it does not wait.
@@ -151,7 +151,7 @@ impl LeaderSelector {
         }
         let mut runner = lock(&self.inner.runner);
         if runner.is_some() {
-            return Err(Error::InvalidArgument("the selector was started already".into()));
+            return Err(Error::InvalidState("the selector was started already"));
         }
         *runner = Some(self.inner.fw.runtime().spawn(run(Arc::downgrade(&self.inner))));
         Ok(())

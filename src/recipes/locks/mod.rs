@@ -30,6 +30,6 @@ pub use mutex::InterProcessMutex;
 pub use reentrant::LockGuard;
 pub use rw_sides::{ReadLock, WriteLock};
 pub use rwlock::InterProcessReadWriteLock;
-pub use semaphore::{return_all, InterProcessSemaphoreMutex, InterProcessSemaphoreV2};
+pub use semaphore::{InterProcessSemaphoreMutex, InterProcessSemaphoreV2};
 pub use timed_hold::TimedHold;
 pub use write_guard::WriteGuard;

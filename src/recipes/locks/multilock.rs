@@ -80,15 +80,18 @@ impl InterProcessMultiLock {
         let mut members: Vec<Member> =
             members.into_iter().enumerate().map(|(given, lock)| Member { lock, given }).collect();
         if members.is_empty() {
-            return Err(Error::InvalidArgument("a multi-lock needs at least one lock".into()));
+            return Err(Error::invalid("locks", "a multi-lock needs at least one lock"));
         }
         members.sort_by(|a, b| a.lock.path().cmp(b.lock.path()).then(a.lock.rank().cmp(&b.lock.rank())));
         let twice = members.windows(2).find(|w| w[1].held_with(&w[0]) && w[0].lock.rank() == SEMAPHORE_RANK);
         if let Some(w) = twice {
             let path = w[0].lock.path();
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid(
+                "locks",
+                format!(
                 "a multi-lock holds the semaphore mutex at {path} once: it is given twice and would wait for itself"
-            )));
+            ),
+            ));
         }
         Ok(Self { members })
     }

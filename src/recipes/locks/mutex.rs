@@ -112,7 +112,7 @@ impl InterProcessMutex {
     /// alive and connected.
     ///
     /// Needs `zookeeper.extendedTypesEnabled=true` on the server: acquiring answers
-    /// [`Error::Unsupported`] where TTL nodes are off.
+    /// [`Error::ServerUnsupported`] where TTL nodes are off.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a TTL of zero or beyond the server's maximum

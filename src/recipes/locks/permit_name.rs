@@ -29,9 +29,10 @@ pub(crate) fn permit_deadline(child: &str) -> Option<SystemTime> {
 /// Checks a permit id given to release: a permit node's name.
 pub(crate) fn check_permit_id(id: &str) -> Result<()> {
     if id.contains('/') || paths::validate_path(&format!("/{id}")).is_err() || permit_deadline(id).is_none() {
-        return Err(Error::InvalidArgument(format!(
-            "{id:?} is not a permit id (the name of an expirable permit, _c_<uuid>-expires-<ms>-lease-<seq>)"
-        )));
+        return Err(Error::invalid(
+            "permit_id",
+            format!("{id:?} is not a permit id (the name of an expirable permit, _c_<uuid>-expires-<ms>-lease-<seq>)"),
+        ));
     }
     Ok(())
 }
@@ -56,9 +57,9 @@ mod tests {
             "expires-12-lease-1",
         ] {
             assert_eq!(permit_deadline(other), None, "{other}");
-            assert!(matches!(check_permit_id(other), Err(Error::InvalidArgument(_))), "{other}");
+            assert!(matches!(check_permit_id(other), Err(Error::InvalidArgument { .. })), "{other}");
         }
-        assert!(matches!(check_permit_id("a/_c_x-expires-1-lease-1"), Err(Error::InvalidArgument(_))));
-        assert!(matches!(check_permit_id(""), Err(Error::InvalidArgument(_))));
+        assert!(matches!(check_permit_id("a/_c_x-expires-1-lease-1"), Err(Error::InvalidArgument { .. })));
+        assert!(matches!(check_permit_id(""), Err(Error::InvalidArgument { .. })));
     }
 }

@@ -73,7 +73,7 @@ impl InterProcessReadWriteLock {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a TTL of zero or beyond the server's maximum. Acquiring
-    /// answers [`Error::Unsupported`] where the server has TTL nodes off.
+    /// answers [`Error::ServerUnsupported`] where the server has TTL nodes off.
     ///
     /// # Examples
     /// ```no_run

@@ -61,7 +61,10 @@ impl InterProcessSemaphoreV2 {
     pub fn new(fw: &Framework, path: &str, max_leases: usize) -> Result<Self> {
         paths::validate_recipe_path(path)?;
         if max_leases == 0 || max_leases > i32::MAX as usize {
-            return Err(Error::InvalidArgument(format!("max leases must be in 1..={}, got {max_leases}", i32::MAX)));
+            return Err(Error::invalid(
+                "max_leases",
+                format!("max leases must be in 1..={}, got {max_leases}", i32::MAX),
+            ));
         }
         Ok(Self {
             fw: fw.clone(),
@@ -90,7 +93,7 @@ impl InterProcessSemaphoreV2 {
     /// One lease, under `wait`.
     pub(crate) async fn acquire_one<W: Wait>(&self, wait: W) -> Result<Waited<Lease, W>> {
         match self.acquire_until(1, wait).await? {
-            Ok(leases) => leases.into_iter().next().map(Ok).ok_or_else(|| Error::InvalidArgument("no lease".into())),
+            Ok(leases) => leases.into_iter().next().map(Ok).ok_or_else(|| Error::invalid("n", "no lease")),
             Err(timed_out) => Ok(Err(timed_out)),
         }
     }
@@ -239,7 +242,7 @@ impl InterProcessSemaphoreV2 {
 
     pub(crate) async fn acquire_until<W: Wait>(&self, n: usize, wait: W) -> Result<Waited<Vec<Lease>, W>> {
         if n == 0 || n > self.max_leases {
-            return Err(Error::InvalidArgument(format!("cannot acquire {n} of {} leases", self.max_leases)));
+            return Err(Error::invalid("n", format!("cannot acquire {n} of {} leases", self.max_leases)));
         }
         let lock = match self.lock.acquire_until(wait).await? {
             Ok(lock) => lock,
@@ -278,6 +281,30 @@ impl InterProcessSemaphoreV2 {
         Ok(Ok(leases))
     }
 
+    /// Returns every lease (Curator's `returnAll`), reporting the first error. Leases may come
+    /// from several semaphores.
+    ///
+    /// # Errors
+    /// The first release error; all leases are returned either way.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: leases not yet returned are returned in the background when dropped.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// use zk_recipes::InterProcessSemaphoreV2;
+    ///
+    /// let pool = InterProcessSemaphoreV2::new(&fw, "/pools/render", 3)?;
+    /// let leases = pool.acquire_many(2).await?;
+    /// InterProcessSemaphoreV2::return_all(leases).await?;
+    /// # Ok(()) }
+    /// ```
+    #[doc(alias = "returnAll")]
+    pub async fn return_all(leases: impl IntoIterator<Item = Lease>) -> Result<()> {
+        return_all(leases).await
+    }
+
     /// The current lease nodes, in order.
     ///
     /// # Errors
@@ -296,14 +323,8 @@ async fn release_quietly(lock: super::reentrant::LockGuard) {
     }
 }
 
-/// Returns every lease (Curator's `returnAll`), reporting the first error.
-///
-/// # Errors
-/// The first release error; all leases are returned either way.
-///
-/// # Cancel safety
-/// Cancel safe: leases not yet returned are returned in the background when dropped.
-pub async fn return_all(leases: impl IntoIterator<Item = Lease>) -> Result<()> {
+/// Returns every lease, reporting the first error (see [`InterProcessSemaphoreV2::return_all`]).
+pub(crate) async fn return_all(leases: impl IntoIterator<Item = Lease>) -> Result<()> {
     let mut first = Ok(());
     for lease in leases {
         if let Err(e) = lease.release().await {

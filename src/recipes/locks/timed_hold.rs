@@ -129,7 +129,7 @@ impl Deref for TimedHold {
 
 fn check_length(lease: Duration) -> Result<()> {
     if lease.is_zero() {
-        return Err(Error::InvalidArgument("a lease must be longer than zero".into()));
+        return Err(Error::invalid("lease", "a lease must be longer than zero"));
     }
     Ok(())
 }
@@ -139,9 +139,10 @@ fn check_length(lease: Duration) -> Result<()> {
 fn check(held: &HeldNode, lease: Duration) -> Result<()> {
     check_length(lease)?;
     if let Some(ttl) = held.server_ttl().filter(|ttl| lease > *ttl) {
-        return Err(Error::InvalidArgument(format!(
-            "a lease of {lease:?} is longer than the lock node's server-side TTL of {ttl:?}"
-        )));
+        return Err(Error::invalid(
+            "lease",
+            format!("a lease of {lease:?} is longer than the lock node's server-side TTL of {ttl:?}"),
+        ));
     }
     if let Some(reason) = held.loss() {
         return Err(Error::LockLost { path: held.path().to_string(), reason });

@@ -86,7 +86,7 @@ impl GroupMember {
     /// for our node, [`changes`](Self::changes) yields the members once read.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] when already started; [`Error::Closed`] after close or for a
+    /// [`Error::InvalidState`] when already started; [`Error::Closed`] after close or for a
     /// closed framework.
     ///
     /// # Cancel safety
@@ -265,7 +265,7 @@ impl Inner {
 /// A member id is one path segment: not empty, no `/`, not `.` or `..`.
 fn validate_member_id(id: &str) -> Result<()> {
     if id.is_empty() || id.contains('/') || id == "." || id == ".." {
-        return Err(Error::InvalidArgument(format!("member id {id:?} must be one path segment (no '/', not empty)")));
+        return Err(Error::invalid("id", format!("member id {id:?} must be one path segment (no '/', not empty)")));
     }
     Ok(())
 }
@@ -283,7 +283,7 @@ mod tests {
     #[test]
     fn ids() {
         for bad in ["", "a/b", "/", ".", ".."] {
-            assert!(matches!(validate_member_id(bad), Err(Error::InvalidArgument(_))), "{bad:?}");
+            assert!(matches!(validate_member_id(bad), Err(Error::InvalidArgument { .. })), "{bad:?}");
         }
         for good in ["a", "worker-1", "10.0.0.1:8080", "ü"] {
             assert_eq!(validate_member_id(good), Ok(()));

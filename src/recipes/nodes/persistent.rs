@@ -117,7 +117,7 @@ impl PersistentNode {
     /// [`status`](Self::status) and [`events`](Self::events) follow it.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] when already started; [`Error::Closed`] after
+    /// [`Error::InvalidState`] when already started; [`Error::Closed`] after
     /// [`close`](Self::close) or for a closed framework.
     ///
     /// # Cancel safety
@@ -139,7 +139,7 @@ impl PersistentNode {
         match *task {
             Task::NotStarted if self.fw.is_closed() => return Err(Error::Closed),
             Task::NotStarted => {}
-            Task::Running(_) => return Err(Error::Unsupported("the node is already started")),
+            Task::Running(_) => return Err(Error::InvalidState("the node is already started")),
             Task::Closed => return Err(Error::Closed),
         }
         let keeper = run(self.fw.clone(), self.spec.clone(), self.shared.clone(), self.control.subscribe());
@@ -153,9 +153,9 @@ impl PersistentNode {
     /// # Errors
     /// [`Error::Timeout`] when it does not exist within `timeout`;
     /// [`Error::NodeHeldByOther`] while another session's ephemeral node holds the path;
-    /// the error the server refuses the create with ([`Error::Unsupported`] for a TTL node on a
+    /// the error the server refuses the create with ([`Error::ServerUnsupported`] for a TTL node on a
     /// server without extended types, `NoAuth` as [`Error::ZooKeeper`], ...);
-    /// [`Error::Unsupported`] when not started; [`Error::Closed`] once closed.
+    /// [`Error::InvalidState`] when not started; [`Error::Closed`] once closed.
     ///
     /// # Cancel safety
     /// Cancel safe.
@@ -168,7 +168,7 @@ impl PersistentNode {
     /// ```
     pub async fn wait_for_initial_create(&self, timeout: Duration) -> Result<String> {
         if matches!(*lock(&self.task), Task::NotStarted) {
-            return Err(Error::Unsupported("the node is not started"));
+            return Err(Error::InvalidState("the node is not started"));
         }
         let mut rx = self.shared.hub.watch();
         let settled = rx.wait_for(|s| {

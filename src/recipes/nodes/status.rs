@@ -74,7 +74,7 @@ pub enum NodeStatus {
         /// The other session (the node's `ephemeralOwner`).
         owner: i64,
     },
-    /// The node cannot be created: a non-retryable error ([`Error::Unsupported`] for a TTL
+    /// The node cannot be created: a non-retryable error ([`Error::ServerUnsupported`] for a TTL
     /// node on a server without extended types, `NoAuth`, ...). The keeper tries again after
     /// the next reconnect or data change.
     Failed(Error),

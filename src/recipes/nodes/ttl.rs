@@ -37,7 +37,7 @@ struct Touch {
 /// The server must allow TTL nodes (`zookeeper.extendedTypesEnabled=true`, or
 /// `extendedTypesEnabled=true` in `zoo.cfg`); one that does not refuses the first touch, and
 /// [`wait_for_initial_create`](Self::wait_for_initial_create) returns
-/// [`Error::Unsupported`] with nothing created.
+/// [`Error::ServerUnsupported`] with nothing created.
 ///
 /// # Curator compatibility
 /// Same layout as Curator 5.x: container at the path holding the data, child `touch` with the
@@ -102,7 +102,7 @@ impl PersistentTtlNode {
     /// [`wait_for_initial_create`](Self::wait_for_initial_create) waits for it.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] when already started; [`Error::Closed`] after close or for a
+    /// [`Error::InvalidState`] when already started; [`Error::Closed`] after close or for a
     /// closed framework.
     ///
     /// # Cancel safety
@@ -117,7 +117,7 @@ impl PersistentTtlNode {
     pub async fn start(&self) -> Result<()> {
         let mut task = lock(&self.task);
         if task.is_some() {
-            return Err(Error::Unsupported("the node is already started"));
+            return Err(Error::InvalidState("the node is already started"));
         }
         if self.fw.is_closed() || *self.closing.borrow() {
             return Err(Error::Closed);
@@ -137,7 +137,8 @@ impl PersistentTtlNode {
     /// Waits until the node and its `touch` child exist; returns the node's path.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] when the server refuses TTL nodes (or the node is not started);
+    /// [`Error::ServerUnsupported`] when the server refuses TTL nodes ([`Error::InvalidState`] when the
+    /// node is not started);
     /// [`Error::Timeout`]; the errors of [`PersistentNode::wait_for_initial_create`].
     ///
     /// # Cancel safety
@@ -151,7 +152,7 @@ impl PersistentTtlNode {
     /// ```
     pub async fn wait_for_initial_create(&self, timeout: Duration) -> Result<String> {
         if lock(&self.task).is_none() {
-            return Err(Error::Unsupported("the node is not started"));
+            return Err(Error::InvalidState("the node is not started"));
         }
         let deadline = tokio::time::Instant::now() + timeout;
         let mut rx = self.touch.subscribe();
@@ -203,7 +204,7 @@ impl PersistentTtlNode {
     }
 
     /// The container's status; [`NodeStatus::Failed`] while touching the child fails with a
-    /// non-retryable error (a server without TTL support: [`Error::Unsupported`]).
+    /// non-retryable error (a server without TTL support: [`Error::ServerUnsupported`]).
     pub fn status(&self) -> NodeStatus {
         match self.touch.borrow().failure.clone() {
             Some(failure) => NodeStatus::Failed(failure),
@@ -288,9 +289,7 @@ async fn touch(fw: &Framework, child: &str, ttl: Duration) -> Result<()> {
         .await;
     match created {
         Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => Ok(()),
-        Err(Error::ZooKeeper(ZkError::Unimplemented)) => {
-            Err(Error::Unsupported("the server refuses TTL nodes (it needs zookeeper.extendedTypesEnabled=true)"))
-        }
+        Err(Error::ZooKeeper(ZkError::Unimplemented)) => Err(Error::ServerUnsupported(crate::ServerFeature::TtlNodes)),
         Err(e) => Err(e),
     }
 }

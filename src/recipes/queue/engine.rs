@@ -65,7 +65,7 @@ impl Engine {
             check_size(items.iter().map(|(name, data)| name.len() + data.len() + 16).sum())?;
         }
         if let Some((_, _)) = items.iter().find(|(_, data)| data.is_empty()) {
-            return Err(Error::InvalidArgument("an empty queue item".into()));
+            return Err(Error::invalid("item", "an empty queue item"));
         }
         if items.is_empty() {
             return Ok(Vec::new());

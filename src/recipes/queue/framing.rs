@@ -65,10 +65,10 @@ pub(crate) fn check_size(size: usize) -> Result<()> {
 /// the node's data would exceed [`MAX_ITEM_BYTES`].
 pub(crate) fn encode(items: &[Vec<u8>]) -> Result<Vec<u8>> {
     if items.is_empty() {
-        return Err(Error::InvalidArgument("a put needs at least one item".into()));
+        return Err(Error::invalid("items", "a put needs at least one item"));
     }
     if items.iter().any(Vec::is_empty) {
-        return Err(Error::InvalidArgument("an empty queue item".into()));
+        return Err(Error::invalid("item", "an empty queue item"));
     }
     let size = 4 + items.iter().map(|i| 5 + i.len()).sum::<usize>() + 1;
     check_size(size)?;
@@ -137,8 +137,8 @@ mod tests {
 
     #[test]
     fn bad_input_is_refused_with_typed_errors() {
-        assert!(matches!(encode(&[]), Err(Error::InvalidArgument(_))));
-        assert!(matches!(encode(&[Vec::new()]), Err(Error::InvalidArgument(_))));
+        assert!(matches!(encode(&[]), Err(Error::InvalidArgument { .. })));
+        assert!(matches!(encode(&[Vec::new()]), Err(Error::InvalidArgument { .. })));
         let big = vec![7u8; MAX_ITEM_BYTES];
         assert_eq!(encode(&[big]), Err(Error::ItemTooLarge { size: MAX_ITEM_BYTES + 10, limit: MAX_ITEM_BYTES }));
         assert!(encode(&[vec![7u8; MAX_ITEM_BYTES - 10]]).is_ok());

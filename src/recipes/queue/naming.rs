@@ -67,7 +67,7 @@ impl Layout {
 /// [`Error::InvalidArgument`] for an empty id.
 pub(crate) fn id_prefix(id: &str) -> Result<String> {
     if id.is_empty() {
-        return Err(Error::InvalidArgument("an empty queue item id".into()));
+        return Err(Error::invalid("id", "an empty queue item id"));
     }
     Ok(format!("{QUEUE_ITEM_NAME}{SEPARATOR}{}{SEPARATOR}", fix_id(id)))
 }
@@ -101,7 +101,7 @@ fn without_id(name: &str) -> String {
 /// (lowest first); a consumer still orders the negative priorities of Curator producers first.
 pub(crate) fn priority_prefix(priority: i32) -> Result<String> {
     if priority < 0 {
-        return Err(Error::InvalidArgument(format!("negative queue priority {priority}")));
+        return Err(Error::invalid("priority", format!("negative queue priority {priority}")));
     }
     Ok(format!("{QUEUE_ITEM_NAME}{}{:08X}", if priority >= 0 { '1' } else { '0' }, priority as u32))
 }
@@ -112,7 +112,7 @@ pub(crate) fn priority_prefix(priority: i32) -> Result<String> {
 /// [`Error::InvalidArgument`] for the epoch 0 (Curator refuses it too).
 pub(crate) fn delay_prefix(epoch_ms: u64) -> Result<String> {
     if epoch_ms == 0 {
-        return Err(Error::InvalidArgument("a delay queue item needs a time after the epoch".into()));
+        return Err(Error::invalid("time", "a delay queue item needs a time after the epoch"));
     }
     Ok(format!("{QUEUE_ITEM_NAME}{SEPARATOR}{epoch_ms:08X}{SEPARATOR}"))
 }
@@ -143,7 +143,7 @@ mod tests {
     fn priority_names_match_curator_and_sort_lowest_first() {
         assert_eq!(priority_prefix(0).unwrap(), "queue-100000000");
         assert_eq!(priority_prefix(10).unwrap(), "queue-10000000A");
-        assert!(matches!(priority_prefix(-1), Err(Error::InvalidArgument(_))));
+        assert!(matches!(priority_prefix(-1), Err(Error::InvalidArgument { .. })));
         // what Curator writes for -1 and -5 sorts before every non-negative priority
         let names = ["queue-10000000A0000000001", "queue-0FFFFFFFF0000000002", "queue-0FFFFFFFB0000000003"];
         assert_eq!(
@@ -155,7 +155,7 @@ mod tests {
     #[test]
     fn id_names_match_curator_and_sort_by_sequence() {
         assert_eq!(id_prefix("a/b|c").unwrap(), "queue-|a_b_c|");
-        assert!(matches!(id_prefix(""), Err(Error::InvalidArgument(_))));
+        assert!(matches!(id_prefix(""), Err(Error::InvalidArgument { .. })));
         assert_eq!(id_of("queue-|job-7|0000000003"), Some("job-7"));
         assert_eq!(id_of("queue-0000000003"), None);
         let names = ["queue-|zz|0000000002", "queue-|aa|0000000003", "queue-0000000001"];

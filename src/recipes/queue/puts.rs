@@ -46,7 +46,7 @@ impl<T: Send + 'static> Queue<T, Fifo> {
     }
 
     /// Adds `items` one node each, in order, in one transaction (all or none); their total
-    /// size must stay below [`MAX_ITEM_BYTES`](crate::MAX_ITEM_BYTES).
+    /// size must stay below [`MAX_ITEM_BYTES`](crate::queue::MAX_ITEM_BYTES).
     ///
     /// # Errors
     /// As [`put`](Self::put).

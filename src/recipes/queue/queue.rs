@@ -86,7 +86,7 @@ pub type DistributedDelayQueue<T = Vec<u8>> = Queue<T, Delayed>;
 ///   no polling. A consumer lists the children once and works through that listing (FIFO
 ///   kinds), so draining N items costs O(N) listings' worth of names, not O(N²).
 /// * Items of one node taken at most once are handed over one by one from a local buffer.
-/// * Bad input: an empty item, an item (or node) over [`MAX_ITEM_BYTES`](crate::MAX_ITEM_BYTES),
+/// * Bad input: an empty item, an item (or node) over [`MAX_ITEM_BYTES`](crate::queue::MAX_ITEM_BYTES),
 ///   an empty id, a negative priority → typed errors, nothing written.
 ///
 /// # Curator compatibility

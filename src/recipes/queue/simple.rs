@@ -30,7 +30,7 @@ use crate::recipes::layout::SIMPLE_QUEUE_ITEM_NAME;
 /// * Waiting ([`take`](Self::take), [`take_timeout`](Self::take_timeout)) sets a children watch; no polling.
 ///   Order is FIFO for one consumer; several consumers each take the oldest item they can
 ///   get.
-/// * Empty items and items larger than [`MAX_ITEM_BYTES`](crate::MAX_ITEM_BYTES) are
+/// * Empty items and items larger than [`MAX_ITEM_BYTES`](crate::queue::MAX_ITEM_BYTES) are
 ///   refused ([`Error::InvalidArgument`], [`Error::ItemTooLarge`]).
 ///
 /// # Curator compatibility
@@ -107,11 +107,11 @@ impl SimpleDistributedQueue {
     async fn offer_within(&self, data: &[u8], timeout: Option<Duration>) -> Result<String> {
         check_size(data.len())?;
         let created = self.engine.put(vec![(SIMPLE_QUEUE_ITEM_NAME.to_string(), data.to_vec())], timeout).await?;
-        created.into_iter().next().ok_or_else(|| Error::InvalidArgument("an empty queue item".into()))
+        created.into_iter().next().ok_or_else(|| Error::invalid("item", "an empty queue item"))
     }
 
     /// Adds several items at the tail, in order, in one transaction (all or none): one node
-    /// each. Their total size must stay below [`MAX_ITEM_BYTES`](crate::MAX_ITEM_BYTES).
+    /// each. Their total size must stay below [`MAX_ITEM_BYTES`](crate::queue::MAX_ITEM_BYTES).
     ///
     /// # Errors
     /// As [`offer`](Self::offer) ([`Error::ItemTooLarge`] for the total).

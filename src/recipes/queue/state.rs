@@ -76,11 +76,14 @@ impl Engine {
         if let Some(locks) = &locks {
             paths::validate_recipe_path(locks)?;
             if locks == dir || locks.starts_with(&format!("{dir}/")) {
-                return Err(Error::InvalidArgument(format!("the lock path {locks:?} must not be inside the queue")));
+                return Err(Error::invalid(
+                    "lock_path",
+                    format!("the lock path {locks:?} must not be inside the queue"),
+                ));
             }
         }
         if max_items == Some(0) {
-            return Err(Error::InvalidArgument("max_items must be at least 1".into()));
+            return Err(Error::invalid("max_items", "max_items must be at least 1"));
         }
         Ok(Self {
             fw: fw.clone(),

@@ -35,15 +35,16 @@ pub(super) fn millis(d: Duration) -> i64 {
 /// `0 < at_least_for <= at_most_for`-style checks shared by the lock and the scheduler.
 pub(super) fn validate_durations(at_most_for: Duration, at_least_for: Duration) -> Result<()> {
     if at_most_for.is_zero() {
-        return Err(Error::InvalidArgument("at_most_for must be longer than zero".into()));
+        return Err(Error::invalid("at_most_for", "at_most_for must be longer than zero"));
     }
     if at_least_for > at_most_for {
-        return Err(Error::InvalidArgument(format!(
-            "at_least_for ({at_least_for:?}) cannot be longer than at_most_for ({at_most_for:?})"
-        )));
+        return Err(Error::invalid(
+            "at_least_for",
+            format!("at_least_for ({at_least_for:?}) cannot be longer than at_most_for ({at_most_for:?})"),
+        ));
     }
     if millis(at_most_for) >= END_OF_FORMAT_MS {
-        return Err(Error::InvalidArgument(format!("at_most_for {at_most_for:?} reaches past the year 9999")));
+        return Err(Error::invalid("at_most_for", format!("at_most_for {at_most_for:?} reaches past the year 9999")));
     }
     Ok(())
 }

@@ -230,7 +230,7 @@ impl ScheduledLockGuard {
     /// ```
     pub async fn extend(&self, by: Duration) -> Result<()> {
         if by.is_zero() {
-            return Err(Error::InvalidArgument("extend: by must be longer than zero".into()));
+            return Err(Error::invalid("by", "extend: by must be longer than zero"));
         }
         self.inner.extend(by).await
     }
@@ -346,7 +346,7 @@ impl Inner {
         let now = self.clock.now_ms();
         let until = now.saturating_add(millis(by));
         if until >= END_OF_FORMAT_MS {
-            return Err(Error::InvalidArgument(format!("extend: {by:?} reaches past the year 9999")));
+            return Err(Error::invalid("by", format!("extend: {by:?} reaches past the year 9999")));
         }
         let bytes = instant::format(until).into_bytes();
         let stat = match write(&self.fw, &self.path, Some(version), &bytes).await? {

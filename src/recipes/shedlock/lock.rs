@@ -166,10 +166,10 @@ impl ShedLock {
     /// ```
     pub fn path_of(&self, name: &str) -> Result<String> {
         if name.is_empty() {
-            return Err(Error::InvalidArgument("a scheduled lock needs a non-empty name".into()));
+            return Err(Error::invalid("name", "a scheduled lock needs a non-empty name"));
         }
         if name.contains('/') {
-            return Err(Error::InvalidArgument(format!("a scheduled lock's name cannot contain `/`: {name:?}")));
+            return Err(Error::invalid("name", format!("a scheduled lock's name cannot contain `/`: {name:?}")));
         }
         let path = format!("{}/{name}", self.root);
         validate_path(&path)?;
@@ -236,7 +236,10 @@ impl ShedLock {
         let taken_at = self.clock.now_ms();
         let until = taken_at.saturating_add(millis(at_most_for));
         if until >= END_OF_FORMAT_MS {
-            return Err(Error::InvalidArgument(format!("at_most_for {at_most_for:?} reaches past the year 9999")));
+            return Err(Error::invalid(
+                "at_most_for",
+                format!("at_most_for {at_most_for:?} reaches past the year 9999"),
+            ));
         }
         let bytes = instant::format(until).into_bytes();
         let stat = match write(&self.fw, &path, version, &bytes).await? {

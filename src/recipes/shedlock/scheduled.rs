@@ -164,7 +164,8 @@ impl Scheduled {
         self.error = None;
         let ms = millis(interval);
         if ms == 0 {
-            self.error = Some(Error::InvalidArgument(format!("every: an interval of at least 1 ms, not {interval:?}")));
+            self.error =
+                Some(Error::invalid("every", format!("every: an interval of at least 1 ms, not {interval:?}")));
         }
         self.schedule = Some(Schedule::Every(ms.max(1)));
         self
@@ -187,7 +188,7 @@ impl Scheduled {
         cron.with_seconds_optional();
         match cron.parse() {
             Ok(cron) => self.schedule = Some(Schedule::Cron(Box::new(cron), expr.to_string())),
-            Err(e) => self.error = Some(Error::InvalidArgument(format!("cron {expr:?}: {e}"))),
+            Err(e) => self.error = Some(Error::invalid("cron", format!("cron {expr:?}: {e}"))),
         }
         self
     }
@@ -236,9 +237,7 @@ impl Scheduled {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
-        self.schedule
-            .as_ref()
-            .ok_or_else(|| Error::InvalidArgument("a schedule needs `every(..)` or `cron(..)`".into()))
+        self.schedule.as_ref().ok_or_else(|| Error::invalid("schedule", "a schedule needs `every(..)` or `cron(..)`"))
     }
 
     /// Starts the schedule: a background task that waits for each tick, tries the lock, and
@@ -273,7 +272,7 @@ impl Scheduled {
     {
         let schedule = self.checked_schedule()?.clone();
         let at_most_for =
-            self.at_most_for.ok_or_else(|| Error::InvalidArgument("a schedule needs `at_most_for(..)`".into()))?;
+            self.at_most_for.ok_or_else(|| Error::invalid("at_most_for", "a schedule needs `at_most_for(..)`"))?;
         validate_durations(at_most_for, self.at_least_for.unwrap_or_default())?;
         self.lock.path_of(&self.name)?;
         let (events, first) = broadcast::channel(SCHEDULED_EVENT_CAPACITY);

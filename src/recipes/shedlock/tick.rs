@@ -29,10 +29,10 @@ impl Schedule {
             Schedule::Every(every) => Ok((after_ms.div_euclid(*every) + 1) * every),
             Schedule::Cron(cron, expr) => {
                 let after = chrono::DateTime::<chrono::Utc>::from_timestamp_millis(after_ms)
-                    .ok_or_else(|| Error::InvalidArgument(format!("no cron tick after {after_ms} ms")))?;
+                    .ok_or_else(|| Error::invalid("after", format!("no cron tick after {after_ms} ms")))?;
                 let next = cron
                     .find_next_occurrence(&after, false)
-                    .map_err(|e| Error::InvalidArgument(format!("cron {expr:?}: no next tick: {e}")))?;
+                    .map_err(|e| Error::invalid("cron", format!("cron {expr:?}: no next tick: {e}")))?;
                 Ok(next.timestamp_millis())
             }
         }

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use zk_recipes::{Framework, Inspection, NodeInfo, RecipeKind};
+use zk_recipes::inspect::{Inspection, NodeInfo, RecipeKind};
+use zk_recipes::Framework;
 
 use crate::args::InspectArgs;
 use crate::exit::{self, CliResult};
@@ -10,7 +11,7 @@ use crate::output::humanize;
 use crate::{json, output, Ctx};
 
 pub async fn inspect(fw: &Framework, args: InspectArgs, ctx: &mut Ctx) -> CliResult {
-    let found = ctx.signals.interruptible(zk_recipes::inspect(fw, &args.path)).await??;
+    let found = ctx.signals.interruptible(zk_recipes::inspect::inspect(fw, &args.path)).await??;
     let text = if ctx.global.json { to_json(&found) } else { table(&found) };
     output::line(text.trim_end_matches('\n'));
     Ok(exit::OK)

@@ -109,9 +109,9 @@ fn check(command: &Command) -> CliResult<()> {
             }
         }
         Command::SharedCount(a) => recipe_path(&a.path)?,
-        Command::Inspect(a) => zk_recipes::validate_path(&a.path)?,
+        Command::Inspect(a) => zk_recipes::ops::validate_path(&a.path)?,
         Command::Watch(a) => {
-            zk_recipes::validate_path(&a.path)?;
+            zk_recipes::ops::validate_path(&a.path)?;
             match (a.mode, a.max_depth) {
                 (_, Some(0)) => return Err(CliError::usage("--max-depth must be at least 1")),
                 (WatchMode::Tree, _) | (_, None) => {}
@@ -129,7 +129,7 @@ fn check(command: &Command) -> CliResult<()> {
 
 /// A path a recipe can live at: valid, absolute, and not the root.
 fn recipe_path(path: &str) -> CliResult<()> {
-    zk_recipes::validate_path(path)?;
+    zk_recipes::ops::validate_path(path)?;
     if path == "/" {
         return Err(CliError::usage("the root cannot hold a recipe: give a path below it"));
     }

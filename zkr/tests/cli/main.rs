@@ -475,14 +475,14 @@ async fn semaphore_leases() {
 }
 
 /// The expected `--json` of an inspection, without the ages (they move).
-fn expected_json(found: &zk_recipes::Inspection) -> String {
-    let node = |n: &zk_recipes::NodeInfo| {
+fn expected_json(found: &zk_recipes::inspect::Inspection) -> String {
+    let node = |n: &zk_recipes::inspect::NodeInfo| {
         format!(
             r#"{{"name":"{}","session_id":"0x{:x}","fencing_token":{},"data":"{}"}}"#,
             n.name, n.session_id, n.fencing_token, n.data
         )
     };
-    let list = |nodes: &[zk_recipes::NodeInfo]| nodes.iter().map(node).collect::<Vec<_>>().join(",");
+    let list = |nodes: &[zk_recipes::inspect::NodeInfo]| nodes.iter().map(node).collect::<Vec<_>>().join(",");
     let value = found.value.as_ref().map(|v| format!(r#","value":"{v}""#)).unwrap_or_default();
     format!(
         r#"{{"kind":"{}","holders":[{}],"waiters":[{}]{value}}}"#,
@@ -508,7 +508,7 @@ fn without_ages(json: &str) -> String {
 
 /// `zkr inspect` (human and `--json`) agrees with the library's `inspect` at `at`.
 async fn check_inspect(cs: &str, fw: &Framework, at: &str, kind: &str, holders: usize, waiters: usize) {
-    let found = zk_recipes::inspect(fw, at).await.unwrap();
+    let found = zk_recipes::inspect::inspect(fw, at).await.unwrap();
     assert_eq!((found.kind.name(), found.holders.len(), found.waiters.len()), (kind, holders, waiters), "{at}");
     let (code, out, err) = run(cs, &["--json", "inspect", at]).await;
     assert_eq!(code, 0, "{err}");
