@@ -9,6 +9,7 @@ mod connect;
 mod ensemble;
 mod extensions;
 mod missing;
+mod nodelay;
 mod ops;
 pub(crate) mod paths;
 mod retry;

@@ -533,6 +533,7 @@ pub(crate) async fn open_session(cfg: &Config) -> Result<Session> {
             .chroot(ns.clone())
             .map_err(|_| Error::InvalidPath { path: ns.clone(), reason: "namespace is not a valid chroot" })?,
     };
+    super::nodelay::apply(&cfg.connect_string).await;
     Ok(Session { raw, rooted })
 }
 

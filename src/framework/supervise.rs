@@ -52,10 +52,12 @@ async fn supervise(inner: Weak<Inner>, mut watcher: zookeeper_client::StateWatch
             Some(SessionState::SyncConnected) => {
                 suspended_since = None;
                 this.set_state(ConnectionState::Reconnected, None);
+                super::nodelay::apply(&this.cfg.connect_string).await;
             }
             Some(SessionState::ConnectedReadOnly) => {
                 suspended_since = None;
                 this.set_state(ConnectionState::ReadOnly, None);
+                super::nodelay::apply(&this.cfg.connect_string).await;
             }
             Some(SessionState::Closed) if this.status.borrow().closed => return,
             // Expired, auth failure, closed under us, or suspended past the session timeout.

@@ -34,12 +34,19 @@ async fn suspended_then_reconnected_on_server_restart() {
     let server = TestingServer::builder().max_session_timeout(SESSION).start().await.unwrap();
     let fw = fixtures::framework_with(server.connect_string(), |b| b.session_timeout(SESSION)).await;
     assert_eq!(fw.connection_state(), ConnectionState::Connected);
+    // Nagle's algorithm is off on our connection (zookeeper-client leaves it on), and again
+    // on the new connection after the restart
+    assert_eq!(nodelay_of_sockets_to(server.connect_string()), vec![true]);
     let id = fw.status().session_id;
     let mut states = Box::pin(fw.connection_states());
     server.stop().await;
     assert_eq!(next_state(&mut states).await, ConnectionState::Suspended);
     server.restart().await.unwrap();
     assert_eq!(next_state(&mut states).await, ConnectionState::Reconnected);
+    fixtures::eventually(WAIT, "Nagle off on the new connection", || async {
+        nodelay_of_sockets_to(server.connect_string()) == vec![true]
+    })
+    .await;
     // same session survived
     assert_eq!(fw.status().session_id, id);
     assert_eq!(fw.status().losses, 0);
@@ -295,4 +302,41 @@ async fn protected_create_is_recovered_after_a_lost_reply() {
     assert_eq!(children, vec![node.name().to_string()], "adopted, not created twice");
     assert_eq!(node.stat.ephemeral_owner, fw.status().session_id);
     assert_eq!(direct.get_data(&node.path).await.unwrap().0, b"mine");
+}
+
+/// For each TCP socket of this process whose peer is `server` (`host:port`): whether Nagle's
+/// algorithm is off on it (`TCP_NODELAY`).
+#[cfg(target_os = "linux")]
+fn nodelay_of_sockets_to(server: &str) -> Vec<bool> {
+    use std::os::fd::AsRawFd;
+    let server: std::net::SocketAddr = server.parse().expect("host:port");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc/self/fd").expect("/proc/self/fd").flatten() {
+        let Some(fd) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        // a duplicate of the descriptor, owned by a std stream, so that it cannot go away under us
+        // SAFETY: dup of a number; -1 (not an open descriptor) is checked.
+        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if dup < 0 {
+            continue;
+        }
+        // SAFETY: `dup` is a fresh descriptor owned by nobody else.
+        let stream = unsafe { <std::net::TcpStream as std::os::fd::FromRawFd>::from_raw_fd(dup) };
+        if stream.peer_addr().ok() != Some(server) {
+            continue;
+        }
+        let mut on: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: the pointers are to live locals of the sizes given.
+        let rc = unsafe {
+            libc::getsockopt(
+                stream.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_NODELAY,
+                (&mut on as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        out.push(rc == 0 && on != 0);
+    }
+    out
 }
