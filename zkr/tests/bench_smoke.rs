@@ -43,6 +43,8 @@ async fn every_recipe_runs_clean() {
     runs.push(vec!["--recipe", "counter", "--clients", "1", "--tasks", "16"]);
     runs.push(vec!["--recipe", "drain", "--clients", "2", "--waiters", "30"]);
     runs.push(vec!["--recipe", "waiters_memory", "--waiters", "200"]);
+    // replicas deciding the ticks of one scheduled job; each tick checked: exactly one winner
+    runs.push(vec!["--recipe", "shedlock", "--clients", "8"]);
     for mut args in runs {
         args.extend(["--base", base.as_str()]);
         let (code, stdout) = bench(&cs, &args);
