@@ -24,8 +24,10 @@
 #                    many seconds of warm-up in all  (default 240; SERVER_WARMUP or less: no more)
 #   JIT_QUIET        that threshold, % of one core  (default 2)
 #   REPEATS          repeats of each setting's matrix, interleaved; medians with (min–max)  (default 3)
-#   RECIPES          mutex rwlock semaphore semaphore_mutex counter shared_count double_barrier,
-#                    or all   (default "mutex rwlock semaphore counter shared_count")
+#   RECIPES          mutex rwlock semaphore semaphore_mutex counter shared_count double_barrier
+#                    shedlock, or all   (default "mutex rwlock semaphore counter shared_count")
+#   SHEDLOCK_REPLICAS  the shedlock recipe's replicas (sessions), in place of CLIENTS (default 64);
+#                    its peers are zk-recipes and curator (a ShedLock-shaped lock on Curator)
 #   ENSEMBLE_RECIPES the ensemble's recipes (default: RECIPES when it is set, else "mutex counter")
 #   CLIENTS          1 4 16
 #   ENSEMBLE_CLIENTS the ensemble's client counts (default: CLIENTS when it is set, else "1 16")
@@ -79,7 +81,7 @@ while (($#)); do
     esac
 done
 
-ALL_RECIPES="mutex rwlock semaphore semaphore_mutex counter shared_count double_barrier"
+ALL_RECIPES="mutex rwlock semaphore semaphore_mutex counter shared_count double_barrier shedlock"
 SETTINGS=$(list "${cli_settings:-${SETTINGS:-standalone ensemble}}")
 BENCH_SYNC=${BENCH_SYNC:-on}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-3}
@@ -103,6 +105,7 @@ clients_given=${CLIENTS:-}
 CLIENTS=$(list "${CLIENTS:-1 4 16}")
 ENSEMBLE_CLIENTS=$(list "${ENSEMBLE_CLIENTS:-${clients_given:-1 16}}")
 PEERS=$(list "${PEERS:-zk-recipes curator kazoo zookeeper-client}")
+SHEDLOCK_REPLICAS=${SHEDLOCK_REPLICAS:-64}
 LEASES=${LEASES:-2}
 FLOORS=${FLOORS:-1}
 FLOOR_PEERS=$(list "${FLOOR_PEERS:-zk-recipes curator zookeeper-client}")
@@ -268,6 +271,7 @@ peer_cmd() { # peer -> the driver's command words
 peer_has() { # peer recipe
     case $1 in
         zookeeper-client) [[ $2 == mutex || $2 == raw || $2 == raw_set ]] ;;
+        kazoo) [[ $2 != shedlock ]] ;;
         *) true ;;
     esac
 }
@@ -366,6 +370,12 @@ plan_setting() { # setting -> fills plan[]
             done
         fi
         for recipe in $recipes; do
+            if [[ $recipe == shedlock ]]; then # one point: the ticks of one job under R replicas
+                for peer in $(rotate $((rep - 1)) $PEERS); do
+                    peer_has "$peer" shedlock && plan+=("$peer shedlock $SHEDLOCK_REPLICAS $rep")
+                done
+                continue
+            fi
             for c in $clients; do
                 for peer in $(rotate $((rep - 1)) $PEERS); do
                     peer_has "$peer" "$recipe" && plan+=("$peer $recipe $c $rep")

@@ -30,7 +30,10 @@ from report_text import COUNTER_TASKS_NOTE, RECIPE_NOTES
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-RECIPE_ORDER = ("mutex", "rwlock", "semaphore", "semaphore_mutex", "counter", "shared_count", "double_barrier")
+RECIPE_ORDER = ("mutex", "rwlock", "semaphore", "semaphore_mutex", "counter", "shared_count", "double_barrier",
+                "shedlock")
+# How a recipe's operations are named where that is not "ops" (shedlock: one operation = one tick decided).
+RECIPE_LABELS = {"shedlock": "shedlock (ticks/s)"}
 FLOORS = ("raw", "raw_set")
 FLOOR_NAMES = {"raw": "create+delete", "raw_set": "setData"}
 # Which floor a recipe is measured against: a lock hand-off has a delete and a create on its
@@ -153,7 +156,7 @@ def summary(runs, s, label, peers):
             cur = ops_of(reps.get("curator", {}))
             cells = [spread(list(ops_of(reps[p]).values()), fmt_ops) + flagged(reps[p]) if reps[p] else "–"
                      for p in cols]
-            L.append(f"| {recipe} | {point_label(clients, tasks, True)} | " + " | ".join(cells)
+            L.append(f"| {RECIPE_LABELS.get(recipe, recipe)} | {point_label(clients, tasks, True)} | " + " | ".join(cells)
                      + f" | {spread(per_repeat(ours, cur), fmt_ratio)} | {spread(per_repeat(ours, ref), fmt_ratio)} |")
     L.append("")
     goals = goal_lines(runs, s)
@@ -218,7 +221,7 @@ def floors_table(runs, s, label):
 
 
 def recipe_table(runs, s, label, recipe, unsupported, failed_keys, notes_text):
-    L = [f"### {recipe} ({label})", ""]
+    L = [f"### {RECIPE_LABELS.get(recipe, recipe)} ({label})", ""]
     if notes_text:
         L.append(notes_text)
         L.append("")

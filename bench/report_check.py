@@ -40,6 +40,9 @@ def check_line(peer, recipe, clients, text):
         summary = f"INCOMPLETE: {obj['loaded']:,} of {obj['nodes']:,} nodes ({obj['at_initialized']:,} at Initialized)"
     elif recipe == "cache-load":
         summary = f"{obj['nodes']:,} nodes loaded in {obj['load_ms']:,.1f} ms, RSS +{obj['rss_delta_mb']:.1f} MB (to {obj['rss_mb']:.1f})"
+    if recipe == "shedlock":
+        summary = (f"{obj['ops_per_s']:,.1f} ticks/s decided by {obj.get('replicas', obj['clients'])} replicas, "
+                   f"p50 {fmt_ms(obj['p50_ms'])} ms, p99 {fmt_ms(obj['p99_ms'])} ms")
     if recipe == "drain":
         summary = f"{obj['ops']} waiters in {obj['total_ms']:,.1f} ms ({obj['per_handoff_ms']} ms per handoff)"
     if obj["violations"]:

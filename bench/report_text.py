@@ -24,6 +24,15 @@ RECIPE_NOTES = {
     "that never returns stops the run (its round is one failed operation): Curator 5.4's `enter` can fall into an "
     "untimed `wait()` despite its timeout when its watcher fired before it waited, and kazoo's `enter` has no "
     "timeout (the driver gives up after 30 s); such runs are marked ⚠ and pull the medians down.",
+    "shedlock": "Scheduled ticks of one job decided by R replicas (the *clients* column; each its own session): per "
+    "tick every replica tries the job's lock once, without waiting; exactly one takes it; once all have answered "
+    "(the tick is *decided*) the winner unlocks with `lockAtLeastFor` 0 and the next tick starts. One operation = "
+    "one tick decided, so *ops/s* is ticks/s; latency runs from the tick's start to its last answer. After the first "
+    "tick the node exists, so a tick is taken by a versioned `setData` of the instant the last unlock wrote (the "
+    "steady state of a deployment). zk-recipes `ShedLock::try_lock` + `ScheduledLockGuard::unlock`; Curator: a "
+    "ShedLock-shaped lock on Curator (ShedLock's ZooKeeper provider's reads and writes, unversioned unlock; ShedLock "
+    "itself is not used), one `CuratorFramework` and one thread per replica. A tick won by two replicas, or by none "
+    "while nothing had failed, is a violation. kazoo and zookeeper-client have none.",
 }
 
 COUNTER_TASKS_NOTE = ("*1 × T tasks*: one process, one session (one framework), T concurrent tasks incrementing one "

@@ -53,7 +53,7 @@ public final class CuratorBench {
     static final String PEER = "curator";
     static final List<String> RECIPES = Arrays.asList(
             "mutex", "rwlock", "semaphore", "semaphore_mutex", "counter", "shared_count", "double_barrier", "drain",
-            "cache-load", "cache-delay", "raw", "raw_set");
+            "cache-load", "cache-delay", "raw", "raw_set", "shedlock");
     /** The recipes that run the timed loop (and so take --tasks). */
     static final List<String> TIMED = Arrays.asList(
             "mutex", "rwlock", "semaphore", "semaphore_mutex", "counter", "shared_count", "raw", "raw_set");
@@ -223,6 +223,9 @@ public final class CuratorBench {
             }
             if (args.recipe.equals("cache-delay")) {
                 return cacheDelay();
+            }
+            if (args.recipe.equals("shedlock")) {
+                return ShedLockBench.run(this); // ShedLockBench.java
             }
             return loop();
         } finally {

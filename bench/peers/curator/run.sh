@@ -3,8 +3,9 @@
 #
 #   bench/peers/curator/run.sh --connect HOSTS --recipe R --clients N --seconds D [...]
 #
-# Compiles CuratorBench.java once into bench/out/classes/curator-<hash of the source> (git-
-# ignored; a changed source compiles anew) and runs it with the arguments passed through.
+# Compiles CuratorBench.java (with ShedLockBench.java, its `shedlock` recipe) once into
+# bench/out/classes/curator-<hash of the sources> (git-ignored; a changed source compiles
+# anew) and runs it with the arguments passed through.
 # Needs a JDK (javac) and Debian's libcurator-recipes-java (scripts/setup.sh installs both);
 # set ZK_RECIPES_CURATOR_JARS to use jars from another directory. Extra JVM options can be
 # given in CURATOR_BENCH_JAVA_OPTS. `run.sh --prepare` only compiles.
@@ -12,7 +13,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bench=$(cd "$here/../.." && pwd)
-src="$here/CuratorBench.java"
+srcs=("$here/CuratorBench.java" "$here/ShedLockBench.java")
 jar_dir=${ZK_RECIPES_CURATOR_JARS:-/usr/share/java}
 
 die() { printf 'curator/run.sh: %s\n' "$*" >&2; exit 1; }
@@ -31,15 +32,15 @@ if [[ -n ${JAVA_HOME:-} && -x $JAVA_HOME/bin/java ]]; then
     javac=$JAVA_HOME/bin/javac
 fi
 
-hash=$(sha256sum "$src" | cut -c1-16)
+hash=$(cat "${srcs[@]}" | sha256sum | cut -c1-16)
 classes="$bench/out/classes/curator-$hash"
 if [[ ! -f $classes/CuratorBench.class ]]; then
     command -v "$javac" >/dev/null 2>&1 || die "javac not found (apt-get install default-jdk-headless)"
     mkdir -p "$bench/out/classes"
     work=$(mktemp -d "$bench/out/classes/.compile-XXXXXX")
     trap 'rm -rf "$work"' EXIT
-    printf 'curator/run.sh: compiling %s\n' "${src#"$bench"/}" >&2
-    "$javac" -encoding UTF-8 -nowarn -d "$work" -cp "$classpath" "$src" >&2 || die "javac failed"
+    printf 'curator/run.sh: compiling %s\n' "${srcs[*]#"$bench"/}" >&2
+    "$javac" -encoding UTF-8 -nowarn -d "$work" -cp "$classpath" "${srcs[@]}" >&2 || die "javac failed"
     # Publish atomically; a concurrent compile of the same source may have won the race.
     mv -T "$work" "$classes" 2>/dev/null || [[ -f $classes/CuratorBench.class ]] || die "cannot publish $classes"
     rm -rf "$work"

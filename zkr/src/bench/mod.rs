@@ -13,6 +13,7 @@ mod cache;
 mod floor;
 mod recipes;
 mod report;
+mod shedlock;
 mod waiters;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -30,7 +31,9 @@ pub use report::Report;
 pub struct BenchArgs {
     /// mutex, rwlock, semaphore, semaphore_mutex, counter, shared_count, double_barrier, raw
     /// (create+delete pairs: the floor of the locks), raw_set (versioned setData of one node:
-    /// the floor of the counters), raw_seq, drain, waiters_memory, cache_load, cache_delay
+    /// the floor of the counters), raw_seq, drain, waiters_memory, cache_load, cache_delay,
+    /// shedlock (every client a replica deciding the ticks of one scheduled job; one operation
+    /// = one tick decided)
     #[arg(long)]
     pub recipe: String,
     /// Concurrent clients, each with its own session.
@@ -141,6 +144,7 @@ async fn dispatch(recipe: Recipe, clients: &[Framework], base: &str, args: &Benc
         Recipe::CacheLoad => cache::load(&clients[0], args).await,
         Recipe::CacheDelay => cache::delay(&clients[0], base, args).await,
         Recipe::DoubleBarrier => barrier::double_barrier(clients, base, args).await,
+        Recipe::ShedLock => shedlock::ticks(clients, base, args).await,
         _ => recipes::timed(recipe, clients, base, args).await,
     }
 }

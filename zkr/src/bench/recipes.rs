@@ -30,6 +30,7 @@ pub(crate) enum Recipe {
     WaitersMemory,
     CacheLoad,
     CacheDelay,
+    ShedLock,
     ZkClientMutex,
 }
 
@@ -59,6 +60,7 @@ impl Recipe {
             ("zk-recipes", "waiters_memory" | "waiters-memory") => Recipe::WaitersMemory,
             ("zk-recipes", "cache_load" | "cache-load") => Recipe::CacheLoad,
             ("zk-recipes", "cache_delay" | "cache-delay") => Recipe::CacheDelay,
+            ("zk-recipes", "shedlock") => Recipe::ShedLock,
             ("zk-recipes", other) => return Err((2, format!("unknown recipe {other:?}"))),
             (other, _) => return Err((2, format!("unknown peer {other:?} (zk-recipes or zookeeper-client)"))),
         };
@@ -69,7 +71,12 @@ impl Recipe {
     pub fn timed(self) -> bool {
         !matches!(
             self,
-            Recipe::DoubleBarrier | Recipe::Drain | Recipe::WaitersMemory | Recipe::CacheLoad | Recipe::CacheDelay
+            Recipe::DoubleBarrier
+                | Recipe::Drain
+                | Recipe::WaitersMemory
+                | Recipe::CacheLoad
+                | Recipe::CacheDelay
+                | Recipe::ShedLock
         )
     }
 }
@@ -133,7 +140,12 @@ impl Op {
                 floor::ensure_dir(fw, base).await?;
                 Op::ZkClient(plain_client(fw.connect_string()).await?, base.to_string())
             }
-            Recipe::DoubleBarrier | Recipe::Drain | Recipe::WaitersMemory | Recipe::CacheLoad | Recipe::CacheDelay => {
+            Recipe::DoubleBarrier
+            | Recipe::Drain
+            | Recipe::WaitersMemory
+            | Recipe::CacheLoad
+            | Recipe::CacheDelay
+            | Recipe::ShedLock => {
                 unreachable!("not a timed loop")
             }
         })
