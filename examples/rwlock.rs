@@ -37,8 +37,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let write = lock.write().await?;
     fw.set_data(cache, b"v2", None).await?;
     println!("writer refreshed the cache to v2 (token {})", write.fencing_token());
-    let read = lock.read().await?; // downgrade: granted at once while holding the write lock
-    write.release().await?;
+    // downgrade through the write guard: a read hold at the writer's place, granted at once
+    // (a second `lock.read()` here would wait for our own write lock, as tokio's RwLock would)
+    let read = write.downgrade().await?;
     let (value, _) = fw.get_data(cache).await?;
     println!("writer, downgraded to a reader, sees {}", String::from_utf8_lossy(&value));
     read.release().await?;
