@@ -10,7 +10,7 @@ use crate::recipes::layout::{
     ATOMIC_GATE, ATOMIC_QUEUE, ATOMIC_TXN_MARKER, DOUBLE_BARRIER_READY, LATCH_NAME, LEASE_NAME, LOCK_NAME,
     QUEUE_ITEM_NAME, READ_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS, SIMPLE_QUEUE_ITEM_NAME, WRITE_NAME,
 };
-use crate::recipes::locks::driver::sort_children;
+use crate::recipes::locks::driver::{is_contender, sort_children};
 
 /// The recipe recognised at a path from its node names.
 #[non_exhaustive]
@@ -86,6 +86,11 @@ pub struct Inspection {
     pub holders: Vec<NodeInfo>,
     /// Nodes that wait, in queue order (a queue's items, the first [`QUEUE_ITEMS_SHOWN`]).
     pub waiters: Vec<NodeInfo>,
+    /// Foreign children the recipe ignores: under a lock, semaphore (its `leases` and
+    /// `locks`) or leader latch, children whose names do not end with the recipe's name and a
+    /// ZooKeeper sequence, which no compliant client creates and which hold nothing (see
+    /// "Hostile trees" in docs/RELIABILITY.md).
+    pub foreign: Vec<NodeInfo>,
     /// For counters and barriers: the node's own data as text; for counters, the number; for a
     /// count-down latch, `generation G: K of N counted down, open|closed`; for a queue, `N
     /// items`.
@@ -104,7 +109,7 @@ pub const QUEUE_ITEMS_SHOWN: usize = 100;
 /// Cancel safe.
 pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
     paths::validate_path(path)?;
-    let empty = |kind| Inspection { kind, holders: Vec::new(), waiters: Vec::new(), value: None };
+    let empty = empty_of;
     let Some((data, _)) = fw.get_data(path).await.if_exists()? else { return Ok(empty(RecipeKind::Missing)) };
     let Some(mut children) = fw.children(path).await.if_exists()? else { return Ok(empty(RecipeKind::Missing)) };
     // an atomic value's transaction markers, its contention queue and the queue's gate
@@ -121,9 +126,11 @@ pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
         return Ok(Inspection { value, ..empty(kind) });
     }
     if children.iter().any(|c| c == SEMAPHORE_LEASES) {
-        let leases = nodes(fw, &paths::join(path, SEMAPHORE_LEASES), &[LEASE_NAME]).await?;
-        let waiting = nodes(fw, &paths::join(path, SEMAPHORE_LOCKS), &[LOCK_NAME]).await?;
-        return Ok(Inspection { kind: RecipeKind::Semaphore, holders: leases, waiters: waiting, value: None });
+        let (leases, mut foreign) = contenders(fw, &paths::join(path, SEMAPHORE_LEASES), &[LEASE_NAME]).await?;
+        let (waiting, foreign_locks) = contenders(fw, &paths::join(path, SEMAPHORE_LOCKS), &[LOCK_NAME]).await?;
+        foreign.extend(foreign_locks);
+        let kind = RecipeKind::Semaphore;
+        return Ok(Inspection { kind, holders: leases, waiters: waiting, foreign, value: None });
     }
     if let Some(found) = countdown_latch(fw, path, &data, &children).await? {
         return Ok(found);
@@ -134,7 +141,7 @@ pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
         return queue(fw, path, queued).await;
     }
     if has(READ_NAME) || has(WRITE_NAME) {
-        let all = nodes(fw, path, &[READ_NAME, WRITE_NAME]).await?;
+        let (all, foreign) = contenders(fw, path, &[READ_NAME, WRITE_NAME]).await?;
         let first_writer = all.iter().position(|n| n.name.contains(WRITE_NAME));
         let split = match first_writer {
             Some(0) => 1,
@@ -142,19 +149,20 @@ pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
             None => all.len(),
         };
         let (holders, waiters) = split_at(all, split);
-        return Ok(Inspection { kind: RecipeKind::ReadWriteLock, holders, waiters, value: None });
+        return Ok(Inspection { kind: RecipeKind::ReadWriteLock, holders, waiters, foreign, value: None });
     }
     for (name, kind) in [(LATCH_NAME, RecipeKind::LeaderLatch), (LOCK_NAME, RecipeKind::Mutex)] {
         if has(name) {
-            let (holders, waiters) = split_at(nodes(fw, path, &[name]).await?, 1);
-            return Ok(Inspection { kind, holders, waiters, value: None });
+            let (all, foreign) = contenders(fw, path, &[name]).await?;
+            let (holders, waiters) = split_at(all, 1);
+            return Ok(Inspection { kind, holders, waiters, foreign, value: None });
         }
     }
     let members = nodes(fw, path, &[]).await?;
     if members.iter().any(|m| m.name == DOUBLE_BARRIER_READY) || members.iter().all(|m| m.session_id != 0) {
         let (ready, members): (Vec<_>, Vec<_>) = members.into_iter().partition(|m| m.name == DOUBLE_BARRIER_READY);
         let value = Some(if ready.is_empty() { "not ready" } else { "ready" }.to_string());
-        return Ok(Inspection { kind: RecipeKind::DoubleBarrier, holders: members, waiters: Vec::new(), value });
+        return Ok(Inspection { holders: members, value, ..empty(RecipeKind::DoubleBarrier) });
     }
     Ok(empty(RecipeKind::Unknown))
 }
@@ -172,7 +180,7 @@ async fn countdown_latch(fw: &Framework, path: &str, data: &[u8], children: &[St
     let counted = nodes(fw, &dir, &[]).await?;
     let state = if counted.len() as u64 >= count { "open" } else { "closed" };
     let value = Some(format!("generation {generation}: {} of {count} counted down, {state}", counted.len()));
-    Ok(Some(Inspection { kind: RecipeKind::CountDownLatch, holders: counted, waiters: Vec::new(), value }))
+    Ok(Some(Inspection { holders: counted, value, ..empty_of(RecipeKind::CountDownLatch) }))
 }
 
 /// A queue: its items in name order (the order a FIFO, priority or simple queue takes them),
@@ -185,7 +193,11 @@ async fn queue(fw: &Framework, path: &str, count: usize) -> Result<Inspection> {
     items.truncate(QUEUE_ITEMS_SHOWN);
     let shown = if count > items.len() { format!(" (the first {} shown)", items.len()) } else { String::new() };
     let value = Some(format!("{count} item{}{shown}", if count == 1 { "" } else { "s" }));
-    Ok(Inspection { kind: RecipeKind::Queue, holders: Vec::new(), waiters: items, value })
+    Ok(Inspection { waiters: items, value, ..empty_of(RecipeKind::Queue) })
+}
+
+fn empty_of(kind: RecipeKind) -> Inspection {
+    Inspection { kind, holders: Vec::new(), waiters: Vec::new(), foreign: Vec::new(), value: None }
 }
 
 fn split_at(mut all: Vec<NodeInfo>, at: usize) -> (Vec<NodeInfo>, Vec<NodeInfo>) {
@@ -195,9 +207,21 @@ fn split_at(mut all: Vec<NodeInfo>, at: usize) -> (Vec<NodeInfo>, Vec<NodeInfo>)
 
 /// The children of `dir` (none when it is missing), sorted as the recipe named `names` sorts
 /// them (by name without `names`), with their stats and data; children deleted meanwhile are
-/// left out. Also the leader recipes' participants.
+/// left out.
 pub(crate) async fn nodes(fw: &Framework, dir: &str, names: &[&str]) -> Result<Vec<NodeInfo>> {
     nodes_limited(fw, dir, names, None, |_| true).await
+}
+
+/// The contenders among the children of `dir` for the recipe named `names`, in queue order,
+/// and its foreign children (see `locks::foreign`), with their stats and data. Also the
+/// leader recipes' participants.
+pub(crate) async fn contenders(
+    fw: &Framework,
+    dir: &str,
+    names: &[&'static str],
+) -> Result<(Vec<NodeInfo>, Vec<NodeInfo>)> {
+    let all = nodes(fw, dir, names).await?;
+    Ok(all.into_iter().partition(|n| is_contender(&n.name, names)))
 }
 
 /// [`nodes`] of the children that `keep`, at most `limit` of them (the first in order).

@@ -15,9 +15,10 @@ pub struct Participant {
     pub is_leader: bool,
 }
 
-/// The participants under `dir` in queue order (nodes sorted by the text after `name`).
+/// The participants under `dir` in queue order (nodes sorted by the text after `name`);
+/// foreign children (see `locks::foreign`) take no part.
 pub(crate) async fn participants(fw: &Framework, dir: &str, name: &'static str) -> Result<Vec<Participant>> {
-    let nodes = crate::recipes::inspect::nodes(fw, dir, &[name]).await?;
+    let (nodes, _foreign) = crate::recipes::inspect::contenders(fw, dir, &[name]).await?;
     let participants = nodes.into_iter().enumerate().map(|(i, n)| Participant {
         id: n.data,
         node: paths::join(dir, &n.name),

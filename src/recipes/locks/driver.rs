@@ -6,6 +6,7 @@
 
 use std::time::SystemTime;
 
+use super::foreign::is_sequence;
 use super::permit_name::permit_deadline;
 
 /// The text a child sorts by: what follows the LAST occurrence of `lock_name`, or the whole
@@ -27,6 +28,41 @@ pub(crate) fn sort_key_multi<'a>(child: &'a str, lock_names: &[&str]) -> &'a str
 pub(crate) fn sort_children(children: &mut [String], lock_names: &[&str]) {
     // each key is found once, not once per comparison (a queue of thousands is sorted often)
     children.sort_by_cached_key(|child| sort_key_multi(child, lock_names).to_owned());
+}
+
+/// Whether `child` can be a compliant contender's node for `lock_names`: it contains one of
+/// the names and its sort key is a ZooKeeper sequence ([`is_sequence`]). Every contender's node
+/// (ours, Curator's) is created sequential with one of these names last, so any other child is
+/// foreign: put there by hand or by another program, it holds nothing.
+pub(crate) fn is_contender(child: &str, lock_names: &[&str]) -> bool {
+    lock_names.iter().any(|name| child.contains(name)) && is_sequence(sort_key_multi(child, lock_names))
+}
+
+/// The children of a contender queue split into the contenders, sorted as
+/// [`sort_children`] sorts them (Curator's order: the order among contenders is unchanged), and
+/// the foreign children ([`is_contender`] says no), which every decision leaves out.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Contenders {
+    /// The contenders, in queue order.
+    pub sorted: Vec<String>,
+    /// The foreign children, in the server's order.
+    pub foreign: Vec<String>,
+}
+
+impl std::ops::Deref for Contenders {
+    type Target = [String];
+
+    fn deref(&self) -> &[String] {
+        &self.sorted
+    }
+}
+
+/// Splits `children` into [`Contenders`] for `lock_names`.
+pub(crate) fn contenders(children: Vec<String>, lock_names: &[&str]) -> Contenders {
+    let (mut sorted, foreign): (Vec<String>, Vec<String>) =
+        children.into_iter().partition(|c| is_contender(c, lock_names));
+    sort_children(&mut sorted, lock_names);
+    Contenders { sorted, foreign }
 }
 
 /// What a contender does next.
@@ -275,6 +311,48 @@ mod tests {
         assert_eq!(Exclusive::MUTEX.decide(&tail, B), Decision::Acquired);
     }
 
+    /// Names no compliant client creates: no sequence after the name (they sort first), a
+    /// sequence of the wrong width or out of ZooKeeper's range, no lock name at all.
+    const JUNK: &[&str] = &[
+        "lock-",
+        "_c_x-lock-",
+        "lock-abc",
+        "foo",
+        "0000000001",
+        "lock-00000000001",
+        "lock-2147483648",
+        "lock-9999999999",
+        "lock--0000000001",
+        "lock-000000001",
+        "lock-0000000001x",
+        "lock-\u{1F512}",
+    ];
+
+    #[test]
+    fn foreign_children_hold_nothing() {
+        let mut all = names(JUNK);
+        all.extend(names(&[A, B, C]));
+        let split = contenders(all, &["lock-"]);
+        assert_eq!(split.sorted, names(&[B, C, A]));
+        assert_eq!(split.foreign, names(JUNK));
+        assert_eq!(Exclusive::MUTEX.decide(&split, B), Decision::Acquired);
+        // a wrapped (negative) sequence is ZooKeeper's own: a contender, sorted as Curator does
+        let wrapped = "_c_w-lock--000000001".to_string();
+        let split = contenders(vec![A.into(), wrapped.clone()], &["lock-"]);
+        assert_eq!(split.sorted, vec![wrapped, A.to_string()]);
+        // two junk leases take no lease
+        let leases = vec!["lease-".to_string(), "junk".into(), "_c_a-lease-0000000007".into()];
+        let split = contenders(leases, &[LEASE_NAME_FOR_TESTS]);
+        assert_eq!(LeaseCount::new(1).decide(&split, "_c_a-lease-0000000007"), Decision::Acquired);
+        // the read-write lock: a writer name without a sequence blocks no reader
+        let rw_all = names(&["__WRIT__", "_c_w-__WRIT__", "_c_r-__READ__0000000003"]);
+        let split = contenders(rw_all, RW_NAMES);
+        assert_eq!(split.foreign.len(), 2);
+        assert_eq!(Read.decide(&split, "_c_r-__READ__0000000003"), Decision::Acquired);
+    }
+
+    const LEASE_NAME_FOR_TESTS: &str = crate::recipes::layout::LEASE_NAME;
+
     #[test]
     fn mutex_holder_and_waiters() {
         let v = names(&[B, C, A]);
@@ -494,6 +572,27 @@ mod properties {
                     },
                     other => prop_assert!(false, "{:?}", other),
                 }
+            }
+        }
+
+        /// Foreign children change no contender's decision: the decisions among contenders
+        /// with junk beside them are the decisions without it.
+        #[test]
+        fn foreign_children_change_no_decision(
+            n in 1usize..12,
+            junk in proptest::collection::vec("(_c_[a-z0-9]{1,4}-)?(lock-)?[-0-9a-z\u{80}-\u{10FFFF}]{0,12}", 0..8),
+            seed in any::<u64>(),
+        ) {
+            let real: Vec<String> = (0..n).map(|i| node(i as u32, "lock-", i as u32 * 7)).collect();
+            let junk: Vec<String> = junk.into_iter().filter(|j| !is_contender(j, &["lock-"])).collect();
+            let mut all: Vec<String> = real.iter().cloned().chain(junk.iter().cloned()).collect();
+            fastrand::Rng::with_seed(seed).shuffle(&mut all);
+            let split = contenders(all, &["lock-"]);
+            prop_assert_eq!(&split.sorted, &real);
+            prop_assert_eq!(split.foreign.len(), junk.len());
+            for c in &real {
+                prop_assert_eq!(Exclusive::MUTEX.decide(&split, c), Exclusive::MUTEX.decide(&real, c));
+                prop_assert_eq!(LeaseCount::new(2).decide(&split, c), LeaseCount::new(2).decide(&real, c));
             }
         }
 

@@ -23,7 +23,8 @@ use tokio::time::Instant;
 use zookeeper_client::{Client, CreateMode, Error as ZkError, EventType, OneshotWatcher, Stat};
 
 use super::deadline::{held, Forever, Wait, Waited};
-use super::driver::{sort_children, Decision, Driver};
+use super::driver::{Contenders, Decision, Driver};
+use super::foreign::ForeignNodes;
 use super::holds::{HoldEntry, Holds};
 use super::listings::{Listing, Listings};
 use crate::error::{Error, Result};
@@ -290,7 +291,7 @@ impl<W: Wait> Contention<'_, '_, W> {
     /// read). The listing is not kept while waiting: with N waiters that would be O(N²)
     /// memory (a listing shared with other local waiters goes when the last one is done).
     fn decide(&self, ours: &Queued, (listing, prefetched): Listed) -> (Decision, SessionStatus, Option<Prefetched>) {
-        let sorted = listing.sorted(self.req.driver.lock_names(), sort_children);
+        let sorted = self.contenders(&listing);
         drop(listing);
         let status = self.fw.status();
         let decision = if status.session_id != ours.owner {
@@ -299,6 +300,14 @@ impl<W: Wait> Contention<'_, '_, W> {
             self.req.driver.decide(&sorted, &ours.name)
         };
         (decision, status, prefetched)
+    }
+
+    /// The contenders of `listing` in queue order, without its foreign children (each warned
+    /// about once): those hold nothing (see `locks::foreign`).
+    fn contenders(&self, listing: &Listing) -> Arc<Contenders> {
+        let contenders = listing.sorted(self.req.driver.lock_names());
+        self.fw.session_extension::<ForeignNodes>().warn(self.req.dir, &contenders.foreign);
+        contenders
     }
 
     /// Our node is not in the listing: forgets it, and says whether to create it again (the
@@ -392,7 +401,7 @@ impl<W: Wait> Contention<'_, '_, W> {
         self.waited = true;
         let (list, watcher) = list_and_watch_children(self.fw, self.req.dir).await?;
         let list = Arc::new(Listing::new(list));
-        let check = list.sorted(self.req.driver.lock_names(), sort_children);
+        let check = self.contenders(&list);
         if self.req.driver.decide(&check, &ours.name) != Decision::WatchChildren {
             return Ok(Next::Decide((list, None)));
         }

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use zookeeper_client::{Client, Error as ZkError};
 
+use super::driver::{contenders, Contenders};
 use crate::framework::IfExists;
 use crate::sync::lock;
 
@@ -26,23 +27,22 @@ pub(crate) struct Listing {
     sorted: Mutex<Vec<SortedBy>>,
 }
 
-/// The children sorted for one set of lock names.
-type SortedBy = (Vec<&'static str>, Arc<[String]>);
+/// The children split into contenders and foreign children for one set of lock names.
+type SortedBy = (Vec<&'static str>, Arc<Contenders>);
 
 impl Listing {
     pub(crate) fn new(children: Vec<String>) -> Self {
         Self { children, sorted: Mutex::default() }
     }
 
-    /// The children sorted by `sort` for `names`, computed once per `names` and shared.
-    pub(crate) fn sorted(&self, names: &[&'static str], sort: fn(&mut [String], &[&str])) -> Arc<[String]> {
+    /// The contenders for `names` in queue order, and the foreign children (see
+    /// `driver::contenders`), computed once per `names` and shared.
+    pub(crate) fn sorted(&self, names: &[&'static str]) -> Arc<Contenders> {
         let mut cache = lock(&self.sorted);
         if let Some((_, sorted)) = cache.iter().find(|(n, _)| n.as_slice() == names) {
             return sorted.clone();
         }
-        let mut children = self.children.clone();
-        sort(&mut children, names);
-        let sorted: Arc<[String]> = children.into();
+        let sorted = Arc::new(contenders(self.children.clone(), names));
         cache.push((names.to_vec(), sorted.clone()));
         sorted
     }

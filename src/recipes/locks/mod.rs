@@ -4,6 +4,7 @@ pub(crate) mod deadline;
 pub(crate) mod driver;
 pub(crate) mod engine;
 mod expiring_permit;
+pub(crate) mod foreign;
 mod guarded;
 mod handle;
 mod held;

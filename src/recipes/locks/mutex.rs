@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::deadline::{held, in_time, timed, until_after, Forever, Until, Wait, Waited};
-use super::driver::{sort_children, Driver, Exclusive};
+use super::driver::{contenders, Driver, Exclusive};
 use super::engine::{self, Request};
 use super::handle::Shared;
 use super::held::{HeldNode, REVOKE_MESSAGE};
@@ -287,9 +287,9 @@ impl InterProcessMutex {
     }
 }
 
-/// The children of `dir`, sorted as `driver` sorts them (missing dir: none).
+/// The contenders among the children of `dir`, sorted as `driver` sorts them (missing dir:
+/// none); foreign children (see `locks::foreign`) are left out.
 pub(crate) async fn participants(fw: &Framework, dir: &str, driver: &dyn Driver) -> Result<Vec<String>> {
-    let mut children = fw.children_or_empty(dir).await?;
-    sort_children(&mut children, driver.lock_names());
-    Ok(children)
+    let children = fw.children_or_empty(dir).await?;
+    Ok(contenders(children, driver.lock_names()).sorted)
 }

@@ -22,13 +22,17 @@ fn session_hex(id: i64) -> String {
     format!("0x{:x}", id as u64)
 }
 
-/// `{"kind":..,"holders":[..],"waiters":[..]}` plus `"value"` (a string) when there is one.
+/// `{"kind":..,"holders":[..],"waiters":[..]}` plus `"foreign":[..]` when the recipe ignores
+/// foreign children there, and `"value"` (a string) when there is one.
 pub fn to_json(found: &Inspection) -> String {
     let nodes = |nodes: &[NodeInfo]| json::array(nodes.iter().map(node_json));
-    let object = json::Object::new()
+    let mut object = json::Object::new()
         .str("kind", found.kind.name())
         .raw("holders", &nodes(&found.holders))
         .raw("waiters", &nodes(&found.waiters));
+    if !found.foreign.is_empty() {
+        object = object.raw("foreign", &nodes(&found.foreign));
+    }
     match &found.value {
         Some(value) => object.str("value", value),
         None => object,
@@ -49,7 +53,7 @@ fn node_json(node: &NodeInfo) -> String {
 /// `kind: <kind>`, `value: <value>` when there is one, then a table of holders and waiters
 /// in order (ROLE NAME SESSION TOKEN AGE DATA), data escaped onto one line. The role is
 /// `holder` / `waiter`, but `counted` for a count-down latch's participants and `item` for a
-/// queue's items.
+/// queue's items; then `foreign` for children the recipe ignores (no compliant client made them).
 pub fn table(found: &Inspection) -> String {
     let mut out = format!("kind: {}\n", found.kind.name());
     if let Some(value) = &found.value {
@@ -66,6 +70,7 @@ pub fn table(found: &Inspection) -> String {
         .iter()
         .map(|n| (holder, n))
         .chain(found.waiters.iter().map(|n| (waiter, n)))
+        .chain(found.foreign.iter().map(|n| ("foreign", n)))
         .map(|(role, n)| {
             [
                 role.to_string(),
@@ -109,6 +114,7 @@ mod tests {
             kind: RecipeKind::Mutex,
             holders: vec![node("_c_a-lock-0000000000", 0x1000a2b3c4d0001, 17, "host \"a\"")],
             waiters: vec![node("_c_b-lock-0000000001", 0x1000a2b3c4d0002, 18, "line\nbreak")],
+            foreign: vec![],
             value: None,
         }
     }
@@ -123,8 +129,13 @@ mod tests {
                 r#""session_id":"0x1000a2b3c4d0002","fencing_token":18,"age_ms":1500,"data":"line\nbreak"}]}"#
             )
         );
-        let counter =
-            Inspection { kind: RecipeKind::Counter, holders: vec![], waiters: vec![], value: Some("5".into()) };
+        let counter = Inspection {
+            kind: RecipeKind::Counter,
+            holders: vec![],
+            waiters: vec![],
+            foreign: vec![],
+            value: Some("5".into()),
+        };
         assert_eq!(to_json(&counter), r#"{"kind":"counter","holders":[],"waiters":[],"value":"5"}"#);
     }
 
@@ -143,12 +154,14 @@ mod tests {
             kind: RecipeKind::Queue,
             holders: vec![],
             waiters: vec![node("qn-0000000000", 0, 5, "job")],
+            foreign: vec![],
             value: Some("1 item".into()),
         };
         let text = table(&queue);
         assert!(text.starts_with("kind: queue\nvalue: 1 item\n"), "{text}");
         assert!(text.lines().nth(3).is_some_and(|l| l.starts_with("item  qn-0000000000  0x0")), "{text}");
-        let empty = Inspection { kind: RecipeKind::Missing, holders: vec![], waiters: vec![], value: None };
+        let empty =
+            Inspection { kind: RecipeKind::Missing, holders: vec![], waiters: vec![], foreign: vec![], value: None };
         assert_eq!(table(&empty), "kind: missing\nno holders, no waiters\n");
     }
 }
