@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::framework::wait::{wait, wait_any, Wake};
 use crate::framework::{paths, Framework, IfExists};
 use crate::recipes::layout::DOUBLE_BARRIER_READY;
+use crate::recipes::locks::foreign::ForeignNodes;
 
 /// A double barrier: Curator's `DistributedDoubleBarrier`. [`enter`](Self::enter) blocks until
 /// `member_qty` members have entered; [`leave`](Self::leave) blocks until every member has
@@ -198,7 +199,7 @@ impl DistributedDoubleBarrier {
             }
             let (members, watchers) = match self.look_entering().await? {
                 Entering::Ready => break,
-                Entering::Waiting { members, watchers } => (members, watchers),
+                Entering::Waiting { members, watchers } => (self.only_members(members), watchers),
             };
             if !members.contains(&self.our_name) {
                 tracing::debug!(path = %self.our_path, "our member node vanished: creating it again");
@@ -238,10 +239,7 @@ impl DistributedDoubleBarrier {
                     Some((children, watcher)) => (children, vec![ready_watcher, watcher]),
                     None => (Vec::new(), vec![ready_watcher]),
                 };
-                Ok(Entering::Waiting {
-                    members: members.into_iter().filter(|c| c != DOUBLE_BARRIER_READY).collect(),
-                    watchers,
-                })
+                Ok(Entering::Waiting { members, watchers })
             })
             .await
     }
@@ -321,7 +319,18 @@ impl DistributedDoubleBarrier {
     /// The member names (without `ready`), unsorted; none when the barrier node is gone.
     async fn members(&self) -> Result<Vec<String>> {
         let children = self.fw.children_or_empty(&self.path).await?;
-        Ok(children.into_iter().filter(|c| c != DOUBLE_BARRIER_READY).collect())
+        Ok(self.only_members(children))
+    }
+
+    /// The members among `children`: every member (ours, Curator's) is named by a random
+    /// UUID in its canonical form, so any other child but `ready` is foreign — put there by
+    /// hand or by another program, it counts neither to open the barrier nor as a member that
+    /// has yet to leave (it would never leave). Each is warned about once.
+    fn only_members(&self, children: Vec<String>) -> Vec<String> {
+        let (members, foreign): (Vec<String>, Vec<String>) =
+            children.into_iter().filter(|c| c != DOUBLE_BARRIER_READY).partition(|c| is_member_name(c));
+        self.fw.session_extension::<ForeignNodes>().warn(&self.path, &foreign);
+        members
     }
 
     /// Watches `watched` (exists) and, in the same round trip, deletes our node when asked.
@@ -339,5 +348,26 @@ impl DistributedDoubleBarrier {
                 Ok(stat.map(|_| watcher))
             })
             .await
+    }
+}
+
+/// Whether `name` is a member's name: a UUID as Java's `UUID.toString` and ours write it
+/// (36 characters, lower-case hex and hyphens).
+pub(crate) fn is_member_name(name: &str) -> bool {
+    uuid::Uuid::try_parse(name).is_ok_and(|u| u.hyphenated().to_string() == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_member_name;
+
+    #[test]
+    fn members_are_named_by_canonical_uuids() {
+        assert!(is_member_name(&uuid::Uuid::new_v4().to_string()));
+        assert!(is_member_name("0f8fad5b-d9cb-469f-a165-70867728950e"));
+        for foreign in ["foo", "ready2", "", "0F8FAD5B-D9CB-469F-A165-70867728950E", "0f8fad5bd9cb469fa16570867728950e"]
+        {
+            assert!(!is_member_name(foreign), "{foreign}");
+        }
     }
 }

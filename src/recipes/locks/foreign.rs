@@ -7,7 +7,8 @@
 //! `lock-99999999999`) was put there by hand or by some other program: it holds nothing. The
 //! lock engine leaves such children out before it sorts (see `driver::contenders`), so that
 //! they can neither stop every contender (a name without a sequence sorts first) nor take a
-//! semaphore's leases, and warns once per node.
+//! semaphore's leases, and warns once per node. The double barrier keeps the same register
+//! for its foreign children (names that are not UUIDs).
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -50,8 +51,8 @@ impl ForeignNodes {
             }
             tracing::warn!(
                 %path,
-                "ignoring a foreign node in a contender queue: its name does not end with the recipe's \
-                 name and a ZooKeeper sequence, so no compliant client created it and it holds nothing"
+                "ignoring a foreign node: no compliant client names a node so there (a contender's name \
+                 ends with the recipe's name and a ZooKeeper sequence), so it holds nothing"
             );
             warned.insert(path);
         }
