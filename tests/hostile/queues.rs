@@ -1,1 +1,152 @@
-//! placeholder
+//! Queues beside lying items and foreign children. Rules: a child whose name does not start
+//! with the queue's item name (`queue-`, simple queue `qn-`) is skipped; a child that does is
+//! an item, taken exactly once — a `DistributedQueue` item whose data is not Curator's framing
+//! (truncated, a lying length, a wrong version or opcode, 1 MB of junk) is consumed by the
+//! consumer that took it, which gets [`Error::CorruptData`]; a simple queue's item is its bytes,
+//! whatever they are.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use zk_recipes::{DistributedQueue, Error, SimpleDistributedQueue};
+
+use crate::support::{self, junk_data, junk_name, live, plant};
+
+/// Framings that lie: truncated, a length longer than the data, a negative or huge length, a
+/// wrong version, an unknown opcode, no end.
+const LYING: &[&[u8]] = &[
+    &[0, 1, 0, 1, 1, 0, 0, 0, 10, b'a'],
+    &[0, 1, 0, 1, 1, 0xFF, 0xFF, 0xFF, 0xFF],
+    &[0, 1, 0, 1, 1, 0x7F, 0xFF, 0xFF, 0xFF, 0],
+    &[0, 2, 0, 1, 1, 0, 0, 0, 1, b'x', 2],
+    &[0, 1, 0, 1, 9],
+    &[0, 1, 0, 1, 1, 0, 0, 0, 1, b'x'],
+    &[0, 1, 0],
+    &[],
+];
+
+/// Property: 3 producers put 10 items each into a queue beside lying items and foreign
+/// children (the foreign ones re-created meanwhile); 3 consumers take every real item exactly
+/// once within the bound, and each lying item surfaces as one `CorruptData`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queue_items_are_taken_exactly_once_beside_lying_items() {
+    let mut rng = support::rng("queue");
+    let path = support::base("queue");
+    let fws = [support::framework().await, support::framework().await, support::framework().await];
+    let mut lying = 0;
+    for data in LYING {
+        plant(&fws[0], &path, &format!("queue-{:010}", rng.u32(..1_000_000)), data, false).await;
+        lying += 1;
+    }
+    plant(&fws[0], &path, "queue-", &[0xA5; 1_000_000], false).await;
+    lying += 1;
+    let mut foreign = Vec::new();
+    for _ in 0..5 {
+        let mut name = junk_name(&mut rng, "item-");
+        if name.starts_with("queue-") {
+            name.insert(0, 'x');
+        }
+        plant(&fws[0], &path, &name, &junk_data(&mut rng), false).await;
+        foreign.push(name);
+    }
+    let churn = support::churn(&fws[1], &path, foreign.clone(), rng.u64(..));
+    for (p, fw) in fws.iter().enumerate() {
+        let q = DistributedQueue::new(fw, &path).unwrap();
+        for i in 0..10 {
+            q.put(&format!("p{p}-{i}").into_bytes()).await.unwrap();
+        }
+    }
+    let got: Arc<Mutex<HashMap<Vec<u8>, usize>>> = Arc::default();
+    let corrupt = Arc::new(Mutex::new(0usize));
+    let mut consumers = Vec::new();
+    for fw in &fws {
+        let (fw, path, got, corrupt) = (fw.clone(), path.clone(), got.clone(), corrupt.clone());
+        consumers.push(tokio::spawn(async move {
+            let q = DistributedQueue::new(&fw, &path).unwrap();
+            loop {
+                match q.take_timeout(Duration::from_millis(300)).await {
+                    Ok(item) => *got.lock().unwrap().entry(item).or_default() += 1,
+                    Err(Error::CorruptData { .. }) => *corrupt.lock().unwrap() += 1,
+                    Err(Error::Timeout(_)) if got.lock().unwrap().len() >= 30 => return,
+                    Err(Error::Timeout(_)) => {}
+                    Err(e) => panic!("a consumer failed: {e}"),
+                }
+            }
+        }));
+    }
+    live("consumers", async {
+        for c in consumers {
+            c.await.unwrap();
+        }
+    })
+    .await;
+    support::stop_churn(churn).await;
+    let got = got.lock().unwrap().clone();
+    assert_eq!(got.len(), 30, "every real item taken: {got:?}");
+    assert!(got.values().all(|n| *n == 1), "exactly once: {got:?}");
+    assert_eq!(*corrupt.lock().unwrap(), lying, "each lying item surfaced once");
+    let left = fws[0].children(&path).await.unwrap();
+    assert!(left.iter().all(|c| foreign.contains(c)), "only foreign children are left: {left:?}");
+    for fw in fws {
+        fw.close();
+    }
+}
+
+/// Property: the simple queue beside foreign children and junk items: every item (junk
+/// ones too, they are items by name) is taken exactly once by 3 consumers within the bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simple_queue_items_are_taken_exactly_once_beside_junk() {
+    let mut rng = support::rng("simple-queue");
+    let path = support::base("simple-queue");
+    let fws = [support::framework().await, support::framework().await, support::framework().await];
+    let mut junk_items = 0;
+    for _ in 0..4 {
+        let mut data = junk_data(&mut rng);
+        data.insert(0, b'!');
+        plant(&fws[0], &path, &format!("qn-{}", junk_name(&mut rng, "x")), &data, false).await;
+        junk_items += 1;
+    }
+    let mut foreign = Vec::new();
+    for _ in 0..4 {
+        let name = format!("x{}", junk_name(&mut rng, "qn-"));
+        plant(&fws[0], &path, &name, &junk_data(&mut rng), false).await;
+        foreign.push(name);
+    }
+    let churn = support::churn(&fws[1], &path, foreign.clone(), rng.u64(..));
+    for (p, fw) in fws.iter().enumerate() {
+        let q = SimpleDistributedQueue::new(fw, &path).unwrap();
+        for i in 0..10 {
+            q.offer(format!("p{p}-{i}").as_bytes()).await.unwrap();
+        }
+    }
+    let got: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
+    let mut consumers = Vec::new();
+    for fw in &fws {
+        let (fw, path, got) = (fw.clone(), path.clone(), got.clone());
+        consumers.push(tokio::spawn(async move {
+            let q = SimpleDistributedQueue::new(&fw, &path).unwrap();
+            while let Some(item) = q.try_take().await.unwrap() {
+                got.lock().unwrap().push(item);
+            }
+        }));
+    }
+    live("simple consumers", async {
+        for c in consumers {
+            c.await.unwrap();
+        }
+    })
+    .await;
+    support::stop_churn(churn).await;
+    let got = got.lock().unwrap().clone();
+    let real: Vec<&Vec<u8>> = got.iter().filter(|i| i.first() == Some(&b'p')).collect();
+    assert_eq!(real.len(), 30, "every real item once");
+    let mut unique = real.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 30, "no real item twice");
+    assert_eq!(got.len() - real.len(), junk_items, "each junk item once");
+    for fw in fws {
+        fw.close();
+    }
+}
