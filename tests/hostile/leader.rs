@@ -33,7 +33,7 @@ async fn a_latch_node_without_a_sequence_does_not_lead() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn latches_elect_one_real_leader_beside_random_junk() {
     let mut rng = support::rng("latch");
-    for round in 0..3 {
+    for round in 0..5 {
         let path = support::base(&format!("latches-{round}"));
         let fws = [support::framework().await, support::framework().await, support::framework().await];
         let n = rng.usize(1..6);

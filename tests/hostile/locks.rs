@@ -172,11 +172,11 @@ async fn locks_keep_exclusion_and_liveness_beside_random_junk() {
     let mut rng = support::rng("locks");
     let fws = [support::framework().await, support::framework().await, support::framework().await];
     let kinds = [Kind::Mutex, Kind::ReadWrite, Kind::Semaphore, Kind::SemaphoreMutex];
-    for round in 0..6 {
+    for round in 0..12 {
         let kind = kinds[round % kinds.len()];
         let path = support::base(&format!("locks-{round}"));
         let (dir, name) = kind.junk_dir(&path);
-        let n = rng.usize(1..6);
+        let n = rng.usize(1..8);
         let junk = plant_junk(&mut rng, &fws[0], &dir, name, n).await;
         // junk of the mutex kind under the read-write lock too, and under the semaphore's locks
         let extra = plant_junk(&mut rng, &fws[0], &dir, "lock-", 2).await;

@@ -94,7 +94,10 @@ pub fn table(found: &Inspection) -> String {
         }
     }
     for row in std::iter::once(&header).chain(&rows) {
-        let cells: Vec<String> = row.iter().zip(widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
+        // padded by hand: a format width above 65,535 panics, and a node's data (up to 1 MB) is
+        // a cell of that many characters
+        let cells: Vec<String> =
+            row.iter().zip(widths).map(|(cell, w)| format!("{cell}{}", " ".repeat(w - cell.chars().count()))).collect();
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
@@ -137,6 +140,21 @@ mod tests {
             value: Some("5".into()),
         };
         assert_eq!(to_json(&counter), r#"{"kind":"counter","holders":[],"waiters":[],"value":"5"}"#);
+    }
+
+    #[test]
+    fn a_megabyte_of_data_is_a_cell_not_a_panic() {
+        let mut found = mutex();
+        found.holders[0].data = "\u{FFFD}".repeat(1_000_000);
+        found.foreign = vec![node("lock-", 0, 3, "")];
+        let text = table(&found);
+        assert!(text.lines().nth(2).is_some_and(|l| l.chars().count() > 1_000_000), "the data in full");
+        assert!(
+            text.lines().nth(4).is_some_and(|l| l.starts_with("foreign  lock- ") && l.contains(" 0x0 ")),
+            "{:.300}",
+            text.lines().nth(4).unwrap_or("")
+        );
+        assert!(to_json(&found).contains(r#""foreign":[{"name":"lock-""#));
     }
 
     #[test]
