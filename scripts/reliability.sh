@@ -49,5 +49,8 @@ ls "$dir"/*.md >/dev/null 2>&1 || { echo "reliability: no results in $dir (run: 
   echo "  servers (the leader cut off from both followers, a follower cut off) run there, on the Docker"
   echo "  backend (the partition as iptables rules in the server's container, its clients staying"
   echo "  connected; scripts/test-docker.sh runs them)."
+  # hand-written sections, kept across regenerations
+  echo
+  cat docs/reliability-hostile.md
 } > docs/RELIABILITY.md
 echo "wrote docs/RELIABILITY.md"

@@ -27,6 +27,30 @@ async fn a_latch_node_without_a_sequence_does_not_lead() {
     fw.close();
 }
 
+/// Regression: a node named `_c_x-lock-` (no sequence) under a selector's path led it
+/// forever: the selector never ran its task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_selector_node_without_a_sequence_does_not_lead() {
+    let fw = support::framework().await;
+    let path = support::base("selector-nosequence");
+    plant(&fw, &path, "_c_x-lock-", b"impostor", false).await;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let tx = std::sync::Mutex::new(Some(tx));
+    let selector = LeaderSelector::new(&fw, &path, "real", move |_ctx| {
+        let tx = tx.lock().unwrap().take();
+        async move {
+            if let Some(tx) = tx {
+                let _ = tx.send(());
+            }
+        }
+    })
+    .unwrap();
+    selector.start().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), rx).await.expect("the real participant leads").unwrap();
+    selector.close().await.unwrap();
+    fw.close();
+}
+
 /// Property: 3 latches (one process each) beside random junk (re-created meanwhile): one of
 /// them leads within the bound, never two at once, the reported leader is a real one, and
 /// leadership passes on as each leader closes.

@@ -61,6 +61,16 @@ async fn junk_under_leases_takes_no_lease() {
     let found = inspect(&fw, &path).await.unwrap();
     assert_eq!((found.kind, found.holders.len(), found.foreign.len()), (RecipeKind::Semaphore, 2, 2));
     InterProcessSemaphoreV2::return_all(leases).await.unwrap();
+    // a permit that is well-formed but expires at the end of time holds a lease (it is a
+    // contender by name); waiting behind it neither panics nor wakes early
+    let path = support::base("semaphore-far-permit");
+    let far = format!("_c_x-expires-{}-lease-0000000001", u64::MAX);
+    plant(&fw, &format!("{path}/leases"), &far, b"", false).await;
+    let semaphore = InterProcessSemaphoreV2::new(&fw, &path, 2).unwrap();
+    let lease = semaphore.acquire_timeout(AT_ONCE).await.unwrap();
+    let waited = semaphore.acquire_timeout(Duration::from_millis(300)).await;
+    assert!(matches!(waited, Err(zk_recipes::Error::Timeout(_))), "{waited:?}");
+    lease.release().await.unwrap();
     // the semaphore mutex: junk under both its directories
     let path = support::base("semaphore-mutex-junk");
     plant(&fw, &format!("{path}/leases"), "_c_x-lease-", b"", false).await;
