@@ -4,8 +4,6 @@
 //! of the counter node other than its own (`_lock_` queue, `_gate_`, `_txn_` markers) are
 //! ignored, and foreign children of its `_lock_` queue hold nothing (the lock engine's rule).
 
-use std::time::Duration;
-
 use zk_recipes::zk::CreateMode;
 use zk_recipes::{DistributedAtomicInteger, DistributedAtomicLong, Error, SharedCount};
 
@@ -52,6 +50,10 @@ async fn counters_report_wrong_widths_and_count_exactly_once_beside_junk() {
     let queue_junk = plant_junk(&mut rng, &fw, &queue, "lock-", 3).await;
     junk.push(plant(&fw, &path, "_txn_junk", b"\xff", false).await.rsplit('/').next().unwrap().to_string());
     let churn = support::churn(&fw, &queue, queue_junk.clone(), rng.u64(..));
+    // the value's own children too: junk, and its gate deleted and re-created with junk data
+    let mut own = junk.clone();
+    own.push("_gate_".into());
+    let own_churn = support::churn(&fws[0], &path, own, rng.u64(..));
     let mut tasks = Vec::new();
     for f in &fws {
         for _ in 0..2 {
@@ -72,8 +74,8 @@ async fn counters_report_wrong_widths_and_count_exactly_once_beside_junk() {
     })
     .await;
     support::stop_churn(churn).await;
+    support::stop_churn(own_churn).await;
     assert_eq!(DistributedAtomicLong::new(&fw, &path).unwrap().get().await.unwrap(), 60, "every increment once");
-    let _ = Duration::ZERO;
     for f in fws {
         f.close();
     }

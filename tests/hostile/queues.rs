@@ -100,12 +100,13 @@ async fn simple_queue_items_are_taken_exactly_once_beside_junk() {
     let mut rng = support::rng("simple-queue");
     let path = support::base("simple-queue");
     let fws = [support::framework().await, support::framework().await, support::framework().await];
-    let mut junk_items = 0;
+    let mut junk_items = std::collections::HashSet::new();
     for _ in 0..4 {
         let mut data = junk_data(&mut rng);
         data.insert(0, b'!');
-        plant(&fws[0], &path, &format!("qn-{}", junk_name(&mut rng, "x")), &data, false).await;
-        junk_items += 1;
+        let name = format!("qn-{}", junk_name(&mut rng, "x"));
+        plant(&fws[0], &path, &name, &data, false).await;
+        junk_items.insert(name);
     }
     let mut foreign = Vec::new();
     for _ in 0..4 {
@@ -145,8 +146,61 @@ async fn simple_queue_items_are_taken_exactly_once_beside_junk() {
     unique.sort();
     unique.dedup();
     assert_eq!(unique.len(), 30, "no real item twice");
-    assert_eq!(got.len() - real.len(), junk_items, "each junk item once");
+    assert_eq!(got.len() - real.len(), junk_items.len(), "each junk item once: {junk_items:?}");
     for fw in fws {
         fw.close();
     }
+}
+
+/// Regression: a node squatting on a sequence name the queue has not reached yet
+/// (`queue-0000000003` planted in a fresh queue) made the put that reached it fail with
+/// `NodeExists` — and every put after it, forever: a failed create does not advance the
+/// parent's sequence counter.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_squatting_on_a_future_sequence_stops_no_producer() {
+    let fw = support::framework().await;
+    for (i, item) in ["queue-", "qn-"].into_iter().enumerate() {
+        let path = support::base(&format!("squat-{i}"));
+        // the queue's node, then squatters on the next sequences
+        fw.create(&path, b"", zk_recipes::zk::CreateMode::Persistent).await.unwrap();
+        for seq in [2, 3, 5] {
+            plant(&fw, &path, &format!("{item}{seq:010}"), &[0, 1, 0, 1, 2], false).await;
+        }
+        for n in 0..6 {
+            let put = match item {
+                "queue-" => DistributedQueue::new(&fw, &path).unwrap().put(&format!("item {n}").into_bytes()).await,
+                _ => SimpleDistributedQueue::new(&fw, &path).unwrap().offer(format!("item {n}").as_bytes()).await,
+            };
+            let node = live("a put beside squatters", async { put }).await.unwrap_or_else(|e| panic!("put {n}: {e}"));
+            assert!(node.starts_with(&format!("{path}/{item}")), "{node}");
+        }
+        assert_eq!(fw.children(&path).await.unwrap().len(), 9, "3 squatters and 6 items");
+    }
+    fw.close();
+}
+
+/// A persistent node at an item's lock name (`<lock path>/<item>`; consumers' locks are
+/// ephemeral) does not stop the consumers from taking the other items; the item itself stays
+/// held by it (the rule: an item whose lock node exists is being processed, Curator's too)
+/// until someone deletes the node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persistent_lock_node_on_an_item_stops_no_consumer() {
+    let fw = support::framework().await;
+    let path = support::base("locked-queue");
+    let locks = format!("{path}-locks");
+    let queue: DistributedQueue = DistributedQueue::builder(&fw, &path).lock_path(&locks).build().unwrap();
+    let first = queue.put(&b"first".to_vec()).await.unwrap();
+    for n in 0..3 {
+        queue.put(&format!("item {n}").into_bytes()).await.unwrap();
+    }
+    plant(&fw, &locks, first.rsplit('/').next().unwrap(), b"by hand", false).await;
+    for n in 0..3 {
+        let got = live("a take beside a persistent lock node", queue.take()).await.unwrap();
+        assert_eq!(got, format!("item {n}").into_bytes());
+    }
+    let taken = queue.take_timeout(Duration::from_millis(500)).await;
+    assert!(matches!(taken, Err(Error::Timeout(_))), "{taken:?}");
+    fw.delete(&format!("{locks}/{}", first.rsplit('/').next().unwrap())).await.unwrap();
+    assert_eq!(live("the item once its lock node is gone", queue.take()).await.unwrap(), b"first");
+    fw.close();
 }

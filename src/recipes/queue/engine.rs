@@ -18,6 +18,14 @@ use crate::error::{Error, Result};
 use crate::framework::wait::{Wake, WatchSet};
 use crate::framework::{paths, IfExists, TxnResult};
 
+/// How many times one put skips a sequence that a foreign node squats on before it gives up
+/// with `NodeExists` (each skip is one round trip and advances the counter by two).
+const MAX_SQUATTERS: u32 = 64;
+
+/// The name prefix of the throwaway child that advances a queue's sequence counter (created
+/// and deleted in one transaction: never seen, and no item name).
+const SKIP_PREFIX: &str = "_skip_";
+
 /// How a consumer takes an item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -73,6 +81,7 @@ impl Engine {
         self.wait_for_room(timeout).await?;
         self.ensure_dirs(false).await?;
         let mut forced = false;
+        let mut squatted = 0;
         loop {
             let txn = items.iter().fold(self.fw.transaction(), |txn, (name, data)| {
                 txn.create(&paths::join(&self.dir, name), data, CreateMode::PersistentSequential)
@@ -90,9 +99,27 @@ impl Engine {
                     forced = true;
                     self.ensure_dirs(true).await?;
                 }
+                // A node squats on the name of the sequence we were given: no compliant client
+                // made it (a sequence not reached yet), and a failed create does not advance
+                // the counter, so every put would fail on it. Advance it past the squatter.
+                Err(Error::Transaction { source: ZkError::NodeExists, .. }) if squatted < MAX_SQUATTERS => {
+                    squatted += 1;
+                    if squatted == 1 {
+                        tracing::warn!(dir = %self.dir, "a foreign node holds the next item name: skipping its sequence");
+                    }
+                    self.skip_sequence().await?;
+                }
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Advances the queue node's sequence counter (its child version) without leaving a node:
+    /// creates a throwaway child and deletes it in one transaction, which no listing sees.
+    async fn skip_sequence(&self) -> Result<()> {
+        let throwaway = paths::join(&self.dir, &format!("{SKIP_PREFIX}{}", uuid::Uuid::new_v4()));
+        let txn = self.fw.transaction().create(&throwaway, &[], CreateMode::Persistent).delete(&throwaway, None);
+        txn.commit().await.map(drop)
     }
 
     /// Waits until the queue holds fewer than `max_items` item nodes (at once without a bound).
