@@ -70,3 +70,26 @@ async fn latch_reports_corrupt_data_and_opens_once_beside_junk() {
     }
     fw.close();
 }
+
+/// Regression: a directory squatting on the next generation's name (`gen-0000000002` while
+/// the latch is at generation 1) made every `try_set_count` fail with `NodeExists`: the
+/// setter's transaction creates that directory. The setter now skips the squatted number.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_squatted_next_generation_stops_no_setter() {
+    let fw = support::framework().await;
+    let path = support::base("countdown-squat");
+    let latch = DistributedCountDownLatch::new(&fw, &path).unwrap();
+    assert!(latch.try_set_count(1).await.unwrap());
+    latch.count_down("a").await.unwrap();
+    fw.create(&format!("{path}/gen-0000000002"), b"7", CreateMode::Persistent).await.unwrap();
+    fw.create(&format!("{path}/gen-0000000003"), b"x", CreateMode::Persistent).await.unwrap();
+    assert!(live("setting a count beside squatters", latch.try_set_count(2)).await.unwrap());
+    assert_eq!(latch.count().await.unwrap(), 2);
+    let generation = latch.generation().await.unwrap().unwrap();
+    assert!(generation > 3, "past the squatters: {generation}");
+    for p in ["a", "b"] {
+        latch.count_down(p).await.unwrap();
+    }
+    live("the new generation opens", latch.wait()).await.unwrap();
+    fw.close();
+}

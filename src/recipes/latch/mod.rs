@@ -13,6 +13,10 @@ use crate::framework::wait::{wait, Wake};
 use crate::framework::{paths, Framework, IfExists};
 use state::{check_count, check_participant, decode, encode, generation_dir, generation_of};
 
+/// How many generation numbers one `try_set_count` skips because foreign nodes hold their
+/// directories' names, before it gives up with the transaction's `NodeExists`.
+const MAX_SKIPPED: u64 = 64;
+
 /// A count-down latch across processes (as Hazelcast's `ICountDownLatch`; Curator has none).
 ///
 /// Someone [sets a count](Self::try_set_count) N; participants [count down](Self::count_down)
@@ -130,6 +134,8 @@ impl DistributedCountDownLatch {
     /// Not cancel safe: the count may have been set.
     pub async fn try_set_count(&self, count: u64) -> Result<bool> {
         check_count(count)?;
+        // generation numbers skipped because a foreign node holds their directory's name
+        let mut skip = 0;
         loop {
             let set = match self.current().await? {
                 None => self.first_generation(count).await,
@@ -141,7 +147,7 @@ impl DistributedCountDownLatch {
                     {
                         return Ok(false);
                     }
-                    self.next_generation(generation, version, count).await
+                    self.next_generation(generation, version, count, skip).await
                 }
             };
             match set {
@@ -156,6 +162,14 @@ impl DistributedCountDownLatch {
                     source: ZkError::NodeExists | ZkError::BadVersion | ZkError::NoNode,
                     ..
                 }) => {}
+                // the next generation's directory exists though the latch never named that
+                // generation (a setter makes both in one transaction): a foreign node, which
+                // would refuse every setter — skip its number (it is deleted with the older
+                // generations)
+                Err(Error::Transaction { index: 1, source: ZkError::NodeExists, path }) if skip < MAX_SKIPPED => {
+                    tracing::warn!(%path, "latch: a foreign node holds the next generation's name: skipping it");
+                    skip += 1;
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -169,8 +183,10 @@ impl DistributedCountDownLatch {
         txn.create(&dir, &encode(count), CreateMode::Persistent).commit().await.map(|_| 1)
     }
 
-    async fn next_generation(&self, generation: u64, version: i32, count: u64) -> Result<u64> {
-        let next = generation + 1;
+    /// Starts the generation after `generation` (at the latch's data `version`), `skip`
+    /// numbers further on.
+    async fn next_generation(&self, generation: u64, version: i32, count: u64, skip: u64) -> Result<u64> {
+        let next = generation + 1 + skip;
         let txn = self.fw.transaction().set_data(&self.path, &encode(next), Some(version));
         txn.create(&generation_dir(&self.path, next), &encode(count), CreateMode::Persistent)
             .commit()
