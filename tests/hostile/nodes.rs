@@ -2,7 +2,8 @@
 //! group is a member — ids and data are free-form, so junk children are members with whatever
 //! data they hold (odd names, non-UTF-8, empty, 1 MB); a member whose node someone deletes
 //! creates it again; a member whose id another session holds gets
-//! [`Error::NodeHeldByOther`](zk_recipes::Error::NodeHeldByOther) from `wait_for_initial_create`.
+//! [`Error::NodeHeldByOther`](zk_recipes::Error::NodeHeldByOther) from `wait_for_initial_create`
+//! (`owner: 0` when a persistent node holds it).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -64,6 +65,13 @@ async fn group_members_see_junk_as_members_and_survive_deletes() {
     assert!(matches!(r, Err(zk_recipes::Error::NodeHeldByOther { .. })), "{r:?}");
     m.close().await.unwrap();
     other.close();
+    // a persistent node under a member's id (no session holds it)
+    fws[0].create(&format!("{path}/planted"), b"\xff", zk_recipes::zk::CreateMode::Persistent).await.unwrap();
+    let m = GroupMember::new(&fws[1], &path, "planted", "mine").unwrap();
+    m.start().await.unwrap();
+    let r = m.wait_for_initial_create(Duration::from_secs(2)).await;
+    assert!(matches!(r, Err(zk_recipes::Error::NodeHeldByOther { owner: 0, .. })), "{r:?}");
+    m.close().await.unwrap();
     for m in members {
         m.close().await.unwrap();
     }
