@@ -56,8 +56,9 @@ async fn discovery_skips_corrupt_instances() {
     let provider = reader.provider("svc").build().unwrap();
     live("provider start", provider.start()).await.unwrap();
     support::stop_churn(churn).await;
-    live("the cache sees the 3 real instances", async {
-        while ids(cache.instances()) != ["i0", "i1", "i2"] {
+    live("the caches see the 3 real instances", async {
+        // (a provider's start does not wait for its cache's initial load either)
+        while ids(cache.instances()) != ["i0", "i1", "i2"] || ids(provider.get_all_instances()) != ["i0", "i1", "i2"] {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
     })
