@@ -31,6 +31,8 @@ use crate::recipes::locks::foreign::ForeignNodes;
 ///   future, delete our member node (in the background when dropped).
 /// * If our session is lost while entering, our member node is created again in the new
 ///   session; while leaving, our node is simply gone (we count as left).
+/// * **Foreign children are no members.** A child not named by a UUID (nor `ready`) counts
+///   neither to open the barrier nor as a member still to leave; it is logged once at WARN.
 ///
 /// # Curator compatibility
 /// Members are EPHEMERAL nodes `<path>/<random uuid>` (36 characters, no protection prefix,

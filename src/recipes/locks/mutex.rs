@@ -37,6 +37,14 @@ use crate::recipes::layout::LOCK_NAME;
 /// ported from Curator passes the guard (or a [`reenter`](LockGuard::reenter)ed one) down to
 /// the code that would have re-acquired.
 ///
+/// # Foreign children
+/// A child of the lock's path whose name does not end with `lock-` and a ZooKeeper sequence
+/// (`lock-`, `_c_x-lock-`, `foo`: put there by hand or by another program) holds nothing: it
+/// is left out of the queue and of [`participants`](Self::participants), and logged once at
+/// WARN. (Curator counts such a node: one that sorts first stops its contenders.) The same
+/// rule holds for every lock kind, the semaphore's leases and the leader recipes; see "Hostile
+/// trees" in docs/RELIABILITY.md.
+///
 /// # Curator compatibility
 /// Node layout, sort order and data (the framework's default data, empty when revocable) as
 /// Curator 5.x; revocation uses Curator's `__REVOKE__` protocol.

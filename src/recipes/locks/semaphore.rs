@@ -38,6 +38,9 @@ use crate::recipes::layout::{LEASE_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS};
 ///   transaction, and reclaimed only by deleting it. The deadline is a wall-clock time, so
 ///   the participants' clocks must agree to well within the expiry (NTP); see
 ///   [`ExpiringPermit`].
+/// * **Foreign children take no lease.** A child of `leases/` whose name does not end with
+///   `lease-` and a ZooKeeper sequence is not counted (Curator counts it), and is logged once
+///   at WARN; see [`InterProcessMutex`]'s "Foreign children".
 ///
 /// # Curator compatibility
 /// Same nodes, names and protocol as Curator 5.x; a Curator process and this one share the
