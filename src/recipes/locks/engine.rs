@@ -31,9 +31,12 @@ use crate::framework::wait::{PendingWatch, Wake, WatchSet};
 use crate::framework::{
     paths, CreatedNode, Framework, IfExists, LossReason, ProtectedName, SessionStatus, TTL_UNSUPPORTED,
 };
+use crate::observe::{self, Kind};
 
 /// What to contend for.
 pub(crate) struct Request<'a> {
+    /// What contends (the `kind` of the metrics and spans).
+    pub kind: Kind,
     /// The parent of the contender nodes.
     pub dir: &'a str,
     /// The node name after the protection prefix (`lock-`, `__READ__`, `lease-`, `latch-`).
@@ -83,6 +86,8 @@ pub(crate) struct Acquired {
     /// The listing that decided we hold (`None`: we hold because every node we watched was
     /// deleted, without a listing since). Kept for [`Request::prefetch`] requests only.
     pub listing: Option<Arc<Listing>>,
+    /// What contended ([`Request::kind`]).
+    pub kind: Kind,
 }
 
 /// Deletes our node if the acquire is abandoned (cancelled, timed out, failed) before it is
@@ -121,7 +126,45 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Acquire
 /// Contends until we hold (`Ok`), `wait`'s deadline passes (its `TimedOut`, our node
 /// deleted), or an error. Cancel safe: dropping the future at any await point leaves no node
 /// behind.
+///
+/// Observed: an `acquire` span (debug) with the path, the kind, and once it ends the outcome,
+/// the wait and (acquired) the fencing token and session; the waiters gauge and the wait
+/// histogram (a dropped future counts as `cancelled`).
 pub(crate) async fn contend<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Waited<Acquired, W>> {
+    use tracing::field::Empty;
+    use tracing::Instrument;
+    let started = Instant::now();
+    let acquiring = observe::Acquiring::start(req.kind, fw.path_label(req.dir), started);
+    let span = tracing::debug_span!(
+        "acquire",
+        path = req.dir,
+        kind = req.kind.as_str(),
+        outcome = Empty,
+        wait_ms = Empty,
+        token = Empty,
+        session = Empty,
+    );
+    let result = contend_in_span(fw, req, wait).instrument(span.clone()).await;
+    let outcome = match &result {
+        Ok(Ok(acquired)) => {
+            span.record("token", acquired.stat.czxid);
+            span.record("session", observe::session_hex(acquired.status.session_id));
+            observe::Outcome::Acquired
+        }
+        Ok(Err(_)) => observe::Outcome::TimedOut,
+        Err(_) => observe::Outcome::Failed,
+    };
+    span.record("outcome", outcome.as_str());
+    span.record("wait_ms", started.elapsed().as_millis() as u64);
+    if let Err(error) = &result {
+        span.in_scope(|| tracing::debug!(%error, "acquire failed"));
+    }
+    acquiring.finish(outcome);
+    result
+}
+
+/// [`contend`], inside its span.
+async fn contend_in_span<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Waited<Acquired, W>> {
     if req.ttl.is_some() && !fw.capabilities().await?.ttl_nodes {
         return Err(TTL_UNSUPPORTED);
     }
@@ -473,7 +516,8 @@ impl<W: Wait> Contention<'_, '_, W> {
         let holds = self.fw.session_extension::<Holds>();
         let mark = self.req.driver.sole_holder().then(|| Arc::new(holds.mark_held(&node.path)));
         let (waited, ttl) = (self.waited, self.req.ttl);
-        Acquired { path: node.path, stat: node.stat, status, mark, prefetched, waited, ttl, listing: None }
+        let kind = self.req.kind;
+        Acquired { path: node.path, stat: node.stat, status, mark, prefetched, waited, ttl, listing: None, kind }
     }
 }
 
