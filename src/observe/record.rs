@@ -159,6 +159,12 @@ pub(crate) struct Leading {
 }
 
 impl Leading {
+    /// A participant at `path` starts: the leader gauge exists from now on (0 until it leads).
+    pub(crate) fn candidate(recipe: &'static str, path: &str) {
+        #[cfg(feature = "metrics")]
+        metrics::gauge!(LEADER, leader_labels(recipe, path)).increment(0.0);
+    }
+
     pub(crate) fn start(recipe: &'static str, path: &str) -> Self {
         leadership(recipe, path, true);
         #[cfg(feature = "metrics")]
@@ -175,13 +181,24 @@ impl Drop for Leading {
     }
 }
 
-/// Leadership at `path` (by the leader `recipe`, `latch` or `selector`) began or ended.
+#[cfg(feature = "metrics")]
+fn leader_labels(recipe: &'static str, path: &str) -> Vec<Label> {
+    vec![Label::from_static_parts(LABEL_RECIPE, recipe), Label::new(LABEL_PATH, path.to_string())]
+}
+
+/// Leadership at `path` (by the leader `recipe`, `latch` or `selector`) began or ended: the
+/// gauge counts the leaderships at `path` in this process (0 or 1 but for a test that runs
+/// several participants in one process).
 fn leadership(recipe: &'static str, path: &str, leading: bool) {
     #[cfg(feature = "metrics")]
     {
-        let labels = [Label::from_static_parts(LABEL_RECIPE, recipe), Label::new(LABEL_PATH, path.to_string())];
-        metrics::gauge!(LEADER, labels.to_vec()).set(if leading { 1.0 } else { 0.0 });
-        metrics::counter!(LEADERSHIP_CHANGES, labels.to_vec()).increment(1);
+        let gauge = metrics::gauge!(LEADER, leader_labels(recipe, path));
+        if leading {
+            gauge.increment(1.0);
+        } else {
+            gauge.decrement(1.0);
+        }
+        metrics::counter!(LEADERSHIP_CHANGES, leader_labels(recipe, path)).increment(1);
     }
 }
 

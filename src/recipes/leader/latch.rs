@@ -309,6 +309,9 @@ fn set_leadership(inner: &Inner, node: Option<&HeldNode>) {
 async fn run(inner: std::sync::Weak<Inner>) {
     let mut pause = Backoff::new(Duration::from_millis(50), Duration::from_secs(2)).with_jitter();
     let mut failing = false;
+    if let Some(this) = inner.upgrade() {
+        observe::Leading::candidate("latch", &this.path);
+    }
     loop {
         let Some(this) = inner.upgrade() else { return };
         let fw = this.fw.clone();

@@ -248,6 +248,9 @@ impl LeaderSelector {
 async fn run(inner: std::sync::Weak<Inner>) {
     let mut pause = Backoff::new(Duration::from_millis(50), Duration::from_secs(2)).with_jitter();
     let mut failing = false;
+    if let Some(this) = inner.upgrade() {
+        observe::Leading::candidate("selector", this.mutex.path());
+    }
     loop {
         let Some(this) = inner.upgrade() else { return };
         let mutex = this.mutex.clone();
