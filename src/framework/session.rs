@@ -429,14 +429,14 @@ impl Framework {
         &self.inner.runtime
     }
 
-    /// The current session's value of type `T` (made with `T::default()` on first use; a new
-    /// session starts with none).
     /// The `path` label of a recipe's metrics at `path`: set only when the framework was
     /// built with [`FrameworkBuilder::metrics_path_labels`].
     pub(crate) fn path_label(&self, path: &str) -> observe::PathLabel {
         observe::PathLabel::new(self.inner.cfg.metrics_path_labels, path)
     }
 
+    /// The current session's value of type `T` (made with `T::default()` on first use; a new
+    /// session starts with none).
     pub(crate) fn session_extension<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
         self.inner.extensions.get_or_default()
     }
@@ -571,6 +571,16 @@ impl Inner {
                 tracing::info!(%session, namespace, ensemble, "connection RECONNECTED to the same session");
             }
             _ => tracing::info!(%session, namespace, ensemble, state = %to, "connection state"),
+        }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // a framework dropped without a close leaves the session-state gauge
+        let status = *self.status.borrow();
+        if !status.closed {
+            observe::session_state(Some(status.state.as_str()), None);
         }
     }
 }

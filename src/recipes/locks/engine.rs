@@ -146,18 +146,21 @@ pub(crate) async fn contend<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W)
     );
     let result = contend_in_span(fw, req, wait).instrument(span.clone()).await;
     let outcome = match &result {
-        Ok(Ok(acquired)) => {
-            span.record("token", acquired.stat.czxid);
-            span.record("session", observe::session_hex(acquired.status.session_id));
-            observe::Outcome::Acquired
-        }
+        Ok(Ok(_)) => observe::Outcome::Acquired,
         Ok(Err(_)) => observe::Outcome::TimedOut,
         Err(_) => observe::Outcome::Failed,
     };
-    span.record("outcome", outcome.as_str());
-    span.record("wait_ms", started.elapsed().as_millis() as u64);
-    if let Err(error) = &result {
-        span.in_scope(|| tracing::debug!(%error, "acquire failed"));
+    // (nothing is formatted when no subscriber wants the span)
+    if !span.is_disabled() {
+        if let Ok(Ok(acquired)) = &result {
+            span.record("token", acquired.stat.czxid);
+            span.record("session", observe::session_hex(acquired.status.session_id));
+        }
+        span.record("outcome", outcome.as_str());
+        span.record("wait_ms", started.elapsed().as_millis() as u64);
+        if let Err(error) = &result {
+            span.in_scope(|| tracing::debug!(%error, "acquire failed"));
+        }
     }
     acquiring.finish(outcome);
     result
@@ -540,7 +543,7 @@ pub(crate) async fn create_owned(
 /// Deletes `nodes` (children of `dir`; one gone already is fine), in one round trip.
 async fn reclaim(fw: &Framework, dir: &str, nodes: &[String]) -> Result<()> {
     let paths: Vec<String> = nodes.iter().map(|n| paths::join(dir, n)).collect();
-    fw.retry(|client| {
+    fw.retry_op("delete", dir, |client| {
         let paths = &paths;
         async move {
             let deletes: Vec<_> = paths.iter().map(|p| client.delete(p, None)).collect();
@@ -621,10 +624,10 @@ async fn relist(fw: &Framework, req: &Request<'_>) -> Result<Listed> {
     let (dir, listings) = (req.dir, &fw.session_extension::<Listings>());
     match req.prefetch {
         Some(read) => {
-            let (listing, data) = fw.retry(|client| async move { list_and_read(&client, dir, read).await }).await?;
+            let (listing, data) = fw.retry_op("list", dir, |client| async move { list_and_read(&client, dir, read).await }).await?;
             Ok((listing, Some(data)))
         }
-        None => fw.retry(|client| async move { listings.list(&client, dir).await }).await.map(|l| (l, None)),
+        None => fw.retry_op("list", dir, |client| async move { listings.list(&client, dir).await }).await.map(|l| (l, None)),
     }
 }
 
@@ -643,7 +646,7 @@ async fn list_and_read(
 
 /// Our own listing of `dir` with a children watch (the semaphore's wait).
 async fn list_and_watch_children(fw: &Framework, dir: &str) -> Result<(Vec<String>, Option<OneshotWatcher>)> {
-    fw.retry(|client| async move {
+    fw.retry_op("watch", dir, |client| async move {
         let listed = client.list_and_watch_children(dir).await.if_exists()?;
         Ok(listed.map_or((Vec::new(), None), |(list, watcher)| (list, Some(watcher))))
     })
@@ -653,7 +656,7 @@ async fn list_and_watch_children(fw: &Framework, dir: &str) -> Result<(Vec<Strin
 /// Data watches on `paths` (Curator uses `getData` so that no watch is left on a missing
 /// node), all in one round trip: a watcher per path (`None`: the node is gone).
 async fn watch_nodes(fw: &Framework, paths: &[&str]) -> Result<Vec<Option<OneshotWatcher>>> {
-    fw.retry(|client| async move {
+    fw.retry_op("watch", paths.first().copied().unwrap_or(""), |client| async move {
         // every request goes out before any answer is awaited
         let watched: Vec<_> = paths.iter().map(|p| client.get_and_watch_data(p)).collect();
         let mut out = Vec::with_capacity(watched.len());

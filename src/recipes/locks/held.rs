@@ -280,7 +280,7 @@ impl LossReport {
         observe::hold_lost(self.kind, &self.label, reason.as_label());
         self.span.in_scope(|| match reason {
             // the holder's own doing: nothing to warn of
-            LossReason::Closed => tracing::info!(%reason, "hold ended: the framework was closed"),
+            LossReason::Closed => tracing::debug!(%reason, "hold ended: the framework was closed"),
             _ => tracing::warn!(%reason, "hold LOST: stop using what it protects"),
         });
     }

@@ -113,7 +113,7 @@ impl Engine {
             let dir = self.dir.as_str();
             let full = self
                 .fw
-                .retry(|client| async move {
+                .retry_op("list", dir, |client| async move {
                     // the stat's child count is cheap; list (with a watch) only when full
                     match client.check_stat(dir).await? {
                         Some(stat) if (stat.num_children as usize) < max => return Ok(None),
@@ -140,7 +140,7 @@ impl Engine {
     async fn list_watched(&self) -> Result<(Vec<String>, OneshotWatcher)> {
         loop {
             let dir = self.dir.as_str();
-            let listed = self.fw.retry(|client| async move { client.list_and_watch_children(dir).await }).await;
+            let listed = self.fw.retry_op("watch", dir, |client| async move { client.list_and_watch_children(dir).await }).await;
             match listed.if_exists()? {
                 Some((mut names, watcher)) => {
                     names.retain(|n| self.layout.is_item(n));
