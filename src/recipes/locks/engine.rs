@@ -624,10 +624,13 @@ async fn relist(fw: &Framework, req: &Request<'_>) -> Result<Listed> {
     let (dir, listings) = (req.dir, &fw.session_extension::<Listings>());
     match req.prefetch {
         Some(read) => {
-            let (listing, data) = fw.retry_op("list", dir, |client| async move { list_and_read(&client, dir, read).await }).await?;
+            let (listing, data) =
+                fw.retry_op("list", dir, |client| async move { list_and_read(&client, dir, read).await }).await?;
             Ok((listing, Some(data)))
         }
-        None => fw.retry_op("list", dir, |client| async move { listings.list(&client, dir).await }).await.map(|l| (l, None)),
+        None => {
+            fw.retry_op("list", dir, |client| async move { listings.list(&client, dir).await }).await.map(|l| (l, None))
+        }
     }
 }
 

@@ -140,7 +140,8 @@ impl Engine {
     async fn list_watched(&self) -> Result<(Vec<String>, OneshotWatcher)> {
         loop {
             let dir = self.dir.as_str();
-            let listed = self.fw.retry_op("watch", dir, |client| async move { client.list_and_watch_children(dir).await }).await;
+            let listed =
+                self.fw.retry_op("watch", dir, |client| async move { client.list_and_watch_children(dir).await }).await;
             match listed.if_exists()? {
                 Some((mut names, watcher)) => {
                     names.retain(|n| self.layout.is_item(n));
