@@ -94,12 +94,15 @@
 //! and a few small crates. Features, all off by default: `tls` (TLS and mutual TLS to the
 //! ensemble, [`FrameworkBuilder::tls`], rustls), `sasl` (SASL DIGEST-MD5,
 //! [`FrameworkBuilder::sasl`]), `sasl-gssapi` (Kerberos; needs the
-//! system's GSSAPI library), and `fips` (`tls` with the FIPS-validated AWS-LC module; building
-//! it needs cmake and Go). See the README's "Security" section.
+//! system's GSSAPI library), `fips` (`tls` with the FIPS-validated AWS-LC module; building
+//! it needs cmake and Go), and `metrics` (lock, leadership, session, cache, queue and
+//! operation metrics through the `metrics` facade: see [`metrics`]). See the README's
+//! "Security" section for the transport features.
 #![deny(missing_docs)]
 
 mod error;
 mod framework;
+mod observe;
 mod recipes;
 mod sync;
 
@@ -234,6 +237,28 @@ pub mod ops {
 /// who holds, who waits.
 pub mod inspect {
     pub use crate::recipes::{inspect, Inspection, NodeInfo, RecipeKind, QUEUE_ITEMS_SHOWN};
+}
+
+/// The metric names and label keys the recipes record (feature `metrics`): a stable,
+/// documented set.
+///
+/// With the `metrics` feature on, the crate records through the
+/// [`metrics`](https://docs.rs/metrics) facade: install any recorder (a Prometheus exporter, a
+/// StatsD sink...) and the numbers below appear there; without a recorder they go nowhere.
+/// With the feature off (the default) nothing is recorded and nothing is paid: every record
+/// call compiles to nothing. The constants here exist either way, for dashboards and tests.
+///
+/// Labels are low-cardinality by default (the recipe kind, not the path);
+/// [`FrameworkBuilder::metrics_path_labels`] adds a `path` label to the lock, cache and queue
+/// metrics. The full table with each metric's type, labels and meaning, the tracing spans and
+/// their fields, and what to alert on are in `docs/guide/observability.md`.
+///
+/// # Examples
+/// ```
+/// assert_eq!(zk_recipes::metrics::LOCK_WAIT_SECONDS, "zk_recipes_lock_wait_seconds");
+/// ```
+pub mod metrics {
+    pub use crate::observe::names::*;
 }
 
 /// The underlying `zookeeper-client` crate, re-exported for its types (`Acl`, `Stat`,

@@ -99,7 +99,7 @@ impl Framework {
         if !self.capabilities().await?.multi_read {
             return Err(Error::ServerUnsupported(ServerFeature::MultiRead));
         }
-        self.retry(|client| async move {
+        self.retry_op("multi_read", "", |client| async move {
             let mut reader = client.new_multi_reader();
             for read in reads {
                 match read {
@@ -131,7 +131,7 @@ impl Framework {
     /// Cancel safe.
     pub async fn sync(&self, path: &str) -> Result<()> {
         validate_path(path)?;
-        self.retry(|client| async move { client.sync(path).await }).await
+        self.retry_op("sync", path, |client| async move { client.sync(path).await }).await
     }
 
     /// The ACL of `path` and its stat.
@@ -143,7 +143,7 @@ impl Framework {
     /// Cancel safe.
     pub async fn get_acl(&self, path: &str) -> Result<(Vec<Acl>, Stat)> {
         validate_path(path)?;
-        self.retry(|client| async move { client.get_acl(path).await }).await
+        self.retry_op("get_acl", path, |client| async move { client.get_acl(path).await }).await
     }
 
     /// Replaces the ACL of `path`, if its ACL version (`aversion`) is `version` (`None`: any).
@@ -160,7 +160,7 @@ impl Framework {
         if acl.is_empty() {
             return Err(Error::invalid("acl", "set_acl: an empty ACL"));
         }
-        self.retry(|client| async move { client.set_acl(path, acl, version).await }).await
+        self.retry_op("set_acl", path, |client| async move { client.set_acl(path, acl, version).await }).await
     }
 
     /// Creates a persistent (or persistent sequential) node at `path` that the server deletes
@@ -186,8 +186,10 @@ impl Framework {
         if !self.capabilities().await?.ttl_nodes {
             return Err(TTL_UNSUPPORTED);
         }
-        self.retry(|client| async move { self.create_with_parents_ttl(&client, path, data, mode, Some(ttl)).await })
-            .await
+        self.retry_op("create", path, |client| async move {
+            self.create_with_parents_ttl(&client, path, data, mode, Some(ttl)).await
+        })
+        .await
     }
 
     /// Refreshes `path`'s modification time without changing its data — what keeps a TTL
@@ -214,7 +216,7 @@ impl Framework {
     /// ```
     pub async fn touch(&self, path: &str) -> Result<Stat> {
         validate_path(path)?;
-        self.retry(|client| async move {
+        self.retry_op("touch", path, |client| async move {
             let (data, stat) = client.get_data(path).await?;
             match client.set_data(path, &data, Some(stat.version)).await {
                 Err(ZkError::BadVersion) => client.check_stat(path).await?.ok_or(ZkError::NoNode),
@@ -236,7 +238,7 @@ impl Framework {
     pub async fn ephemerals(&self, prefix: &str) -> Result<Vec<String>> {
         validate_path(prefix)?;
         self.needs_3_6(ServerFeature::GetEphemerals).await?;
-        self.retry(|client| async move { client.list_ephemerals(prefix).await }).await
+        self.retry_op("ephemerals", prefix, |client| async move { client.list_ephemerals(prefix).await }).await
     }
 
     /// How many nodes are below `path` (all depths, `path` itself not counted). ZooKeeper
@@ -251,7 +253,8 @@ impl Framework {
     pub async fn descendants_count(&self, path: &str) -> Result<usize> {
         validate_path(path)?;
         self.needs_3_6(ServerFeature::GetAllChildrenNumber).await?;
-        self.retry(|client| async move { client.count_descendants_number(path).await }).await
+        self.retry_op("descendants_count", path, |client| async move { client.count_descendants_number(path).await })
+            .await
     }
 
     /// The identities this session is authenticated as (`whoami`, ZooKeeper 3.7+): the
@@ -267,7 +270,7 @@ impl Framework {
         if !self.capabilities().await?.whoami {
             return Err(Error::ServerUnsupported(ServerFeature::WhoAmI));
         }
-        self.retry(|client| async move { client.list_auth_users().await }).await
+        self.retry_op("whoami", "", |client| async move { client.list_auth_users().await }).await
     }
 
     /// [`Error::ServerUnsupported`] unless the server has the 3.6 operations (`multiRead` among them).

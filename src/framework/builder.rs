@@ -51,6 +51,8 @@ pub(crate) struct Config {
     pub read_only: bool,
     /// Sessions re-created after a reconfiguration use the servers of `/zookeeper/config`.
     pub ensemble_tracker: bool,
+    /// Lock, cache and queue metrics carry a `path` label (feature `metrics`).
+    pub metrics_path_labels: bool,
     /// The parent of the transaction markers, under the namespace.
     pub txn_markers: String,
     /// The TLS settings in use, shared by every session (replaced by `Framework::reload`).
@@ -87,6 +89,7 @@ pub struct FrameworkBuilder {
     error_policy: ErrorPolicy,
     read_only: bool,
     ensemble_tracker: bool,
+    metrics_path_labels: bool,
     txn_markers: String,
     #[cfg(feature = "tls")]
     tls: Option<super::security::TlsConfig>,
@@ -109,6 +112,7 @@ impl Default for FrameworkBuilder {
             error_policy: ErrorPolicy::Standard,
             read_only: false,
             ensemble_tracker: true,
+            metrics_path_labels: false,
             txn_markers: MARKERS.to_string(),
             #[cfg(feature = "tls")]
             tls: None,
@@ -194,6 +198,30 @@ impl FrameworkBuilder {
     /// configuration names no client addresses.
     pub fn ensemble_tracker(mut self, follow: bool) -> Self {
         self.ensemble_tracker = follow;
+        self
+    }
+
+    /// Whether the lock, cache and queue metrics of this framework's recipes carry a `path`
+    /// label (off by default; feature `metrics`, without which nothing is recorded).
+    ///
+    /// Off, their labels are low-cardinality — the recipe kind, an outcome, a reason — so a
+    /// service that locks a path per order or per tenant does not create a time series per
+    /// path in its monitoring system. Turn it on where the paths are a small fixed set and a
+    /// dashboard per path is wanted. Leadership metrics always carry their path (see
+    /// `docs/guide/observability.md`).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo() -> zk_recipes::Result<()> {
+    /// let fw = zk_recipes::Framework::builder()
+    ///     .connect_string("127.0.0.1:2181")
+    ///     .metrics_path_labels(true)
+    ///     .connect()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn metrics_path_labels(mut self, per_path: bool) -> Self {
+        self.metrics_path_labels = per_path;
         self
     }
 
@@ -308,6 +336,7 @@ impl FrameworkBuilder {
             error_policy: self.error_policy,
             read_only: self.read_only,
             ensemble_tracker: self.ensemble_tracker,
+            metrics_path_labels: self.metrics_path_labels,
             txn_markers: self.txn_markers,
             #[cfg(feature = "tls")]
             tls: self.tls.map(super::security::LiveTls::new).transpose()?,

@@ -115,6 +115,6 @@ impl Framework {
     /// [`Error::ServerUnsupported`]: crate::Error::ServerUnsupported
     pub async fn capabilities(&self) -> Result<Capabilities> {
         let probed: Arc<Probed> = self.session_extension();
-        probed.0.get_or_try_init(|| self.retry(probe)).await.copied()
+        probed.0.get_or_try_init(|| self.retry_op("capabilities", "", probe)).await.copied()
     }
 }

@@ -43,6 +43,12 @@ pub(crate) struct ProtectedName {
     name: String,
 }
 
+/// An operation and its path, for the retry logs and the operation metrics.
+struct Named<'a> {
+    op: &'static str,
+    path: &'a str,
+}
+
 /// What a background delete removes.
 #[derive(Debug)]
 enum DeleteTarget {
@@ -120,12 +126,47 @@ impl Framework {
     ///
     /// # Cancel safety
     /// As [`retry`](Self::retry).
-    pub async fn retry_with<T, F, Fut>(&self, policy: &dyn RetryPolicy, mut op: F) -> Result<T>
+    pub async fn retry_with<T, F, Fut>(&self, policy: &dyn RetryPolicy, op: F) -> Result<T>
+    where
+        F: FnMut(Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, ZkError>>,
+    {
+        self.retries(Named { op: "custom", path: "" }, policy, op).await
+    }
+
+    /// [`retry`](Self::retry) of the operation `op` on `path`, named in the retry logs and in
+    /// the operation metrics.
+    pub(crate) async fn retry_op<T, F, Fut>(&self, op: &'static str, path: &str, f: F) -> Result<T>
+    where
+        F: FnMut(Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, ZkError>>,
+    {
+        self.retries(Named { op, path }, self.retry_policy(), f).await
+    }
+
+    /// The retry loop, its latency and retries recorded under `named.op`.
+    async fn retries<T, F, Fut>(&self, named: Named<'_>, policy: &dyn RetryPolicy, op: F) -> Result<T>
     where
         F: FnMut(Client) -> Fut,
         Fut: Future<Output = std::result::Result<T, ZkError>>,
     {
         let start = Instant::now();
+        let result = self.retry_loop(&named, policy, op, start).await;
+        crate::observe::operation(named.op, result.is_ok(), start);
+        result
+    }
+
+    async fn retry_loop<T, F, Fut>(
+        &self,
+        named: &Named<'_>,
+        policy: &dyn RetryPolicy,
+        mut op: F,
+        start: Instant,
+    ) -> Result<T>
+    where
+        F: FnMut(Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, ZkError>>,
+    {
         let mut retries = 0u32;
         loop {
             let outcome = match self.wait_connected(self.connection_timeout()).await {
@@ -145,14 +186,16 @@ impl Framework {
             }
             match policy.allow_retry(retries, start.elapsed(), &error) {
                 None => {
+                    tracing::debug!(op = named.op, path = named.path, %error, retries, "retries exhausted");
                     return Err(Error::RetriesExhausted {
                         attempts: retries + 1,
                         elapsed: start.elapsed(),
                         last: error,
-                    })
+                    });
                 }
                 Some(pause) => {
-                    tracing::debug!(%error, retries, ?pause, "retrying");
+                    tracing::debug!(op = named.op, path = named.path, %error, retries, ?pause, "retrying");
+                    crate::observe::retried(named.op);
                     tokio::select! {
                         _ = tokio::time::sleep(pause) => {},
                         _ = self.closed() => return Err(Error::Closed),
@@ -177,7 +220,8 @@ impl Framework {
     /// Not cancel safe: the node may have been created.
     pub async fn create(&self, path: &str, data: &[u8], mode: CreateMode) -> Result<CreatedNode> {
         validate_path(path)?;
-        self.retry(|client| async move { self.create_with_parents(&client, path, data, mode).await }).await
+        self.retry_op("create", path, |client| async move { self.create_with_parents(&client, path, data, mode).await })
+            .await
     }
 
     /// One create attempt, creating missing parents (as containers) when the parent is absent.
@@ -288,7 +332,7 @@ impl Framework {
     ) -> Result<CreatedNode> {
         let attempted = std::sync::atomic::AtomicBool::new(maybe_created);
         let path = name.path();
-        self.retry(|client| {
+        self.retry_op("create", &name.parent, |client| {
             let path = &path;
             let attempted = &attempted;
             async move {
@@ -350,7 +394,8 @@ impl Framework {
 
     /// Deletes `path` (any version) through the retry loop; a missing node counts as deleted.
     pub(crate) async fn delete_if_exists(&self, path: &str) -> Result<()> {
-        self.retry(|client| async move { client.delete(path, None).await.if_exists().map(drop) }).await
+        self.retry_op("delete", path, |client| async move { client.delete(path, None).await.if_exists().map(drop) })
+            .await
     }
 
     /// Deletes `path` in the background, retrying with backoff until it is gone, the session
@@ -381,7 +426,7 @@ impl Framework {
             match sent.await {
                 Ok(()) | Err(ZkError::NoNode) => {}
                 Err(e) if is_retryable(&e) => fw.delete_in_background(path, ephemeral_owner),
-                Err(e) => tracing::warn!(%path, error = %e, "release: delete refused"),
+                Err(e) => tracing::warn!(%path, error = %e, "release: the server refused the delete; the node stays"),
             }
         });
     }
@@ -404,12 +449,14 @@ impl Framework {
         struct Pending(Framework);
         impl Drop for Pending {
             fn drop(&mut self) {
+                crate::observe::deletes_pending(false);
                 if self.0.inner.pending_deletes.fetch_sub(1, Ordering::SeqCst) == 1 {
                     self.0.inner.deletes_idle.notify_waiters();
                 }
             }
         }
         self.inner.pending_deletes.fetch_add(1, Ordering::SeqCst);
+        crate::observe::deletes_pending(true);
         let pending = Pending(self.clone());
         let work = delete(self.clone());
         // a shutdown lets it finish: its operations pass while new work is refused
@@ -423,6 +470,7 @@ impl Framework {
         self.spawn_counted_delete(|fw| async move {
             let mut pause = Backoff::new(Duration::from_millis(20), Duration::from_secs(1)).with_jitter();
             let mut owner = ephemeral_owner;
+            let mut failures = 0u32;
             loop {
                 // not `is_closed`: a shutdown that is draining lets it finish
                 if fw.status().closed {
@@ -448,7 +496,13 @@ impl Framework {
                 match outcome {
                     Ok(()) | Err(Error::Closed) => break,
                     Err(e @ (Error::RetriesExhausted { .. } | Error::Timeout(_))) => {
-                        tracing::debug!(?target, error = %e, "background delete failed; retrying");
+                        // once with its context; the retries that follow are debug
+                        let session = crate::observe::session_hex(fw.status().session_id);
+                        match failures {
+                            0 => tracing::warn!(?target, %session, error = %e, "background delete failed; retrying until it succeeds or the session ends (further failures at debug)"),
+                            _ => tracing::debug!(?target, error = %e, failures, "background delete failed; retrying"),
+                        }
+                        failures += 1;
                     }
                     Err(e) => {
                         tracing::warn!(?target, error = %e, "background delete gave up: not retryable");
@@ -493,7 +547,7 @@ impl Framework {
     /// Cancel safe.
     pub async fn get_data(&self, path: &str) -> Result<(Vec<u8>, Stat)> {
         validate_path(path)?;
-        self.retry(|client| client.get_data(path)).await
+        self.retry_op("get_data", path, |client| client.get_data(path)).await
     }
 
     /// Writes a node's data (optionally only at `expected_version`), through the retry loop.
@@ -505,7 +559,7 @@ impl Framework {
     /// Not cancel safe: the write may have been applied.
     pub async fn set_data(&self, path: &str, data: &[u8], expected_version: Option<i32>) -> Result<Stat> {
         validate_path(path)?;
-        self.retry(|client| client.set_data(path, data, expected_version)).await
+        self.retry_op("set_data", path, |client| client.set_data(path, data, expected_version)).await
     }
 
     /// The node's stat, or `None` if it does not exist, through the retry loop.
@@ -517,7 +571,7 @@ impl Framework {
     /// Cancel safe.
     pub async fn exists(&self, path: &str) -> Result<Option<Stat>> {
         validate_path(path)?;
-        self.retry(|client| client.check_stat(path)).await
+        self.retry_op("exists", path, |client| client.check_stat(path)).await
     }
 
     /// The names of a node's children (unsorted), through the retry loop.
@@ -529,7 +583,7 @@ impl Framework {
     /// Cancel safe.
     pub async fn children(&self, path: &str) -> Result<Vec<String>> {
         validate_path(path)?;
-        self.retry(|client| async move { client.list_children(path).await }).await
+        self.retry_op("children", path, |client| async move { client.list_children(path).await }).await
     }
 
     /// Deletes a node (any version), through the retry loop. Unlike
@@ -543,7 +597,7 @@ impl Framework {
     /// Not cancel safe: the delete may have been applied.
     pub async fn delete(&self, path: &str) -> Result<()> {
         validate_path(path)?;
-        self.retry(|client| client.delete(path, None)).await
+        self.retry_op("delete", path, |client| client.delete(path, None)).await
     }
 }
 

@@ -13,6 +13,7 @@ use super::builder::{Config, FrameworkBuilder};
 use super::retry::RetryPolicy;
 use super::state::{ConnectionState, ErrorPolicy, SessionStatus};
 use crate::error::{Error, Result};
+use crate::observe;
 // re-exported for holds.rs and listings.rs, which import it from here
 use crate::sync::lock;
 
@@ -152,7 +153,10 @@ impl Framework {
             loop {
                 match rx.recv().await {
                     Ok(state) => yield state,
-                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Lagged(skipped)) => {
+                        tracing::warn!(skipped, "connection states: a subscriber fell behind; the oldest changes were skipped");
+                        continue
+                    }
                     Err(broadcast::error::RecvError::Closed) => break,
                 }
             }
@@ -216,7 +220,15 @@ impl Framework {
         if let Some(session) = &session {
             *lock(&self.inner.ended) = Some(session.raw.state_watcher());
         }
-        self.inner.status.send_modify(|s| s.closed = true);
+        let mut was = None;
+        self.inner.status.send_modify(|s| {
+            was = (!s.closed).then_some(s.state);
+            s.closed = true;
+        });
+        if let Some(state) = was {
+            crate::observe::session_state(Some(state.as_str()), None);
+            tracing::info!(session = %observe::session_hex(self.status().session_id), namespace = self.namespace().unwrap_or(""), "framework closed");
+        }
         lock(&self.inner.events).take();
         // Dropping the last clients of the session closes it on the server.
         drop(session);
@@ -417,6 +429,12 @@ impl Framework {
         &self.inner.runtime
     }
 
+    /// The `path` label of a recipe's metrics at `path`: set only when the framework was
+    /// built with [`FrameworkBuilder::metrics_path_labels`].
+    pub(crate) fn path_label(&self, path: &str) -> observe::PathLabel {
+        observe::PathLabel::new(self.inner.cfg.metrics_path_labels, path)
+    }
+
     /// The current session's value of type `T` (made with `T::default()` on first use; a new
     /// session starts with none).
     pub(crate) fn session_extension<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
@@ -461,6 +479,13 @@ impl Inner {
             closed: false,
         };
         let (events, _) = broadcast::channel(256);
+        observe::session_state(None, Some(ConnectionState::Connected.as_str()));
+        tracing::info!(
+            session = %observe::session_hex(status.session_id),
+            namespace = cfg.namespace.as_deref().unwrap_or(""),
+            ensemble = %cfg.connect_string,
+            "connected",
+        );
         Arc::new(Inner {
             cfg,
             session: Mutex::new(Some(session)),
@@ -480,7 +505,7 @@ impl Inner {
     }
 
     pub(super) fn set_state(&self, state: ConnectionState, session_id: Option<i64>) {
-        let mut changed = false;
+        let mut changed = None;
         self.status.send_if_modified(|s| {
             if s.closed {
                 return false;
@@ -491,18 +516,71 @@ impl Inner {
             if state == ConnectionState::Lost && s.state != ConnectionState::Lost {
                 s.losses += 1;
             }
+            let old = (s.state, s.session_id);
             if let Some(id) = session_id {
                 s.session_id = id;
             }
-            changed = s.state != state || session_id.is_some();
+            let modified = s.state != state || session_id.is_some();
+            changed = modified.then_some(old);
             s.state = state;
-            changed
+            modified
         });
-        if changed {
-            tracing::info!(%state, "connection state");
-            if let Some(tx) = lock(&self.events).as_ref() {
-                let _ = tx.send(state);
+        let Some((from, old_session)) = changed else { return };
+        self.observe_transition(from, state, old_session, session_id);
+        if let Some(tx) = lock(&self.events).as_ref() {
+            let _ = tx.send(state);
+        }
+    }
+
+    /// Logs and counts a change of connection state `from` -> `to` of the session
+    /// `old_session` (`new_session`: the one built after a loss, if any).
+    fn observe_transition(
+        &self,
+        from: ConnectionState,
+        to: ConnectionState,
+        old_session: i64,
+        new_session: Option<i64>,
+    ) {
+        use observe::SessionEvent;
+        if from != to {
+            observe::session_state(Some(from.as_str()), Some(to.as_str()));
+        }
+        let session = observe::session_hex(new_session.unwrap_or(old_session));
+        let namespace = self.cfg.namespace.as_deref().unwrap_or("");
+        let ensemble = self.cfg.connect_string.as_str();
+        match to {
+            ConnectionState::Suspended => {
+                observe::session_event(SessionEvent::Suspension);
+                tracing::warn!(%session, namespace, ensemble, "connection SUSPENDED: the session may expire; holders stop trusting their locks");
             }
+            ConnectionState::Lost => {
+                observe::session_event(SessionEvent::Expiry);
+                tracing::error!(%session, namespace, ensemble, "session LOST: its locks, leaderships and ephemeral nodes are gone; building a new session");
+            }
+            ConnectionState::Refused => {
+                observe::session_event(SessionEvent::Refusal);
+                tracing::error!(%session, namespace, ensemble, "new session REFUSED by the ensemble");
+            }
+            ConnectionState::Reconnected if new_session.is_some() => {
+                observe::session_event(SessionEvent::Recreation);
+                let old = observe::session_hex(old_session);
+                tracing::warn!(%session, old_session = %old, namespace, ensemble, "new session built after the loss (RECONNECTED)");
+            }
+            ConnectionState::Reconnected => {
+                observe::session_event(SessionEvent::Reconnect);
+                tracing::info!(%session, namespace, ensemble, "connection RECONNECTED to the same session");
+            }
+            _ => tracing::info!(%session, namespace, ensemble, state = %to, "connection state"),
+        }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // a framework dropped without a close leaves the session-state gauge
+        let status = *self.status.borrow();
+        if !status.closed {
+            observe::session_state(Some(status.state.as_str()), None);
         }
     }
 }

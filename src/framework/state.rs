@@ -36,17 +36,23 @@ impl ConnectionState {
     }
 }
 
-impl fmt::Display for ConnectionState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = match self {
+impl ConnectionState {
+    /// Curator's name of the state (`CONNECTED`...): the `state` label of the session metrics.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
             Self::Connected => "CONNECTED",
             Self::Suspended => "SUSPENDED",
             Self::Reconnected => "RECONNECTED",
             Self::Lost => "LOST",
             Self::ReadOnly => "READ_ONLY",
             Self::Refused => "REFUSED",
-        };
-        f.write_str(name)
+        }
+    }
+}
+
+impl fmt::Display for ConnectionState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -92,6 +98,19 @@ pub enum LossReason {
     /// The hold's lease ran out without a renewal (a lease-bounded hold,
     /// [`TimedHold`](crate::TimedHold)): our node was deleted.
     LeaseExpired,
+}
+
+impl LossReason {
+    /// The `reason` label of the loss metric.
+    pub(crate) fn as_label(self) -> &'static str {
+        match self {
+            Self::Suspended => "suspended",
+            Self::SessionLost => "session_lost",
+            Self::NodeDeleted => "node_deleted",
+            Self::Closed => "closed",
+            Self::LeaseExpired => "lease_expired",
+        }
+    }
 }
 
 impl std::fmt::Display for LossReason {

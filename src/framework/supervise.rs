@@ -62,8 +62,12 @@ async fn supervise(inner: Weak<Inner>, mut watcher: zookeeper_client::StateWatch
             Some(SessionState::Closed) if this.status.borrow().closed => return,
             // Expired, auth failure, closed under us, or suspended past the session timeout.
             _ => {
-                if event.is_none() {
-                    tracing::warn!(?timeout, "suspended longer than the session timeout: session considered lost");
+                let session = crate::observe::session_hex(this.status.borrow().session_id);
+                match event {
+                    None => {
+                        tracing::warn!(%session, ?timeout, "suspended longer than the session timeout: session considered lost")
+                    }
+                    Some(cause) => tracing::warn!(%session, ?cause, "the session ended"),
                 }
                 this.set_state(ConnectionState::Lost, None);
                 drop(this);
@@ -114,6 +118,7 @@ async fn recreate(inner: &Weak<Inner>) -> Option<Session> {
 /// installs it.
 async fn reconnect(inner: &Weak<Inner>) -> Reconnect {
     let mut pause = Backoff::new(Duration::from_millis(50), Duration::from_secs(2)).with_jitter();
+    let mut failures = 0u32;
     loop {
         let Some(this) = inner.upgrade() else { return Reconnect::Gone };
         if this.status.borrow().closed {
@@ -136,6 +141,9 @@ async fn reconnect(inner: &Weak<Inner>) -> Reconnect {
                     *slot = Some(session.clone());
                 }
                 this.extensions.clear();
+                if failures > 0 {
+                    tracing::info!(failures, "a new session was built after failed attempts");
+                }
                 this.set_state(ConnectionState::Reconnected, Some(session.raw.session_id().0));
                 start_tracker(&this, &session.raw).await;
                 return Reconnect::Session(session);
@@ -144,7 +152,14 @@ async fn reconnect(inner: &Weak<Inner>) -> Reconnect {
                 return Reconnect::Refused { error, reloads }
             }
             Err(e) => {
-                tracing::warn!(error = %e, "could not re-create the session; retrying");
+                // once with its context; the retries that follow are debug
+                match failures {
+                    0 => {
+                        tracing::warn!(error = %e, ensemble = %cfg.connect_string, namespace = cfg.namespace.as_deref().unwrap_or(""), "could not build a new session; retrying until it works (further failures at debug)")
+                    }
+                    _ => tracing::debug!(error = %e, failures, "could not build a new session; retrying"),
+                }
+                failures += 1;
                 pause.sleep().await;
             }
         }

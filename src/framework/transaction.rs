@@ -220,6 +220,18 @@ impl Transaction<'_> {
     /// Not cancel safe: a commit already sent is applied or not whatever happens to the future
     /// (its marker is then left behind until the framework deletes markers again).
     pub async fn commit(self) -> Result<Vec<TxnResult>> {
+        use tracing::Instrument;
+        let first = self.ops.first().map(|op| op.path().to_string()).unwrap_or_default();
+        let span = tracing::debug_span!("transaction", ops = self.ops.len(), path = %first, guards = self.guards.len());
+        let outcome = self.commit_in_span().instrument(span.clone()).await;
+        if let Err(error) = &outcome {
+            span.in_scope(|| tracing::debug!(%error, "transaction not applied (or in doubt)"));
+        }
+        outcome
+    }
+
+    /// [`commit`](Self::commit), inside its span.
+    async fn commit_in_span(self) -> Result<Vec<TxnResult>> {
         if self.ops.is_empty() {
             return Err(Error::invalid("ops", "an empty transaction"));
         }
@@ -240,12 +252,14 @@ impl Transaction<'_> {
         let mut tries = 0;
         let outcome = loop {
             let marker = marker.as_deref();
-            let attempt = fw.retry(|client| attempt(fw, client, &self.guards, &self.ops, marker, &in_doubt)).await;
+            let attempt = fw
+                .retry_op("transaction", "", |client| attempt(fw, client, &self.guards, &self.ops, marker, &in_doubt))
+                .await;
             match attempt.and_then(|refused| refused) {
                 Err(Error::ZooKeeper(ZkError::NoNode)) if marker.is_some() && tries < MARKER_PARENT_TRIES => {
                     // the markers' parent is missing (first use in this namespace)
                     tries += 1;
-                    fw.retry(|client| async move {
+                    fw.retry_op("create", root, |client| async move {
                         fw.make_parents(&client, paths::parent(root)).await?;
                         let options = fw.create_options(CreateMode::Persistent);
                         client.create(root, &[], &options).await.map(drop).or_else(|e| match e {

@@ -106,7 +106,7 @@ impl Framework {
     /// The data and stat of each of `paths` (`None` where missing), read with pipelined
     /// requests.
     async fn read_many(&self, paths: &[&str]) -> Result<Vec<Option<(Vec<u8>, Stat)>>> {
-        self.retry(|client| async move {
+        self.retry_op("multi_read", "", |client| async move {
             try_join_all(paths.iter().map(|path| {
                 let reading = client.get_data(path);
                 async move {

@@ -56,7 +56,8 @@ impl Framework {
     /// ```
     pub async fn watch_data(&self, path: &str) -> Result<(Vec<u8>, Stat, OneShotWatch)> {
         validate_path(path)?;
-        let (data, stat, watcher) = self.retry(|client| async move { client.get_and_watch_data(path).await }).await?;
+        let (data, stat, watcher) =
+            self.retry_op("watch", path, |client| async move { client.get_and_watch_data(path).await }).await?;
         Ok((data, stat, OneShotWatch(watcher)))
     }
 
@@ -70,7 +71,8 @@ impl Framework {
     /// Cancel safe: a watch set by a cancelled call is dropped with it.
     pub async fn watch_exists(&self, path: &str) -> Result<(Option<Stat>, OneShotWatch)> {
         validate_path(path)?;
-        let (stat, watcher) = self.retry(|client| async move { client.check_and_watch_stat(path).await }).await?;
+        let (stat, watcher) =
+            self.retry_op("watch", path, |client| async move { client.check_and_watch_stat(path).await }).await?;
         Ok((stat, OneShotWatch(watcher)))
     }
 
@@ -86,7 +88,7 @@ impl Framework {
     pub async fn watch_children(&self, path: &str) -> Result<(Vec<String>, OneShotWatch)> {
         validate_path(path)?;
         let (children, watcher) =
-            self.retry(|client| async move { client.list_and_watch_children(path).await }).await?;
+            self.retry_op("watch", path, |client| async move { client.list_and_watch_children(path).await }).await?;
         Ok((children, OneShotWatch(watcher)))
     }
 }

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::framework::{paths, Framework, IfExists, LossReason};
+use crate::observe::Kind;
 use crate::recipes::layout;
 use crate::recipes::locks::driver::Exclusive;
 use crate::recipes::locks::engine::{self, Acquired, Prefetched, Request};
@@ -59,6 +60,7 @@ impl Turn {
     pub(crate) async fn take(fw: &Framework, value_path: &str) -> Result<Turn> {
         let dir = paths::join(value_path, layout::ATOMIC_QUEUE);
         let request = Request {
+            kind: Kind::Atomic,
             dir: &dir,
             name: layout::LOCK_NAME,
             data: &[],
@@ -108,6 +110,7 @@ impl Turn {
         marker: &str,
     ) -> Result<Taken> {
         let request = Request {
+            kind: Kind::Atomic,
             dir,
             name,
             data: &[],

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use futures_util::{FutureExt, StreamExt};
 use tokio::sync::watch;
+use tracing::Instrument;
 
 use super::read::{read_node, TreeReader};
 use super::source::{self, WatchMode};
@@ -68,20 +69,37 @@ pub(crate) async fn run(
                 reader = TreeReader::new(false);
                 continue;
             }
-            Err(e) => return shared.fail(e),
+            Err(e) => {
+                tracing::error!(error = %e, path = %shared.scope.root, "cache: the watch failed; the cache stops");
+                return shared.fail(e);
+            }
         };
         if let WatchEvent::Reset(reason) = event {
             shared.set_watch_mode(if one_shot { WatchMode::OneShot } else { WatchMode::Persistent });
-            tracing::debug!(?reason, path = %shared.scope.root, "cache: reading the subtree");
+            let span =
+                tracing::debug_span!("cache_resync", path = %shared.scope.root, ?reason, nodes = tracing::field::Empty);
+            let mut failures = 0u32;
             loop {
-                match reader.read(&fw, &shared.scope).await {
-                    Ok(tree) => break shared.apply_tree(tree),
+                match reader.read(&fw, &shared.scope).instrument(span.clone()).await {
+                    Ok(tree) => {
+                        span.record("nodes", tree.len());
+                        break shared.apply_tree(tree);
+                    }
                     Err(Error::Closed) => return,
                     // not the connection: reading again would fail again
-                    Err(e @ Error::ZooKeeper(_)) => return shared.fail(e),
-                    // the retry policy gave up: read again once connected (again)
+                    Err(e @ Error::ZooKeeper(_)) => {
+                        span.in_scope(
+                            || tracing::error!(error = %e, "cache: reading the subtree failed; the cache stops"),
+                        );
+                        return shared.fail(e);
+                    }
+                    // the retry policy gave up: read again once connected (again); told once
                     Err(e) => {
-                        tracing::warn!(error = %e, "cache: reading the subtree failed; again when connected");
+                        span.in_scope(|| match failures {
+                            0 => tracing::warn!(error = %e, "cache: reading the subtree failed; again when connected (further failures at debug)"),
+                            _ => tracing::debug!(error = %e, failures, "cache: reading the subtree failed; again when connected"),
+                        });
+                        failures += 1;
                         if fw.wait_until_connected().await.is_err() {
                             return;
                         }

@@ -15,6 +15,7 @@ use super::source::WatchMode;
 use super::state::Shared;
 use crate::error::{Error, Result};
 use crate::framework::{validate_path, Framework};
+use crate::observe::CacheSite;
 use crate::sync::lock;
 
 /// How many events a subscriber's buffer holds by default before it overflows.
@@ -129,9 +130,15 @@ impl CacheBuilder {
             with_data: self.with_data,
             filter: self.filter.map(GuardedFilter::new),
         };
+        let kind = match max_depth {
+            Some(0) => "node",
+            Some(1) => "children",
+            _ => "tree",
+        };
+        let site = CacheSite::new(kind, self.fw.path_label(&scope.root));
         Ok(Cache {
             fw: self.fw,
-            shared: Shared::new(scope, self.capacity),
+            shared: Shared::new(scope, self.capacity, site),
             recursive: self.kind != Kind::Node,
             watch_mode: self.watch_mode,
             task: Mutex::new(Task::NotStarted),

@@ -80,7 +80,7 @@ impl TreeReader {
     /// # Cancel safety
     /// Cancel safe: it only reads.
     pub async fn read(&self, fw: &Framework, scope: &Scope) -> Result<BTreeMap<String, CachedNode>> {
-        fw.retry(|client| async move {
+        fw.retry_op("read_tree", &scope.root, |client| async move {
             let batched = self.batched.load(Ordering::Relaxed);
             match walk(&client, scope, batched).await {
                 Err(ZkError::Unimplemented) if batched => {

@@ -12,6 +12,7 @@ use super::node::{CacheEvent, CachedNode};
 use super::scope::Scope;
 use super::source::WatchMode;
 use crate::error::Error;
+use crate::observe::CacheSite;
 use crate::sync::lock;
 
 /// What the cache's task and its handle share.
@@ -21,6 +22,8 @@ pub(crate) struct Shared {
     pub capacity: usize,
     state: Mutex<State>,
     version: watch::Sender<u64>,
+    /// The cache's metrics (feature `metrics`).
+    site: CacheSite,
 }
 
 #[derive(Debug, Default)]
@@ -34,8 +37,8 @@ struct State {
 }
 
 impl Shared {
-    pub fn new(scope: Scope, capacity: usize) -> Arc<Self> {
-        Arc::new(Self { scope, capacity, state: Mutex::default(), version: watch::Sender::new(0) })
+    pub fn new(scope: Scope, capacity: usize, site: CacheSite) -> Arc<Self> {
+        Arc::new(Self { scope, capacity, state: Mutex::default(), version: watch::Sender::new(0), site })
     }
 
     pub fn get(&self, path: &str) -> Option<CachedNode> {
@@ -120,7 +123,7 @@ impl Shared {
             (Some(old), None) => out.push(CacheEvent::Deleted(old.clone())),
             _ => {}
         }
-        Self::emit(&mut state, &self.version, out);
+        Self::emit(&mut state, &self.version, &self.site, out);
     }
 
     /// Applies a fresh read of the whole subtree: reports exactly the differences (deletions
@@ -151,9 +154,12 @@ impl Shared {
         }
         gone.append(&mut arrived);
         let done = if state.initialized { CacheEvent::Resynced { dropped: 0 } } else { CacheEvent::Initialized };
+        if state.initialized {
+            self.site.resync();
+        }
         state.initialized = true;
         gone.push(done);
-        Self::emit(&mut state, &self.version, gone);
+        Self::emit(&mut state, &self.version, &self.site, gone);
     }
 
     /// Records why the cache stopped.
@@ -171,13 +177,15 @@ impl Shared {
         }
     }
 
-    fn emit(state: &mut State, version: &watch::Sender<u64>, events: Vec<CacheEvent>) {
+    fn emit(state: &mut State, version: &watch::Sender<u64>, site: &CacheSite, events: Vec<CacheEvent>) {
         for event in events {
             match &event {
                 CacheEvent::Created(node) | CacheEvent::Changed { new: node, .. } => {
+                    site.event(if matches!(event, CacheEvent::Created(_)) { "created" } else { "changed" });
                     state.nodes.insert(node.path.clone(), node.clone());
                 }
                 CacheEvent::Deleted(node) => {
+                    site.event("deleted");
                     // a replaced node is deleted, then created: only drop the old one
                     if state.nodes.get(&node.path).is_some_and(|n| n.stat.czxid == node.stat.czxid) {
                         state.nodes.remove(&node.path);
@@ -196,6 +204,7 @@ impl Shared {
                 None => false,
             });
         }
+        site.nodes(state.nodes.len());
     }
 }
 
@@ -228,7 +237,11 @@ mod tests {
     }
 
     fn shared() -> Arc<Shared> {
-        Shared::new(Scope { root: "/r".into(), max_depth: None, with_data: true, filter: None }, 100)
+        Shared::new(
+            Scope { root: "/r".into(), max_depth: None, with_data: true, filter: None },
+            100,
+            Default::default(),
+        )
     }
 
     fn drain(events: &mut (impl Stream<Item = CacheEvent> + Unpin)) -> Vec<CacheEvent> {

@@ -264,7 +264,7 @@ async fn register(
     path: &str,
     mode: AddWatchMode,
 ) -> Result<(zookeeper_client::PersistentWatcher, Client)> {
-    fw.retry(|client| async move {
+    fw.retry_op("watch", path, |client| async move {
         let watcher = client.watch(path, mode).await?;
         Ok((watcher, client))
     })

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
 use crate::framework::LossReason;
 use crate::framework::{paths, Framework};
+use crate::observe::{self, Kind};
 use crate::recipes::layout::LATCH_NAME;
 use crate::recipes::locks::driver::Exclusive;
 use crate::recipes::locks::engine::{self, Request};
@@ -307,12 +308,17 @@ fn set_leadership(inner: &Inner, node: Option<&HeldNode>) {
 /// Contends, leads until the hold is lost, re-queues; until the latch goes away.
 async fn run(inner: std::sync::Weak<Inner>) {
     let mut pause = Backoff::new(Duration::from_millis(50), Duration::from_secs(2)).with_jitter();
+    let mut failing = false;
+    if let Some(this) = inner.upgrade() {
+        observe::Leading::candidate("latch", &this.path);
+    }
     loop {
         let Some(this) = inner.upgrade() else { return };
         let fw = this.fw.clone();
         let (path, id) = (this.path.clone(), this.id.clone());
         drop(this);
         let request = Request {
+            kind: Kind::LeaderLatch,
             dir: &path,
             name: LATCH_NAME,
             data: id.as_bytes(),
@@ -325,20 +331,34 @@ async fn run(inner: std::sync::Weak<Inner>) {
             Ok(acquired) => HeldNode::new(&fw, acquired, true),
             Err(Error::Closed) => return,
             Err(e) => {
-                tracing::warn!(%path, error = %e, "leader latch: could not queue; retrying");
+                // once with its context; the retries that follow are debug
+                match std::mem::replace(&mut failing, true) {
+                    false => {
+                        tracing::warn!(%path, error = %e, "leader latch: could not queue; retrying (further failures at debug)")
+                    }
+                    true => tracing::debug!(%path, error = %e, "leader latch: could not queue; retrying"),
+                }
                 pause.sleep().await;
                 continue;
             }
         };
         pause.reset();
+        failing = false;
         let Some(this) = inner.upgrade() else { return };
+        let leading = observe::Leading::start("latch", &path);
+        let session = observe::session_hex(node.session_id());
+        tracing::info!(%path, id = %id, token = node.fencing_token(), %session, "leader latch: leadership gained");
         set_leadership(&this, Some(&node));
         drop(this);
         let reason = node.lost().await;
         if let Some(this) = inner.upgrade() {
             set_leadership(&this, None);
         }
-        tracing::info!(%path, %reason, "leader latch: leadership lost; queueing again");
+        drop(leading);
+        match reason {
+            LossReason::Closed => tracing::info!(%path, %session, "leader latch: leadership ended with the framework"),
+            _ => tracing::warn!(%path, %reason, %session, "leader latch: leadership LOST; queueing again"),
+        }
         let _ = node.release().await;
         if reason == LossReason::Closed {
             return;

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
 use crate::framework::Framework;
 use crate::framework::LossReason;
+use crate::observe::{self, Kind};
 use crate::recipes::layout;
 use crate::recipes::locks::InterProcessMutex;
 use crate::sync::lock;
@@ -109,7 +110,7 @@ impl LeaderSelector {
         F: Fn(LeaderContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let mutex = InterProcessMutex::new(fw, path)?.with_data(id.as_bytes().to_vec());
+        let mutex = InterProcessMutex::new(fw, path)?.with_data(id.as_bytes().to_vec()).with_kind(Kind::LeaderSelector);
         let task: Task = Arc::new(move |ctx| Box::pin(task(ctx)));
         Ok(Self {
             inner: Arc::new(Inner {
@@ -246,6 +247,10 @@ impl LeaderSelector {
 
 async fn run(inner: std::sync::Weak<Inner>) {
     let mut pause = Backoff::new(Duration::from_millis(50), Duration::from_secs(2)).with_jitter();
+    let mut failing = false;
+    if let Some(this) = inner.upgrade() {
+        observe::Leading::candidate("selector", this.mutex.path());
+    }
     loop {
         let Some(this) = inner.upgrade() else { return };
         let mutex = this.mutex.clone();
@@ -254,13 +259,25 @@ async fn run(inner: std::sync::Weak<Inner>) {
             Ok(g) => g,
             Err(Error::Closed) => return,
             Err(e) => {
-                tracing::warn!(error = %e, "leader selector: could not queue; retrying");
+                // once with its context; the retries that follow are debug
+                let path = mutex.path();
+                match std::mem::replace(&mut failing, true) {
+                    false => {
+                        tracing::warn!(%path, error = %e, "leader selector: could not queue; retrying (further failures at debug)")
+                    }
+                    true => tracing::debug!(%path, error = %e, "leader selector: could not queue; retrying"),
+                }
                 pause.sleep().await;
                 continue;
             }
         };
         pause.reset();
+        failing = false;
         let Some(this) = inner.upgrade() else { return };
+        let path = mutex.path();
+        let leading = observe::Leading::start("selector", path);
+        let session = observe::session_hex(guard.session_id());
+        tracing::info!(%path, id = %this.id, token = guard.fencing_token(), %session, "leader selector: leadership gained");
         let ctx = LeaderContext { token: guard.fencing_token(), node: guard.path().to_string(), id: this.id.clone() };
         this.leading.send_replace(Some(ctx.token));
         let task = (this.task)(ctx);
@@ -270,6 +287,13 @@ async fn run(inner: std::sync::Weak<Inner>) {
             () = this.interrupt.notified() => LeadershipEnd::Interrupted,
         };
         this.leading.send_replace(None);
+        drop(leading);
+        match end {
+            LeadershipEnd::Lost(LossReason::Closed) | LeadershipEnd::Finished | LeadershipEnd::Interrupted => {
+                tracing::info!(%path, ?end, %session, "leader selector: leadership ended")
+            }
+            LeadershipEnd::Lost(reason) => tracing::warn!(%path, %reason, %session, "leader selector: leadership LOST"),
+        }
         this.ends.send_replace(Some(end));
         if let Err(e) = guard.release().await {
             tracing::debug!(error = %e, "leader selector: release after leadership");

@@ -32,9 +32,12 @@ use crate::framework::wait::{PendingWatch, Wake, WatchSet};
 use crate::framework::{
     paths, CreatedNode, Framework, IfExists, LossReason, ProtectedName, SessionStatus, TTL_UNSUPPORTED,
 };
+use crate::observe::{self, Kind};
 
 /// What to contend for.
 pub(crate) struct Request<'a> {
+    /// What contends (the `kind` of the metrics and spans).
+    pub kind: Kind,
     /// The parent of the contender nodes.
     pub dir: &'a str,
     /// The node name after the protection prefix (`lock-`, `__READ__`, `lease-`, `latch-`).
@@ -84,6 +87,8 @@ pub(crate) struct Acquired {
     /// The listing that decided we hold (`None`: we hold because every node we watched was
     /// deleted, without a listing since). Kept for [`Request::prefetch`] requests only.
     pub listing: Option<Arc<Listing>>,
+    /// What contended ([`Request::kind`]).
+    pub kind: Kind,
 }
 
 /// Deletes our node if the acquire is abandoned (cancelled, timed out, failed) before it is
@@ -122,7 +127,48 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Acquire
 /// Contends until we hold (`Ok`), `wait`'s deadline passes (its `TimedOut`, our node
 /// deleted), or an error. Cancel safe: dropping the future at any await point leaves no node
 /// behind.
+///
+/// Observed: an `acquire` span (debug) with the path, the kind, and once it ends the outcome,
+/// the wait and (acquired) the fencing token and session; the waiters gauge and the wait
+/// histogram (a dropped future counts as `cancelled`).
 pub(crate) async fn contend<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Waited<Acquired, W>> {
+    use tracing::field::Empty;
+    use tracing::Instrument;
+    let started = Instant::now();
+    let acquiring = observe::Acquiring::start(req.kind, fw.path_label(req.dir), started);
+    let span = tracing::debug_span!(
+        "acquire",
+        path = req.dir,
+        kind = req.kind.as_str(),
+        outcome = Empty,
+        wait_ms = Empty,
+        token = Empty,
+        session = Empty,
+    );
+    let result = contend_in_span(fw, req, wait).instrument(span.clone()).await;
+    let outcome = match &result {
+        Ok(Ok(_)) => observe::Outcome::Acquired,
+        Ok(Err(_)) => observe::Outcome::TimedOut,
+        Err(_) => observe::Outcome::Failed,
+    };
+    // (nothing is formatted when no subscriber wants the span)
+    if !span.is_disabled() {
+        if let Ok(Ok(acquired)) = &result {
+            span.record("token", acquired.stat.czxid);
+            span.record("session", observe::session_hex(acquired.status.session_id));
+        }
+        span.record("outcome", outcome.as_str());
+        span.record("wait_ms", started.elapsed().as_millis() as u64);
+        if let Err(error) = &result {
+            span.in_scope(|| tracing::debug!(%error, "acquire failed"));
+        }
+    }
+    acquiring.finish(outcome);
+    result
+}
+
+/// [`contend`], inside its span.
+async fn contend_in_span<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Waited<Acquired, W>> {
     if req.ttl.is_some() && !fw.capabilities().await?.ttl_nodes {
         return Err(TTL_UNSUPPORTED);
     }
@@ -482,7 +528,8 @@ impl<W: Wait> Contention<'_, '_, W> {
         let holds = self.fw.session_extension::<Holds>();
         let mark = self.req.driver.sole_holder().then(|| Arc::new(holds.mark_held(&node.path)));
         let (waited, ttl) = (self.waited, self.req.ttl);
-        Acquired { path: node.path, stat: node.stat, status, mark, prefetched, waited, ttl, listing: None }
+        let kind = self.req.kind;
+        Acquired { path: node.path, stat: node.stat, status, mark, prefetched, waited, ttl, listing: None, kind }
     }
 }
 
@@ -505,7 +552,7 @@ pub(crate) async fn create_owned(
 /// Deletes `nodes` (children of `dir`; one gone already is fine), in one round trip.
 async fn reclaim(fw: &Framework, dir: &str, nodes: &[String]) -> Result<()> {
     let paths: Vec<String> = nodes.iter().map(|n| paths::join(dir, n)).collect();
-    fw.retry(|client| {
+    fw.retry_op("delete", dir, |client| {
         let paths = &paths;
         async move {
             let deletes: Vec<_> = paths.iter().map(|p| client.delete(p, None)).collect();
@@ -586,10 +633,13 @@ async fn relist(fw: &Framework, req: &Request<'_>) -> Result<Listed> {
     let (dir, listings) = (req.dir, &fw.session_extension::<Listings>());
     match req.prefetch {
         Some(read) => {
-            let (listing, data) = fw.retry(|client| async move { list_and_read(&client, dir, read).await }).await?;
+            let (listing, data) =
+                fw.retry_op("list", dir, |client| async move { list_and_read(&client, dir, read).await }).await?;
             Ok((listing, Some(data)))
         }
-        None => fw.retry(|client| async move { listings.list(&client, dir).await }).await.map(|l| (l, None)),
+        None => {
+            fw.retry_op("list", dir, |client| async move { listings.list(&client, dir).await }).await.map(|l| (l, None))
+        }
     }
 }
 
@@ -608,7 +658,7 @@ async fn list_and_read(
 
 /// Our own listing of `dir` with a children watch (the semaphore's wait).
 async fn list_and_watch_children(fw: &Framework, dir: &str) -> Result<(Vec<String>, Option<OneshotWatcher>)> {
-    fw.retry(|client| async move {
+    fw.retry_op("watch", dir, |client| async move {
         let listed = client.list_and_watch_children(dir).await.if_exists()?;
         Ok(listed.map_or((Vec::new(), None), |(list, watcher)| (list, Some(watcher))))
     })
@@ -618,7 +668,7 @@ async fn list_and_watch_children(fw: &Framework, dir: &str) -> Result<(Vec<Strin
 /// Data watches on `paths` (Curator uses `getData` so that no watch is left on a missing
 /// node), all in one round trip: a watcher per path (`None`: the node is gone).
 async fn watch_nodes(fw: &Framework, paths: &[&str]) -> Result<Vec<Option<OneshotWatcher>>> {
-    fw.retry(|client| async move {
+    fw.retry_op("watch", paths.first().copied().unwrap_or(""), |client| async move {
         // every request goes out before any answer is awaited
         let watched: Vec<_> = paths.iter().map(|p| client.get_and_watch_data(p)).collect();
         let mut out = Vec::with_capacity(watched.len());

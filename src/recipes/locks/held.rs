@@ -1,5 +1,6 @@
 //! What every guard and lease shares: our node, its fencing token, and the loss signal.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,7 +11,8 @@ use super::engine::Acquired;
 use super::holds::HoldEntry;
 use crate::error::{Error, Result};
 use crate::framework::wait::{Wake, WatchSet};
-use crate::framework::{Framework, LossReason, SessionStatus};
+use crate::framework::{paths, Framework, LossReason, SessionStatus};
+use crate::observe::{self, Holding, Kind, PathLabel};
 use crate::sync::lock;
 
 /// Curator's revocation request: these bytes as the holder's node data.
@@ -52,12 +54,32 @@ pub struct HeldNode {
     _mark: Option<Arc<HoldEntry>>,
     /// Our node's time to live when it is a TTL node (a server-side lease).
     ttl: Option<Duration>,
+    /// Tells of the loss once, in the logs and the metrics (shared with the monitor).
+    report: Arc<LossReport>,
+    /// Counted among the holders while it lives (feature `metrics`).
+    _holding: Holding,
 }
 
 impl HeldNode {
     pub(crate) fn new(fw: &Framework, acquired: Acquired, eager_watch: bool) -> Self {
+        let path_label = fw.path_label(paths::parent(&acquired.path));
+        let session = match acquired.ttl {
+            Some(_) => acquired.status.session_id,
+            None => acquired.stat.ephemeral_owner,
+        };
+        let span = tracing::debug_span!(
+            "hold",
+            path = %acquired.path,
+            kind = acquired.kind.as_str(),
+            token = acquired.stat.czxid,
+            session = %observe::session_hex(session),
+        );
+        span.in_scope(|| tracing::debug!(waited = acquired.waited, "held"));
+        let report =
+            Arc::new(LossReport { kind: acquired.kind, label: path_label.clone(), told: AtomicBool::new(false), span });
         let held = HeldNode {
             fw: fw.clone(),
+            _holding: Holding::start(acquired.kind, path_label),
             path: acquired.path,
             stat: acquired.stat,
             baseline: acquired.status,
@@ -65,6 +87,7 @@ impl HeldNode {
             lease_expired: watch::Sender::new(false),
             _mark: acquired.mark,
             ttl: acquired.ttl,
+            report,
         };
         if eager_watch {
             held.watcher();
@@ -131,6 +154,14 @@ impl HeldNode {
 
     /// Why the hold is lost, if it is (as far as known without a round trip).
     pub fn loss(&self) -> Option<LossReason> {
+        let loss = self.known_loss();
+        if let Some(reason) = loss {
+            self.report.lost(reason);
+        }
+        loss
+    }
+
+    fn known_loss(&self) -> Option<LossReason> {
         if *self.lease_expired.borrow() {
             return Some(LossReason::LeaseExpired);
         }
@@ -150,14 +181,16 @@ impl HeldNode {
     pub async fn lost(&self) -> LossReason {
         let mut rx = self.watcher();
         let mut expired = self.lease_expired.subscribe();
-        tokio::select! {
+        let reason = tokio::select! {
             biased;
             Ok(_) = expired.wait_for(|e| *e) => LossReason::LeaseExpired,
             lost = rx.wait_for(|w| w.lost.is_some()) => {
                 let lost = lost.ok().and_then(|w| w.lost);
                 if *self.lease_expired.borrow() { LossReason::LeaseExpired } else { lost.unwrap_or(LossReason::Closed) }
             }
-        }
+        };
+        self.report.lost(reason);
+        reason
     }
 
     /// Marks the hold lost because its lease ran out (the caller deletes the node).
@@ -192,7 +225,8 @@ impl HeldNode {
             return rx.clone();
         }
         let (tx, rx) = watch::channel(Watched::default());
-        let monitor = Monitor { fw: self.fw.clone(), path: self.path.clone(), baseline: self.baseline, tx };
+        let report = self.report.clone();
+        let monitor = Monitor { fw: self.fw.clone(), path: self.path.clone(), baseline: self.baseline, tx, report };
         self.fw.runtime().spawn(monitor.run());
         *slot = Some(rx.clone());
         rx
@@ -204,6 +238,7 @@ impl HeldNode {
     /// cleaned up all the same).
     pub(crate) async fn release(&self) -> Result<()> {
         let loss = self.loss();
+        self.report.span.in_scope(|| tracing::debug!(lost = ?loss, "releasing"));
         self.fw.delete_guaranteed(&self.path).await?;
         match loss {
             Some(reason) => Err(Error::LockLost { path: self.path.clone(), reason }),
@@ -217,12 +252,47 @@ impl HeldNode {
     }
 }
 
+impl Drop for HeldNode {
+    fn drop(&mut self) {
+        // a loss nobody asked about is told when the hold ends
+        if !self.report.told.load(Ordering::Relaxed) {
+            self.loss();
+        }
+    }
+}
+
+/// Tells of a hold's loss once: a warning in the hold's span (path, kind, fencing token,
+/// session) with the reason, and the losses counter.
+#[derive(Debug)]
+struct LossReport {
+    kind: Kind,
+    label: PathLabel,
+    told: AtomicBool,
+    /// The `hold` span: from acquired to the drop of the last of the hold and its monitor.
+    span: tracing::Span,
+}
+
+impl LossReport {
+    fn lost(&self, reason: LossReason) {
+        if self.told.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        observe::hold_lost(self.kind, &self.label, reason.as_label());
+        self.span.in_scope(|| match reason {
+            // the holder's own doing: nothing to warn of
+            LossReason::Closed => tracing::debug!(%reason, "hold ended: the framework was closed"),
+            _ => tracing::warn!(%reason, "hold LOST: stop using what it protects"),
+        });
+    }
+}
+
 /// Watches our node and the session for as long as anyone holds a receiver.
 struct Monitor {
     fw: Framework,
     path: String,
     baseline: SessionStatus,
     tx: watch::Sender<Watched>,
+    report: Arc<LossReport>,
 }
 
 impl Monitor {
@@ -232,8 +302,7 @@ impl Monitor {
         loop {
             let seen = self.fw.status();
             if let Some(reason) = self.loss(&seen) {
-                self.tx.send_modify(|w| w.lost = Some(reason));
-                return;
+                return self.lost(reason);
             }
             let watch = match self.fw.client() {
                 Ok(client) => client.get_and_watch_data(&self.path).await,
@@ -247,9 +316,7 @@ impl Monitor {
                     vec![watcher]
                 }
                 Err(ZkError::NoNode) => {
-                    let reason = self.loss(&self.fw.status()).unwrap_or(LossReason::NodeDeleted);
-                    self.tx.send_modify(|w| w.lost = Some(reason));
-                    return;
+                    return self.lost(self.loss(&self.fw.status()).unwrap_or(LossReason::NodeDeleted));
                 }
                 // connection trouble: the status tells us when it matters
                 Err(_) => Vec::new(),
@@ -260,10 +327,14 @@ impl Monitor {
                 _ = self.tx.closed() => return,
             };
             if wake == Wake::Event(EventType::NodeDeleted) && self.loss(&self.fw.status()).is_none() {
-                self.tx.send_modify(|w| w.lost = Some(LossReason::NodeDeleted));
-                return;
+                return self.lost(LossReason::NodeDeleted);
             }
         }
+    }
+
+    fn lost(&self, reason: LossReason) {
+        self.report.lost(reason);
+        self.tx.send_modify(|w| w.lost = Some(reason));
     }
 
     fn loss(&self, now: &SessionStatus) -> Option<LossReason> {

@@ -15,6 +15,7 @@ use super::reentrant::{LocalHolds, LockGuard};
 use crate::error::Error;
 use crate::error::Result;
 use crate::framework::{validate_ttl, Framework};
+use crate::observe::Kind;
 use crate::recipes::layout::LOCK_NAME;
 
 /// A fair distributed mutex, re-entrant through its guard: Curator's `InterProcessMutex`.
@@ -77,6 +78,8 @@ struct State {
     server_ttl: Option<Duration>,
     /// Holds through this handle and its clones in this process.
     local: Arc<LocalHolds>,
+    /// The `kind` of its metrics and spans (a recipe built on the mutex names itself).
+    kind: Kind,
 }
 
 impl InterProcessMutex {
@@ -86,6 +89,12 @@ impl InterProcessMutex {
     /// [`Error::InvalidPath`] for an invalid path.
     pub fn new(fw: &Framework, path: &str) -> Result<Self> {
         Ok(Self { shared: Shared::new(fw, path, State::default())? })
+    }
+
+    /// Names the recipe built on this mutex in its metrics and spans (`kind`).
+    pub(crate) fn with_kind(mut self, kind: Kind) -> Self {
+        self.shared_mut().kind = kind;
+        self
     }
 
     /// Uses `data` as our node's data instead of the framework's default data (LeaderSelector
@@ -152,6 +161,7 @@ impl InterProcessMutex {
                 revocable: s.state.revocable,
                 server_ttl: s.state.server_ttl,
                 local: Default::default(),
+                kind: s.state.kind,
             };
             self.shared = Arc::new(Shared { fw: s.fw.clone(), path: s.path.clone(), state });
         }
@@ -242,6 +252,7 @@ impl InterProcessMutex {
         let s = &self.shared;
         let data = s.state.data.as_deref().unwrap_or(s.fw.default_data());
         let request = Request {
+            kind: s.state.kind,
             dir: &s.path,
             name: LOCK_NAME,
             data,

@@ -17,6 +17,7 @@ use super::write_guard::{Beside, WriteGuard};
 use crate::error::Error;
 use crate::error::Result;
 use crate::framework::{validate_ttl, Framework};
+use crate::observe::Kind;
 
 /// A read-write lock across processes: Curator's `InterProcessReadWriteLock`.
 ///
@@ -269,8 +270,16 @@ impl InterProcessReadWriteLock {
     async fn contend<W: Wait>(&self, name: &str, driver: &dyn Driver, wait: W) -> Result<Waited<HeldNode, W>> {
         let s = &self.shared;
         let ttl = s.state.server_ttl;
-        let request =
-            Request { dir: &s.path, name, data: s.fw.default_data(), driver, prefetch: None, ttl, recreate: true };
+        let request = Request {
+            kind: if name == WRITE_NAME { Kind::Write } else { Kind::Read },
+            dir: &s.path,
+            name,
+            data: s.fw.default_data(),
+            driver,
+            prefetch: None,
+            ttl,
+            recreate: true,
+        };
         Ok(engine::contend(&s.fw, &request, wait).await?.map(|a| HeldNode::new(&s.fw, a, false)))
     }
 

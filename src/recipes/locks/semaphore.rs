@@ -14,6 +14,7 @@ use super::mutex::{participants, InterProcessMutex};
 use super::permit_name::check_permit_id;
 use crate::error::{Error, Result};
 use crate::framework::{paths, validate_ttl, Framework};
+use crate::observe::Kind;
 use crate::recipes::layout::{LEASE_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS};
 
 /// A counting semaphore across processes: Curator's `InterProcessSemaphoreV2`.
@@ -72,7 +73,7 @@ impl InterProcessSemaphoreV2 {
         Ok(Self {
             fw: fw.clone(),
             leases_dir: paths::join(path, SEMAPHORE_LEASES),
-            lock: InterProcessMutex::new(fw, &paths::join(path, SEMAPHORE_LOCKS))?,
+            lock: InterProcessMutex::new(fw, &paths::join(path, SEMAPHORE_LOCKS))?.with_kind(Kind::SemaphoreLock),
             max_leases,
         })
     }
@@ -256,6 +257,7 @@ impl InterProcessSemaphoreV2 {
         let data = self.fw.default_data();
         for _ in 0..n {
             let request = Request {
+                kind: Kind::Semaphore,
                 dir: &self.leases_dir,
                 name: LEASE_NAME,
                 data,

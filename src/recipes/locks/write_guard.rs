@@ -127,6 +127,7 @@ impl WriteGuard {
             waited: false,
             ttl: None,
             listing: None,
+            kind: crate::observe::Kind::Read,
         };
         // a TTL write node has no ephemeral owner: its session is the one that created it
         let same_session = acquired.stat.ephemeral_owner == write.session_id();

@@ -264,7 +264,13 @@ async fn touch_loop(
             }
             Err(Error::Closed) => return,
             Err(e) => {
-                tracing::warn!(%child, error = %e, "TTL node: touch failed");
+                // once per run of failures; the retries that follow are debug
+                match state.borrow().failure.is_none() {
+                    true => {
+                        tracing::warn!(%child, error = %e, ?period, "TTL node: touch failed; trying again every period (further failures at debug)")
+                    }
+                    false => tracing::debug!(%child, error = %e, "TTL node: touch failed again"),
+                }
                 state.send_modify(|t| t.failure = Some(e));
             }
         }

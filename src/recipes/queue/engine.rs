@@ -17,6 +17,7 @@ use super::state::{now_ms, Engine, Fired};
 use crate::error::{Error, Result};
 use crate::framework::wait::{Wake, WatchSet};
 use crate::framework::{paths, IfExists, TxnResult};
+use crate::observe;
 
 /// How many times one put skips a sequence that a foreign node squats on before it gives up
 /// with `NodeExists` (each skip is one round trip and advances the counter by two).
@@ -88,11 +89,18 @@ impl Engine {
             });
             match txn.commit().await {
                 Ok(results) => {
-                    let created = results.into_iter().filter_map(|r| match r {
-                        TxnResult::Create { path, .. } => Some(path),
-                        _ => None,
-                    });
-                    return Ok(created.collect());
+                    let created: Vec<String> = results
+                        .into_iter()
+                        .filter_map(|r| match r {
+                            TxnResult::Create { path, .. } => Some(path),
+                            _ => None,
+                        })
+                        .collect();
+                    let label = self.fw.path_label(&self.dir);
+                    for _ in &created {
+                        observe::queue_put(self.layout.label(), &label);
+                    }
+                    return Ok(created);
                 }
                 // the queue's node vanished (a container reaped, a delete): make it again
                 Err(Error::Transaction { source: ZkError::NoNode, .. }) if !forced => {
@@ -132,7 +140,7 @@ impl Engine {
             let dir = self.dir.as_str();
             let full = self
                 .fw
-                .retry(|client| async move {
+                .retry_op("list", dir, |client| async move {
                     // the stat's child count is cheap; list (with a watch) only when full
                     match client.check_stat(dir).await? {
                         Some(stat) if (stat.num_children as usize) < max => return Ok(None),
@@ -159,7 +167,8 @@ impl Engine {
     async fn list_watched(&self) -> Result<(Vec<String>, OneshotWatcher)> {
         loop {
             let dir = self.dir.as_str();
-            let listed = self.fw.retry(|client| async move { client.list_and_watch_children(dir).await }).await;
+            let listed =
+                self.fw.retry_op("watch", dir, |client| async move { client.list_and_watch_children(dir).await }).await;
             match listed.if_exists()? {
                 Some((mut names, watcher)) => {
                     names.retain(|n| self.layout.is_item(n));
@@ -173,7 +182,23 @@ impl Engine {
 
     /// Takes the next item in `mode`, waiting until one can be taken or `deadline` passes
     /// (`None` then).
+    ///
+    /// Observed: a `queue_take` span (debug) with the queue's path, kind and mode, and the
+    /// item taken; the taken counter and the depth gauge.
     pub(crate) async fn take(self: &Arc<Self>, mode: Mode, deadline: Option<Instant>) -> Result<Option<Taken>> {
+        use tracing::Instrument;
+        let span = tracing::debug_span!(
+            "queue_take", path = %self.dir, kind = self.layout.label(), ?mode, item = tracing::field::Empty,
+        );
+        let taken = self.take_in_span(mode, deadline).instrument(span.clone()).await;
+        if let Ok(Some(taken)) = &taken {
+            span.record("item", taken.path.as_str());
+            observe::queue_taken(self.layout.label(), &self.fw.path_label(&self.dir));
+        }
+        taken
+    }
+
+    async fn take_in_span(self: &Arc<Self>, mode: Mode, deadline: Option<Instant>) -> Result<Option<Taken>> {
         if mode == Mode::Safe && self.locks.is_none() {
             return Err(Error::Unsupported("this queue has no lock path: safe takes need one"));
         }
@@ -198,6 +223,7 @@ impl Engine {
             }
             let session = self.fw.status().session_id;
             let (names, watcher) = self.list_watched().await?;
+            observe::queue_depth(self.layout.label(), &self.fw.path_label(&self.dir), names.len());
             let mut cursor = self.cursor.lock().await;
             let locked: HashSet<String> = cursor.locked.iter().map(|(n, _)| n.clone()).collect();
             let now = now_ms();

@@ -7,6 +7,7 @@ use zookeeper_client::{Client, CreateMode, Error as ZkError, OneshotWatcher, Sta
 use super::state::Engine;
 use crate::error::{Error, Result};
 use crate::framework::paths;
+use crate::observe::Kind;
 use crate::recipes::locks::engine::Acquired;
 use crate::HeldNode;
 
@@ -130,6 +131,7 @@ impl Engine {
                 waited: false,
                 ttl: None,
                 listing: None,
+                kind: Kind::QueueItem,
             };
             let held = ItemLock { hold: HeldNode::new(&self.fw, acquired, false), client };
             if stat.ephemeral_owner != status.session_id {

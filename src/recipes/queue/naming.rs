@@ -23,6 +23,17 @@ pub enum Layout {
 }
 
 impl Layout {
+    /// The `kind` label of the queue metrics.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Layout::Simple => "simple",
+            Layout::Fifo => "fifo",
+            Layout::Id => "id",
+            Layout::Priority => "priority",
+            Layout::Delay => "delay",
+        }
+    }
+
     /// The name every item node starts with.
     pub(crate) fn prefix(self) -> &'static str {
         match self {

@@ -446,6 +446,7 @@ impl Inner {
         let mut done = self.done.subscribe();
         let mut deadline = self.deadline.subscribe();
         let half = self.at_most_for / 2;
+        let mut failures = 0u32;
         loop {
             if *done.borrow_and_update() || self.loss().is_some() {
                 return;
@@ -458,10 +459,25 @@ impl Inner {
                 _ = deadline.changed() => continue,
             }
             match self.extend(self.at_most_for).await {
-                Ok(()) => {}
+                Ok(()) => {
+                    if failures > 0 {
+                        tracing::info!(path = %self.path, failures, "keep-alive of a scheduled lock works again");
+                    }
+                    failures = 0;
+                }
                 Err(Error::LockLost { .. } | Error::OutcomeUnknown { .. } | Error::Closed) => return,
                 Err(e) => {
-                    tracing::warn!(path = %self.path, error = %e, "keep-alive of a scheduled lock failed; trying again");
+                    // once with its context per run of failures; the retries that follow are debug
+                    let left = self.deadline.borrow().saturating_duration_since(Instant::now());
+                    match failures {
+                        0 => {
+                            tracing::warn!(path = %self.path, error = %e, ?left, "keep-alive of a scheduled lock failed; trying again until the lock's deadline (further failures at debug)")
+                        }
+                        _ => {
+                            tracing::debug!(path = %self.path, error = %e, failures, "keep-alive of a scheduled lock failed; trying again")
+                        }
+                    }
+                    failures += 1;
                     // the retry policy gave up: pause before the next round, within the deadline
                     let pause = (*self.deadline.borrow()).min(Instant::now() + Duration::from_secs(1));
                     tokio::select! {
