@@ -11,6 +11,7 @@ mod latch;
 mod lease;
 mod queue;
 mod registry;
+mod tooling;
 mod transport;
 mod watch;
 
