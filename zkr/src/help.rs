@@ -12,6 +12,7 @@ use clap::CommandFactory;
 use crate::args::Cli;
 use crate::exit::{self, CliError, CliResult};
 
+#[cfg(test)]
 /// The width the README's reference is rendered at (clap's own cap for `zkr help`).
 pub const WIDTH: usize = 100;
 
@@ -41,6 +42,7 @@ pub fn man(dir: Option<&Path>) -> CliResult {
     Ok(exit::OK)
 }
 
+#[cfg(test)]
 /// What `zkr help WORDS...` prints (rendered `WIDTH` columns wide).
 pub fn help_text(words: &[&str]) -> String {
     let argv = std::iter::once("zkr").chain(std::iter::once("help")).chain(words.iter().copied());
@@ -50,6 +52,7 @@ pub fn help_text(words: &[&str]) -> String {
     }
 }
 
+#[cfg(test)]
 /// The README's command reference: `zkr help` and `zkr help <subcommand>` for every
 /// subcommand (nested ones included), each under its heading in a text block.
 pub fn reference() -> String {
@@ -72,8 +75,10 @@ pub fn reference() -> String {
 }
 
 /// The marks around the generated reference in zkr/README.md.
+#[cfg(test)]
 pub const BEGIN: &str =
     "<!-- BEGIN GENERATED: the text of `zkr help`, do not edit here (zkr/help/*.txt, zkr/src/args.rs) -->\n";
+#[cfg(test)]
 pub const END: &str = "<!-- END GENERATED -->";
 
 #[cfg(test)]

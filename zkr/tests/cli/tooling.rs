@@ -45,7 +45,10 @@ async fn old_and_new_spellings_do_the_same() {
     let counter = path("spell-atomic");
     assert_eq!(run(&cs, &["atomic", "add", &counter, "2"]).await.1, ["2"]);
     assert_eq!(run(&cs, &["atomic", &counter, "add", "-5"]).await.1, ["-3"]);
-    assert_eq!(run(&cs, &["atomic", "--json", &counter, "cas", "-3", "7"]).await.1, [r#"{"value":7,"succeeded":true}"#]);
+    assert_eq!(
+        run(&cs, &["atomic", "--json", &counter, "cas", "-3", "7"]).await.1,
+        [r#"{"value":7,"succeeded":true}"#]
+    );
     assert_eq!(run(&cs, &["atomic", "get", &counter]).await.1, ["7"]);
     // shared-count
     let count = path("spell-count");
