@@ -30,7 +30,14 @@ pub struct Cli {
 #[command(next_help_heading = "Global options")]
 pub struct Global {
     /// ZooKeeper ensemble, `host:port[,host:port...]`
-    #[arg(long, global = true, value_name = "HOSTS", env = "ZK_CONNECT", default_value = "127.0.0.1:2181")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "HOSTS",
+        hide_env_values = true,
+        env = "ZK_CONNECT",
+        default_value = "127.0.0.1:2181"
+    )]
     pub connect: String,
     /// Requested session timeout (the server bounds it)
     #[arg(long, global = true, value_name = "DUR", default_value = "60s", value_parser = parse_duration)]
@@ -56,22 +63,36 @@ pub struct Global {
 #[derive(Debug, Args)]
 pub struct Security {
     /// Trust the CA certificates in FILE (PEM); every server of --connect is then TLS
-    #[arg(long, global = true, value_name = "FILE", env = "ZK_TLS_CA")]
+    #[arg(long, global = true, value_name = "FILE", hide_env_values = true, env = "ZK_TLS_CA")]
     pub tls_ca: Option<PathBuf>,
     /// Client certificate (PEM) for mutual TLS, with --tls-key
-    #[arg(long, global = true, value_name = "FILE", env = "ZK_TLS_CERT", requires_all = ["tls_ca", "tls_key"])]
+    #[arg(long, global = true, value_name = "FILE", hide_env_values = true, env = "ZK_TLS_CERT", requires_all = ["tls_ca", "tls_key"])]
     pub tls_cert: Option<PathBuf>,
     /// The client certificate's private key (PEM)
-    #[arg(long, global = true, value_name = "FILE", env = "ZK_TLS_KEY", requires = "tls_cert")]
+    #[arg(long, global = true, value_name = "FILE", hide_env_values = true, env = "ZK_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
     /// Accept a server certificate that does not name the host connected to (still signed by the CA)
     #[arg(long, global = true, requires = "tls_ca")]
     pub tls_no_verify_hostname: bool,
     /// Log in with SASL DIGEST-MD5 as USER, with --sasl-password-file
-    #[arg(long, global = true, value_name = "USER", env = "ZK_SASL_USER", requires = "sasl_password_file")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "USER",
+        hide_env_values = true,
+        env = "ZK_SASL_USER",
+        requires = "sasl_password_file"
+    )]
     pub sasl_user: Option<String>,
     /// The SASL password: the first line of FILE
-    #[arg(long, global = true, value_name = "FILE", env = "ZK_SASL_PASSWORD_FILE", requires = "sasl_user")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        hide_env_values = true,
+        env = "ZK_SASL_PASSWORD_FILE",
+        requires = "sasl_user"
+    )]
     pub sasl_password_file: Option<PathBuf>,
 }
 
