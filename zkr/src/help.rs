@@ -54,14 +54,21 @@ pub fn help_text(words: &[&str]) -> String {
 
 #[cfg(test)]
 /// The README's command reference: `zkr help` and `zkr help <subcommand>` for every
-/// subcommand (nested ones included), each under its heading in a text block.
+/// subcommand (nested ones included), each under its heading in a text block; the global
+/// options, which each subcommand's help repeats at its end, only once, under `zkr`.
 pub fn reference() -> String {
     fn walk(command: &clap::Command, words: &mut Vec<String>, out: &mut String) {
         let args: Vec<&str> = words.iter().map(String::as_str).collect();
         let heading = "#".repeat(2 + words.len().min(1)) + " ";
         let title = std::iter::once("zkr").chain(args.iter().copied()).collect::<Vec<_>>().join(" ");
         out.push_str(&format!("{heading}`{title}`\n\n```text\n"));
-        out.push_str(help_text(&args).trim_end());
+        let text = help_text(&args);
+        // the global options, which every subcommand's help repeats, are shown once (under `zkr`)
+        let text = match text.split_once("\nGlobal options:\n") {
+            Some((own, _)) if !words.is_empty() => own.to_string(),
+            _ => text,
+        };
+        out.push_str(text.trim_end());
         out.push_str("\n```\n\n");
         for sub in command.get_subcommands().filter(|s| s.get_name() != "help" && !s.is_hide_set()) {
             words.push(sub.get_name().to_string());
