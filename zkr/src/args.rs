@@ -17,6 +17,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 #[command(name = "zkr", version, max_term_width = 100)]
 #[command(after_help = "Exit codes: the command's own code when it ran while the lock/lease/leadership was \
 held throughout; 2 usage; 69 ZooKeeper unreachable, TLS handshake failed or authentication refused; 75 timed out waiting; 76 lock, lease or leadership lost.")]
+#[command(after_long_help = include_str!("../help/zkr.txt"))]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -29,7 +30,14 @@ pub struct Cli {
 #[command(next_help_heading = "Global options")]
 pub struct Global {
     /// ZooKeeper ensemble, `host:port[,host:port...]`
-    #[arg(long, global = true, value_name = "HOSTS", env = "ZK_CONNECT", default_value = "127.0.0.1:2181")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "HOSTS",
+        hide_env_values = true,
+        env = "ZK_CONNECT",
+        default_value = "127.0.0.1:2181"
+    )]
     pub connect: String,
     /// Requested session timeout (the server bounds it)
     #[arg(long, global = true, value_name = "DUR", default_value = "60s", value_parser = parse_duration)]
@@ -43,6 +51,10 @@ pub struct Global {
     /// Machine-readable output: one JSON object per line
     #[arg(long, global = true)]
     pub json: bool,
+    /// Log more to stderr: -v info, -vv debug, -vvv trace (default: warnings; RUST_LOG
+    /// directives, e.g. `zk_recipes=debug`, apply as well)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
     #[command(flatten)]
     pub security: Security,
 }
@@ -51,57 +63,109 @@ pub struct Global {
 #[derive(Debug, Args)]
 pub struct Security {
     /// Trust the CA certificates in FILE (PEM); every server of --connect is then TLS
-    #[arg(long, global = true, value_name = "FILE", env = "ZK_TLS_CA")]
+    #[arg(long, global = true, value_name = "FILE", hide_env_values = true, env = "ZK_TLS_CA")]
     pub tls_ca: Option<PathBuf>,
     /// Client certificate (PEM) for mutual TLS, with --tls-key
-    #[arg(long, global = true, value_name = "FILE", env = "ZK_TLS_CERT", requires_all = ["tls_ca", "tls_key"])]
+    #[arg(long, global = true, value_name = "FILE", hide_env_values = true, env = "ZK_TLS_CERT", requires_all = ["tls_ca", "tls_key"])]
     pub tls_cert: Option<PathBuf>,
     /// The client certificate's private key (PEM)
-    #[arg(long, global = true, value_name = "FILE", env = "ZK_TLS_KEY", requires = "tls_cert")]
+    #[arg(long, global = true, value_name = "FILE", hide_env_values = true, env = "ZK_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
     /// Accept a server certificate that does not name the host connected to (still signed by the CA)
     #[arg(long, global = true, requires = "tls_ca")]
     pub tls_no_verify_hostname: bool,
     /// Log in with SASL DIGEST-MD5 as USER, with --sasl-password-file
-    #[arg(long, global = true, value_name = "USER", env = "ZK_SASL_USER", requires = "sasl_password_file")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "USER",
+        hide_env_values = true,
+        env = "ZK_SASL_USER",
+        requires = "sasl_password_file"
+    )]
     pub sasl_user: Option<String>,
     /// The SASL password: the first line of FILE
-    #[arg(long, global = true, value_name = "FILE", env = "ZK_SASL_PASSWORD_FILE", requires = "sasl_user")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        hide_env_values = true,
+        env = "ZK_SASL_PASSWORD_FILE",
+        requires = "sasl_user"
+    )]
     pub sasl_password_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Hold a lock (several PATHs: all of them, as one multi-lock) while CMD runs, or until a signal
+    #[command(long_about = concat!(include_str!("../help/lock.txt"), include_str!("../help/hold.txt")))]
     Lock(LockArgs),
     /// Hold leases of a counting semaphore while CMD runs, or until a signal
+    #[command(long_about = concat!(include_str!("../help/semaphore.txt"), include_str!("../help/hold.txt")))]
     Semaphore(SemaphoreArgs),
     /// Take part in a leader election (run CMD while leader), or --observe who leads
+    #[command(long_about = concat!(include_str!("../help/elect.txt"), include_str!("../help/hold.txt")))]
     Elect(ElectArgs),
     /// Set, remove or wait on a barrier
+    #[command(long_about = include_str!("../help/barrier.txt"))]
     Barrier(BarrierArgs),
     /// Enter a double barrier with N members, run CMD, leave together
+    #[command(long_about = include_str!("../help/double-barrier.txt"))]
     DoubleBarrier(DoubleBarrierArgs),
     /// Set, count down, wait on or read a count-down latch
+    #[command(long_about = include_str!("../help/latch.txt"))]
     Latch(LatchArgs),
     /// Read or change a distributed atomic counter (Curator's DistributedAtomicLong/Integer)
+    #[command(long_about = include_str!("../help/atomic.txt"))]
     Atomic(AtomicArgs),
     /// Read, set or watch a shared count (Curator's SharedCount)
+    #[command(long_about = include_str!("../help/shared-count.txt"))]
     SharedCount(SharedCountArgs),
     /// Show which recipe lives at PATH, who holds and who waits
+    #[command(long_about = include_str!("../help/inspect.txt"))]
     Inspect(InspectArgs),
     /// Print what happens under PATH (a cache's events) until SIGINT/SIGTERM
+    #[command(long_about = include_str!("../help/watch.txt"))]
     Watch(WatchArgs),
     /// Benchmark a recipe: one JSON line on stdout (see bench/README.md)
+    #[command(long_about = include_str!("../help/bench.txt"))]
     Bench(crate::bench::BenchArgs),
     /// Join a group (Curator's GroupMember) while CMD runs, or list its members
+    #[command(long_about = include_str!("../help/group.txt"))]
     Group(crate::registry_args::GroupArgs),
     /// Register a service instance (curator-x-discovery) while CMD runs, or list instances
+    #[command(long_about = include_str!("../help/discover.txt"))]
     Discover(crate::registry_args::DiscoverArgs),
     /// Put an item into a queue, take one, or count them (Curator's queues)
+    #[command(long_about = include_str!("../help/queue.txt"))]
     Queue(QueueArgs),
     /// Run CMD on one host only (a crontab's job once per tick; ShedLock-compatible lock)
+    #[command(long_about = include_str!("../help/once.txt"))]
     Once(OnceArgs),
+    /// Print a shell completion script for SHELL to stdout
+    #[command(long_about = include_str!("../help/completions.txt"))]
+    Completions(CompletionsArgs),
+    /// Print zkr's man page (roff) to stdout, or write one page per subcommand into --dir
+    #[command(long_about = include_str!("../help/man.txt"))]
+    Man(ManArgs),
+}
+
+/// `zkr completions SHELL`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell (bash: `source <(zkr completions bash)`, or save it as
+    /// /usr/share/bash-completion/completions/zkr)
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `zkr man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write zkr.1 and a zkr-SUBCOMMAND.1 per subcommand into DIR instead
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// What to do with CMD when the lock, lease or leadership is lost while it runs.
@@ -182,7 +246,7 @@ pub struct SemaphoreArgs {
     /// The semaphore's path
     pub path: String,
     /// The semaphore's maximum number of leases (all its users must agree)
-    #[arg(long, value_name = "N")]
+    #[arg(long = "max-leases", alias = "leases", value_name = "N")]
     pub leases: usize,
     /// How many leases to take
     #[arg(long, value_name = "K", default_value_t = 1)]
@@ -223,11 +287,11 @@ pub enum BarrierAction {
 
 #[derive(Debug, Args)]
 pub struct BarrierArgs {
+    /// What to do
+    #[arg(value_enum, value_name = "OP")]
+    pub action: BarrierAction,
     /// The barrier's path
     pub path: String,
-    /// What to do
-    #[arg(value_enum)]
-    pub action: BarrierAction,
     /// For wait: give up after DUR (exit 75)
     #[arg(long, value_name = "DUR", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
@@ -290,8 +354,6 @@ pub enum LatchOp {
 
 #[derive(Debug, Args)]
 pub struct AtomicArgs {
-    /// The counter's path
-    pub path: String,
     /// A 4-byte DistributedAtomicInteger instead of an 8-byte DistributedAtomicLong
     #[arg(long, global = true)]
     pub int: bool,
@@ -299,24 +361,33 @@ pub struct AtomicArgs {
     pub op: AtomicOp,
 }
 
-#[derive(Debug, Clone, Copy, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum AtomicOp {
     /// Print the current value (0 when the node does not exist)
-    Get,
+    Get {
+        /// The counter's path
+        path: String,
+    },
     /// Add N (negative: subtract); print the new value
     Add {
+        /// The counter's path
+        path: String,
         /// The number to add
         #[arg(allow_negative_numbers = true)]
         n: i64,
     },
     /// Set N; print it
     Set {
+        /// The counter's path
+        path: String,
         /// The new value
         #[arg(allow_negative_numbers = true)]
         n: i64,
     },
     /// Set NEW if the value is EXPECTED; print the new value, or the current one and exit 1
     Cas {
+        /// The counter's path
+        path: String,
         /// The value it must have
         #[arg(allow_negative_numbers = true)]
         expected: i64,
@@ -328,24 +399,48 @@ pub enum AtomicOp {
 
 #[derive(Debug, Args)]
 pub struct SharedCountArgs {
-    /// The count's path
-    pub path: String,
     #[command(subcommand)]
     pub op: SharedCountOp,
 }
 
-#[derive(Debug, Clone, Copy, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum SharedCountOp {
     /// Print the count (exit 1 when there is none)
-    Get,
+    Get {
+        /// The count's path
+        path: String,
+    },
     /// Set the count to N (creating the node when missing)
     Set {
+        /// The count's path
+        path: String,
         /// The new count
         #[arg(allow_negative_numbers = true)]
         n: i32,
     },
     /// Print the count, then each new value on its own line, until SIGINT/SIGTERM
-    Watch,
+    Watch {
+        /// The count's path
+        path: String,
+    },
+}
+
+impl AtomicOp {
+    /// The counter's path.
+    pub fn path(&self) -> &str {
+        match self {
+            Self::Get { path } | Self::Add { path, .. } | Self::Set { path, .. } | Self::Cas { path, .. } => path,
+        }
+    }
+}
+
+impl SharedCountOp {
+    /// The count's path.
+    pub fn path(&self) -> &str {
+        match self {
+            Self::Get { path } | Self::Set { path, .. } | Self::Watch { path } => path,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -370,9 +465,9 @@ pub struct WatchArgs {
     /// The path to watch (it need not exist yet)
     pub path: String,
     /// What to follow under PATH
-    #[arg(long, value_enum, default_value_t = WatchMode::Tree)]
+    #[arg(long = "kind", alias = "mode", value_enum, value_name = "KIND", default_value_t = WatchMode::Tree)]
     pub mode: WatchMode,
-    /// With --mode tree: how many levels below PATH (1: its children)
+    /// With --kind tree: how many levels below PATH (1: its children)
     #[arg(long, value_name = "N")]
     pub max_depth: Option<usize>,
     /// Leave the nodes' data out (stats only)
@@ -428,10 +523,65 @@ mod tests {
 
     #[test]
     fn atomic_takes_negative_numbers_and_int_anywhere() {
-        let cli = Cli::try_parse_from(["zkr", "atomic", "/c", "add", "-5", "--int"]).unwrap();
+        let cli = Cli::try_parse_from(["zkr", "atomic", "add", "/c", "-5", "--int"]).unwrap();
         let Command::Atomic(a) = cli.command else { panic!("not atomic") };
         assert!(a.int);
-        assert!(matches!(a.op, AtomicOp::Add { n: -5 }));
+        assert!(matches!(a.op, AtomicOp::Add { n: -5, ref path } if path == "/c"));
+    }
+
+    /// Parses as zkr does: the older forms turned into today's first.
+    fn parse(words: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(crate::legacy::normalize(words.iter().map(Into::into).collect()))
+    }
+
+    #[test]
+    fn one_spelling_per_concept_and_the_old_ones_still_parse() {
+        for words in
+            [&["zkr", "semaphore", "/s", "--max-leases", "3"][..], &["zkr", "semaphore", "/s", "--leases", "3"]]
+        {
+            let Command::Semaphore(s) = parse(words).unwrap().command else { panic!("not semaphore") };
+            assert_eq!((s.leases, s.count), (3, 1), "{words:?}");
+        }
+        for words in [&["zkr", "watch", "/w", "--kind", "node"][..], &["zkr", "watch", "/w", "--mode", "node"]] {
+            let Command::Watch(w) = parse(words).unwrap().command else { panic!("not watch") };
+            assert_eq!(w.mode, WatchMode::Node, "{words:?}");
+        }
+        for words in [
+            &["zkr", "once", "j", "--at-most", "1m", "--base", "/x", "--", "true"][..],
+            &["zkr", "once", "j", "--at-most", "1m", "--root", "/x", "--", "true"],
+        ] {
+            let Command::Once(o) = parse(words).unwrap().command else { panic!("not once") };
+            assert_eq!(o.root, "/x", "{words:?}");
+        }
+        for words in [
+            &["zkr", "barrier", "wait", "/b", "--timeout", "1s"][..],
+            &["zkr", "barrier", "/b", "wait", "--timeout", "1s"],
+        ] {
+            let Command::Barrier(b) = parse(words).unwrap().command else { panic!("not barrier") };
+            assert_eq!(
+                (b.action, b.path.as_str(), b.timeout),
+                (BarrierAction::Wait, "/b", Some(Duration::from_secs(1)))
+            );
+        }
+        for words in [&["zkr", "shared-count", "set", "/c", "-2"][..], &["zkr", "shared-count", "/c", "set", "-2"]] {
+            let Command::SharedCount(c) = parse(words).unwrap().command else { panic!("not shared-count") };
+            assert!(matches!(c.op, SharedCountOp::Set { n: -2, ref path } if path == "/c"), "{words:?}");
+        }
+        let Command::Bench(b) = parse(&["zkr", "bench", "--recipe", "semaphore", "--leases", "4"]).unwrap().command
+        else {
+            panic!("not bench")
+        };
+        assert_eq!(b.leases, 4);
+        // the old names are hidden: help shows the new ones only
+        let help = Cli::command().find_subcommand("semaphore").unwrap().clone().render_long_help().to_string();
+        assert!(help.contains("--max-leases") && !help.contains("--leases "), "{help}");
+    }
+
+    #[test]
+    fn verbosity_counts() {
+        assert_eq!(parse(&["zkr", "-vv", "inspect", "/a"]).unwrap().global.verbose, 2);
+        assert_eq!(parse(&["zkr", "inspect", "/a", "-v"]).unwrap().global.verbose, 1);
+        assert_eq!(parse(&["zkr", "inspect", "/a"]).unwrap().global.verbose, 0);
     }
 
     #[test]
@@ -529,7 +679,7 @@ pub enum QueueOp {
 /// `zkr once` (src/once.rs): run CMD on one host only, through the ShedLock-compatible lock.
 #[derive(Debug, Args)]
 pub struct OnceArgs {
-    /// The job's name: the lock node is ROOT/NAME
+    /// The job's name: the lock node is BASE/NAME
     pub name: String,
     /// Hold the lock at most this long if this host dies (ShedLock's lockAtMostFor); while CMD
     /// runs, the lock is extended by DUR whenever half of it has passed
@@ -539,8 +689,8 @@ pub struct OnceArgs {
     /// host whose clock or cron is a little late skips this run (ShedLock's lockAtLeastFor)
     #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "0s")]
     pub at_least: Duration,
-    /// Where the lock nodes are (ShedLock's default: /shedlock)
-    #[arg(long, value_name = "PATH", default_value = zk_recipes::scheduled::SHEDLOCK_DEFAULT_ROOT)]
+    /// Where the lock nodes are (ShedLock's root; its default: /shedlock)
+    #[arg(long = "base", alias = "root", value_name = "PATH", default_value = zk_recipes::scheduled::SHEDLOCK_DEFAULT_ROOT)]
     pub root: String,
     #[command(flatten)]
     pub supervision: Supervision,

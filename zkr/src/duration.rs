@@ -1,42 +1,21 @@
-//! Durations in humantime style: `500ms`, `2s`, `1m`, `1h30m`, `1m30s500ms`.
+//! DUR arguments, parsed by `humantime`: `500ms`, `2s`, `1m`, `1h30m`, `1m30s500ms`, `1s 250ms`.
+//!
+//! Every spelling scripts used before humantime still parses to the same duration (`msec`,
+//! `sec`/`secs`, `min`/`mins`, `hr`/`hrs`, parts summed, spaces between parts); a bare number
+//! is still refused, so that `--timeout 5` is not silently read as 5 ms or 5 s.
 
 use std::time::Duration;
 
-/// Parses one or more `<integer><unit>` parts (units: `ms`, `s`, `m`, `h`; also `msec`,
-/// `sec`/`secs`, `min`/`mins`, `hr`/`hrs`), summed. A bare number is refused: the unit is
-/// part of the contract, so that `--timeout 5` is not silently read as 5 ms or 5 s.
+/// Parses a DUR argument.
 pub fn parse(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     if text.is_empty() {
         return Err("empty duration (try 500ms, 2s, 1m)".into());
     }
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
-        if digits == 0 {
-            return Err(format!("invalid duration {text:?}: expected a number at {rest:?} (try 500ms, 2s, 1m)"));
-        }
-        let number: u64 = rest[..digits].parse().map_err(|_| format!("invalid duration {text:?}: number too large"))?;
-        rest = &rest[digits..];
-        let unit_len = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
-        let unit = rest[..unit_len].trim();
-        rest = &rest[unit_len..];
-        let millis_per_unit: u64 = match unit {
-            "ms" | "msec" => 1,
-            "s" | "sec" | "secs" => 1_000,
-            "m" | "min" | "mins" => 60_000,
-            "h" | "hr" | "hrs" => 3_600_000,
-            "" => return Err(format!("invalid duration {text:?}: missing unit (ms, s, m or h)")),
-            other => return Err(format!("invalid duration {text:?}: unknown unit {other:?} (ms, s, m or h)")),
-        };
-        let part = number
-            .checked_mul(millis_per_unit)
-            .map(Duration::from_millis)
-            .ok_or_else(|| format!("invalid duration {text:?}: too large"))?;
-        total = total.checked_add(part).ok_or_else(|| format!("invalid duration {text:?}: too large"))?;
+    if text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("invalid duration {text:?}: missing unit (ms, s, m or h)"));
     }
-    Ok(total)
+    humantime::parse_duration(text).map_err(|e| format!("invalid duration {text:?}: {e} (try 500ms, 2s, 1m)"))
 }
 
 #[cfg(test)]
@@ -44,21 +23,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_units_and_sums() {
-        assert_eq!(parse("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse("2s"), Ok(Duration::from_secs(2)));
-        assert_eq!(parse("1m"), Ok(Duration::from_secs(60)));
-        assert_eq!(parse("1h"), Ok(Duration::from_secs(3600)));
-        assert_eq!(parse("1m30s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse("1s 250ms"), Ok(Duration::from_millis(1250)));
-        assert_eq!(parse("0s"), Ok(Duration::ZERO));
-        assert_eq!(parse("15sec"), Ok(Duration::from_secs(15)));
+    fn every_spelling_scripts_use_still_parses() {
+        let ms = Duration::from_millis;
+        for (text, want) in [
+            ("500ms", ms(500)),
+            ("500msec", ms(500)),
+            ("2s", ms(2_000)),
+            ("2sec", ms(2_000)),
+            ("15secs", ms(15_000)),
+            ("1m", ms(60_000)),
+            ("1min", ms(60_000)),
+            ("2mins", ms(120_000)),
+            ("1h", ms(3_600_000)),
+            ("1hr", ms(3_600_000)),
+            ("2hrs", ms(7_200_000)),
+            ("1m30s", ms(90_000)),
+            ("1h30m", ms(5_400_000)),
+            ("1m30s500ms", ms(90_500)),
+            ("1s 250ms", ms(1_250)),
+            (" 2s ", ms(2_000)),
+            ("0s", Duration::ZERO),
+            ("0ms", Duration::ZERO),
+            // new with humantime: fractions
+            ("1.5s", ms(1_500)),
+        ] {
+            assert_eq!(parse(text), Ok(want), "{text:?}");
+        }
     }
 
     #[test]
     fn refuses_garbage() {
-        for bad in ["", "5", "s", "1x", "-1s", "1.5s", "ms5", "99999999999999999999s"] {
+        for bad in ["", "5", "0", "s", "1x", "-1s", "ms5", "99999999999999999999s"] {
             assert!(parse(bad).is_err(), "{bad:?} should be refused");
         }
+        assert!(parse("5").unwrap_err().contains("missing unit"));
     }
 }

@@ -1,10 +1,11 @@
-//! `zkr`: zk-recipes from the shell. See README.md (`## zkr`) for the manual; `zkr --help`
-//! and `zkr <subcommand> --help` for the options.
+//! `zkr`: zk-recipes from the shell. The manual is zkr/README.md, assembled from the same
+//! text `zkr help <subcommand>` prints (`help/*.txt`, checked by a test in `help.rs`).
 //!
 //! Layout: `args` (the command line), `cmd/` (one module per subcommand group; a new
 //! subcommand is a variant of `args::Command` plus a module there), `hold` (what the holding
 //! subcommands share), `child` (CMD supervision), `signals`, `exit` (exit codes), `output` and
-//! `json` (what goes to stdout).
+//! `progress` (what goes to stdout, and to a terminal's stderr), `logging` (`-v`, RUST_LOG),
+//! `legacy` (older argument forms), `help` (long help, completions, man page).
 
 mod args;
 mod bench;
@@ -12,10 +13,13 @@ mod child;
 mod cmd;
 mod duration;
 mod exit;
+mod help;
 mod hold;
-mod json;
+mod legacy;
+mod logging;
 mod once;
 mod output;
+mod progress;
 mod registry_args;
 mod security;
 mod signals;
@@ -88,10 +92,12 @@ impl Ctx {
 }
 
 fn main() {
-    let cli = Cli::parse(); // usage errors exit 2, --help and --version 0
-                            // One thread: enough for a CLI, and the thread that spawns CMD is the one that lives as
-                            // long as zkr (CMD's parent-death signal is tied to it).
-                            // The benchmark drives many sessions at once: all cores for it.
+    // usage errors exit 2, --help and --version 0
+    let cli = Cli::parse_from(legacy::normalize(std::env::args_os().collect()));
+    logging::init(cli.global.verbose);
+    // One thread: enough for a CLI, and the thread that spawns CMD is the one that lives as
+    // long as zkr (CMD's parent-death signal is tied to it). The benchmark drives many
+    // sessions at once: all cores for it.
     let runtime = if matches!(cli.command, args::Command::Bench(_)) {
         tokio::runtime::Builder::new_multi_thread().enable_all().build()
     } else {

@@ -9,7 +9,9 @@ use zk_recipes::{Framework, ShedLock};
 use crate::args::OnceArgs;
 use crate::child::{self, Child};
 use crate::exit::{self, CliError, CliResult};
-use crate::{json, output, Ctx};
+use serde_json::json;
+
+use crate::{output, Ctx};
 
 /// How long unlocking may take on the way out; the lock frees itself at its instant anyway.
 const UNLOCK_TIMEOUT: Duration = Duration::from_secs(3);
@@ -43,19 +45,20 @@ pub async fn once(fw: &Framework, args: OnceArgs, ctx: &mut Ctx) -> CliResult {
         let until = until.unwrap_or_else(|| "(unknown: the lock node could not be read)".into());
         eprintln!("skipped {} until {until}", args.name);
         if ctx.global.json {
-            output::line(&json::Object::new().str("name", &args.name).str("skipped_until", &until).finish());
+            output::line(&json!({"name": args.name, "skipped_until": until}).to_string());
         }
         return Ok(exit::OK);
     };
     guard.keep_alive();
     let until = locked_until_text(&locks, &args.name, guard.path()).await;
     if ctx.global.json {
-        let line = json::Object::new()
-            .str("name", &args.name)
-            .str("path", guard.path())
-            .num("fencing_token", guard.fencing_token())
-            .str("locked_until", &until)
-            .finish();
+        let line = json!({
+            "name": args.name,
+            "path": guard.path(),
+            "fencing_token": guard.fencing_token(),
+            "locked_until": until,
+        })
+        .to_string();
         output::line(&line);
     }
     let env = [

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::time::Duration;
 
-use crate::json;
+use serde_json::json;
 
 /// Writes `text` and a newline to stdout and flushes. A closed stdout (the reader went away)
 /// is not an error worth dying for while holding a lock: the line is dropped.
@@ -17,7 +17,7 @@ pub fn line(text: &str) {
 /// `{"path":"<node path>","fencing_token":<token>}`.
 pub fn held(path: &str, token: i64, as_json: bool) -> String {
     if as_json {
-        json::Object::new().str("path", path).num("fencing_token", token).finish()
+        json!({"path": path, "fencing_token": token}).to_string()
     } else {
         format!("{path} {token}")
     }

@@ -65,8 +65,8 @@ pub struct RegisterArgs {
     #[arg(long, value_name = "HOST")]
     pub address: String,
     /// The instance's port (1..=65535)
-    #[arg(long, value_name = "N")]
-    pub port: u32,
+    #[arg(long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: u16,
     /// The instance's id [default: a random UUID]
     #[arg(long, value_name = "ID")]
     pub id: Option<String>,
@@ -74,8 +74,8 @@ pub struct RegisterArgs {
     #[arg(long, value_name = "JSON")]
     pub payload: Option<String>,
     /// The instance's TLS port (1..=65535)
-    #[arg(long, value_name = "N")]
-    pub ssl_port: Option<u32>,
+    #[arg(long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    pub ssl_port: Option<u16>,
     /// The command to run while registered (after `--`)
     #[arg(last = true, value_name = "CMD")]
     pub cmd: Vec<String>,

@@ -71,3 +71,32 @@ async fn every_recipe_runs_clean() {
     let (code, _) = bench(&cs, &["--recipe", "drain", "--tasks", "2"]);
     assert_eq!(code, 2, "--tasks is for the timed loops");
 }
+
+/// A run long enough for the progress bar (3 s and more): with stderr piped nothing but the
+/// result line comes out, stderr holds no bar; on a terminal (`script` gives zkr one) the bar
+/// is drawn, so the piped check can fail.
+#[tokio::test]
+async fn progress_only_on_a_terminal() {
+    let cs = fixtures::shared_server().await;
+    let base = format!("/{}", fixtures::unique("bench-progress"));
+    let args = ["--connect", &cs, "bench", "--recipe", "raw", "--seconds", "3", "--warmup-seconds", "0.5"];
+    let args: Vec<&str> = args.into_iter().chain(["--base", base.as_str()]).collect();
+    let out = Command::new(env!("CARGO_BIN_EXE_zkr")).args(&args).output().expect("run zkr bench");
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains('\r') && !stderr.contains("ops") && !stderr.contains('%'),
+        "progress when piped: {stderr:?}"
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+    let quoted: Vec<String> =
+        std::iter::once(env!("CARGO_BIN_EXE_zkr")).chain(args.iter().copied()).map(|a| format!("'{a}'")).collect();
+    let tty = Command::new("script")
+        .args(["-qec", &quoted.join(" "), "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script(1)");
+    assert_eq!(tty.status.code(), Some(0));
+    let terminal = String::from_utf8_lossy(&tty.stdout);
+    assert!(terminal.contains("ops") && terminal.contains('%'), "no progress on a terminal: {terminal:?}");
+}

@@ -53,12 +53,19 @@ async fn ensure_tree(fw: &Framework, root: &str, nodes: usize) -> Result<(), Fai
     let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
     let paths = tree_paths(root, nodes);
     let mut created = stream::iter(&paths[1..]).map(|p| client.create(p, DATA, &options)).buffered(IN_FLIGHT);
+    let bar = crate::progress::bar(paths.len().saturating_sub(1) as u64, "nodes");
+    bar.set_message("building the tree");
     while let Some(result) = created.next().await {
+        bar.inc(1);
         match result {
             Ok(_) | Err(zk_recipes::zk::Error::NodeExists) => {}
-            Err(e) => return Err(fail(e)),
+            Err(e) => {
+                bar.finish_and_clear();
+                return Err(fail(e));
+            }
         }
     }
+    bar.finish_and_clear();
     fw.set_data(root, COMPLETE, None).await.map_err(fail)?;
     eprintln!("built the tree of {nodes} nodes at {root} in {:.1} s", started.elapsed().as_secs_f64());
     Ok(())

@@ -53,7 +53,7 @@ pub struct BenchArgs {
     #[arg(long, default_value = "/bench")]
     pub base: String,
     /// Maximum leases of the semaphore recipe.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long = "max-leases", alias = "leases", value_name = "N", default_value_t = 2)]
     pub leases: usize,
     /// Waiters queued by the drain and waiters_memory recipes.
     #[arg(long, default_value_t = 500)]
@@ -171,32 +171,26 @@ pub(crate) fn server_for(connect: &str, i: usize) -> String {
     format!("{}{chroot}", hosts[i % hosts.len()])
 }
 
-/// Shows progress on stderr when it is a terminal and the run is long enough.
+/// Shows the measured run's progress (a bar over the warm-up and the window, with the
+/// operations counted) on stderr when it is a terminal and the run is long enough; nothing
+/// otherwise.
 pub(crate) fn progress(
     total: Duration,
     ops: Arc<AtomicU64>,
     shared: Arc<Shared>,
 ) -> Option<tokio::task::JoinHandle<()>> {
-    use std::io::{IsTerminal, Write};
-    if !std::io::stderr().is_terminal() || total < Duration::from_secs(3) {
+    if !crate::progress::enabled() || total < Duration::from_secs(3) {
         return None;
     }
+    let bar = crate::progress::bar(total.as_millis() as u64, "ms");
     Some(tokio::spawn(async move {
         let started = Instant::now();
         while !shared.stop.load(Ordering::SeqCst) {
-            let done = (started.elapsed().as_secs_f64() / total.as_secs_f64()).min(1.0);
-            let filled = (done * 30.0) as usize;
-            eprint!(
-                "\r[{}{}] {:>3.0}% {} ops",
-                "#".repeat(filled),
-                " ".repeat(30 - filled),
-                done * 100.0,
-                ops.load(Ordering::Relaxed)
-            );
-            let _ = std::io::stderr().flush();
+            bar.set_position((started.elapsed().as_millis() as u64).min(bar.length().unwrap_or(0)));
+            bar.set_message(format!("{} ops", ops.load(Ordering::Relaxed)));
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        eprintln!();
+        bar.finish_and_clear();
     }))
 }
 

@@ -1,5 +1,7 @@
 //! Latency percentiles and the JSON line.
 
+use serde_json::{json, Value};
+
 /// What one run measured.
 #[derive(Debug, Default)]
 pub struct Report {
@@ -24,15 +26,16 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[rank.min(sorted.len() - 1)]
 }
 
-fn num(x: f64) -> String {
-    if x.is_finite() {
-        format!("{}", (x * 1000.0).round() / 1000.0)
-    } else {
-        "0".into()
+/// `x` rounded to 3 decimals, as a JSON number: an integer when it is one (`2`, not `2.0`),
+/// 0 when it is not finite.
+fn num(x: f64) -> Value {
+    let rounded = (x * 1000.0).round() / 1000.0;
+    match rounded {
+        r if !r.is_finite() => Value::from(0),
+        r if r.fract() == 0.0 && r.abs() < 9.0e15 => Value::from(r as i64),
+        r => Value::from(r),
     }
 }
-
-use crate::json::string as json_string;
 
 impl Report {
     /// With more than one worker (a client, or a task of one): the fewest and the most
@@ -50,22 +53,22 @@ impl Report {
     pub fn json(mut self, peer: &str, recipe: &str, clients: usize, seconds: f64) -> String {
         self.latencies_ms.sort_by(|a, b| a.total_cmp(b));
         let ops = self.ops_override.unwrap_or(self.latencies_ms.len() as u64);
-        let mut line = format!(
-            "{{\"peer\":{},\"recipe\":{},\"clients\":{clients},\"seconds\":{},\"ops\":{ops},\"ops_per_s\":{},\"p50_ms\":{},\"p99_ms\":{},\"violations\":{},\"errors\":{}",
-            json_string(peer),
-            json_string(recipe),
-            num(seconds),
-            num(ops as f64 / seconds),
-            num(quantile(&self.latencies_ms, 0.5)),
-            num(quantile(&self.latencies_ms, 0.99)),
-            self.violations,
-            self.errors,
-        );
+        let mut line = json!({
+            "peer": peer,
+            "recipe": recipe,
+            "clients": clients,
+            "seconds": num(seconds),
+            "ops": ops,
+            "ops_per_s": num(ops as f64 / seconds),
+            "p50_ms": num(quantile(&self.latencies_ms, 0.5)),
+            "p99_ms": num(quantile(&self.latencies_ms, 0.99)),
+            "violations": self.violations,
+            "errors": self.errors,
+        });
         for (k, v) in &self.extra {
-            line.push_str(&format!(",{}:{}", json_string(k), num(*v)));
+            line[*k] = num(*v);
         }
-        line.push('}');
-        line
+        line.to_string()
     }
 }
 

@@ -17,10 +17,20 @@ pub async fn barrier(fw: &Framework, args: BarrierArgs, ctx: &mut Ctx) -> CliRes
         BarrierAction::Remove => ctx.signals.interruptible(barrier.remove_barrier()).await??,
         BarrierAction::Wait => {
             let passed = match args.timeout {
-                None => ctx.signals.interruptible(barrier.wait_on_barrier()).await?.map(|()| true)?,
-                Some(t) => {
-                    before_deadline(ctx.signals.interruptible(barrier.wait_on_barrier_timeout(t)).await?)?.is_some()
-                }
+                None => ctx
+                    .signals
+                    .interruptible(crate::progress::waiting("waiting on the barrier", barrier.wait_on_barrier()))
+                    .await?
+                    .map(|()| true)?,
+                Some(t) => before_deadline(
+                    ctx.signals
+                        .interruptible(crate::progress::waiting(
+                            "waiting on the barrier",
+                            barrier.wait_on_barrier_timeout(t),
+                        ))
+                        .await?,
+                )?
+                .is_some(),
             };
             if !passed {
                 let waiting_for = format!("the barrier {} to be removed", args.path);
@@ -37,8 +47,17 @@ pub async fn barrier(fw: &Framework, args: BarrierArgs, ctx: &mut Ctx) -> CliRes
 pub async fn double_barrier(fw: &Framework, args: DoubleBarrierArgs, ctx: &mut Ctx) -> CliResult {
     let barrier = DistributedDoubleBarrier::new(fw, &args.path, args.members)?;
     let entered = match args.timeout {
-        None => ctx.signals.interruptible(barrier.enter()).await?.map(|()| true)?,
-        Some(t) => before_deadline(ctx.signals.interruptible(barrier.enter_timeout(t)).await?)?.is_some(),
+        None => ctx
+            .signals
+            .interruptible(crate::progress::waiting("waiting for the members", barrier.enter()))
+            .await?
+            .map(|()| true)?,
+        Some(t) => before_deadline(
+            ctx.signals
+                .interruptible(crate::progress::waiting("waiting for the members", barrier.enter_timeout(t)))
+                .await?,
+        )?
+        .is_some(),
     };
     if !entered {
         let waiting_for = format!("{} members to enter {}", args.members, args.path);

@@ -8,17 +8,19 @@ use zk_recipes::{AtomicNumber, DistributedAtomicNumber, Error, Framework, Shared
 
 use crate::args::{AtomicArgs, AtomicOp, SharedCountArgs, SharedCountOp};
 use crate::exit::{self, CliError, CliResult};
-use crate::{json, output, Ctx};
+use serde_json::json;
+
+use crate::{output, Ctx};
 
 pub async fn atomic(fw: &Framework, args: AtomicArgs, ctx: &mut Ctx) -> CliResult {
     if args.int {
-        run_atomic(&DistributedAtomicNumber::<i32>::new(fw, &args.path)?, args.op, ctx).await
+        run_atomic(&DistributedAtomicNumber::<i32>::new(fw, args.op.path())?, &args.op, ctx).await
     } else {
-        run_atomic(&DistributedAtomicNumber::<i64>::new(fw, &args.path)?, args.op, ctx).await
+        run_atomic(&DistributedAtomicNumber::<i64>::new(fw, args.op.path())?, &args.op, ctx).await
     }
 }
 
-async fn run_atomic<T>(counter: &DistributedAtomicNumber<T>, op: AtomicOp, ctx: &mut Ctx) -> CliResult
+async fn run_atomic<T>(counter: &DistributedAtomicNumber<T>, op: &AtomicOp, ctx: &mut Ctx) -> CliResult
 where
     T: AtomicNumber + TryFrom<i64> + Into<i64>,
 {
@@ -29,12 +31,11 @@ where
     }
     let (value, succeeded) = result?;
     let line = if ctx.global.json {
-        let object = json::Object::new().num("value", value);
         match op {
-            AtomicOp::Cas { .. } => object.bool("succeeded", succeeded),
-            _ => object,
+            AtomicOp::Cas { .. } => json!({"value": value, "succeeded": succeeded}),
+            _ => json!({"value": value}),
         }
-        .finish()
+        .to_string()
     } else {
         value.to_string()
     };
@@ -43,16 +44,16 @@ where
 }
 
 /// The value after `op` (for a failed `cas`: the current value) and whether it succeeded.
-async fn apply<T>(counter: &DistributedAtomicNumber<T>, op: AtomicOp) -> CliResult<(i64, bool)>
+async fn apply<T>(counter: &DistributedAtomicNumber<T>, op: &AtomicOp) -> CliResult<(i64, bool)>
 where
     T: AtomicNumber + TryFrom<i64> + Into<i64>,
 {
     let number = |n: i64| T::try_from(n).map_err(|_| CliError::usage(format!("{n} is out of range")));
     let outcome = match op {
-        AtomicOp::Get => return Ok((counter.get().await?.into(), true)),
-        AtomicOp::Add { n } => counter.add(number(n)?).await?,
-        AtomicOp::Set { n } => counter.try_set(number(n)?).await?,
-        AtomicOp::Cas { expected, new } => counter.compare_and_set(number(expected)?, number(new)?).await?,
+        AtomicOp::Get { .. } => return Ok((counter.get().await?.into(), true)),
+        AtomicOp::Add { n, .. } => counter.add(number(*n)?).await?,
+        AtomicOp::Set { n, .. } => counter.try_set(number(*n)?).await?,
+        AtomicOp::Cas { expected, new, .. } => counter.compare_and_set(number(*expected)?, number(*new)?).await?,
     };
     // an update whose tries ran out is `Error::Contended` (exit 1, its message) above
     Ok(match op {
@@ -62,24 +63,25 @@ where
 }
 
 pub async fn shared_count(fw: &Framework, args: SharedCountArgs, ctx: &mut Ctx) -> CliResult {
-    let count = SharedCount::new(fw, &args.path, 0)?;
+    let path = args.op.path().to_string();
+    let count = SharedCount::new(fw, &path, 0)?;
     let print = |value: i32, as_json: bool| {
-        output::line(&if as_json { json::Object::new().num("value", value.into()).finish() } else { value.to_string() })
+        output::line(&if as_json { json!({"value": value}).to_string() } else { value.to_string() })
     };
     let as_json = ctx.global.json;
     match args.op {
-        SharedCountOp::Get => match ctx.signals.interruptible(count.get()).await? {
+        SharedCountOp::Get { .. } => match ctx.signals.interruptible(count.get()).await? {
             Ok(v) => print(v.value, as_json),
             Err(Error::ZooKeeper(ZkError::NoNode)) => {
-                return Err(CliError::new(exit::FAILURE, format!("no shared count at {}", args.path)))
+                return Err(CliError::new(exit::FAILURE, format!("no shared count at {path}")))
             }
             Err(e) => return Err(e.into()),
         },
-        SharedCountOp::Set { n } => {
+        SharedCountOp::Set { n, .. } => {
             ctx.signals.interruptible(count.set(n)).await??;
             print(n, as_json);
         }
-        SharedCountOp::Watch => {
+        SharedCountOp::Watch { .. } => {
             let mut changes = pin!(count.changes());
             loop {
                 tokio::select! {

@@ -28,13 +28,13 @@ pub fn check(args: &DiscoverArgs) -> CliResult<()> {
 /// The instance `register` registers.
 fn instance(a: &RegisterArgs) -> CliResult<ServiceInstance<Value>> {
     segment("NAME", &a.name)?;
-    let mut builder = ServiceInstance::builder(&a.name).address(&a.address).port(a.port);
+    let mut builder = ServiceInstance::builder(&a.name).address(&a.address).port(a.port.into());
     if let Some(id) = &a.id {
         segment("--id", id)?;
         builder = builder.id(id);
     }
     if let Some(port) = a.ssl_port {
-        builder = builder.ssl_port(port);
+        builder = builder.ssl_port(port.into());
     }
     if let Some(json) = &a.payload {
         let payload: Value =

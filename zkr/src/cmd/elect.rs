@@ -10,7 +10,9 @@ use super::{before_deadline, timed_out};
 use crate::args::ElectArgs;
 use crate::exit::{self, CliError, CliResult};
 use crate::hold::{self, Held, Node};
-use crate::{json, output, Ctx};
+use serde_json::json;
+
+use crate::{output, Ctx};
 
 /// How long closing the latch may take when we give up before leading.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -22,7 +24,11 @@ pub async fn elect(fw: &Framework, args: ElectArgs, ctx: &mut Ctx) -> CliResult 
     let id = args.id.clone().unwrap_or_else(default_id);
     let latch = LeaderLatch::new(fw, &args.path, &id)?;
     latch.start().await?;
-    let led = ctx.signals.interruptible(lead(&latch, args.timeout)).await.and_then(|led| led);
+    let led = ctx
+        .signals
+        .interruptible(crate::progress::waiting("waiting for leadership", lead(&latch, args.timeout)))
+        .await
+        .and_then(|led| led);
     let failure = match led {
         Ok(Some(node)) => {
             let env = [("ZK_LEADER_PATH", node.path.clone()), ("ZK_FENCING_TOKEN", node.token.to_string())];
@@ -66,10 +72,11 @@ async fn observe(fw: &Framework, path: &str, ctx: &mut Ctx) -> CliResult {
             next = leaders.next() => match next {
                 Some(Ok(leader)) => {
                     let line = if ctx.global.json {
-                        json::Object::new()
-                            .opt_str("leader", leader.as_ref().map(|p| p.id.as_str()))
-                            .opt_str("node", leader.as_ref().map(|p| p.node.as_str()))
-                            .finish()
+                        json!({
+                            "leader": leader.as_ref().map(|p| p.id.as_str()),
+                            "node": leader.as_ref().map(|p| p.node.as_str()),
+                        })
+                        .to_string()
                     } else {
                         leader.map(|p| p.id).unwrap_or_default()
                     };

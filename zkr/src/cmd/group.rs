@@ -5,12 +5,12 @@ use std::pin::pin;
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use serde_json::json;
 use zk_recipes::{Framework, GroupMember, NodeStatus};
 
 use crate::args::{OnLost, Supervision};
 use crate::child::{self, Child};
 use crate::exit::{self, CliError, CliResult};
-use crate::json::Object;
 use crate::output;
 use crate::registry_args::{GroupArgs, GroupOp, JoinArgs, MembersArgs};
 use crate::Ctx;
@@ -56,7 +56,7 @@ async fn join(fw: &Framework, args: JoinArgs, ctx: &mut Ctx) -> CliResult {
             return Err(e);
         }
     };
-    let line = if ctx.global.json { Object::new().str("member", &path).finish() } else { format!("member {path}") };
+    let line = if ctx.global.json { json!({"member": path}).to_string() } else { format!("member {path}") };
     output::line(&line);
     let grace = ctx.global.session_timeout;
     let lost = async {
@@ -145,11 +145,7 @@ async fn members(fw: &Framework, args: MembersArgs, ctx: &mut Ctx) -> CliResult 
             Err(e) => return Err(e.into()),
         };
         let data = String::from_utf8_lossy(&data);
-        let line = if ctx.global.json {
-            Object::new().str("id", &id).str("data", &data).finish()
-        } else {
-            format!("{id} {data}")
-        };
+        let line = if ctx.global.json { json!({"id": id, "data": data}).to_string() } else { format!("{id} {data}") };
         output::line(&line);
     }
     Ok(exit::OK)

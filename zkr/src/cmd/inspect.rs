@@ -2,13 +2,14 @@
 
 use std::time::Duration;
 
+use serde_json::{json, Value};
 use zk_recipes::inspect::{Inspection, NodeInfo, RecipeKind};
 use zk_recipes::Framework;
 
 use crate::args::InspectArgs;
 use crate::exit::{self, CliResult};
 use crate::output::humanize;
-use crate::{json, output, Ctx};
+use crate::{output, Ctx};
 
 pub async fn inspect(fw: &Framework, args: InspectArgs, ctx: &mut Ctx) -> CliResult {
     let found = ctx.signals.interruptible(zk_recipes::inspect::inspect(fw, &args.path)).await??;
@@ -25,29 +26,29 @@ fn session_hex(id: i64) -> String {
 /// `{"kind":..,"holders":[..],"waiters":[..]}` plus `"foreign":[..]` when the recipe ignores
 /// foreign children there, and `"value"` (a string) when there is one.
 pub fn to_json(found: &Inspection) -> String {
-    let nodes = |nodes: &[NodeInfo]| json::array(nodes.iter().map(node_json));
-    let mut object = json::Object::new()
-        .str("kind", found.kind.name())
-        .raw("holders", &nodes(&found.holders))
-        .raw("waiters", &nodes(&found.waiters));
+    let nodes = |nodes: &[NodeInfo]| nodes.iter().map(node_json).collect::<Vec<_>>();
+    let mut object = json!({
+        "kind": found.kind.name(),
+        "holders": nodes(&found.holders),
+        "waiters": nodes(&found.waiters),
+    });
     if !found.foreign.is_empty() {
-        object = object.raw("foreign", &nodes(&found.foreign));
+        object["foreign"] = json!(nodes(&found.foreign));
     }
-    match &found.value {
-        Some(value) => object.str("value", value),
-        None => object,
+    if let Some(value) = &found.value {
+        object["value"] = json!(value);
     }
-    .finish()
+    object.to_string()
 }
 
-fn node_json(node: &NodeInfo) -> String {
-    json::Object::new()
-        .str("name", &node.name)
-        .str("session_id", &session_hex(node.session_id))
-        .num("fencing_token", node.fencing_token)
-        .num("age_ms", node.age_ms)
-        .str("data", &node.data)
-        .finish()
+fn node_json(node: &NodeInfo) -> Value {
+    json!({
+        "name": node.name,
+        "session_id": session_hex(node.session_id),
+        "fencing_token": node.fencing_token,
+        "age_ms": node.age_ms,
+        "data": node.data,
+    })
 }
 
 /// `kind: <kind>`, `value: <value>` when there is one, then a table of holders and waiters

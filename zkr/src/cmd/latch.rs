@@ -11,7 +11,9 @@ use zk_recipes::{CountDown, DistributedCountDownLatch, Framework};
 use super::{before_deadline, recipe_path, timed_out};
 use crate::args::{LatchArgs, LatchOp};
 use crate::exit::{self, CliError, CliResult};
-use crate::{json, output, Ctx};
+use serde_json::json;
+
+use crate::{output, Ctx};
 
 /// What can be refused before connecting.
 pub fn check(args: &LatchArgs) -> CliResult<()> {
@@ -45,7 +47,7 @@ pub async fn latch(fw: &Framework, args: LatchArgs, ctx: &mut Ctx) -> CliResult 
             }
             let generation = ctx.signals.interruptible(latch.generation()).await??.unwrap_or_default();
             output::line(&if as_json {
-                json::Object::new().num("generation", number(generation)).num("count", number(n)).finish()
+                json!({"generation": number(generation), "count": number(n)}).to_string()
             } else {
                 generation.to_string()
             });
@@ -58,8 +60,8 @@ pub async fn latch(fw: &Framework, args: LatchArgs, ctx: &mut Ctx) -> CliResult 
                 _ => return Err(CliError::new(exit::FAILURE, format!("{path}: no count is set"))),
             };
             output::line(&if as_json {
-                let object = json::Object::new().bool("counted", counted).num("generation", number(generation));
-                object.num("remaining", number(remaining)).finish()
+                json!({"counted": counted, "generation": number(generation), "remaining": number(remaining)})
+                    .to_string()
             } else {
                 remaining.to_string()
             });
@@ -68,7 +70,7 @@ pub async fn latch(fw: &Framework, args: LatchArgs, ctx: &mut Ctx) -> CliResult 
             let latch = DistributedCountDownLatch::new(fw, &path)?;
             let remaining = ctx.signals.interruptible(latch.count()).await??;
             output::line(&if as_json {
-                json::Object::new().num("count", number(remaining)).finish()
+                json!({"count": number(remaining)}).to_string()
             } else {
                 remaining.to_string()
             });
@@ -76,8 +78,17 @@ pub async fn latch(fw: &Framework, args: LatchArgs, ctx: &mut Ctx) -> CliResult 
         LatchOp::Wait { path, timeout } => {
             let latch = DistributedCountDownLatch::new(fw, &path)?;
             let open = match timeout {
-                None => ctx.signals.interruptible(latch.wait()).await?.map(|()| true)?,
-                Some(t) => before_deadline(ctx.signals.interruptible(latch.wait_timeout(t)).await?)?.is_some(),
+                None => ctx
+                    .signals
+                    .interruptible(crate::progress::waiting("waiting for the latch", latch.wait()))
+                    .await?
+                    .map(|()| true)?,
+                Some(t) => before_deadline(
+                    ctx.signals
+                        .interruptible(crate::progress::waiting("waiting for the latch", latch.wait_timeout(t)))
+                        .await?,
+                )?
+                .is_some(),
             };
             if !open {
                 return Err(timed_out(timeout.unwrap_or_default(), &format!("the latch {path} to open")));

@@ -26,7 +26,8 @@ pub async fn lock(fw: &Framework, args: LockArgs, ctx: &mut Ctx) -> CliResult {
     if args.lease.is_some_and(|l| l.is_zero()) {
         return Err(CliError::usage("--lease must be longer than zero"));
     }
-    let acquired = ctx.signals.interruptible(acquire(fw, &args)).await??;
+    let acquired =
+        ctx.signals.interruptible(crate::progress::waiting("waiting for the lock", acquire(fw, &args))).await??;
     let held = acquired.ok_or_else(|| timed_out(args.hold.timeout.unwrap_or_default(), &waiting_for))?;
     let held = match (held, args.lease) {
         (Held::Lock(lock), Some(lease)) => {
@@ -45,7 +46,7 @@ pub async fn semaphore(fw: &Framework, args: SemaphoreArgs, ctx: &mut Ctx) -> Cl
     let semaphore = InterProcessSemaphoreV2::new(fw, &args.path, args.leases)?;
     let (n, timeout) = (args.count, args.hold.timeout);
     let acquire = timed(timeout, semaphore.acquire_many(n), |t| semaphore.acquire_many_timeout(n, t));
-    let acquired = ctx.signals.interruptible(acquire).await??;
+    let acquired = ctx.signals.interruptible(crate::progress::waiting("waiting for the leases", acquire)).await??;
     let leases = acquired.ok_or_else(|| {
         let waiting_for = format!("{n} of the {} leases of {}", args.leases, args.path);
         timed_out(timeout.unwrap_or_default(), &waiting_for)

@@ -25,6 +25,11 @@ use crate::Ctx;
 
 /// Runs `command`: checks its arguments, connects, runs it, closes the session.
 pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
+    match &command {
+        Command::Completions(args) => return crate::help::completions(args.shell),
+        Command::Man(args) => return crate::help::man(args.dir.as_deref()),
+        _ => {}
+    }
     if let Command::Bench(args) = &command {
         // one session per benchmark client: bench connects by itself
         let line =
@@ -54,7 +59,7 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
         Command::Discover(args) => discover::discover(&fw, args, ctx).await,
         Command::Queue(args) => queue::queue(&fw, args, ctx).await,
         Command::Once(args) => crate::once::once(&fw, args, ctx).await,
-        Command::Bench(_) => unreachable!("handled before connecting"),
+        Command::Bench(_) | Command::Completions(_) | Command::Man(_) => unreachable!("handled before connecting"),
     };
     ctx.close(fw).await;
     result
@@ -75,10 +80,10 @@ fn check(command: &Command) -> CliResult<()> {
         Command::Semaphore(a) => {
             recipe_path(&a.path)?;
             if a.leases == 0 {
-                return Err(CliError::usage("--leases must be at least 1"));
+                return Err(CliError::usage("--max-leases must be at least 1"));
             }
             if a.count == 0 || a.count > a.leases {
-                return Err(CliError::usage(format!("--count must be in 1..={} (--leases)", a.leases)));
+                return Err(CliError::usage(format!("--count must be in 1..={} (--max-leases)", a.leases)));
             }
         }
         Command::Elect(a) => {
@@ -96,33 +101,33 @@ fn check(command: &Command) -> CliResult<()> {
         }
         Command::Latch(a) => latch::check(a)?,
         Command::Atomic(a) => {
-            recipe_path(&a.path)?;
+            recipe_path(a.op.path())?;
             if a.int {
                 let numbers = match a.op {
-                    AtomicOp::Get => vec![],
-                    AtomicOp::Add { n } | AtomicOp::Set { n } => vec![n],
-                    AtomicOp::Cas { expected, new } => vec![expected, new],
+                    AtomicOp::Get { .. } => vec![],
+                    AtomicOp::Add { n, .. } | AtomicOp::Set { n, .. } => vec![n],
+                    AtomicOp::Cas { expected, new, .. } => vec![expected, new],
                 };
                 if let Some(n) = numbers.into_iter().find(|&n| i32::try_from(n).is_err()) {
                     return Err(CliError::usage(format!("{n} is out of range for --int (32-bit)")));
                 }
             }
         }
-        Command::SharedCount(a) => recipe_path(&a.path)?,
+        Command::SharedCount(a) => recipe_path(a.op.path())?,
         Command::Inspect(a) => zk_recipes::ops::validate_path(&a.path)?,
         Command::Watch(a) => {
             zk_recipes::ops::validate_path(&a.path)?;
             match (a.mode, a.max_depth) {
                 (_, Some(0)) => return Err(CliError::usage("--max-depth must be at least 1")),
                 (WatchMode::Tree, _) | (_, None) => {}
-                (_, Some(_)) => return Err(CliError::usage("--max-depth goes with --mode tree")),
+                (_, Some(_)) => return Err(CliError::usage("--max-depth goes with --kind tree")),
             }
         }
         Command::Group(a) => group::check(a)?,
         Command::Discover(a) => discover::check(a)?,
         Command::Queue(a) => queue::check(a)?,
         Command::Once(a) => crate::once::check(a)?,
-        Command::Bench(_) => {}
+        Command::Bench(_) | Command::Completions(_) | Command::Man(_) => {}
     }
     Ok(())
 }

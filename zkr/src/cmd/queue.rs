@@ -11,7 +11,9 @@ use zk_recipes::{
 use super::{before_deadline, recipe_path, timed_out};
 use crate::args::{QueueArgs, QueueKind, QueueOp};
 use crate::exit::{self, CliError, CliResult};
-use crate::{json, output, Ctx};
+use serde_json::json;
+
+use crate::{output, Ctx};
 
 /// What can be refused before connecting: the path, and put's flags against its kind.
 pub fn check(args: &QueueArgs) -> CliResult<()> {
@@ -67,17 +69,21 @@ pub async fn queue(fw: &Framework, args: QueueArgs, ctx: &mut Ctx) -> CliResult 
                 .map_err(CliError::from)
             };
             let node = ctx.signals.interruptible(put).await??;
-            let line = if ctx.global.json { json::Object::new().str("path", &node).finish() } else { node };
+            let line = if ctx.global.json { json!({"path": node}).to_string() } else { node };
             output::line(&line);
         }
         QueueOp::Take { path, timeout, kind } => {
             let deadline = timeout.map(|t| Instant::now() + t);
-            let Some(items) = ctx.signals.interruptible(take(fw, &path, kind, deadline)).await?? else {
+            let Some(items) = ctx
+                .signals
+                .interruptible(crate::progress::waiting("waiting for an item", take(fw, &path, kind, deadline)))
+                .await??
+            else {
                 return Err(timed_out(timeout.unwrap_or_default(), &format!("an item in {path}")));
             };
             for item in items {
                 let line = if ctx.global.json {
-                    json::Object::new().str("data", &String::from_utf8_lossy(&item)).finish()
+                    json!({"data": String::from_utf8_lossy(&item)}).to_string()
                 } else {
                     String::from_utf8_lossy(&item).into_owned()
                 };
@@ -86,8 +92,7 @@ pub async fn queue(fw: &Framework, args: QueueArgs, ctx: &mut Ctx) -> CliResult 
         }
         QueueOp::Size { path, kind } => {
             let size = ctx.signals.interruptible(size(fw, &path, kind)).await??;
-            let line =
-                if ctx.global.json { json::Object::new().num("size", size as i64).finish() } else { size.to_string() };
+            let line = if ctx.global.json { json!({"size": size}).to_string() } else { size.to_string() };
             output::line(&line);
         }
     }

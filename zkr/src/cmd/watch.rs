@@ -12,11 +12,12 @@ use std::pin::pin;
 
 use base64::Engine as _;
 use futures_util::StreamExt;
+use serde_json::json;
 use zk_recipes::{Cache, CacheEvent, CachedNode, Framework};
 
 use crate::args::{WatchArgs, WatchMode};
 use crate::exit::{self, CliError, CliResult};
-use crate::{json, output, Ctx};
+use crate::{output, Ctx};
 
 /// Events a slow terminal may fall behind by before the cache drops them for a resync (which
 /// this command turns back into the events it missed).
@@ -114,7 +115,7 @@ impl Printed {
 
     fn bare(&self, event: &str) -> String {
         if self.json {
-            json::Object::new().str("event", event).finish()
+            json!({"event": event}).to_string()
         } else {
             event.to_string()
         }
@@ -127,17 +128,19 @@ impl Printed {
         });
         let stat = &node.stat;
         if self.json {
-            let object = json::Object::new().str("event", event).str("path", &node.path);
-            let object = match &data {
-                Some((key, value)) => object.str(key, value),
-                None => object,
-            };
-            object.num("version", stat.version.into()).num("czxid", stat.czxid).num("mzxid", stat.mzxid).finish()
+            let mut object = json!({"event": event, "path": node.path});
+            if let Some((key, value)) = &data {
+                object[*key] = json!(value);
+            }
+            for (key, value) in [("version", i64::from(stat.version)), ("czxid", stat.czxid), ("mzxid", stat.mzxid)] {
+                object[key] = json!(value);
+            }
+            object.to_string()
         } else {
             let mut line =
                 format!("{event} {} version={} czxid={} mzxid={}", node.path, stat.version, stat.czxid, stat.mzxid);
             if let Some((key, value)) = data {
-                line.push_str(&format!(" {key}={}", json::string(&value)));
+                line.push_str(&format!(" {key}={}", json!(value)));
             }
             line
         }
