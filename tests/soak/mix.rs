@@ -38,12 +38,27 @@ fn below(counter: &AtomicU64, target: u64) -> bool {
     counter.load(Ordering::Relaxed) < target
 }
 
+/// The share of the time bound over which the streams spread their targets.
+const SPREAD: f64 = 0.9;
+
+/// Waits until the next of `target` steps is due, the steps spread evenly over [`SPREAD`] of
+/// the time bound (so that the mix stays a mix for the whole run); at once when behind.
+async fn pace(soak: &Soak, counter: &AtomicU64, target: u64) {
+    let done = counter.load(Ordering::Relaxed) as f64;
+    let start = soak.deadline - Duration::from_secs(soak.plan.secs);
+    let due = start + Duration::from_secs_f64(soak.plan.secs as f64 * SPREAD * done / target.max(1) as f64);
+    if due > Instant::now() && !soak.over() {
+        tokio::time::sleep_until(due.min(soak.deadline).into()).await;
+    }
+}
+
 /// Acquire and release a mutex on one of the paths, at random (seeded), as fast as it goes.
 async fn locks(soak: Arc<Soak>, worker: usize) {
     let mut rng = fastrand::Rng::with_seed(soak.plan.seed.wrapping_mul(1_000_003) ^ worker as u64);
     let fw = &soak.fws[worker % soak.fws.len()];
     let c = &soak.counts;
     while !soak.over() && below(&c.locks, soak.plan.lock_cycles) {
+        pace(&soak, &c.locks, soak.plan.lock_cycles).await;
         let path = format!("{}/locks/p{}", soak.root, rng.usize(..soak.plan.paths));
         let mutex = InterProcessMutex::new(fw, &path).expect("a valid path");
         match mutex.acquire_timeout(STEP).await {
@@ -67,6 +82,7 @@ async fn elections(soak: Arc<Soak>, e: usize) {
     let c = &soak.counts;
     let mut round = 0u64;
     while !soak.over() && below(&c.elections, soak.plan.elections) {
+        pace(&soak, &c.elections, soak.plan.elections).await;
         round += 1;
         let (a_fw, b_fw) = if round % 2 == 0 { (&soak.fws[0], &soak.fws[1]) } else { (&soak.fws[1], &soak.fws[0]) };
         let a = LeaderLatch::new(a_fw, &path, &format!("a{e}-{round}")).expect("latch");
@@ -116,12 +132,9 @@ async fn cache(soak: Arc<Soak>) {
         }
     });
     let mut rng = fastrand::Rng::with_seed(soak.plan.seed ^ 0xCAC4E);
-    let pace = Duration::from_secs_f64(soak.plan.secs as f64 / soak.plan.cache_events.max(1) as f64);
-    let mut next = Instant::now();
     let c = &soak.counts;
     while !soak.over() && below(&c.cache_events, soak.plan.cache_events) {
-        next += pace;
-        tokio::time::sleep_until(next.into()).await;
+        pace(&soak, &c.cache_writes, soak.plan.cache_events).await;
         let node = format!("{dir}/n{}", rng.usize(..CACHE_NODES));
         let _ = match writer.exists(&node).await {
             Ok(None) => writer.create(&node, b"0", CreateMode::Persistent).await.map(drop),
