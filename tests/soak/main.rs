@@ -11,7 +11,8 @@
 //! server's watch, node and ephemeral counts (`mntr`; the server is the soak's own).
 //!
 //! It passes when each sampled quantity is flat after the warm-up (see [`sample::flatness`]:
-//! the peak of the second half at most the first half's, RSS +5 % + 2 MiB), and, once the load
+//! RSS: the second half's peak at most the first half's + 5 % + 2 MiB; the counts: the second
+//! half's median at most the first half's + 10 % + 2), and, once the load
 //! stopped and the recipes closed, the tasks, file descriptors and server watches are back to
 //! their baseline (taken with the frameworks connected, before any recipe), no ephemeral node
 //! is left on the server and no node below the recipes' parents is left under the test root.
