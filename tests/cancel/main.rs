@@ -6,7 +6,7 @@
 //! background delete is pending, and the runtime has no more live tasks than before the first
 //! round.
 //!
-//! Bounded: `CANCEL_SECS` (default 75) or `CANCEL_ROUNDS` (default 400) rounds, whichever comes
+//! Bounded: `CANCEL_SECS` (default 75) or `CANCEL_ROUNDS` (default 300) batches of three rounds, whichever comes
 //! first; `CANCEL_SEED` (default 35) picks the kinds, the drop points and the faults. The
 //! figures are printed (`--nocapture`).
 
@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 use kinds::{Kind, KINDS};
 use zk_recipes_testing::{fixtures, TcpProxy, TestingServer};
 
+/// Rounds run at once.
+const PARALLEL: usize = 3;
 /// How long the end state may take to settle (background deletes, expired sessions).
 const SETTLE: Duration = Duration::from_secs(20);
 
@@ -47,7 +49,7 @@ fn dropped_waits_leave_nothing_behind_under_faults() {
 async fn fuzz(cs: &str, proxy: &TcpProxy) -> Vec<String> {
     let seed = env_u64("CANCEL_SEED", 35);
     let secs = env_u64("CANCEL_SECS", 75);
-    let rounds = env_u64("CANCEL_ROUNDS", 400);
+    let rounds = env_u64("CANCEL_ROUNDS", 300);
     let mut rng = fastrand::Rng::with_seed(seed);
     let a = fixtures::framework(proxy.connect_string()).await;
     let b = fixtures::framework(cs).await;
@@ -58,14 +60,19 @@ async fn fuzz(cs: &str, proxy: &TcpProxy) -> Vec<String> {
     let (mut figures, mut cuts, mut expiries) = (Figures::new(), 0u64, 0u64);
     let mut round = 0;
     while round < rounds && started.elapsed() < Duration::from_secs(secs) {
-        let kind = KINDS[rng.usize(..KINDS.len())];
-        let path = format!("{root}/{kind:?}/r{round}");
-        let cancel = Duration::from_millis(rng.u64(0..400));
-        let release = Duration::from_millis(rng.u64(0..500));
-        // a fault at a random point of the round, in one round of three
-        let fault = match rng.u8(0..6) {
-            0 | 1 => Some((false, Duration::from_millis(rng.u64(0..400)))),
-            2 => Some((true, Duration::from_millis(rng.u64(0..400)))),
+        // three rounds at once, of random kinds, on paths of their own
+        let batch: Vec<(Kind, String, Duration, Duration)> = (0..PARALLEL)
+            .map(|i| {
+                let kind = KINDS[rng.usize(..KINDS.len())];
+                let cancel = Duration::from_millis(rng.u64(0..400));
+                let release = Duration::from_millis(rng.u64(0..500));
+                (kind, format!("{root}/{kind:?}/r{round}-{i}"), cancel, release)
+            })
+            .collect();
+        // a fault at a random point of the rounds, in one batch of two
+        let fault = match rng.u8(0..4) {
+            0 => Some((false, Duration::from_millis(rng.u64(0..400)))),
+            1 => Some((true, Duration::from_millis(rng.u64(0..400)))),
             _ => None,
         };
         let faults = async {
@@ -84,14 +91,18 @@ async fn fuzz(cs: &str, proxy: &TcpProxy) -> Vec<String> {
                 None => {}
             }
         };
-        let work = tokio::time::timeout(Duration::from_secs(30), kinds::round(kind, &a, &b, &path, cancel, release));
-        let (done, ()) = tokio::join!(work, faults);
-        let Ok(done) = done else {
-            return vec![format!("round {round} ({kind:?}) did not end within 30 s")];
-        };
-        let entry = figures.entry(kind).or_default();
-        entry.0 += 1;
-        entry.1 += u64::from(done);
+        let work = futures_util::future::join_all(batch.iter().map(|(kind, path, cancel, release)| {
+            tokio::time::timeout(Duration::from_secs(30), kinds::round(*kind, &a, &b, path, *cancel, *release))
+        }));
+        let (outcomes, ()) = tokio::join!(work, faults);
+        for ((kind, ..), done) in batch.iter().zip(outcomes) {
+            let Ok(done) = done else {
+                return vec![format!("round {round} ({kind:?}) did not end within 30 s")];
+            };
+            let entry = figures.entry(*kind).or_default();
+            entry.0 += 1;
+            entry.1 += u64::from(done);
+        }
         round += 1;
         // the next round starts connected (a wait of `b` in a setup must not meet a dead `a`)
         let _ = a.wait_connected(Duration::from_secs(10)).await;
@@ -120,8 +131,9 @@ async fn fuzz(cs: &str, proxy: &TcpProxy) -> Vec<String> {
         ));
     }
     println!(
-        "cancel fuzzer: seed {seed}, {round} rounds in {fuzz_secs:.0} s, {cuts} connection cuts, {expiries} session expiries, \
+        "cancel fuzzer: seed {seed}, {} rounds ({round} batches of {PARALLEL}) in {fuzz_secs:.0} s, {cuts} connection cuts, {expiries} session expiries, \
          tasks {} (baseline {baseline})",
+        figures.values().map(|f| f.0).sum::<u64>(),
         tasks()
     );
     for (kind, (n, done)) in &figures {
