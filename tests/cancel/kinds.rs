@@ -60,8 +60,10 @@ pub async fn round(kind: Kind, a: &Framework, b: &Framework, path: &str, cancel:
         Kind::Mutex => {
             let held = InterProcessMutex::new(b, path).unwrap().acquire().await.unwrap();
             let mutex = InterProcessMutex::new(a, path).unwrap();
-            let (done, _) =
-                tokio::join!(dropped_after(cancel, mutex.acquire()), after(release, async { drop(held.release().await) }));
+            let (done, _) = tokio::join!(
+                dropped_after(cancel, mutex.acquire()),
+                after(release, async { drop(held.release().await) })
+            );
             done
         }
         Kind::Semaphore => {
@@ -76,8 +78,10 @@ pub async fn round(kind: Kind, a: &Framework, b: &Framework, path: &str, cancel:
         Kind::SemaphoreMutex => {
             let held = InterProcessSemaphoreMutex::new(b, path).unwrap().acquire().await.unwrap();
             let mutex = InterProcessSemaphoreMutex::new(a, path).unwrap();
-            let (done, _) =
-                tokio::join!(dropped_after(cancel, mutex.acquire()), after(release, async { drop(held.release().await) }));
+            let (done, _) = tokio::join!(
+                dropped_after(cancel, mutex.acquire()),
+                after(release, async { drop(held.release().await) })
+            );
             done
         }
         Kind::RwRead => {
@@ -103,7 +107,8 @@ pub async fn round(kind: Kind, a: &Framework, b: &Framework, path: &str, cancel:
                 latch.start().await?;
                 latch.await_leadership().await
             };
-            let (done, _) = tokio::join!(dropped_after(cancel, wait), after(release, async { drop(leader.close().await) }));
+            let (done, _) =
+                tokio::join!(dropped_after(cancel, wait), after(release, async { drop(leader.close().await) }));
             // the documented way out: close (a latch dropped unclosed keeps its node until the
             // session ends)
             let _ = latch.close().await;
@@ -138,8 +143,10 @@ pub async fn round(kind: Kind, a: &Framework, b: &Framework, path: &str, cancel:
         Kind::QueueTake => {
             let queue: DistributedQueue = DistributedQueue::new(a, path).unwrap();
             let producer: DistributedQueue = DistributedQueue::new(b, path).unwrap();
-            let (done, _) =
-                tokio::join!(dropped_after(cancel, queue.take()), after(release, async { drop(producer.put(&b"x".to_vec()).await) }));
+            let (done, _) = tokio::join!(
+                dropped_after(cancel, queue.take()),
+                after(release, async { drop(producer.put(&b"x".to_vec()).await) })
+            );
             done
         }
         Kind::Counter => {

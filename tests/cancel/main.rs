@@ -137,7 +137,10 @@ async fn fuzz(cs: &str, proxy: &TcpProxy) -> Vec<String> {
         tasks()
     );
     for (kind, (n, done)) in &figures {
-        println!("cancel fuzzer: {kind:?}: {n} rounds, {done} finished before their drop, {} dropped waiting", n - done);
+        println!(
+            "cancel fuzzer: {kind:?}: {n} rounds, {done} finished before their drop, {} dropped waiting",
+            n - done
+        );
     }
     if let Err(e) = a.shutdown(Duration::from_secs(10)).await {
         failures.push(format!("a: shutdown: {e}"));

@@ -205,7 +205,12 @@ async fn run(plan: Plan, cs: String, proxy: Arc<TcpProxy>) -> Vec<String> {
         loop {
             let s = take_sample(&soak, &cs, started).await;
             let pending: usize = soak.fws.iter().map(|f| f.pending_background_deletes()).sum();
-            if s.tasks <= baseline.tasks && s.fds <= baseline.fds && s.watches <= baseline.watches && s.ephemerals == 0 && pending == 0 {
+            if s.tasks <= baseline.tasks
+                && s.fds <= baseline.fds
+                && s.watches <= baseline.watches
+                && s.ephemerals == 0
+                && pending == 0
+            {
                 return s;
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
@@ -215,7 +220,11 @@ async fn run(plan: Plan, cs: String, proxy: Arc<TcpProxy>) -> Vec<String> {
     let end = take_sample(&soak, &cs, started).await;
     csv.push(end.csv());
     if settled.is_err() {
-        failures.push(format!("not back to the baseline 60 s after the load:\n  baseline {}\n  end      {}", baseline.csv(), end.csv()));
+        failures.push(format!(
+            "not back to the baseline 60 s after the load:\n  baseline {}\n  end      {}",
+            baseline.csv(),
+            end.csv()
+        ));
     }
     let left = mix::left_under(&soak.fws[0], &soak.root).await;
     if !left.is_empty() {
@@ -251,7 +260,7 @@ fn report(soak: &Soak, samples: &[Sample], baseline: &Sample, end: &Sample, load
         n(&c.expiry_errors),
         n(&c.cuts)
     );
-    let columns: [(&str, fn(&Sample) -> u64); 6] = [
+    let columns: [sample::Column; 6] = [
         ("rss KiB", |s| s.rss_kib),
         ("fds", |s| s.fds),
         ("tasks", |s| s.tasks),

@@ -84,7 +84,8 @@ async fn elections(soak: Arc<Soak>, e: usize) {
     while !soak.over() && below(&c.elections, soak.plan.elections) {
         pace(&soak, &c.elections, soak.plan.elections).await;
         round += 1;
-        let (a_fw, b_fw) = if round % 2 == 0 { (&soak.fws[0], &soak.fws[1]) } else { (&soak.fws[1], &soak.fws[0]) };
+        let (a_fw, b_fw) =
+            if round.is_multiple_of(2) { (&soak.fws[0], &soak.fws[1]) } else { (&soak.fws[1], &soak.fws[0]) };
         let a = LeaderLatch::new(a_fw, &path, &format!("a{e}-{round}")).expect("latch");
         let b = LeaderLatch::new(b_fw, &path, &format!("b{e}-{round}")).expect("latch");
         if election_round(&a, &b, c).await.is_err() {

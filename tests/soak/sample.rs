@@ -33,7 +33,8 @@ pub struct Sample {
 }
 
 /// The CSV header of [`Sample::csv`].
-pub const CSV_HEADER: &str = "seconds,rss_kib,fds,tasks,watches,znodes,ephemerals,lock_cycles,elections,cache_events,expiries,cuts";
+pub const CSV_HEADER: &str =
+    "seconds,rss_kib,fds,tasks,watches,znodes,ephemerals,lock_cycles,elections,cache_events,expiries,cuts";
 
 impl Sample {
     /// One CSV line.
@@ -79,9 +80,7 @@ pub async fn server_counts(cs: &str) -> (u64, u64, u64) {
         .await
         .unwrap_or_default();
     let field = |name: &str| {
-        out.lines()
-            .find_map(|l| l.strip_prefix(name).map(|v| v.trim().parse().unwrap_or(0)))
-            .unwrap_or(u64::MAX)
+        out.lines().find_map(|l| l.strip_prefix(name).map(|v| v.trim().parse().unwrap_or(0))).unwrap_or(u64::MAX)
     };
     (field("zk_watch_count"), field("zk_znode_count"), field("zk_ephemerals_count"))
 }
@@ -93,10 +92,10 @@ pub const RSS_GROWTH: f64 = 0.05;
 pub const RSS_SLACK_KIB: u64 = 2048;
 
 /// The flatness checks over the samples taken under load, after the warm-up (the first
-/// fifth), split in two halves. RSS: the second half's peak is at most the first half's
-/// + [`RSS_GROWTH`] + [`RSS_SLACK_KIB`]. The counts (fds, tasks, watches, nodes, ephemeral
+/// fifth), split in two halves. RSS: the second half's peak is at most the first half's plus
+/// [`RSS_GROWTH`] plus [`RSS_SLACK_KIB`]. The counts (fds, tasks, watches, nodes, ephemeral
 /// nodes), which swing with the work in flight at the instant of a sample: the second half's
-/// median is at most the first half's + a tenth + 2 (a leak of one task or node per expiry or
+/// median is at most the first half's plus a tenth plus 2 (a leak of one task or node per expiry or
 /// cut raises it by dozens). Returns one line per failed check.
 pub fn flatness(samples: &[Sample]) -> Vec<String> {
     let warm = samples.len() / 5;
@@ -125,8 +124,11 @@ pub fn flatness(samples: &[Sample]) -> Vec<String> {
     failed
 }
 
+/// A sampled quantity: its name, and how to read it.
+pub type Column = (&'static str, fn(&Sample) -> u64);
+
 /// The sampled counts, by name.
-pub const COUNTS: [(&str, fn(&Sample) -> u64); 5] = [
+pub const COUNTS: [Column; 5] = [
     ("fds", |s| s.fds),
     ("tasks", |s| s.tasks),
     ("watches", |s| s.watches),
