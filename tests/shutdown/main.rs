@@ -19,6 +19,8 @@ use zk_recipes::zk::CreateMode;
 use zk_recipes::{Error, Framework, GroupMember, InterProcessMutex, LeaderLatch};
 use zk_recipes_testing::{fixtures, TestingServer};
 
+mod faults;
+
 /// The child's session timeout: far longer than the 1 s the tests allow after its exit.
 const CHILD_SESSION: Duration = Duration::from_secs(30);
 /// How long after the child's exit the other process must have what it held.
