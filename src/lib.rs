@@ -95,7 +95,13 @@
 //! ensemble, [`FrameworkBuilder::tls`], rustls), `sasl` (SASL DIGEST-MD5,
 //! [`FrameworkBuilder::sasl`]), `sasl-gssapi` (Kerberos; needs the
 //! system's GSSAPI library), and `fips` (`tls` with the FIPS-validated AWS-LC module; building
-//! it needs cmake and Go). See the README's "Security" section.
+//! it needs cmake and Go). See the guide's [security page](https://github.com/zk-recipes/zk-recipes/blob/main/docs/guide/security.md).
+//!
+//! # The guide
+//!
+//! [The guide](https://github.com/zk-recipes/zk-recipes/blob/main/docs/guide/README.md) has one page per recipe family in Curator's shape (description,
+//! types, usage, error handling and what to do on loss), and pages on the framework, security,
+//! testing with the kit, migrating from Curator, operations and benchmarks.
 #![deny(missing_docs)]
 
 mod error;
@@ -239,3 +245,25 @@ pub mod inspect {
 /// The underlying `zookeeper-client` crate, re-exported for its types (`Acl`, `Stat`,
 /// `CreateMode`, `Client`, ...).
 pub use zookeeper_client as zk;
+
+// The README's and the guide's code blocks are compiled as doc tests (`cargo test --doc`).
+#[cfg(doctest)]
+mod doc_pages {
+    macro_rules! pages {
+        ($($name:ident = $path:literal,)*) => { $( #[doc = include_str!($path)] struct $name; )* };
+    }
+    pages! {
+        Readme = "../README.md",
+        Barriers = "../docs/guide/barriers.md",
+        Caches = "../docs/guide/caches.md",
+        Counters = "../docs/guide/counters.md",
+        Discovery = "../docs/guide/discovery.md",
+        Framework = "../docs/guide/framework.md",
+        Latch = "../docs/guide/latch.md",
+        Leader = "../docs/guide/leader.md",
+        Locks = "../docs/guide/locks.md",
+        Nodes = "../docs/guide/nodes.md",
+        Queues = "../docs/guide/queues.md",
+        Scheduled = "../docs/guide/scheduled-jobs.md",
+    }
+}
