@@ -265,5 +265,6 @@ mod doc_pages {
         Nodes = "../docs/guide/nodes.md",
         Queues = "../docs/guide/queues.md",
         Scheduled = "../docs/guide/scheduled-jobs.md",
+        Security = "../docs/guide/security.md",
     }
 }
