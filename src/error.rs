@@ -390,7 +390,7 @@ impl Error {
 /// use zk_recipes::{Error, ServerFeature};
 /// use zk_recipes::zk::CreateMode;
 ///
-/// match fw.create_with_ttl("/tmp/marker", b"", CreateMode::PersistentWithTtl, Duration::from_secs(60)).await {
+/// match fw.create_with_ttl("/tmp/marker", b"", CreateMode::Persistent, Duration::from_secs(60)).await {
 ///     Err(Error::ServerUnsupported(ServerFeature::TtlNodes)) => eprintln!("enable TTL nodes on the server"),
 ///     other => { other?; }
 /// }

@@ -300,10 +300,12 @@ impl Scheduled {
 /// # Examples
 /// ```no_run
 /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use std::time::Duration;
 /// use zk_recipes::Scheduled;
 ///
 /// let job = Scheduled::new(&fw, "nightly-export")
 ///     .cron("0 2 * * *")
+///     .at_most_for(Duration::from_secs(3_600))
 ///     .start(|_ctx| async move { Ok::<_, std::io::Error>(()) })
 ///     .await?;
 /// println!("scheduled {}", job.name());

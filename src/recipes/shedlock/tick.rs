@@ -140,7 +140,11 @@ impl TickOutcome {
 ///     println!("{} for tick {:?}, token {}", ctx.name, ctx.tick, ctx.fencing_token);
 ///     Ok(())
 /// }
-/// let job = Scheduled::new(&fw, "report").every(Duration::from_secs(3_600)).start(report).await?;
+/// let job = Scheduled::new(&fw, "report")
+///     .every(Duration::from_secs(3_600))
+///     .at_most_for(Duration::from_secs(600))
+///     .start(report)
+///     .await?;
 /// # drop(job);
 /// # Ok(()) }
 /// ```
