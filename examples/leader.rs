@@ -20,12 +20,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut last_token = 0;
     for round in 0..3 {
-        let (i, latch) = loop {
-            if let Some((i, (_, l))) = replicas.iter().enumerate().find(|(_, (_, l))| l.has_leadership()) {
-                break (i, l.clone());
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        };
+        // wait for whichever replica is elected: no polling, each latch's own future
+        let elected = replicas.iter().map(|(_, l)| Box::pin(l.await_leadership()));
+        let (elected, i, _) = futures_util::future::select_all(elected).await;
+        elected?;
+        let latch = replicas[i].1.clone();
         let token = latch.leadership().fencing_token().unwrap_or_default();
         println!("round {round}: {} leads with token {token}", latch.id());
         assert!(token > last_token, "tokens increase across leaderships");
@@ -35,15 +34,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let fw = Framework::connect(&connect).await?;
-    let selector = LeaderSelector::new(&fw, "/examples/leader/selector", "worker", |ctx| async move {
-        println!("selector: leading with token {}; working until cancelled", ctx.fencing_token());
-        std::future::pending::<()>().await;
+    // the task tells main when it leads (a channel, not a polled flag)
+    let (leading_tx, mut leading) = tokio::sync::mpsc::unbounded_channel();
+    let selector = LeaderSelector::new(&fw, "/examples/leader/selector", "worker", move |ctx| {
+        let leading_tx = leading_tx.clone();
+        async move {
+            println!("selector: leading with token {}; working until cancelled", ctx.fencing_token());
+            let _ = leading_tx.send(ctx.fencing_token());
+            std::future::pending::<()>().await;
+        }
     })?;
     let mut ends = selector.leadership_ends();
     selector.start().await?;
-    while !selector.has_leadership() {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let token = leading.recv().await.ok_or("the selector's task never ran")?;
+    assert!(selector.has_leadership() && selector.fencing_token() == Some(token));
     selector.interrupt_leadership();
     ends.wait_for(|e| e.is_some()).await?;
     let end = *ends.borrow();

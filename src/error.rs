@@ -382,6 +382,20 @@ impl Error {
 
 /// A feature of ZooKeeper that a call needs and the server lacks (see
 /// [`Error::ServerUnsupported`]). Its `Display` says what the server needs for it.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use std::time::Duration;
+/// use zk_recipes::{Error, ServerFeature};
+/// use zk_recipes::zk::CreateMode;
+///
+/// match fw.create_with_ttl("/tmp/marker", b"", CreateMode::Persistent, Duration::from_secs(60)).await {
+///     Err(Error::ServerUnsupported(ServerFeature::TtlNodes)) => eprintln!("enable TTL nodes on the server"),
+///     other => { other?; }
+/// }
+/// # Ok(()) }
+/// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum ServerFeature {
@@ -404,6 +418,22 @@ pub enum ServerFeature {
 }
 
 /// Why a TLS handshake failed (see [`Error::Tls`]).
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(builder: zk_recipes::FrameworkBuilder) {
+/// use zk_recipes::{Error, TlsFailure};
+///
+/// match builder.connect().await {
+///     Ok(_fw) => {}
+///     Err(Error::Tls { server, failure: TlsFailure::UnknownCa }) => {
+///         eprintln!("{server}: its certificate is not signed by our CA (wrong --tls-ca?)")
+///     }
+///     Err(Error::Tls { server, failure }) => eprintln!("{server}: {failure}"),
+///     Err(e) => eprintln!("{e}"),
+/// }
+/// # }
+/// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TlsFailure {
@@ -437,6 +467,15 @@ pub enum TlsFailure {
 }
 
 /// Shorthand for results of this crate.
+///
+/// # Examples
+/// ```
+/// fn lock_path(name: &str) -> zk_recipes::Result<String> {
+///     zk_recipes::ops::validate_path(&format!("/locks/{name}"))?;
+///     Ok(format!("/locks/{name}"))
+/// }
+/// assert!(lock_path("orders").is_ok());
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]

@@ -96,8 +96,17 @@
 //! [`FrameworkBuilder::sasl`]), `sasl-gssapi` (Kerberos; needs the
 //! system's GSSAPI library), `fips` (`tls` with the FIPS-validated AWS-LC module; building
 //! it needs cmake and Go), and `metrics` (lock, leadership, session, cache, queue and
-//! operation metrics through the `metrics` facade: see [`metrics`]). See the README's
-//! "Security" section for the transport features.
+//! operation metrics through the `metrics` facade: see [`metrics`] and the guide's
+//! [observability page](https://github.com/zk-recipes/zk-recipes/blob/main/docs/guide/observability.md)).
+//! See the guide's [security page](https://github.com/zk-recipes/zk-recipes/blob/main/docs/guide/security.md)
+//! for the transport features.
+//!
+//! # The guide
+//!
+//! [The guide](https://github.com/zk-recipes/zk-recipes/blob/main/docs/guide/README.md) has one
+//! page per recipe family in Curator's shape (description, types, usage, error handling and
+//! what to do on loss), and pages on the framework, security, testing with the kit, migrating
+//! from Curator, operations and benchmarks.
 #![deny(missing_docs)]
 
 mod error;
@@ -264,3 +273,26 @@ pub mod metrics {
 /// The underlying `zookeeper-client` crate, re-exported for its types (`Acl`, `Stat`,
 /// `CreateMode`, `Client`, ...).
 pub use zookeeper_client as zk;
+
+// The README's and the guide's code blocks are compiled as doc tests (`cargo test --doc`).
+#[cfg(doctest)]
+mod doc_pages {
+    macro_rules! pages {
+        ($($name:ident = $path:literal,)*) => { $( #[doc = include_str!($path)] struct $name; )* };
+    }
+    pages! {
+        Readme = "../README.md",
+        Barriers = "../docs/guide/barriers.md",
+        Caches = "../docs/guide/caches.md",
+        Counters = "../docs/guide/counters.md",
+        Discovery = "../docs/guide/discovery.md",
+        Framework = "../docs/guide/framework.md",
+        Latch = "../docs/guide/latch.md",
+        Leader = "../docs/guide/leader.md",
+        Locks = "../docs/guide/locks.md",
+        Nodes = "../docs/guide/nodes.md",
+        Queues = "../docs/guide/queues.md",
+        Scheduled = "../docs/guide/scheduled-jobs.md",
+        Security = "../docs/guide/security.md",
+    }
+}

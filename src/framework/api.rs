@@ -38,6 +38,23 @@ pub(crate) fn validate_ttl_create(path: &str, mode: CreateMode, ttl: Duration) -
 }
 
 /// One read of a [`Framework::multi_read`].
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::ops::{ReadOp, ReadResult};
+///
+/// let answers = fw.multi_read(&[ReadOp::Data("/config/a"), ReadOp::Children("/services")]).await?;
+/// for answer in answers {
+///     match answer {
+///         ReadResult::Data(data, stat) => println!("{} bytes, version {}", data.len(), stat.version),
+///         ReadResult::Children(names) => println!("children: {names:?}"),
+///         ReadResult::Failed(error) => println!("this read failed: {error}"),
+///         _ => {}
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReadOp<'a> {
     /// A node's data and stat.
@@ -55,6 +72,24 @@ impl ReadOp<'_> {
 }
 
 /// The answer to one [`ReadOp`], in the order of the reads.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::ops::{ReadOp, ReadResult};
+///
+/// // both reads are answered as of one point in the server's history
+/// let answers = fw.multi_read(&[ReadOp::Data("/a"), ReadOp::Data("/b")]).await?;
+/// let versions: Vec<Option<i32>> = answers
+///     .iter()
+///     .map(|a| match a {
+///         ReadResult::Data(_, stat) => Some(stat.version),
+///         _ => None,
+///     })
+///     .collect();
+/// println!("{versions:?}");
+/// # Ok(()) }
+/// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReadResult {

@@ -75,6 +75,26 @@ pub(crate) struct Config {
 /// open ACL (`world:anyone` all permissions), no auth, the standard error policy.
 /// One difference: the default node data is empty (Curator writes the local IP address; use
 /// [`default_data`](Self::default_data) for the same).
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo() -> zk_recipes::Result<()> {
+/// use std::time::Duration;
+/// use zk_recipes::{ErrorPolicy, Framework, RetryNTimes};
+///
+/// let fw = Framework::builder()
+///     .connect_string("zk1:2181,zk2:2181,zk3:2181")
+///     .session_timeout(Duration::from_secs(20))
+///     .connection_timeout(Duration::from_secs(5))
+///     .retry_policy(RetryNTimes::new(5, Duration::from_millis(200)))
+///     .namespace("billing")                       // every path is under /billing
+///     .auth("digest", "billing:secret")
+///     .error_policy(ErrorPolicy::Standard)
+///     .connect()
+///     .await?;
+/// # drop(fw);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until `connect` is called"]
 pub struct FrameworkBuilder {

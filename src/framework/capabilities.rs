@@ -16,6 +16,17 @@ use super::session::Framework;
 use crate::error::Result;
 
 /// What the server of the current session supports ([`Framework::capabilities`]).
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// let caps = fw.capabilities().await?;
+/// if !caps.ttl_nodes {
+///     eprintln!("TTL nodes are off: start ZooKeeper with -Dzookeeper.extendedTypesEnabled=true");
+/// }
+/// println!("persistent watches: {}, multiRead: {}", caps.persistent_watches, caps.multi_read);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct Capabilities {

@@ -16,6 +16,17 @@ use super::Framework;
 use crate::error::{Error, Result};
 
 /// A node created by the framework.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::zk::CreateMode;
+///
+/// let created = fw.create("/jobs/job-", b"payload", CreateMode::PersistentSequential).await?;
+/// println!("created {} (czxid {})", created.path, created.stat.czxid);
+/// assert!(created.name().starts_with("job-"));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreatedNode {
     /// The node's full path (relative to the namespace).

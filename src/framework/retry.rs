@@ -19,6 +19,25 @@ pub const MAX_EXPONENTIAL_RETRIES: u32 = 29;
 /// for which [`Error::ZooKeeper`](crate::Error::ZooKeeper) answers
 /// [`is_retryable`](crate::Error::is_retryable)); any other error is returned to the caller at
 /// once.
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// use zk_recipes::zk::Error as ZkError;
+/// use zk_recipes::RetryPolicy;
+///
+/// /// Retries for at most 10 attempts, 50 ms apart, but never after a session expiry.
+/// #[derive(Debug)]
+/// struct TenTimes;
+///
+/// impl RetryPolicy for TenTimes {
+///     fn allow_retry(&self, retries: u32, _elapsed: Duration, error: &ZkError) -> Option<Duration> {
+///         (retries < 10 && *error != ZkError::SessionExpired).then_some(Duration::from_millis(50))
+///     }
+/// }
+/// assert_eq!(TenTimes.allow_retry(0, Duration::ZERO, &ZkError::ConnectionLoss), Some(Duration::from_millis(50)));
+/// // Framework::builder().retry_policy(TenTimes)
+/// ```
 pub trait RetryPolicy: Debug + Send + Sync {
     /// Returns the pause before the next attempt, or `None` to give up.
     ///
@@ -61,6 +80,17 @@ impl<P: RetryPolicy + ?Sized> RetryPolicy for Box<P> {
 /// Curator's `ExponentialBackoffRetry`: sleep `base × r` where `r` is a random integer in
 /// `[1, 2^(retries+1))`, optionally capped at `max_sleep`, for at most `max_retries` retries
 /// (itself capped at [`MAX_EXPONENTIAL_RETRIES`]).
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// use zk_recipes::ExponentialBackoff;
+///
+/// // Curator's ExponentialBackoffRetry(100, 5): 100 ms × a random factor that doubles per retry
+/// let policy = ExponentialBackoff::new(Duration::from_millis(100), 5);
+/// assert_eq!(policy.sleep_for(0, 0), Duration::from_millis(100));
+/// // Framework::builder().retry_policy(policy)
+/// ```
 #[derive(Debug, Clone)]
 pub struct ExponentialBackoff {
     base: Duration,
@@ -92,6 +122,16 @@ impl RetryPolicy for ExponentialBackoff {
 
 /// Curator's `BoundedExponentialBackoffRetry`: [`ExponentialBackoff`] whose sleep never
 /// exceeds `max_sleep`.
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// use zk_recipes::BoundedExponentialBackoff;
+///
+/// // as ExponentialBackoff, but no pause longer than 2 s
+/// let policy = BoundedExponentialBackoff::new(Duration::from_millis(100), Duration::from_secs(2), 10);
+/// assert!(policy.sleep_for(9, u32::MAX) <= Duration::from_secs(2));
+/// ```
 #[derive(Debug, Clone)]
 pub struct BoundedExponentialBackoff(ExponentialBackoff);
 
@@ -116,6 +156,17 @@ impl RetryPolicy for BoundedExponentialBackoff {
 }
 
 /// Curator's `RetryNTimes`: up to `n` retries, `sleep` between them.
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// use zk_recipes::zk::Error as ZkError;
+/// use zk_recipes::{RetryNTimes, RetryPolicy};
+///
+/// let policy = RetryNTimes::new(3, Duration::from_millis(500));
+/// assert_eq!(policy.allow_retry(2, Duration::ZERO, &ZkError::ConnectionLoss), Some(Duration::from_millis(500)));
+/// assert_eq!(policy.allow_retry(3, Duration::ZERO, &ZkError::ConnectionLoss), None);
+/// ```
 #[derive(Debug, Clone)]
 pub struct RetryNTimes {
     n: u32,
@@ -136,6 +187,18 @@ impl RetryPolicy for RetryNTimes {
 }
 
 /// Curator's `RetryOneTime`: exactly one retry after `sleep`.
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// use zk_recipes::zk::Error as ZkError;
+/// use zk_recipes::retry::RetryOneTime;
+/// use zk_recipes::RetryPolicy;
+///
+/// let policy = RetryOneTime::new(Duration::from_millis(100));
+/// assert!(policy.allow_retry(0, Duration::ZERO, &ZkError::ConnectionLoss).is_some());
+/// assert!(policy.allow_retry(1, Duration::ZERO, &ZkError::ConnectionLoss).is_none());
+/// ```
 #[derive(Debug, Clone)]
 pub struct RetryOneTime(RetryNTimes);
 
@@ -154,6 +217,19 @@ impl RetryPolicy for RetryOneTime {
 
 /// Curator's `RetryUntilElapsed`: retry with a fixed pause while less than `max_elapsed` has
 /// passed since the first attempt.
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// use zk_recipes::zk::Error as ZkError;
+/// use zk_recipes::retry::RetryUntilElapsed;
+/// use zk_recipes::RetryPolicy;
+///
+/// // retry every 200 ms for up to 10 s
+/// let policy = RetryUntilElapsed::new(Duration::from_secs(10), Duration::from_millis(200));
+/// assert!(policy.allow_retry(7, Duration::from_secs(3), &ZkError::ConnectionLoss).is_some());
+/// assert!(policy.allow_retry(7, Duration::from_secs(11), &ZkError::ConnectionLoss).is_none());
+/// ```
 #[derive(Debug, Clone)]
 pub struct RetryUntilElapsed {
     max_elapsed: Duration,
@@ -174,6 +250,16 @@ impl RetryPolicy for RetryUntilElapsed {
 }
 
 /// Curator's `RetryForever`: never gives up, fixed pause.
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// use zk_recipes::zk::Error as ZkError;
+/// use zk_recipes::{RetryForever, RetryPolicy};
+///
+/// let policy = RetryForever::new(Duration::from_secs(1));
+/// assert_eq!(policy.allow_retry(1_000, Duration::from_secs(3_600), &ZkError::ConnectionLoss), Some(Duration::from_secs(1)));
+/// ```
 #[derive(Debug, Clone)]
 pub struct RetryForever {
     sleep: Duration,
@@ -194,6 +280,18 @@ impl RetryPolicy for RetryForever {
 
 /// Curator's `SessionFailedRetryPolicy`: delegates to `P` but never retries a session expiry,
 /// so that work bound to the old session fails instead of continuing on a new one.
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// use zk_recipes::zk::Error as ZkError;
+/// use zk_recipes::retry::NoRetryOnSessionExpiry;
+/// use zk_recipes::{ExponentialBackoff, RetryPolicy};
+///
+/// let policy = NoRetryOnSessionExpiry(ExponentialBackoff::new(Duration::from_millis(100), 3));
+/// assert!(policy.allow_retry(0, Duration::ZERO, &ZkError::ConnectionLoss).is_some());
+/// assert!(policy.allow_retry(0, Duration::ZERO, &ZkError::SessionExpired).is_none());
+/// ```
 #[derive(Debug, Clone)]
 pub struct NoRetryOnSessionExpiry<P>(pub P);
 

@@ -73,6 +73,20 @@ pub(crate) struct Inner {
 ///   ([`Error::Tls`] or [`Error::AuthFailed`], also from [`refusal`](Self::refusal)), and
 ///   recipes wait. [`reload`](Self::reload) (after the certificates were renewed) tries again.
 /// * Each operation attempt first waits (up to the connection timeout) for a connection.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo() -> zk_recipes::Result<()> {
+/// use std::time::Duration;
+/// use zk_recipes::{Framework, InterProcessMutex};
+///
+/// let fw = Framework::connect("127.0.0.1:2181").await?;   // or Framework::builder()
+/// let lock = InterProcessMutex::new(&fw, "/locks/orders")?; // recipes take `&fw`
+/// let guard = lock.acquire().await?;
+/// guard.release().await?;
+/// fw.shutdown(Duration::from_secs(5)).await?;             // what the session held is freed now
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct Framework {
     pub(crate) inner: Arc<Inner>,

@@ -4,6 +4,24 @@
 use std::fmt;
 
 /// The state of the framework's connection to the ensemble, as Curator names it.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use futures_util::StreamExt;
+/// use zk_recipes::ConnectionState;
+///
+/// let mut states = Box::pin(fw.connection_states());
+/// while let Some(state) = states.next().await {
+///     match state {
+///         ConnectionState::Suspended => eprintln!("connection lost: holds are in doubt"),
+///         ConnectionState::Lost => eprintln!("session lost: holds are gone"),
+///         ConnectionState::Refused => eprintln!("refused: {:?}", fw.refusal()),
+///         other => println!("{other}"),
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ConnectionState {
@@ -58,6 +76,16 @@ impl fmt::Display for ConnectionState {
 
 /// Which connection states a recipe treats as the loss of what it holds (Curator's
 /// `ConnectionStateErrorPolicy`).
+///
+/// # Examples
+/// ```
+/// use zk_recipes::{ConnectionState, ErrorPolicy};
+///
+/// // the standard policy gives up a hold at SUSPENDED; `SessionOnly` waits for LOST
+/// assert!(ErrorPolicy::Standard.is_error_state(ConnectionState::Suspended));
+/// assert!(!ErrorPolicy::SessionOnly.is_error_state(ConnectionState::Suspended));
+/// assert!(ErrorPolicy::SessionOnly.is_error_state(ConnectionState::Lost));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ErrorPolicy {
     /// `SUSPENDED` and `LOST` are both errors (Curator's default). Safe: a holder stops
@@ -83,6 +111,20 @@ impl ErrorPolicy {
 }
 
 /// Why a held lock, lease or leadership can no longer be trusted.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::{InterProcessMutex, LossReason};
+///
+/// let guard = InterProcessMutex::new(&fw, "/locks/report")?.acquire().await?;
+/// match guard.lost().await {
+///     LossReason::Suspended => eprintln!("connection suspended: stop, the session may expire"),
+///     LossReason::Closed => eprintln!("shutting down"),
+///     other => eprintln!("lost the lock: {other}"),
+/// }
+/// # Ok(()) }
+/// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LossReason {
@@ -128,6 +170,19 @@ impl std::fmt::Display for LossReason {
 /// A snapshot of the framework's session: the current state plus counters that only grow, so
 /// that a recipe can tell whether a suspension or a session loss happened since an earlier
 /// snapshot even when it did not watch every transition.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// // did anything happen to the session between two points of a long job?
+/// let before = fw.status();
+/// do_a_batch().await;
+/// if fw.status().invalidates(&before, fw.error_policy()) {
+///     eprintln!("the session was suspended or lost meanwhile: check before committing");
+/// }
+/// # async fn do_a_batch() {}
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SessionStatus {
     /// The current connection state.

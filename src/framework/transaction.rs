@@ -49,6 +49,24 @@ impl Op {
 
 /// What one operation of a committed [`Transaction`] gave, in the order the operations were
 /// added.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::ops::TxnResult;
+/// use zk_recipes::zk::CreateMode;
+///
+/// let results = fw
+///     .transaction()
+///     .create("/orders/order-", b"{}", CreateMode::PersistentSequential)
+///     .set_data("/orders", b"1 order", None)
+///     .commit()
+///     .await?;
+/// if let TxnResult::Create { path, .. } = &results[0] {
+///     println!("created {path}");
+/// }
+/// # Ok(()) }
+/// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TxnResult {

@@ -11,6 +11,16 @@ use crate::error::Result;
 /// A one-shot watch set by [`Framework::watch_data`], [`watch_exists`](Framework::watch_exists)
 /// or [`watch_children`](Framework::watch_children): it fires once, for the first change after
 /// the read that set it. Dropping it (or [`remove`](Self::remove)) removes it.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// let (data, _stat, watch) = fw.watch_data("/config/limits").await?;
+/// println!("limits: {}", String::from_utf8_lossy(&data));
+/// let event = watch.changed().await;          // fires once, at the next change
+/// println!("changed: {:?}", event.event_type);
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct OneShotWatch(OneshotWatcher);
 

@@ -13,6 +13,19 @@ use crate::recipes::layout::{
 use crate::recipes::locks::driver::{is_contender, sort_children};
 
 /// The recipe recognised at a path from its node names.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::inspect::{inspect, RecipeKind};
+///
+/// let found = inspect(&fw, "/locks/orders").await?;
+/// if found.kind == RecipeKind::Mutex {
+///     println!("a mutex with {} waiting", found.waiters.len());
+/// }
+/// println!("kind: {}", found.kind.name());
+/// # Ok(()) }
+/// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecipeKind {
@@ -62,6 +75,20 @@ impl RecipeKind {
 }
 
 /// One node of a recipe.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::inspect::inspect;
+///
+/// for holder in inspect(&fw, "/locks/orders").await?.holders {
+///     println!(
+///         "{} held by session {:#x} for {} ms, token {}, data {:?}",
+///         holder.name, holder.session_id, holder.age_ms, holder.fencing_token, holder.data
+///     );
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeInfo {
     /// The node's name.
@@ -77,6 +104,17 @@ pub struct NodeInfo {
 }
 
 /// What [`inspect`] found.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::inspect::inspect;
+///
+/// let found = inspect(&fw, "/counters/orders").await?;
+/// println!("{}: {:?}", found.kind.name(), found.value);   // for a counter, its number
+/// println!("{} holding, {} waiting", found.holders.len(), found.waiters.len());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inspection {
     /// The recipe recognised.

@@ -3,6 +3,20 @@
 use crate::error::{Error, Result};
 
 /// A number stored big-endian in a node (8 bytes for `i64`, 4 for `i32`), as Curator does.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::counter::{AtomicNumber, DistributedAtomicNumber};
+///
+/// // generic over Curator's two widths: i64 (DistributedAtomicLong) and i32 (…Integer)
+/// async fn bump<T: AtomicNumber>(counter: &DistributedAtomicNumber<T>) -> zk_recipes::Result<T> {
+///     Ok(counter.increment().await?.post_value)
+/// }
+/// let hits = DistributedAtomicNumber::<i64>::new(&fw, "/counters/hits")?;
+/// println!("{}", bump(&hits).await?);
+/// # Ok(()) }
+/// ```
 pub trait AtomicNumber: Copy + Eq + std::fmt::Debug + std::fmt::Display + Send + Sync + 'static {
     /// Bytes on the wire.
     const WIDTH: usize;

@@ -94,8 +94,36 @@ pub struct DistributedAtomicNumber<T: AtomicNumber> {
 }
 
 /// Curator's `DistributedAtomicLong`.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::DistributedAtomicLong;
+///
+/// let orders = DistributedAtomicLong::new(&fw, "/counters/orders")?;
+/// orders.initialize(1_000).await?;                 // only if the node does not exist yet
+/// let sold = orders.add(3).await?;
+/// println!("{} -> {}", sold.pre_value, sold.post_value);
+/// let reset = orders.compare_and_set(sold.post_value, 0).await?;
+/// if !reset.succeeded {
+///     println!("someone wrote {} first", reset.pre_value);
+/// }
+/// # Ok(()) }
+/// ```
 pub type DistributedAtomicLong = DistributedAtomicNumber<i64>;
 /// Curator's `DistributedAtomicInteger`.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::DistributedAtomicInteger;
+///
+/// // 4 bytes, big-endian: what Curator's DistributedAtomicInteger reads
+/// let retries = DistributedAtomicInteger::new(&fw, "/counters/retries")?;
+/// let value = retries.increment().await?;
+/// assert_eq!(value.post_value, value.pre_value + 1);
+/// # Ok(()) }
+/// ```
 pub type DistributedAtomicInteger = DistributedAtomicNumber<i32>;
 
 impl<T: AtomicNumber> DistributedAtomicNumber<T> {

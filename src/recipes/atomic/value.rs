@@ -44,6 +44,22 @@ use super::txn::{Joined, Op, Txn};
 ///
 /// An operation that could not write because its tries ran out is not an `AtomicValue` but
 /// [`Error::Contended`]: an `Ok` always means the operation took place as asked.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::DistributedAtomicLong;
+///
+/// let counter = DistributedAtomicLong::new(&fw, "/counters/builds")?;
+/// let result = counter.compare_and_set(41, 42).await?;
+/// if result.succeeded {
+///     println!("set to {}", result.post_value);
+/// } else {
+///     println!("it was {}, not 41", result.pre_value);     // an answer, not an error
+/// }
+/// println!("{} optimistic tries", result.stats.optimistic_tries);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AtomicValue<T> {
     /// Whether the value was changed: `false` only when a `compare_and_set`'s compare failed
@@ -59,6 +75,20 @@ pub struct AtomicValue<T> {
 }
 
 /// Tries and times of an atomic operation.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::DistributedAtomicLong;
+///
+/// let counter = DistributedAtomicLong::new(&fw, "/counters/hits")?;
+/// let stats = counter.increment().await?.stats;
+/// println!(
+///     "{} optimistic tries in {:?}, {} under the lock, written by another session: {}",
+///     stats.optimistic_tries, stats.optimistic_time, stats.promoted_tries, stats.applied_by_another
+/// );
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AtomicStats {
     /// Optimistic (lock-free, versioned) attempts.
@@ -78,6 +108,23 @@ pub struct AtomicStats {
 
 /// Promotion to a lock (Curator's `PromotedToLock`): when the optimistic tries run out, take an
 /// [`InterProcessMutex`] at `lock_path` (waiting at most `timeout`) and try again under it.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use std::time::Duration;
+/// use zk_recipes::counter::{AtomicOptions, DistributedAtomicNumber, PromotedToLock};
+///
+/// // 3 optimistic tries, then take a lock (Curator's PromotedToLock) and try 5 times under it
+/// let options = AtomicOptions {
+///     optimistic_tries: 3,
+///     promoted: Some(PromotedToLock { lock_path: "/locks/counter".into(), timeout: Duration::from_secs(5), tries: 5 }),
+///     ..AtomicOptions::default()
+/// };
+/// let counter = DistributedAtomicNumber::<i64>::with_options(&fw, "/counters/promoted", options)?;
+/// counter.increment().await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromotedToLock {
     /// The lock's path.
@@ -104,6 +151,23 @@ pub struct PromotedToLock {
 /// sessions closer to the leader cannot keep the turn from ever writing.
 /// A `promoted` lock (Curator's `PromotedToLock`) takes precedence: `optimistic_tries`
 /// optimistic attempts first, then the given lock.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::counter::{AtomicOptions, DistributedAtomicNumber};
+/// use zk_recipes::Error;
+///
+/// // retry refused writes at once, at most 20 times, instead of queueing on the value's lock
+/// let options = AtomicOptions { optimistic_tries: 20, queue_on_contention: false, ..AtomicOptions::default() };
+/// let counter = DistributedAtomicNumber::<i64>::with_options(&fw, "/counters/fast", options)?;
+/// match counter.increment().await {
+///     Ok(value) => println!("now {}", value.post_value),
+///     Err(e @ Error::Contended { .. }) => eprintln!("gave up: {e}"),
+///     Err(e) => return Err(e),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AtomicOptions {
     /// Attempts of an operation (default 10,000): optimistic ones before giving up or
@@ -125,6 +189,18 @@ impl Default for AtomicOptions {
 ///
 /// # Curator compatibility
 /// One persistent node holding the raw bytes; a missing node or empty data reads as empty.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::{AtomicOptions, DistributedAtomicValue};
+///
+/// let config = DistributedAtomicValue::new(&fw, "/config/mode", AtomicOptions::default())?;
+/// config.initialize(b"blue").await?;
+/// let swapped = config.compare_and_set(b"blue", b"green").await?;
+/// println!("swapped: {}, now {:?}", swapped.succeeded, String::from_utf8_lossy(&config.get().await?));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct DistributedAtomicValue {
     inner: Arc<Inner>,

@@ -30,6 +30,23 @@ enum Kind {
 }
 
 /// Configures a [`Cache`]; made by [`Cache::tree`], [`Cache::children`] or [`Cache::node`].
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::cache::{Cache, WatchMode};
+///
+/// let cache = Cache::tree(&fw, "/config")
+///     .max_depth(2)                                  // /config, its children and grandchildren
+///     .with_data(true)
+///     .filter(|path| !path.ends_with(".tmp"))
+///     .event_capacity(4_096)
+///     .watch_mode(WatchMode::Auto)                   // persistent watch, one-shot before 3.6
+///     .build()?;
+/// cache.start().await?;
+/// println!("{} nodes", cache.len());
+/// # Ok(()) }
+/// ```
 #[must_use = "a builder does nothing until built"]
 pub struct CacheBuilder {
     fw: Framework,

@@ -8,6 +8,19 @@ use zookeeper_client::Stat;
 /// when its data or existence changes, not when its children do, so `num_children`,
 /// `cversion` and `pzxid` may be behind; ask [`Cache::children`](crate::Cache::children)
 /// for the children.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::Cache;
+///
+/// let cache = Cache::node(&fw, "/config/limits").build()?;
+/// cache.start().await?;
+/// if let Some(node) = cache.get("/config/limits") {
+///     println!("{}: version {}, {:?}", node.path, node.stat.version, node.data.as_deref().map(String::from_utf8_lossy));
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CachedNode {
     /// The node's path, relative to the framework's namespace.
@@ -23,6 +36,28 @@ pub struct CachedNode {
 /// Replaying `Created`, `Changed` and `Deleted` into a map keyed by path gives the cache's
 /// content: after [`Initialized`](Self::Initialized), and again after each
 /// [`Resynced`](Self::Resynced) whose `dropped` is 0.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use futures_util::StreamExt;
+/// use zk_recipes::{Cache, CacheEvent};
+///
+/// let cache = Cache::children(&fw, "/services/api").build()?;
+/// let mut events = Box::pin(cache.events());
+/// cache.start().await?;
+/// while let Some(event) = events.next().await {
+///     match event {
+///         CacheEvent::Created(node) => println!("+ {}", node.path),
+///         CacheEvent::Changed { new, .. } => println!("~ {}", new.path),
+///         CacheEvent::Deleted(node) => println!("- {}", node.path),
+///         CacheEvent::Initialized => println!("loaded"),
+///         CacheEvent::Resynced { dropped } if dropped > 0 => println!("too slow: {} nodes now", cache.len()),
+///         _ => {}
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CacheEvent {

@@ -11,6 +11,23 @@ use crate::framework::{validate_path, ConnectionState, Framework};
 
 /// Why a [`WatchEvent::Reset`] was emitted: events may have been missed since the previous
 /// one (or, for the first, nothing was watched before).
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use futures_util::StreamExt;
+/// use zk_recipes::cache::{PersistentWatcher, ResetReason, WatchEvent};
+///
+/// let mut events = Box::pin(PersistentWatcher::new(&fw, "/config", true)?.events());
+/// while let Some(event) = events.next().await {
+///     if let WatchEvent::Reset(reason) = event? {
+///         if reason != ResetReason::Registered {
+///             println!("events may have been missed ({reason:?}): read /config again");
+///         }
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResetReason {
@@ -29,6 +46,24 @@ pub enum ResetReason {
 /// Paths are relative to the framework's namespace, as every path of this crate. `zxid` is the
 /// transaction that caused the event on ZooKeeper 3.9 and later, `-1` on older servers
 /// (ZOOKEEPER-4655).
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use futures_util::StreamExt;
+/// use zk_recipes::cache::{PersistentWatcher, WatchEvent};
+///
+/// let watcher = PersistentWatcher::new(&fw, "/jobs", true)?;   // recursive
+/// let mut events = Box::pin(watcher.events());
+/// while let Some(event) = events.next().await {
+///     match event? {
+///         WatchEvent::Created { path, .. } => println!("new job {path}"),
+///         WatchEvent::Reset(_) => println!("re-read /jobs: events may have been missed"),
+///         other => println!("{other:?}"),
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WatchEvent {

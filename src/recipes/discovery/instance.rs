@@ -58,6 +58,15 @@ pub struct UriSpec {
 }
 
 /// One part of a [`UriSpec`]: literal text, or a variable name (without braces).
+///
+/// # Examples
+/// ```
+/// use zk_recipes::discovery::{UriSpec, UriSpecPart};
+///
+/// let spec = UriSpec::parse("{scheme}://{address}:{port}/api");
+/// assert_eq!(spec.parts[0], UriSpecPart { value: "scheme".into(), variable: true });
+/// assert_eq!(spec.parts[1], UriSpecPart { value: "://".into(), variable: false });
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct UriSpecPart {
     /// The text, or the variable's name.
@@ -239,6 +248,22 @@ impl<T: DeserializeOwned> ServiceInstance<T> {
 }
 
 /// Builds a [`ServiceInstance`]; made by [`ServiceInstance::builder`].
+///
+/// # Examples
+/// ```
+/// use zk_recipes::discovery::{ServiceInstance, ServiceType};
+///
+/// let instance = ServiceInstance::builder("orders")
+///     .id("orders-1")
+///     .address("10.0.0.7")
+///     .port(8080)
+///     .payload(serde_json::json!({"zone": "eu-1"}))
+///     .service_type(ServiceType::Dynamic)
+///     .uri_spec("{scheme}://{address}:{port}")
+///     .build()?;
+/// assert_eq!(instance.build_uri().as_deref(), Some("http://10.0.0.7:8080"));
+/// # Ok::<(), zk_recipes::Error>(())
+/// ```
 #[must_use = "a builder does nothing until built"]
 #[derive(Debug, Clone)]
 pub struct ServiceInstanceBuilder<T> {

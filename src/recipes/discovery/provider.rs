@@ -64,6 +64,23 @@ type Filter<T> = Arc<dyn Fn(&ServiceInstance<T>) -> bool + Send + Sync>;
 
 /// Configures a [`ServiceProvider`]; made by
 /// [`ServiceDiscovery::provider`](crate::ServiceDiscovery::provider).
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use std::time::Duration;
+/// use zk_recipes::discovery::{DownInstancePolicy, ProviderStrategy, ServiceDiscovery};
+///
+/// let discovery = ServiceDiscovery::<serde_json::Value>::new(&fw, "/services")?;
+/// let provider = discovery
+///     .provider("orders")
+///     .strategy(ProviderStrategy::Random)
+///     .filter(|instance| instance.payload.as_ref().is_some_and(|p| p["zone"] == "eu-1"))
+///     .down_instance_policy(DownInstancePolicy { timeout: Duration::from_secs(30), error_threshold: 2 })
+///     .build()?;
+/// provider.start().await?;
+/// # Ok(()) }
+/// ```
 #[must_use = "a builder does nothing until built"]
 pub struct ServiceProviderBuilder<T> {
     fw: Framework,

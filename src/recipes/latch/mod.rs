@@ -70,6 +70,20 @@ pub struct DistributedCountDownLatch {
 }
 
 /// What a [`count_down`](DistributedCountDownLatch::count_down) did.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::latch::{CountDown, DistributedCountDownLatch};
+///
+/// let latch = DistributedCountDownLatch::new(&fw, "/jobs/ingest/done")?;
+/// match latch.count_down("shard-3").await? {
+///     CountDown::Counted { remaining: 0, .. } => println!("the last one: the latch is open"),
+///     CountDown::Counted { remaining, .. } => println!("{remaining} to go"),
+///     other => println!("{other:?}"),                // already counted in this generation
+/// }
+/// # Ok(()) }
+/// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CountDown {

@@ -24,6 +24,20 @@ use crate::sync::lock;
 const DRIVER: Exclusive = Exclusive { names: &[LATCH_NAME], max_leases: 1 };
 
 /// The leadership state of a latch.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::LeaderLatch;
+///
+/// let latch = LeaderLatch::new(&fw, "/elections/billing", "replica-1")?;
+/// latch.start().await?;
+/// let mut leadership = latch.watch();
+/// leadership.wait_for(|l| l.is_leader()).await.ok();
+/// let token = latch.leadership().fencing_token();   // Some(..) while leading
+/// println!("leading as {:?} with token {token:?}", latch.leadership().node());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Leadership {
     is_leader: bool,
@@ -51,6 +65,18 @@ impl Leadership {
 }
 
 /// How [`LeaderLatch::close_with`] treats observers.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::leader::{CloseMode, LeaderLatch};
+///
+/// let latch = LeaderLatch::new(&fw, "/elections/indexer", "replica-1")?;
+/// latch.start().await?;
+/// // step down without telling observers of leadership_changes() (Curator's SILENT)
+/// latch.close_with(CloseMode::Silent).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CloseMode {
     /// Observers of [`LeaderLatch::leadership_changes`] are told leadership ended.
@@ -71,6 +97,23 @@ pub enum CloseMode {
 /// # Curator compatibility
 /// Same node names, data and ordering as Curator 5.x: a Curator `LeaderLatch` and this one on
 /// one path elect exactly one leader.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use std::time::Duration;
+/// use zk_recipes::LeaderLatch;
+///
+/// let latch = LeaderLatch::new(&fw, "/elections/scheduler", "replica-1")?;
+/// latch.start().await?;
+/// latch.await_leadership_timeout(Duration::from_secs(30)).await?;
+/// println!("leading with token {:?}", latch.leadership().fencing_token());
+/// if let Some(leader) = latch.leader().await? {
+///     println!("the leader is {}", leader.id);
+/// }
+/// latch.close().await?;                             // the next participant leads
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct LeaderLatch {
     inner: Arc<Inner>,

@@ -5,6 +5,19 @@ use crate::framework::{paths, Framework};
 
 /// One participant of a [`LeaderLatch`](crate::LeaderLatch) or
 /// [`LeaderSelector`](crate::LeaderSelector).
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::LeaderLatch;
+///
+/// let latch = LeaderLatch::new(&fw, "/elections/scheduler", "replica-1")?;
+/// latch.start().await?;
+/// for p in latch.participants().await? {
+///     println!("{} {}{}", p.id, p.node, if p.is_leader { " (leader)" } else { "" });
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Participant {
     /// The participant's id (its node's data as UTF-8, lossy).

@@ -21,6 +21,19 @@ use crate::recipes::locks::InterProcessMutex;
 use crate::sync::lock;
 
 /// What the leadership task gets: the leadership's fencing token, our lock node and our id.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::LeaderSelector;
+///
+/// let selector = LeaderSelector::new(&fw, "/elections/compactor", "replica-1", |ctx| async move {
+///     // write downstream with the token, so that a stale leader is refused
+///     println!("{} leads through {} with token {}", ctx.id(), ctx.node(), ctx.fencing_token());
+/// })?;
+/// selector.start().await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct LeaderContext {
     token: i64,
@@ -48,6 +61,24 @@ impl LeaderContext {
 }
 
 /// How a leadership ended.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::{LeaderSelector, LeadershipEnd};
+///
+/// let selector = LeaderSelector::new(&fw, "/elections/exporter", "replica-1", |_ctx| async move {
+///     std::future::pending::<()>().await;
+/// })?;
+/// let mut ends = selector.leadership_ends();
+/// selector.start().await?;
+/// ends.wait_for(|end| end.is_some()).await.ok();
+/// match *ends.borrow() {
+///     Some(LeadershipEnd::Lost(reason)) => eprintln!("lost leadership: {reason}"),
+///     other => println!("{other:?}"),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LeadershipEnd {
     /// The task returned: leadership is given up (Curator's `takeLeadership` returning).
@@ -71,6 +102,24 @@ type Task = Arc<dyn Fn(LeaderContext) -> Pin<Box<dyn Future<Output = ()> + Send>
 ///
 /// # Curator compatibility
 /// Same nodes as Curator's `LeaderSelector` (`<path>/_c_<uuid>-lock-<seq>`, id as data).
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::LeaderSelector;
+///
+/// let selector = LeaderSelector::new(&fw, "/elections/compactor", "replica-1", |ctx| async move {
+///     loop {
+///         compact(ctx.fencing_token()).await;        // cancelled at an await when leadership is lost
+///     }
+/// })?
+/// .auto_requeue();                                   // queue again after each leadership
+/// selector.start().await?;
+/// // ... on shutdown:
+/// selector.close().await?;
+/// # async fn compact(_: i64) {}
+/// # Ok(()) }
+/// ```
 pub struct LeaderSelector {
     inner: Arc<Inner>,
 }

@@ -41,6 +41,23 @@ struct Watched {
 /// increases across all holders of a path over time, also when the container parent was
 /// reaped and sequence numbers restarted. Hand it to the store you write to, and let the store
 /// reject writes with a token lower than the highest it has seen.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::InterProcessMutex;
+///
+/// let guard = InterProcessMutex::new(&fw, "/locks/ledger")?.acquire().await?;
+/// // every guard and lease derefs to HeldNode
+/// println!("holding {} (token {}, session {:#x})", guard.path(), guard.fencing_token(), guard.session_id());
+/// tokio::select! {
+///     reason = guard.lost() => eprintln!("stop: {reason}"),
+///     _ = write_ledger(guard.fencing_token()) => {}
+/// }
+/// assert!(!guard.is_lost() || guard.loss().is_some());
+/// # async fn write_ledger(_: i64) {}
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct HeldNode {
     fw: Framework,

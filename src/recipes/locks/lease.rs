@@ -11,6 +11,20 @@ use crate::error::Result;
 /// Derefs to [`HeldNode`] (`path()`, `fencing_token()`, `lost()`...). Owned, `Send`,
 /// `'static`. Dropping it returns the lease in the background (guaranteed delete); never
 /// blocks, never panics.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::InterProcessSemaphoreV2;
+///
+/// let pool = InterProcessSemaphoreV2::new(&fw, "/pools/exports", 2)?;
+/// let leases = pool.acquire_many(2).await?;          // both, under one hold of the internal lock
+/// for lease in &leases {
+///     println!("{} (token {})", lease.path(), lease.fencing_token());
+/// }
+/// InterProcessSemaphoreV2::return_all(leases).await?;
+/// # Ok(()) }
+/// ```
 #[must_use = "the lease is returned when dropped"]
 #[derive(Debug)]
 pub struct Lease {

@@ -39,6 +39,23 @@ use crate::observe::Kind;
 /// # Curator compatibility
 /// Nodes `<path>/_c_<uuid>-__READ__<seq>` and `<path>/_c_<uuid>-__WRIT__<seq>`, sorted by
 /// sequence; a Curator process and this one exclude each other.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::InterProcessReadWriteLock;
+///
+/// let lock = InterProcessReadWriteLock::new(&fw, "/locks/catalog")?;
+/// {
+///     let read = lock.read().await?;                 // readers share
+///     read.release().await?;
+/// }
+/// let write = lock.write().await?;                   // a writer excludes everyone
+/// // refresh, then keep reading what was written without letting another writer in between
+/// let read = write.downgrade().await?;
+/// read.release().await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct InterProcessReadWriteLock {
     shared: Arc<Shared<State>>,

@@ -48,6 +48,25 @@ use crate::recipes::layout::{LEASE_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS};
 /// lease count. An expirable permit is a persistent (TTL) node
 /// `<path>/leases/_c_<uuid>-expires-<deadline ms>-lease-<seq>`: Curator counts it as one lease;
 /// Curator waiters do not reclaim expired permits (ours, and the server's TTL, do).
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use std::time::Duration;
+/// use zk_recipes::InterProcessSemaphoreV2;
+///
+/// let pool = InterProcessSemaphoreV2::new(&fw, "/pools/render", 3)?; // 3 leases across all processes
+/// let lease = pool.acquire().await?;
+/// render(lease.fencing_token()).await;
+/// lease.release().await?;
+///
+/// // a permit that belongs to no session: released by id from anywhere, or reclaimed at expiry
+/// let permit = pool.acquire_with_expiry(Duration::from_secs(600)).await?;
+/// let id = permit.permit_id().to_string();
+/// pool.release_permit(&id).await?;
+/// # async fn render(_: i64) {}
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct InterProcessSemaphoreV2 {
     fw: Framework,
@@ -344,6 +363,19 @@ pub(crate) async fn return_all(leases: impl IntoIterator<Item = Lease>) -> Resul
 /// A non-re-entrant mutex: a [`InterProcessSemaphoreV2`] with one lease (Curator's
 /// `InterProcessSemaphoreMutex`, same layout). A task that holds it and acquires again waits
 /// like anyone else.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use std::time::Duration;
+/// use zk_recipes::InterProcessSemaphoreMutex;
+///
+/// let mutex = InterProcessSemaphoreMutex::new(&fw, "/locks/migration")?;
+/// let lease = mutex.acquire_timeout(Duration::from_secs(10)).await?;
+/// // not re-entrant: a second acquire here would wait for this lease
+/// lease.release().await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct InterProcessSemaphoreMutex {
     semaphore: InterProcessSemaphoreV2,

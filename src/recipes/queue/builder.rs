@@ -14,6 +14,20 @@ use crate::framework::Framework;
 
 /// Options of a [`Queue`] (Curator's `QueueBuilder`): the item serializer, the lock path,
 /// a bound.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::queue::{DistributedQueue, QueueBuilder};
+///
+/// // a bounded queue whose lock nodes are where Curator's consumers look for them
+/// let queue: DistributedQueue = QueueBuilder::new(&fw, "/queues/mail")
+///     .lock_path("/queues/mail-locks")
+///     .max_items(10_000)
+///     .build()?;
+/// queue.put(&b"hello".to_vec()).await?;
+/// # Ok(()) }
+/// ```
 pub struct QueueBuilder<T> {
     fw: Framework,
     path: String,

@@ -17,6 +17,21 @@ use crate::HeldNode;
 /// [`Error::LockLost`](crate::Error::LockLost) (the other consumer has it now). Make the
 /// processing idempotent, or check [`hold`](Self::hold)'s
 /// [`fencing_token`](HeldNode::fencing_token) downstream.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::DistributedQueue;
+///
+/// let jobs = DistributedQueue::new(&fw, "/queues/jobs")?;
+/// let delivery = jobs.take_safe().await?;            // held, not yet deleted
+/// for item in delivery.items() {
+///     process(item).await;
+/// }
+/// delivery.complete().await?;                        // deleted only now (at least once)
+/// # async fn process(_: &[u8]) {}
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 #[must_use = "dropping a delivery hands its items back to the queue"]
 pub struct Delivery<T> {

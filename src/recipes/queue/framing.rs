@@ -22,6 +22,31 @@ pub const MAX_ITEM_BYTES: usize = 1024 * 1000;
 /// The bytes of each item are framed by the queue (see [`Queue`](crate::Queue)); a serializer
 /// only sees one item's bytes. [`BytesSerializer`] passes bytes through and is what
 /// a Curator producer using a byte-array serializer needs.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::queue::{DistributedQueue, QueueBuilder, QueueSerializer};
+/// use zk_recipes::{Error, Result};
+///
+/// /// Items as UTF-8 text.
+/// struct Text;
+///
+/// impl QueueSerializer<String> for Text {
+///     fn serialize(&self, item: &String) -> Result<Vec<u8>> {
+///         Ok(item.as_bytes().to_vec())
+///     }
+///     fn deserialize(&self, bytes: &[u8]) -> Result<String> {
+///         String::from_utf8(bytes.to_vec()).map_err(|e| Error::CorruptData {
+///             path: String::new(),
+///             reason: e.to_string(),
+///         })
+///     }
+/// }
+/// let queue: DistributedQueue<String> = QueueBuilder::new(&fw, "/queues/text").serializer(Text).build()?;
+/// queue.put(&"hello".to_string()).await?;
+/// # Ok(()) }
+/// ```
 pub trait QueueSerializer<T>: Send + Sync + 'static {
     /// The bytes of `item`.
     ///
@@ -37,6 +62,15 @@ pub trait QueueSerializer<T>: Send + Sync + 'static {
 }
 
 /// The identity serializer: an item is its bytes.
+///
+/// # Examples
+/// ```
+/// use zk_recipes::queue::{BytesSerializer, QueueSerializer};
+///
+/// let bytes = BytesSerializer.serialize(&b"raw".to_vec())?;
+/// assert_eq!(BytesSerializer.deserialize(&bytes)?, b"raw".to_vec());
+/// # Ok::<(), zk_recipes::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BytesSerializer;
 

@@ -17,6 +17,19 @@ use crate::error::Result;
 use crate::sync::lock;
 
 /// Curator's `DistributedQueue`: items of type `T` in `queue-<seq>` nodes, first in, first out.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::DistributedQueue;
+///
+/// let queue = DistributedQueue::new(&fw, "/queues/emails")?;
+/// queue.put(&b"to: ops".to_vec()).await?;
+/// queue.put_multi(&[b"a".to_vec(), b"b".to_vec()]).await?; // one node, two items
+/// let first = queue.take().await?;                   // at most once
+/// assert_eq!(first, b"to: ops".to_vec());
+/// # Ok(()) }
+/// ```
 pub type DistributedQueue<T = Vec<u8>> = Queue<T, Fifo>;
 /// Curator's `DistributedIdQueue`: items with an id, removable by id.
 ///

@@ -16,6 +16,20 @@ use crate::framework::Framework;
 /// # Curator compatibility
 /// `version` is the node's data version (`Stat.version`), as in Curator's `VersionedValue`,
 /// so versions read by either side are comparable.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use zk_recipes::SharedCount;
+///
+/// let count = SharedCount::new(&fw, "/config/replicas", 3)?;
+/// let known = count.get().await?;                    // value and version, read together
+/// match count.compare_and_set(&known, known.value + 1).await? {
+///     Ok(written) => println!("now {} at version {}", written.value, written.version),
+///     Err(current) => println!("someone wrote {} first", current.value),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionedValue<T> {
     /// The node's data version when the value was read.

@@ -296,6 +296,23 @@ impl Scheduled {
 
 /// A started [`Scheduled`]: its outcomes, and [`close`](Self::close). Dropping it stops the
 /// schedule as `close` does, in the background.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use std::time::Duration;
+/// use zk_recipes::Scheduled;
+///
+/// let job = Scheduled::new(&fw, "nightly-export")
+///     .cron("0 2 * * *")
+///     .at_most_for(Duration::from_secs(3_600))
+///     .start(|_ctx| async move { Ok::<_, std::io::Error>(()) })
+///     .await?;
+/// println!("scheduled {}", job.name());
+/// // ... on shutdown: stop scheduling (a run in progress is cancelled)
+/// job.close().await?;
+/// # Ok(()) }
+/// ```
 #[must_use = "dropping the handle stops the schedule"]
 #[derive(Debug)]
 pub struct ScheduledJob {

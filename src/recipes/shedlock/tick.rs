@@ -40,6 +40,30 @@ impl Schedule {
 }
 
 /// What happened at one tick of a [`ScheduledJob`](crate::ScheduledJob), on this replica.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use std::time::Duration;
+/// use futures_util::StreamExt;
+/// use zk_recipes::{Scheduled, TickOutcome};
+///
+/// let job = Scheduled::new(&fw, "cleanup")
+///     .every(Duration::from_secs(60))
+///     .at_most_for(Duration::from_secs(300))
+///     .start(|_ctx| async move { Ok::<_, std::io::Error>(()) })
+///     .await?;
+/// let mut outcomes = std::pin::pin!(job.events());
+/// while let Some(outcome) = outcomes.next().await {
+///     match outcome {
+///         TickOutcome::Ran { elapsed, .. } => println!("ran here in {elapsed:?}"),
+///         TickOutcome::Skipped { .. } => {}          // another replica ran this tick
+///         other if other.ran_here() => eprintln!("ran here, not to its end: {other:?}"),
+///         other => eprintln!("{other:?}"),           // LockFailed: ZooKeeper trouble
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TickOutcome {
@@ -104,6 +128,26 @@ impl TickOutcome {
 }
 
 /// What a job run is handed.
+///
+/// # Examples
+/// ```no_run
+/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+/// use std::time::Duration;
+/// use zk_recipes::{JobContext, Scheduled};
+///
+/// async fn report(ctx: JobContext) -> Result<(), std::io::Error> {
+///     // the token makes writes of a stalled run refusable by the store
+///     println!("{} for tick {:?}, token {}", ctx.name, ctx.tick, ctx.fencing_token);
+///     Ok(())
+/// }
+/// let job = Scheduled::new(&fw, "report")
+///     .every(Duration::from_secs(3_600))
+///     .at_most_for(Duration::from_secs(600))
+///     .start(report)
+///     .await?;
+/// # drop(job);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobContext {
     /// The job's name.
