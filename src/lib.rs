@@ -96,6 +96,7 @@
 //! [`FrameworkBuilder::sasl`]), `sasl-gssapi` (Kerberos; needs the
 //! system's GSSAPI library), and `fips` (`tls` with the FIPS-validated AWS-LC module; building
 //! it needs cmake and Go). See the README's "Security" section.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
 mod error;
