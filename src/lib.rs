@@ -92,8 +92,8 @@
 //!
 //! Its dependencies are the ZooKeeper client, tokio (`rt`, `sync`, `time`, `net`, `macros`),
 //! and a few small crates. Features, all off by default: `tls` (TLS and mutual TLS to the
-//! ensemble, [`FrameworkBuilder::tls`], rustls), `sasl` (SASL DIGEST-MD5,
-//! [`FrameworkBuilder::sasl`]), `sasl-gssapi` (Kerberos; needs the
+//! ensemble, `FrameworkBuilder::tls`, rustls), `sasl` (SASL DIGEST-MD5,
+//! `FrameworkBuilder::sasl`), `sasl-gssapi` (Kerberos; needs the
 //! system's GSSAPI library), and `fips` (`tls` with the FIPS-validated AWS-LC module; building
 //! it needs cmake and Go). See the README's "Security" section.
 #![cfg_attr(docsrs, feature(doc_cfg))]
