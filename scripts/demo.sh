@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --demo
 if [[ $# -eq 0 ]]; then
-    cargo run --quiet --release -p zk-recipes-demo
+    cargo run --quiet --profile demo -p zk-recipes-demo
 else
     cargo run --quiet --release --example "$1"
 fi
