@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# The demo, on a fresh machine of this kind: installs what is missing (idempotent), then runs
-# the example against an embedded ZooKeeper server (or $ZK_CONNECT when set).
+# The demo, on a fresh machine of this kind: installs only what it needs (ZooKeeper and a JRE;
+# idempotent), builds only what it runs (the demo crate, demo/: the library and the testing
+# kit's server, none of the library's dev-dependencies), then sells a stock against an embedded
+# ZooKeeper server (or $ZK_CONNECT when set).
+#   bash scripts/demo.sh            the inventory demo
+#   bash scripts/demo.sh EXAMPLE    one of examples/ instead (this builds the library's
+#                                   dev-dependencies too)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-cargo run --quiet --release --example "${1:-inventory}"
+bash scripts/setup.sh --demo
+if [[ $# -eq 0 ]]; then
+    cargo run --quiet --profile demo -p zk-recipes-demo
+else
+    cargo run --quiet --release --example "$1"
+fi

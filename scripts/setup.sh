@@ -15,6 +15,8 @@
 #   - libcurator-discovery-java  curator-x-discovery 5.4 (and its Jackson jars), for the service
 #                                discovery interop tests
 #
+# `setup.sh --demo` installs only what the demo (scripts/demo.sh) needs: ZooKeeper and a JRE.
+#
 # Idempotent: runs `apt-get update` and `apt-get install` only for packages that are missing,
 # and prints what it did. Run as root, or as a user with sudo.
 # Exits non-zero with a message when something cannot be installed.
@@ -32,6 +34,13 @@ REQUIRED_FILES=(
     /usr/share/java/curator-x-discovery.jar
     /usr/share/java/jackson-databind.jar
 )
+if [[ ${1:-} == --demo ]]; then
+    PACKAGES=(zookeeper default-jre-headless)
+    REQUIRED_FILES=(/usr/share/java/zookeeper.jar)
+elif [[ $# -gt 0 ]]; then
+    printf 'setup: error: unknown argument %s (usage: setup.sh [--demo])\n' "$1" >&2
+    exit 2
+fi
 SYSTEM_ZOO_CFG=/etc/zookeeper/conf/zoo.cfg
 
 say() { printf 'setup: %s\n' "$*"; }
@@ -129,6 +138,6 @@ if [[ -n ${JAVA_HOME:-} && -x ${JAVA_HOME}/bin/java ]]; then
 elif command -v java >/dev/null 2>&1; then
     java_bin=$(command -v java)
 fi
-[[ -n $java_bin ]] || die "no java found after installing default-jdk-headless"
+[[ -n $java_bin ]] || die "no java found after installing ${PACKAGES[1]}"
 java_version=$("$java_bin" -version 2>&1 | head -n 1)
-say "ok: ${java_bin} (${java_version}); ZooKeeper and Curator jars in /usr/share/java"
+say "ok: ${java_bin} (${java_version}); the jars in /usr/share/java"

@@ -40,6 +40,9 @@ for example in $(awk '/^\[\[example\]\]/{e=1; next} /^\[/{e=0} e && /^name = /{g
   echo "== example $example"
   cargo run --quiet --all-features --example "$example" >/dev/null
 done
+# The inventory demo (demo/, what scripts/demo.sh runs) must succeed too.
+echo "== demo inventory"
+cargo run --quiet -p zk-recipes-demo >/dev/null
 # The fault suite's results, for docs/RELIABILITY.md (committed by hand after a run).
 bash scripts/reliability.sh || true
 echo "test suite took $(( $(date +%s) - started )) s"

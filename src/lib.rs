@@ -92,8 +92,8 @@
 //!
 //! Its dependencies are the ZooKeeper client, tokio (`rt`, `sync`, `time`, `net`, `macros`),
 //! and a few small crates. Features, all off by default: `tls` (TLS and mutual TLS to the
-//! ensemble, [`FrameworkBuilder::tls`], rustls), `sasl` (SASL DIGEST-MD5,
-//! [`FrameworkBuilder::sasl`]), `sasl-gssapi` (Kerberos; needs the
+//! ensemble, `FrameworkBuilder::tls`, rustls), `sasl` (SASL DIGEST-MD5,
+//! `FrameworkBuilder::sasl`), `sasl-gssapi` (Kerberos; needs the
 //! system's GSSAPI library), `fips` (`tls` with the FIPS-validated AWS-LC module; building
 //! it needs cmake and Go), and `metrics` (lock, leadership, session, cache, queue and
 //! operation metrics through the `metrics` facade: see [`metrics`] and the guide's
@@ -107,6 +107,7 @@
 //! page per recipe family in Curator's shape (description, types, usage, error handling and
 //! what to do on loss), and pages on the framework, security, testing with the kit, migrating
 //! from Curator, operations and benchmarks.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
 mod error;

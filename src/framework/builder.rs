@@ -275,6 +275,7 @@ impl FrameworkBuilder {
     /// loss; certificates read from files are read again by
     /// [`Framework::reload`](crate::Framework::reload).
     #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub fn tls(mut self, tls: super::security::TlsConfig) -> Self {
         self.tls = Some(tls);
         self.tls_everywhere = true;
@@ -284,6 +285,7 @@ impl FrameworkBuilder {
     /// TLS (feature `tls`) only for the endpoints written `tcp+tls://host:port`; the others
     /// stay plaintext, as zookeeper-client reads a connect string.
     #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub fn tls_for_marked_endpoints(mut self, tls: super::security::TlsConfig) -> Self {
         self.tls = Some(tls);
         self.tls_everywhere = false;
@@ -292,6 +294,7 @@ impl FrameworkBuilder {
 
     /// SASL authentication of every session (features `sasl`, `sasl-gssapi`).
     #[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]
+    #[cfg_attr(docsrs, doc(cfg(any(feature = "sasl", feature = "sasl-gssapi"))))]
     pub fn sasl(mut self, sasl: super::security::SaslConfig) -> Self {
         self.sasl = Some(sasl);
         self

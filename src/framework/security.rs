@@ -35,6 +35,7 @@ mod tls {
     /// # Ok(()) }
     /// ```
     #[derive(Clone, PartialEq, Eq)]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub struct TlsConfig {
         pub(crate) ca_pem: String,
         pub(crate) identity: Option<(String, String)>,
@@ -218,6 +219,7 @@ mod sasl {
     /// # Ok(()) }
     /// ```
     #[derive(Clone, PartialEq, Eq)]
+    #[cfg_attr(docsrs, doc(cfg(any(feature = "sasl", feature = "sasl-gssapi"))))]
     pub struct SaslConfig(Mechanism);
 
     #[derive(Clone, PartialEq, Eq)]
@@ -244,12 +246,14 @@ mod sasl {
         /// DIGEST-MD5 as `user` with `password` (a `user_<name>="<password>"` entry of the
         /// server's JAAS `Server` section).
         #[cfg(feature = "sasl")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "sasl")))]
         pub fn digest_md5(user: impl Into<String>, password: impl Into<String>) -> Self {
             SaslConfig(Mechanism::DigestMd5 { user: user.into(), password: password.into() })
         }
 
         /// Kerberos (GSSAPI) with the tickets in the default credential cache.
         #[cfg(feature = "sasl-gssapi")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "sasl-gssapi")))]
         pub fn gssapi() -> Self {
             SaslConfig(Mechanism::Gssapi)
         }

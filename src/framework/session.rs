@@ -387,8 +387,7 @@ impl Framework {
     }
 
     /// Reads the TLS certificate files again (feature `tls`: those of
-    /// [`TlsConfig::from_ca_file`](crate::TlsConfig::from_ca_file) and
-    /// [`with_client_identity_files`](crate::TlsConfig::with_client_identity_files)), for
+    /// `TlsConfig::from_ca_file` and `TlsConfig::with_client_identity_files`), for
     /// certificate rotation: every connection made from now on — a reconnect of the current
     /// session, every session created later — uses them; connections that are up stay as they
     /// are. A framework in the [`REFUSED`](ConnectionState::Refused) state then tries again to
