@@ -6,7 +6,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::error::{Error, Result};
-use zk_recipes::Framework;
+use zk_recipes::{ConnectionState, Framework};
 
 /// ZooKeeper's `closeSession` op code.
 const CLOSE_SESSION: i32 = -11;
@@ -15,7 +15,9 @@ const CLOSE_SESSION: i32 = -11;
 /// `KillSession` did: a second client connects with the same session id and password and
 /// closes the session. A framework connected to a kit server's TLS port is expired through
 /// that server's plaintext port. Returns once the framework has noticed the loss (its state went
-/// `LOST`); it then builds a new session by itself.
+/// `LOST`); it then builds a new session by itself. Called while the framework is still
+/// building the session that replaces one it just lost, it waits for that session and expires
+/// it: each call is one loss.
 ///
 /// # Notable behaviors
 /// A plain "connect, then close" races the framework, which reconnects at once when the
@@ -48,34 +50,56 @@ pub async fn expire_session(framework: &Framework) -> Result<()> {
 /// # Cancel safety
 /// As [`expire_session`].
 pub async fn expire_session_at(framework: &Framework, server: &str) -> Result<()> {
-    let before = framework.status();
-    let session = framework.session_info()?;
     let timeout = framework.negotiated_session_timeout()?;
     let server = server.to_owned();
     let mut rx = framework.status_watch();
     let limit = Duration::from_secs(30);
     let deadline = tokio::time::Instant::now() + limit;
-    // The server finishes the impostor's connect before it reads the close, so a reconnect of
-    // the framework can still slip in between (rarely): then try again.
+    // A framework that lost its session a moment ago (an earlier expiry it is still recovering
+    // from) is building the next one: that is the session to expire, not the dead one, whose
+    // close the server ignores and whose loss the framework already counted.
+    let rebuilt = rx.wait_for(|s| s.closed || s.state != ConnectionState::Lost);
+    match tokio::time::timeout_at(deadline, rebuilt).await {
+        Ok(Ok(s)) if !s.closed => {}
+        Ok(_) => return Err(Error::Closed),
+        Err(_) => return Err(Error::Timeout(limit)),
+    }
+    let before = *rx.borrow_and_update();
+    // The server finishes the impostor's connect before it reads the close, so the framework,
+    // moved off its session by the impostor, can reconnect to it in between and keep it: then
+    // try again, at once.
     loop {
+        let attempt = *rx.borrow_and_update();
+        if attempt.closed {
+            return Err(Error::Closed);
+        }
+        if attempt.losses > before.losses || attempt.session_id != before.session_id {
+            return Ok(()); // an earlier attempt's close took effect late
+        }
+        let session = framework.session_info()?;
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let relay_addr = listener.local_addr()?.to_string();
         let relay = tokio::spawn(relay_once(listener, server.clone()));
         let impostor = zookeeper_client::Client::connector()
-            .with_session(session.clone())
+            .with_session(session)
             .with_session_timeout(timeout)
             .with_fail_eagerly()
             .connect(&relay_addr);
         // The impostor may or may not see its session before the close: either is fine.
         drop(tokio::time::timeout(Duration::from_secs(5), impostor).await);
         relay.abort();
-        let noticed = rx.wait_for(|s| s.closed || s.losses > before.losses);
-        match tokio::time::timeout(Duration::from_secs(2), noticed).await {
+        let settled = rx.wait_for(|s| {
+            s.closed || s.losses > before.losses || (s.suspensions > attempt.suspensions && s.state.is_connected())
+        });
+        match tokio::time::timeout(Duration::from_secs(2), settled).await {
             Ok(Ok(s)) if s.closed => return Err(Error::Closed),
-            Ok(Ok(_)) => return Ok(()),
+            Ok(Ok(s)) if s.losses > before.losses => return Ok(()),
+            Ok(Ok(_)) => tracing::debug!("the framework took its session back from the impostor; expiring it again"),
             Ok(Err(_)) => return Err(Error::Closed),
-            Err(_) if tokio::time::Instant::now() >= deadline => return Err(Error::Timeout(limit)),
             Err(_) => tracing::debug!("session survived the impostor; expiring it again"),
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(Error::Timeout(limit));
         }
     }
 }

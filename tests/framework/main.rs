@@ -108,6 +108,32 @@ async fn lost_then_new_session_after_expire_session() {
 }
 
 #[tokio::test]
+async fn back_to_back_expiries_each_expire_a_session() {
+    // The second call comes while the framework is still building the session that replaces
+    // the first one: it must expire that new session, not retry the dead one until its limit
+    // (the hour soak lost 100 attempts of 30 s each that way).
+    let server = fixtures::shared_server().await;
+    let fw = fixtures::framework(&server).await;
+    let mut ids = vec![fw.status().session_id];
+    for round in 1..=3u64 {
+        let started = std::time::Instant::now();
+        expire_session(&fw).await.unwrap_or_else(|e| panic!("expiry {round}: {e}"));
+        assert!(started.elapsed() < Duration::from_secs(15), "expiry {round} took {:?}", started.elapsed());
+        assert_eq!(fw.status().losses, round, "each call is one loss");
+    }
+    let mut states = fw.status_watch();
+    tokio::time::timeout(WAIT, states.wait_for(|s| s.state.is_connected()))
+        .await
+        .expect("connected again in time")
+        .expect("open");
+    ids.push(fw.status().session_id);
+    assert_ne!(ids[0], ids[1], "a new session after three expiries");
+    let path = format!("/{}", fixtures::unique("after-expiries"));
+    fw.create(&path, b"", CreateMode::Ephemeral).await.expect("the framework works again");
+    fw.delete(&path).await.unwrap();
+}
+
+#[tokio::test]
 async fn killing_the_follower_we_are_connected_to_suspends_then_reconnects() {
     let cluster = TestingCluster::start(3).await.unwrap();
     let leader = cluster.leader().await.unwrap().expect("a leader");
