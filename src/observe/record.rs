@@ -61,16 +61,35 @@ impl Outcome {
     }
 }
 
+/// What a timed lock record (an acquire, a hold) is about, and since when.
+#[cfg(feature = "metrics")]
+#[derive(Debug)]
+struct Timed {
+    kind: Kind,
+    path: PathLabel,
+    started: Instant,
+}
+
+#[cfg(feature = "metrics")]
+impl Timed {
+    /// The `kind` label (and `path`'s), with `pairs` after the kind.
+    fn labels(&self, pairs: &[(&'static str, &'static str)]) -> Vec<Label> {
+        let mut all = vec![(LABEL_KIND, self.kind.as_str())];
+        all.extend_from_slice(pairs);
+        labels(&all, &self.path)
+    }
+
+    fn seconds(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+}
+
 /// One acquire in progress: counted among the waiters until [`finish`](Self::finish)ed, or
 /// dropped (the acquire future was dropped: `cancelled`).
 #[derive(Debug)]
 pub(crate) struct Acquiring {
     #[cfg(feature = "metrics")]
-    kind: Kind,
-    #[cfg(feature = "metrics")]
-    path: PathLabel,
-    #[cfg(feature = "metrics")]
-    started: Instant,
+    timed: Timed,
     #[cfg(feature = "metrics")]
     open: bool,
 }
@@ -79,8 +98,9 @@ impl Acquiring {
     pub(crate) fn start(kind: Kind, path: PathLabel, started: Instant) -> Self {
         #[cfg(feature = "metrics")]
         {
-            metrics::gauge!(LOCK_WAITERS, labels(&[(LABEL_KIND, kind.as_str())], &path)).increment(1.0);
-            Self { kind, path, started, open: true }
+            let timed = Timed { kind, path, started };
+            metrics::gauge!(LOCK_WAITERS, timed.labels(&[])).increment(1.0);
+            Self { timed, open: true }
         }
         #[cfg(not(feature = "metrics"))]
         Self {}
@@ -93,11 +113,9 @@ impl Acquiring {
     fn end(&mut self, outcome: Outcome) {
         #[cfg(feature = "metrics")]
         if std::mem::take(&mut self.open) {
-            let kind = self.kind.as_str();
-            metrics::gauge!(LOCK_WAITERS, labels(&[(LABEL_KIND, kind)], &self.path)).decrement(1.0);
-            let pairs = [(LABEL_KIND, kind), (LABEL_OUTCOME, outcome.as_str())];
-            metrics::histogram!(LOCK_WAIT_SECONDS, labels(&pairs, &self.path))
-                .record(self.started.elapsed().as_secs_f64());
+            metrics::gauge!(LOCK_WAITERS, self.timed.labels(&[])).decrement(1.0);
+            let outcome = [(LABEL_OUTCOME, outcome.as_str())];
+            metrics::histogram!(LOCK_WAIT_SECONDS, self.timed.labels(&outcome)).record(self.timed.seconds());
         }
     }
 }
@@ -114,19 +132,16 @@ impl Drop for Acquiring {
 #[derive(Debug)]
 pub(crate) struct Holding {
     #[cfg(feature = "metrics")]
-    kind: Kind,
-    #[cfg(feature = "metrics")]
-    path: PathLabel,
-    #[cfg(feature = "metrics")]
-    started: Instant,
+    timed: Timed,
 }
 
 impl Holding {
     pub(crate) fn start(kind: Kind, path: PathLabel) -> Self {
         #[cfg(feature = "metrics")]
         {
-            metrics::gauge!(LOCK_HOLDERS, labels(&[(LABEL_KIND, kind.as_str())], &path)).increment(1.0);
-            Self { kind, path, started: Instant::now() }
+            let timed = Timed { kind, path, started: Instant::now() };
+            metrics::gauge!(LOCK_HOLDERS, timed.labels(&[])).increment(1.0);
+            Self { timed }
         }
         #[cfg(not(feature = "metrics"))]
         Self {}
@@ -142,9 +157,8 @@ pub(crate) fn hold_lost(kind: Kind, path: &PathLabel, reason: &'static str) {
 #[cfg(feature = "metrics")]
 impl Drop for Holding {
     fn drop(&mut self) {
-        let kind = [(LABEL_KIND, self.kind.as_str())];
-        metrics::gauge!(LOCK_HOLDERS, labels(&kind, &self.path)).decrement(1.0);
-        metrics::histogram!(LOCK_HOLD_SECONDS, labels(&kind, &self.path)).record(self.started.elapsed().as_secs_f64());
+        metrics::gauge!(LOCK_HOLDERS, self.timed.labels(&[])).decrement(1.0);
+        metrics::histogram!(LOCK_HOLD_SECONDS, self.timed.labels(&[])).record(self.timed.seconds());
     }
 }
 
@@ -172,6 +186,9 @@ impl Leading {
         #[cfg(not(feature = "metrics"))]
         Self {}
     }
+
+    /// The leadership ended (the same as dropping it; for a drop the reader should not miss).
+    pub(crate) fn end(self) {}
 }
 
 #[cfg(feature = "metrics")]

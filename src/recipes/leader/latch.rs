@@ -397,7 +397,7 @@ async fn run(inner: std::sync::Weak<Inner>) {
         if let Some(this) = inner.upgrade() {
             set_leadership(&this, None);
         }
-        drop(leading);
+        leading.end();
         match reason {
             LossReason::Closed => tracing::info!(%path, %session, "leader latch: leadership ended with the framework"),
             _ => tracing::warn!(%path, %reason, %session, "leader latch: leadership LOST; queueing again"),

@@ -336,7 +336,7 @@ async fn run(inner: std::sync::Weak<Inner>) {
             () = this.interrupt.notified() => LeadershipEnd::Interrupted,
         };
         this.leading.send_replace(None);
-        drop(leading);
+        leading.end();
         match end {
             LeadershipEnd::Lost(LossReason::Closed) | LeadershipEnd::Finished | LeadershipEnd::Interrupted => {
                 tracing::info!(%path, ?end, %session, "leader selector: leadership ended")

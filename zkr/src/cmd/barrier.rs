@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use zk_recipes::{DistributedBarrier, DistributedDoubleBarrier, Framework};
 
-use super::{before_deadline, timed_out};
+use super::wait_within;
 use crate::args::{BarrierAction, BarrierArgs, DoubleBarrierArgs, OnLost, Supervision};
 use crate::child::{self, Child};
 use crate::exit::{self, CliResult};
@@ -16,26 +16,9 @@ pub async fn barrier(fw: &Framework, args: BarrierArgs, ctx: &mut Ctx) -> CliRes
         BarrierAction::Set => ctx.signals.interruptible(barrier.set_barrier()).await??,
         BarrierAction::Remove => ctx.signals.interruptible(barrier.remove_barrier()).await??,
         BarrierAction::Wait => {
-            let passed = match args.timeout {
-                None => ctx
-                    .signals
-                    .interruptible(crate::progress::waiting("waiting on the barrier", barrier.wait_on_barrier()))
-                    .await?
-                    .map(|()| true)?,
-                Some(t) => before_deadline(
-                    ctx.signals
-                        .interruptible(crate::progress::waiting(
-                            "waiting on the barrier",
-                            barrier.wait_on_barrier_timeout(t),
-                        ))
-                        .await?,
-                )?
-                .is_some(),
-            };
-            if !passed {
-                let waiting_for = format!("the barrier {} to be removed", args.path);
-                return Err(timed_out(args.timeout.unwrap_or_default(), &waiting_for));
-            }
+            let waiting_for = format!("the barrier {} to be removed", args.path);
+            let (untimed, timed) = (barrier.wait_on_barrier(), |t| barrier.wait_on_barrier_timeout(t));
+            wait_within(ctx, "waiting on the barrier", args.timeout, untimed, timed, &waiting_for).await?;
         }
     }
     Ok(exit::OK)
@@ -46,23 +29,9 @@ pub async fn barrier(fw: &Framework, args: BarrierArgs, ctx: &mut Ctx) -> CliRes
 /// timed out (our member node is gone either way).
 pub async fn double_barrier(fw: &Framework, args: DoubleBarrierArgs, ctx: &mut Ctx) -> CliResult {
     let barrier = DistributedDoubleBarrier::new(fw, &args.path, args.members)?;
-    let entered = match args.timeout {
-        None => ctx
-            .signals
-            .interruptible(crate::progress::waiting("waiting for the members", barrier.enter()))
-            .await?
-            .map(|()| true)?,
-        Some(t) => before_deadline(
-            ctx.signals
-                .interruptible(crate::progress::waiting("waiting for the members", barrier.enter_timeout(t)))
-                .await?,
-        )?
-        .is_some(),
-    };
-    if !entered {
-        let waiting_for = format!("{} members to enter {}", args.members, args.path);
-        return Err(timed_out(args.timeout.unwrap_or_default(), &waiting_for));
-    }
+    let waiting_for = format!("{} members to enter {}", args.members, args.path);
+    let (untimed, timed) = (barrier.enter(), |t| barrier.enter_timeout(t));
+    wait_within(ctx, "waiting for the members", args.timeout, untimed, timed, &waiting_for).await?;
     let code = if args.cmd.is_empty() {
         exit::OK
     } else {
@@ -71,13 +40,8 @@ pub async fn double_barrier(fw: &Framework, args: DoubleBarrierArgs, ctx: &mut C
         let supervision = Supervision { on_lost: OnLost::Ignore, kill_after: Duration::from_secs(10) };
         child::supervise(&mut cmd, "barrier", std::future::pending(), &supervision, &mut ctx.signals).await.code
     };
-    let left = match args.timeout {
-        None => ctx.signals.interruptible(barrier.leave()).await?.map(|()| true)?,
-        Some(t) => before_deadline(ctx.signals.interruptible(barrier.leave_timeout(t)).await?)?.is_some(),
-    };
-    if !left {
-        let waiting_for = format!("the members of {} to leave", args.path);
-        return Err(timed_out(args.timeout.unwrap_or_default(), &waiting_for));
-    }
+    let waiting_for = format!("the members of {} to leave", args.path);
+    let (untimed, timed) = (barrier.leave(), |t| barrier.leave_timeout(t));
+    wait_within(ctx, "waiting for the members to leave", args.timeout, untimed, timed, &waiting_for).await?;
     Ok(code)
 }

@@ -8,7 +8,7 @@
 
 use zk_recipes::{CountDown, DistributedCountDownLatch, Framework};
 
-use super::{before_deadline, recipe_path, timed_out};
+use super::{recipe_path, wait_within};
 use crate::args::{LatchArgs, LatchOp};
 use crate::exit::{self, CliError, CliResult};
 use serde_json::json;
@@ -77,22 +77,9 @@ pub async fn latch(fw: &Framework, args: LatchArgs, ctx: &mut Ctx) -> CliResult 
         }
         LatchOp::Wait { path, timeout } => {
             let latch = DistributedCountDownLatch::new(fw, &path)?;
-            let open = match timeout {
-                None => ctx
-                    .signals
-                    .interruptible(crate::progress::waiting("waiting for the latch", latch.wait()))
-                    .await?
-                    .map(|()| true)?,
-                Some(t) => before_deadline(
-                    ctx.signals
-                        .interruptible(crate::progress::waiting("waiting for the latch", latch.wait_timeout(t)))
-                        .await?,
-                )?
-                .is_some(),
-            };
-            if !open {
-                return Err(timed_out(timeout.unwrap_or_default(), &format!("the latch {path} to open")));
-            }
+            let waiting_for = format!("the latch {path} to open");
+            let (untimed, timed) = (latch.wait(), |t| latch.wait_timeout(t));
+            wait_within(ctx, "waiting for the latch", timeout, untimed, timed, &waiting_for).await?;
         }
     }
     Ok(exit::OK)

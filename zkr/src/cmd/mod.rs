@@ -151,6 +151,27 @@ fn before_deadline<T>(result: zk_recipes::Result<T>) -> zk_recipes::Result<Optio
     }
 }
 
+/// A recipe's wait, interruptible by SIGINT / SIGTERM and with a spinner saying `label` on a
+/// terminal: `untimed` without a timeout, `timed(t)` with one. A wait that ran out of time is
+/// the error saying what it was `waiting_for` (exit 75).
+async fn wait_within<T: std::future::Future<Output = zk_recipes::Result<()>>>(
+    ctx: &mut Ctx,
+    label: &str,
+    timeout: Option<Duration>,
+    untimed: impl std::future::Future<Output = zk_recipes::Result<()>>,
+    timed: impl FnOnce(Duration) -> T,
+    waiting_for: &str,
+) -> CliResult<()> {
+    let waited = match timeout {
+        None => ctx.signals.interruptible(crate::progress::waiting(label, untimed)).await?.map(Some),
+        Some(t) => before_deadline(ctx.signals.interruptible(crate::progress::waiting(label, timed(t))).await?),
+    };
+    match waited? {
+        Some(()) => Ok(()),
+        None => Err(timed_out(timeout.unwrap_or_default(), waiting_for)),
+    }
+}
+
 /// The error for a wait that ran out of time (exit 75).
 fn timed_out(timeout: Duration, waiting_for: &str) -> CliError {
     CliError::new(exit::TIMEOUT, format!("timed out after {} waiting for {waiting_for}", humanize(timeout)))
