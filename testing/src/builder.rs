@@ -2,13 +2,16 @@
 //! [`TestingCluster`](super::TestingCluster) are both started with.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::backend::Backend;
 use super::config::Settings;
-use super::tls::{TestCertificates, TlsSettings};
-use crate::Result;
+#[cfg(feature = "tls")]
+use {
+    super::tls::{TestCertificates, TlsSettings},
+    crate::Result,
+    std::sync::Arc,
+};
 
 /// Configures and starts test servers: the settings every server of the kit takes, plus `K`,
 /// what only one kind of start has. Used as [`TestingServerBuilder`](super::TestingServerBuilder)
@@ -102,7 +105,11 @@ impl<K> TestingBuilder<K> {
     pub fn extended_types(self, enabled: bool) -> Self {
         self.config("extendedTypesEnabled", enabled.to_string())
     }
+}
 
+// TLS test servers: the `tls` feature.
+#[cfg(feature = "tls")]
+impl<K> TestingBuilder<K> {
     /// Serves TLS too: each server gets a `secureClientPort` on 127.0.0.1 (served by the Netty
     /// connection factory, with PEM key and trust stores from a fresh [`TestCertificates`])
     /// besides its plaintext client port, which stays for the kit's own probes and for tests that
@@ -111,12 +118,14 @@ impl<K> TestingBuilder<K> {
     ///
     /// # Errors
     /// [`Error::Io`](crate::Error::Io) when the certificates cannot be made.
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub fn tls(self) -> Result<Self> {
         Ok(self.tls_certificates(Arc::new(TestCertificates::generate()?)))
     }
 
     /// As [`tls`](Self::tls), with these certificates (for example
     /// [`TestCertificates::generate_expired`], or one CA shared by several servers).
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub fn tls_certificates(mut self, certs: Arc<TestCertificates>) -> Self {
         let client_auth = self.settings.tls.as_ref().is_some_and(|t| t.client_auth);
         self.settings.tls = Some(TlsSettings { certs, client_auth });
@@ -126,13 +135,16 @@ impl<K> TestingBuilder<K> {
     /// Whether clients must present a certificate signed by the CA (mutual TLS:
     /// `ssl.clientAuth=need`; otherwise `none`). Call after [`tls`](Self::tls) or
     /// [`tls_certificates`](Self::tls_certificates); without TLS it does nothing.
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub fn tls_client_auth(mut self, required: bool) -> Self {
         if let Some(tls) = &mut self.settings.tls {
             tls.client_auth = required;
         }
         self
     }
+}
 
+impl<K> TestingBuilder<K> {
     /// SASL DIGEST-MD5: the servers accept these `(user, password)` logins (a JAAS `Server`
     /// section with `DigestLoginModule`, and `authProvider.1=...SASLAuthenticationProvider`).
     /// A client whose SASL login fails is refused (`AUTH_FAILED`); clients without SASL are

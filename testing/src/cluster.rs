@@ -60,6 +60,7 @@ pub struct TestingCluster {
     pub(crate) servers: Vec<Node>,
     connect_string: String,
     secure_connect_string: Option<String>,
+    #[cfg(feature = "tls")]
     tls: Option<std::sync::Arc<super::tls::TestCertificates>>,
     pub(crate) start_timeout: Duration,
     /// The proxies between the servers (local backend, [`TestingClusterBuilder::peer_proxies`]).
@@ -138,6 +139,7 @@ impl TestingClusterBuilder {
             Backend::Docker => (self.start_docker().await?, None, Vec::new()),
         };
         let secure_ports: Option<Vec<u16>> = servers.iter().map(Node::secure_port).collect();
+        #[cfg(feature = "tls")]
         if let (Some(tls), Some(ports)) = (&self.settings.tls, &secure_ports) {
             for (server, port) in servers.iter().zip(ports) {
                 let plain = server.connect_string().to_owned();
@@ -147,6 +149,7 @@ impl TestingClusterBuilder {
         Ok(TestingCluster {
             secure_connect_string: secure_ports
                 .map(|ports| ports.iter().map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>().join(",")),
+            #[cfg(feature = "tls")]
             tls: self.settings.tls.as_ref().map(|t| t.certs.clone()),
             connect_string: servers.iter().map(Node::connect_string).collect::<Vec<_>>().join(","),
             servers,
@@ -265,13 +268,15 @@ impl TestingCluster {
     }
 
     /// The connect string of every server's TLS port, for a cluster started with
-    /// [`tls`](TestingClusterBuilder::tls).
+    /// `TestingClusterBuilder::tls` (the `tls` feature); otherwise `None`.
     pub fn secure_connect_string(&self) -> Option<&str> {
         self.secure_connect_string.as_deref()
     }
 
     /// The certificates of the servers' TLS ports (one CA, one server certificate for all), for
     /// a cluster started with [`tls`](TestingClusterBuilder::tls).
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub fn tls_certificates(&self) -> Option<&std::sync::Arc<super::tls::TestCertificates>> {
         self.tls.as_ref()
     }
@@ -502,6 +507,7 @@ async fn probe(server: &Node) -> Option<ServerMode> {
 
 impl Drop for TestingCluster {
     fn drop(&mut self) {
+        #[cfg(feature = "tls")]
         for port in self.servers.iter().filter_map(Node::secure_port) {
             super::tls::forget_secure_port(&format!("127.0.0.1:{port}"));
         }

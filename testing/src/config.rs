@@ -6,7 +6,22 @@ use std::time::Duration;
 
 use super::backend::Backend;
 use super::install::Installation;
+#[cfg(feature = "tls")]
+use super::tls::TlsSettings;
 use crate::{Error, Result};
+
+/// Without the `tls` feature there are no TLS settings: an empty enum, so that
+/// [`Settings::tls`] is always `None` and the code that reads it stays the same.
+#[cfg(not(feature = "tls"))]
+#[derive(Debug, Clone)]
+pub(crate) enum TlsSettings {}
+
+#[cfg(not(feature = "tls"))]
+impl TlsSettings {
+    pub fn zoo_cfg(&self) -> Vec<(String, String)> {
+        match *self {}
+    }
+}
 
 /// Log configuration for ZooKeeper releases that log through log4j 1.2 (Debian's package, and
 /// Apache releases before 3.8): warnings and errors to the console, which the kit sends to the
@@ -116,7 +131,7 @@ pub(crate) struct Settings {
     pub image: Option<String>,
     pub extra: Vec<(String, String)>,
     /// TLS on a secure client port besides the plaintext one.
-    pub tls: Option<super::tls::TlsSettings>,
+    pub tls: Option<TlsSettings>,
     /// SASL DIGEST-MD5 users and their passwords.
     pub sasl_users: Vec<(String, String)>,
 }
@@ -169,7 +184,7 @@ impl Settings {
 
     /// The `zoo.cfg` lines beyond the kit's own: TLS first, then the builder's.
     pub fn extra_lines(&self) -> Vec<(String, String)> {
-        let tls = self.tls.as_ref().map(super::tls::TlsSettings::zoo_cfg).unwrap_or_default();
+        let tls = self.tls.as_ref().map(TlsSettings::zoo_cfg).unwrap_or_default();
         let sasl = (!self.sasl_users.is_empty()).then(|| {
             ("authProvider.1".to_owned(), "org.apache.zookeeper.server.auth.SASLAuthenticationProvider".to_owned())
         });

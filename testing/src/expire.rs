@@ -36,6 +36,7 @@ pub async fn expire_session(framework: &Framework) -> Result<()> {
     let server = first_server(framework.connect_string())
         .ok_or_else(|| Error::InvalidArgument(format!("no server in {:?}", framework.connect_string())))?;
     // the impostor speaks plaintext: to a kit server's TLS port, through its plaintext port
+    #[cfg(feature = "tls")]
     let server = crate::tls::secure_port(&server).map_or(server, |(plain, _)| plain);
     expire_session_at(framework, &server).await
 }

@@ -82,18 +82,32 @@ pub async fn framework_with(cs: &str, configure: impl FnOnce(FrameworkBuilder) -
         .session_timeout(SESSION_TIMEOUT)
         .connection_timeout(CONNECTION_TIMEOUT)
         .retry_policy(RetryNTimes::new(20, Duration::from_millis(100)));
+    configure(kit_tls(builder, cs)).connect().await.expect("connect")
+}
+
+/// `builder` with TLS to the kit server whose TLS port `cs` names first (with its CA and
+/// client certificate); `builder` as it is for any other server.
+#[cfg(feature = "tls")]
+fn kit_tls(builder: FrameworkBuilder, cs: &str) -> FrameworkBuilder {
     let first = cs.split([',', '/']).next().unwrap_or_default();
-    let builder = match crate::tls::secure_port(first) {
+    match crate::tls::secure_port(first) {
         Some((_, certs)) => builder.tls(tls_settings(&certs)),
         None => builder,
-    };
-    configure(builder).connect().await.expect("connect")
+    }
+}
+
+/// Without the `tls` feature no kit server serves TLS.
+#[cfg(not(feature = "tls"))]
+fn kit_tls(builder: FrameworkBuilder, _cs: &str) -> FrameworkBuilder {
+    builder
 }
 
 /// Client TLS settings for a server with `certs`: their CA, and their client certificate.
 ///
 /// # Panics
 /// If the files cannot be read.
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub fn tls_settings(certs: &crate::TestCertificates) -> zk_recipes::TlsConfig {
     zk_recipes::TlsConfig::from_ca_file(certs.ca_path())
         .and_then(|tls| tls.with_client_identity_files(certs.client_cert_path(), certs.client_key_path()))

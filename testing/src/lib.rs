@@ -25,8 +25,16 @@
 //! `zk-recipes/zookeeper:3.9`, from `docker/build-image.sh --version 3.9`, runs ZooKeeper 3.9;
 //! the official `zookeeper:3.8` works too). Every container carries the label `zk-recipes.test=1` and is
 //! removed when its handle drops.
+//!
+//! # Features
+//! * `tls` (default): TLS test servers (`TestingBuilder::tls`, `TestCertificates`) and fixtures
+//!   that connect to them (`ZKR_TEST_TLS`, see [`shared_server`]). It brings rustls and AWS-LC
+//!   (through `zk-recipes/tls` and `rcgen`); `default-features = false` leaves them out, for a
+//!   kit that only runs plaintext servers.
+//! * `docker`: the Docker backend (above).
 
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod backend;
 mod builder;
@@ -51,6 +59,7 @@ mod reconfig;
 pub mod refusing;
 mod server;
 mod shared;
+#[cfg(feature = "tls")]
 mod tls;
 
 pub use backend::{Backend, BACKEND_ENV, DEFAULT_IMAGE, IMAGE_ENV};
@@ -68,4 +77,6 @@ pub use proxy::{ProxyMode, TcpProxy};
 pub use refusing::RefusingProxy;
 pub use server::{TestingServer, TestingServerBuilder};
 pub use shared::{server_or_env, shared_server, TLS_ENV};
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub use tls::TestCertificates;

@@ -52,6 +52,7 @@ impl Drop for TcpProxy {
     fn drop(&mut self) {
         self.accept.abort();
         self.control.send_modify(|c| c.cuts += 1);
+        #[cfg(feature = "tls")]
         crate::tls::forget_secure_port(&self.addr);
     }
 }
@@ -72,6 +73,7 @@ impl TcpProxy {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?.to_string();
         // in front of a kit server's TLS port, the proxy is one too (for fixtures and expiry)
+        #[cfg(feature = "tls")]
         if let Some((plain, certs)) = crate::tls::secure_port(upstream) {
             crate::tls::register_secure_port(addr.clone(), plain, certs);
         }

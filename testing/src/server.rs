@@ -1,6 +1,7 @@
 //! [`TestingServer`]: one standalone ZooKeeper server on a loopback port.
 
 use std::path::{Path, PathBuf};
+#[cfg(feature = "tls")]
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,6 +13,7 @@ use super::config::ServerConfig;
 use super::instance::Instance;
 use super::node::{self, Node};
 use super::ports::{on_free_ports, StartFailure};
+#[cfg(feature = "tls")]
 use super::tls::TestCertificates;
 #[cfg(doc)]
 use crate::Error;
@@ -45,6 +47,7 @@ use crate::Result;
 pub struct TestingServer {
     node: Node,
     start_timeout: Duration,
+    #[cfg(feature = "tls")]
     tls: Option<Arc<TestCertificates>>,
 }
 
@@ -82,8 +85,13 @@ impl TestingServerBuilder {
             Backend::Local => Node::Local(self.start_local().await?),
             Backend::Docker => self.start_docker().await?,
         };
-        let tls = self.settings.tls.as_ref().map(|t| t.certs.clone());
-        let server = TestingServer { node, start_timeout: self.settings.start_timeout, tls };
+        let server = TestingServer {
+            node,
+            start_timeout: self.settings.start_timeout,
+            #[cfg(feature = "tls")]
+            tls: self.settings.tls.as_ref().map(|t| t.certs.clone()),
+        };
+        #[cfg(feature = "tls")]
         if let (Some(secure), Some(certs)) = (server.secure_connect_string(), &server.tls) {
             super::tls::register_secure_port(secure, server.connect_string().to_owned(), certs.clone());
         }
@@ -169,20 +177,22 @@ impl TestingServer {
     }
 
     /// The TLS client port (`secureClientPort`), for a server started with
-    /// [`tls`](TestingServerBuilder::tls).
+    /// `TestingServerBuilder::tls` (the `tls` feature); otherwise `None`.
     pub fn secure_port(&self) -> Option<u16> {
         self.node.secure_port()
     }
 
     /// The connect string of the TLS port, `"127.0.0.1:PORT"` (give it to a framework built
     /// with TLS settings, which makes every endpoint TLS), for a server started with
-    /// [`tls`](TestingServerBuilder::tls).
+    /// `TestingServerBuilder::tls` (the `tls` feature); otherwise `None`.
     pub fn secure_connect_string(&self) -> Option<String> {
         self.secure_port().map(|port| format!("127.0.0.1:{port}"))
     }
 
     /// The certificates the server's TLS port uses (and its clients may), for a server started
     /// with [`tls`](TestingServerBuilder::tls).
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub fn tls_certificates(&self) -> Option<&Arc<TestCertificates>> {
         self.tls.as_ref()
     }
@@ -297,6 +307,7 @@ impl TestingServer {
 
 impl Drop for TestingServer {
     fn drop(&mut self) {
+        #[cfg(feature = "tls")]
         if let Some(secure) = self.secure_connect_string() {
             super::tls::forget_secure_port(&secure);
         }

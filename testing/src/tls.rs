@@ -1,5 +1,6 @@
 //! TLS for test servers: a throwaway certificate authority with server and client certificates
 //! (made with `rcgen`), and the `zoo.cfg` lines that make ZooKeeper 3.8 serve TLS with them.
+//! The whole module is the `tls` feature.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -32,6 +33,7 @@ const NETTY_FACTORY: &str = "org.apache.zookeeper.server.NettyServerCnxnFactory"
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub struct TestCertificates {
     dir: TempDir,
 }

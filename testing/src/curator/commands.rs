@@ -50,6 +50,8 @@ impl CuratorPeer {
     /// # Errors
     ///
     /// As [`CuratorPeer::connect`].
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub async fn connect_tls(
         &self,
         cid: &str,
