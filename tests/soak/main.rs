@@ -21,7 +21,7 @@
 //! `SOAK_LOCK_CYCLES`, `SOAK_ELECTIONS`, `SOAK_CACHE_EVENTS`, `SOAK_EXPIRIES`, `SOAK_CUTS`
 //! (targets: a stream stops at its target, the load at the last target or the time bound;
 //! default: the full soak's counts scaled to `SOAK_SECS`), `SOAK_SEED`, `SOAK_CSV` (where the
-//! samples go, default `target/soak.csv`). The figures are printed (`--nocapture`).
+//! samples go, default `soak.csv` in the target directory's `tmp/`). The figures are printed (`--nocapture`).
 
 mod mix;
 mod sample;
@@ -75,7 +75,8 @@ impl Plan {
             paths: env_u64("SOAK_PATHS").unwrap_or(1000) as usize,
             lock_workers: env_u64("SOAK_LOCK_WORKERS").unwrap_or(16) as usize,
             csv: std::env::var("SOAK_CSV").unwrap_or_else(|_| {
-                format!("{}/../target/soak.csv", env!("CARGO_MANIFEST_DIR").trim_end_matches("/."))
+                // the build's own scratch directory, wherever the target directory is
+                format!("{}/soak.csv", env!("CARGO_TARGET_TMPDIR"))
             }),
         }
     }
@@ -235,7 +236,9 @@ async fn run(plan: Plan, cs: String, proxy: Arc<TcpProxy>) -> Vec<String> {
             failures.push(format!("framework {i}: shutdown: {e}"));
         }
     }
-    if let Err(e) = std::fs::write(&soak.plan.csv, csv.join("\n") + "\n") {
+    let parent = std::path::Path::new(&soak.plan.csv).parent().filter(|p| !p.as_os_str().is_empty());
+    let written = parent.map_or(Ok(()), std::fs::create_dir_all);
+    if let Err(e) = written.and_then(|()| std::fs::write(&soak.plan.csv, csv.join("\n") + "\n")) {
         failures.push(format!("writing {}: {e}", soak.plan.csv));
     }
     report(&soak, &samples, &baseline, &end, load_secs);
