@@ -4,6 +4,7 @@
 //
 //   java CuratorBench --connect HOSTS --recipe R --clients N --seconds D
 //        [--warmup-seconds W] [--base PATH] [--leases K] [--waiters W] [--tasks T]
+//        [--paths P] [--skew uniform|zipf] [--holders N]
 //
 // One CuratorFramework (one ZooKeeper session) and one thread per client (T threads sharing
 // it with --tasks T, timed loops only). With several hosts in --connect, client i connects to
@@ -11,6 +12,24 @@
 // first (untimed), then all loop for the warm-up, then for the measured window; an operation
 // counts when it starts and finishes inside the window. Exit 2 for an unknown recipe, 64 for
 // other usage errors, 1 when the run could not be carried out.
+//
+// Two recipes need --clients 1 (one session):
+//
+//   entity   a lock per entity: P persistent stock nodes <run>/stock/<k> (k < P, default 1000,
+//            ASCII decimal 1000000000, created untimed) and T threads (--tasks) looping: pick k
+//            (thread i's Random(i); uniform, or Zipf with exponent 1 over the ranks with
+//            --skew zipf), take the InterProcessMutex of <run>/lock/<k> (one object per path,
+//            shared by the threads; latency = ask to hold), read the stock with its stat, write
+//            it less one at that version, release. A refused versioned write is a violation; so
+//            is, after the window, an entity whose stock is not 1000000000 less the decrements
+//            the threads counted. Extra fields tasks, paths, worker_ops_min, worker_ops_max.
+//   holders  N (--holders, default 100000) distinct InterProcessMutex held at once, paths
+//            <run>/g-<k/1000>/h-<k>, acquired by T threads (--tasks, default 64; thread j
+//            takes k = j mod T, and releases the same ones). --seconds is required but unused:
+//            seconds = the time until all N are held, ops = the locks held, p50/p99 = one acquire's latency;
+//            extra fields holders, tasks, acquire_ms, release_ms, rss_mb, rss_mb_before,
+//            heap_mb, heap_mb_before (used heap after System.gc()), rss_kb_per_lock. Gives up
+//            (exit 1) when the acquires or the releases take over 300 s.
 //
 // Compiled and started by bench/peers/curator/run.sh against Debian's jars in /usr/share/java.
 
@@ -26,10 +45,13 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 import org.apache.curator.RetryPolicy;
 import org.apache.curator.framework.CuratorFramework;
@@ -48,15 +70,19 @@ import org.apache.curator.framework.recipes.shared.VersionedValue;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
 
 public final class CuratorBench {
     static final String PEER = "curator";
     static final List<String> RECIPES = Arrays.asList(
             "mutex", "rwlock", "semaphore", "semaphore_mutex", "counter", "shared_count", "double_barrier", "drain",
-            "cache-load", "cache-delay", "raw", "raw_set", "shedlock");
-    /** The recipes that run the timed loop (and so take --tasks). */
+            "cache-load", "cache-delay", "raw", "raw_set", "shedlock", "entity", "holders");
+    /** The recipes that run the timed loop (and so take --tasks, as holders does). */
     static final List<String> TIMED = Arrays.asList(
-            "mutex", "rwlock", "semaphore", "semaphore_mutex", "counter", "shared_count", "raw", "raw_set");
+            "mutex", "rwlock", "semaphore", "semaphore_mutex", "counter", "shared_count", "raw", "raw_set", "entity");
+    /** The recipes of one session, whose threads are --tasks (--clients must be 1). */
+    static final List<String> ONE_SESSION = Arrays.asList("entity", "holders");
 
     /** How long one blocking call may take before it counts as an error. */
     static final long OP_TIMEOUT_MS = 60_000;
@@ -67,6 +93,12 @@ public final class CuratorBench {
      */
     static final int ATOMIC_RETRIES = 10;
     static final int ATOMIC_RETRY_SLEEP_MS = 10;
+    /** entity: every stock node's value when a run starts. */
+    static final long STOCK = 1_000_000_000L;
+    /** holders: the acquires, and then the releases, give up after this long. */
+    static final long HOLDERS_LIMIT_MS = 300_000;
+    /** How long the cleanup of the entity and holders nodes may take. */
+    static final long CLEANUP_LIMIT_MS = 120_000;
 
     /** The real stdout: only the result line goes there. */
     static PrintStream out;
@@ -79,6 +111,7 @@ public final class CuratorBench {
         String recipe;
         int clients = -1;
         int tasks = 1;
+        boolean tasksGiven;
         double seconds = -1;
         double warmup = 2.0;
         String base = "/bench";
@@ -86,6 +119,9 @@ public final class CuratorBench {
         int waiters = 500;
         int nodes = 10_000;
         int rate = 1_000;
+        int paths = 1000;
+        String skew = "uniform";
+        int holders = 100_000;
     }
 
     static final class UsageError extends Exception {
@@ -114,7 +150,7 @@ public final class CuratorBench {
                     case "--connect": a.connect = value; break;
                     case "--recipe": a.recipe = value; break;
                     case "--clients": a.clients = Integer.parseInt(value); break;
-                    case "--tasks": a.tasks = Integer.parseInt(value); break;
+                    case "--tasks": a.tasks = Integer.parseInt(value); a.tasksGiven = true; break;
                     case "--seconds": a.seconds = Double.parseDouble(value); break;
                     case "--warmup-seconds": a.warmup = Double.parseDouble(value); break;
                     case "--base": a.base = value; break;
@@ -122,6 +158,9 @@ public final class CuratorBench {
                     case "--waiters": a.waiters = Integer.parseInt(value); break;
                     case "--nodes": a.nodes = Integer.parseInt(value); break;
                     case "--rate": a.rate = Integer.parseInt(value); break;
+                    case "--paths": a.paths = Integer.parseInt(value); break;
+                    case "--skew": a.skew = value; break;
+                    case "--holders": a.holders = Integer.parseInt(value); break;
                     default: throw new UsageError("unknown option " + key);
                 }
             } catch (NumberFormatException e) {
@@ -133,6 +172,18 @@ public final class CuratorBench {
         }
         if (a.warmup < 0 || a.leases < 1 || a.waiters < 1 || a.tasks < 1) {
             throw new UsageError("--warmup-seconds must be >= 0, --leases, --waiters and --tasks >= 1");
+        }
+        if (a.paths < 1 || a.holders < 1) {
+            throw new UsageError("--paths and --holders must be >= 1");
+        }
+        if (!a.skew.equals("uniform") && !a.skew.equals("zipf")) {
+            throw new UsageError("--skew must be uniform or zipf, not " + a.skew);
+        }
+        if (ONE_SESSION.contains(a.recipe) && a.clients != 1) {
+            throw new UsageError(a.recipe + " runs on one session: --clients must be 1 (threads: --tasks)");
+        }
+        if (a.recipe.equals("holders") && !a.tasksGiven) {
+            a.tasks = 64;
         }
         while (a.base.length() > 1 && a.base.endsWith("/")) {
             a.base = a.base.substring(0, a.base.length() - 1);
@@ -155,7 +206,8 @@ public final class CuratorBench {
         } catch (UsageError e) {
             System.err.println("CuratorBench: " + e.getMessage());
             System.err.println("usage: --connect HOSTS --recipe R --clients N --seconds D [--warmup-seconds W]"
-                    + " [--base PATH] [--leases K] [--waiters W] [--tasks T]");
+                    + " [--base PATH] [--leases K] [--waiters W] [--tasks T] [--paths P] [--skew uniform|zipf]"
+                    + " [--holders N]");
             System.exit(64);
             return;
         }
@@ -164,7 +216,7 @@ public final class CuratorBench {
             System.exit(2);
             return;
         }
-        if (args.tasks > 1 && !TIMED.contains(args.recipe)) {
+        if (args.tasks > 1 && !TIMED.contains(args.recipe) && !args.recipe.equals("holders")) {
             System.err.println("CuratorBench: --tasks applies to the timed loops, not to " + args.recipe);
             System.exit(2);
             return;
@@ -197,6 +249,12 @@ public final class CuratorBench {
     final AtomicLong violations = new AtomicLong();
     /** Successful increments over the whole run (warm-up and window), for the counter check. */
     final AtomicLong increments = new AtomicLong();
+    /** entity: the stock decrements written, per entity, over the whole run (warm-up and window). */
+    AtomicLongArray decrements;
+    /** entity: each entity's mutex, made on first use and shared by the threads. */
+    final ConcurrentHashMap<Integer, InterProcessMutex> entityLocks = new ConcurrentHashMap<>();
+    /** entity with --skew zipf: the cumulative weights of ranks 0..P-1 (weight 1/(k+1)); null: uniform. */
+    double[] zipfCdf;
 
     long startNanos;
     long warmupEnd;
@@ -210,8 +268,13 @@ public final class CuratorBench {
     }
 
     String run() throws Exception {
-        System.err.printf(Locale.ROOT, "CuratorBench: %s, %d clients, %.1f s (+%.1f s warm-up) on %s%n",
-                args.recipe, args.clients, args.seconds, args.warmup, runPath);
+        if (args.recipe.equals("holders")) {
+            System.err.printf(Locale.ROOT, "CuratorBench: holders, %d locks by %d threads on %s%n",
+                    args.holders, Math.min(args.tasks, args.holders), runPath);
+        } else {
+            System.err.printf(Locale.ROOT, "CuratorBench: %s, %d clients, %.1f s (+%.1f s warm-up) on %s%n",
+                    args.recipe, args.clients, args.seconds, args.warmup, runPath);
+        }
         try {
             connectAll();
             clients[0].create().creatingParentsIfNeeded().forPath(runPath);
@@ -226,6 +289,9 @@ public final class CuratorBench {
             }
             if (args.recipe.equals("shedlock")) {
                 return ShedLockBench.run(this); // ShedLockBench.java
+            }
+            if (args.recipe.equals("holders")) {
+                return holders();
             }
             return loop();
         } finally {
@@ -267,6 +333,11 @@ public final class CuratorBench {
 
     void cleanup() {
         if (clients[0] != null) {
+            try {
+                cleanupMany();
+            } catch (Exception e) {
+                System.err.println("CuratorBench: cleanup of " + runPath + " failed: " + e);
+            }
             try {
                 clients[0].delete().deletingChildrenIfNeeded().forPath(runPath);
             } catch (Exception e) {
@@ -507,6 +578,8 @@ public final class CuratorBench {
                         return System.nanoTime() - t0;
                     }
                 };
+            case "entity":
+                return entityWorker(i);
             default:
                 throw new IllegalArgumentException("no loop worker for " + args.recipe);
         }
@@ -515,6 +588,10 @@ public final class CuratorBench {
     String loop() throws Exception {
         if (args.recipe.equals("double_barrier")) {
             return doubleBarrier();
+        }
+        boolean entity = args.recipe.equals("entity");
+        if (entity) {
+            prepareEntities();
         }
         Worker[] workers = new Worker[clients.length * args.tasks];
         for (int i = 0; i < workers.length; i++) {
@@ -565,6 +642,9 @@ public final class CuratorBench {
                 violations.incrementAndGet();
             }
         }
+        if (entity) {
+            violations.addAndGet(verifyEntities());
+        }
         for (Worker w : workers) {
             try {
                 w.close();
@@ -572,7 +652,9 @@ public final class CuratorBench {
                 // closing only stops watchers; the sessions close next
             }
         }
-        return json(all, errors, args.seconds, workerSpread(workers));
+        String spread = workerSpread(workers);
+        String extra = entity ? ",\"paths\":" + args.paths + (spread == null ? "" : spread) : spread;
+        return json(all, errors, args.seconds, extra);
     }
 
     /**
@@ -629,6 +711,303 @@ public final class CuratorBench {
             }
         }
         return stuck;
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // entity: a lock per entity, the stock of each decremented under its lock
+
+    String stockPath(int k) {
+        return runPath + "/stock/" + k;
+    }
+
+    /** Creates the P stock nodes (untimed) and the skew's weights. */
+    void prepareEntities() throws Exception {
+        int p = args.paths;
+        decrements = new AtomicLongArray(p);
+        if (args.skew.equals("zipf")) {
+            zipfCdf = new double[p];
+            double total = 0;
+            for (int k = 0; k < p; k++) {
+                total += 1.0 / (k + 1);
+                zipfCdf[k] = total;
+            }
+        }
+        String dir = runPath + "/stock";
+        clients[0].create().forPath(dir, new byte[0]);
+        List<String> paths = new ArrayList<>(p + 1);
+        paths.add(dir);
+        for (int k = 0; k < p; k++) {
+            paths.add(stockPath(k));
+        }
+        createPipelined(paths, Long.toString(STOCK).getBytes(StandardCharsets.US_ASCII));
+    }
+
+    /** An entity number: uniform over 0..P-1, or Zipf-distributed (rank k with weight 1/(k+1)). */
+    int pickEntity(Random random) {
+        int p = args.paths;
+        if (zipfCdf == null) {
+            return random.nextInt(p);
+        }
+        double x = random.nextDouble() * zipfCdf[p - 1];
+        int lo = 0;
+        int hi = p - 1;
+        while (lo < hi) { // the first rank whose cumulative weight reaches x
+            int mid = (lo + hi) >>> 1;
+            if (zipfCdf[mid] < x) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    static long parseStock(String path, byte[] data) {
+        String s = new String(data, StandardCharsets.US_ASCII);
+        try {
+            return Long.parseLong(s);
+        } catch (NumberFormatException e) {
+            throw new IllegalStateException(path + " holds " + s + ", not a number");
+        }
+    }
+
+    /** Thread i's loop: lock an entity, decrement its stock at the version read, release. */
+    Worker entityWorker(int i) {
+        return new Worker(i) {
+            final Random random = new Random(index);
+
+            @Override
+            long once() throws Exception {
+                int k = pickEntity(random);
+                InterProcessMutex mutex =
+                        entityLocks.computeIfAbsent(k, key -> new InterProcessMutex(client, runPath + "/lock/" + key));
+                long t0 = System.nanoTime();
+                if (!mutex.acquire(OP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+                    return -1;
+                }
+                long latency = System.nanoTime() - t0;
+                try {
+                    String stock = stockPath(k);
+                    Stat stat = new Stat();
+                    long left = parseStock(stock, client.getData().storingStatIn(stat).forPath(stock));
+                    try {
+                        client.setData().withVersion(stat.getVersion())
+                                .forPath(stock, Long.toString(left - 1).getBytes(StandardCharsets.US_ASCII));
+                        decrements.incrementAndGet(k);
+                    } catch (KeeperException.BadVersionException e) {
+                        System.err.println("CuratorBench: entity " + k
+                                + ": a versioned write under the lock was refused (another writer)");
+                        violations.incrementAndGet();
+                    }
+                } finally {
+                    mutex.release();
+                }
+                return latency;
+            }
+        };
+    }
+
+    /** After the window: the entities whose stock is not STOCK less the decrements written. */
+    long verifyEntities() throws Exception {
+        long bad = 0;
+        for (int k = 0; k < args.paths; k++) {
+            String stock = stockPath(k);
+            long left = parseStock(stock, clients[0].getData().forPath(stock));
+            long sold = decrements.get(k);
+            if (STOCK - left != sold) {
+                System.err.printf(Locale.ROOT, "CuratorBench: entity %d: stock %d, but %d sold of %d%n", k, left, sold, STOCK);
+                bad++;
+            }
+        }
+        return bad;
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // holders: N distinct locks held at once by one session
+
+    String holders() throws Exception {
+        final int n = args.holders;
+        final int t = Math.min(args.tasks, n);
+        final CuratorFramework c = clients[0];
+        double heapBefore = heapUsedMb();
+        double before = rssMb();
+        final InterProcessMutex[] locks = new InterProcessMutex[n];
+        final long[] waits = new long[n];
+        final AtomicLong errors = new AtomicLong();
+        final java.util.concurrent.atomic.AtomicBoolean late = new java.util.concurrent.atomic.AtomicBoolean();
+        final CountDownLatch acquired = new CountDownLatch(t);
+        final CountDownLatch releaseGo = new CountDownLatch(1);
+        final CountDownLatch released = new CountDownLatch(t);
+        final long t0 = System.nanoTime();
+        final long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(HOLDERS_LIMIT_MS);
+        for (int j = 0; j < t; j++) {
+            final int first = j;
+            Thread thread = new Thread(() -> {
+                // Curator's mutex belongs to the thread that took it: this thread releases its own.
+                for (int k = first; k < n; k += t) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        late.set(true); // the run gives up; the main thread reports it
+                        break;
+                    }
+                    InterProcessMutex m = new InterProcessMutex(c, runPath + "/g-" + (k / 1000) + "/h-" + k);
+                    long s = System.nanoTime();
+                    try {
+                        if (!m.acquire(left, TimeUnit.NANOSECONDS)) {
+                            late.set(true);
+                            break;
+                        }
+                        waits[k] = System.nanoTime() - s;
+                        locks[k] = m;
+                    } catch (Exception e) {
+                        holderError("lock " + k + ": " + e, errors);
+                    }
+                }
+                acquired.countDown();
+                try {
+                    releaseGo.await();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                for (int k = first; k < n; k += t) {
+                    if (locks[k] == null) {
+                        continue;
+                    }
+                    try {
+                        if (!locks[k].isOwnedByCurrentThread()) {
+                            System.err.println("CuratorBench: lock " + k + " is not held by the thread that took it");
+                            violations.incrementAndGet();
+                        }
+                        locks[k].release();
+                    } catch (Exception e) {
+                        holderError("release of lock " + k + ": " + e, errors);
+                    }
+                }
+                released.countDown();
+            }, "holder-" + j);
+            thread.setDaemon(true);
+            thread.start();
+        }
+        if (!acquired.await(Math.max(deadline - System.nanoTime(), 0) + 5_000_000_000L, TimeUnit.NANOSECONDS)
+                || late.get()) {
+            throw new IllegalStateException(n + " locks not acquired in " + HOLDERS_LIMIT_MS / 1000 + " s");
+        }
+        long acquireNanos = System.nanoTime() - t0;
+        int held = 0;
+        for (InterProcessMutex m : locks) {
+            if (m != null) {
+                held++;
+            }
+        }
+        if (held + errors.get() != n) {
+            System.err.println("CuratorBench: " + held + " locks held and " + errors.get() + " failed, of " + n);
+            violations.incrementAndGet();
+        }
+        double heap = heapUsedMb();
+        double rss = rssMb();
+        System.err.printf(Locale.ROOT, "CuratorBench: %d locks held after %.1f s; releasing%n", held, acquireNanos / 1e9);
+        long r0 = System.nanoTime();
+        releaseGo.countDown();
+        if (!released.await(HOLDERS_LIMIT_MS, TimeUnit.MILLISECONDS)) {
+            throw new IllegalStateException(held + " locks not released in " + HOLDERS_LIMIT_MS / 1000 + " s");
+        }
+        long releaseNanos = System.nanoTime() - r0;
+        long[] all = new long[held];
+        int i = 0;
+        for (int k = 0; k < n; k++) {
+            if (locks[k] != null) {
+                all[i++] = waits[k];
+            }
+        }
+        String extra = String.format(Locale.ROOT,
+                ",\"holders\":%d,\"acquire_ms\":%.3f,\"release_ms\":%.3f,\"rss_mb\":%.3f,\"rss_mb_before\":%.3f"
+                        + ",\"heap_mb\":%.3f,\"heap_mb_before\":%.3f,\"rss_kb_per_lock\":%.4f",
+                n, acquireNanos / 1e6, releaseNanos / 1e6, rss, before, heap, heapBefore, (rss - before) * 1024 / n);
+        return json(all, errors.get(), acquireNanos / 1e9, extra);
+    }
+
+    /** Counts a holders failure; the first ten are printed. */
+    static void holderError(String message, AtomicLong errors) {
+        if (errors.incrementAndGet() <= 10) {
+            System.err.println("CuratorBench: " + message);
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Cleanup of the many nodes of entity and holders, pipelined (the run path goes in cleanup())
+
+    void cleanupMany() throws Exception {
+        List<String> leaves = new ArrayList<>();
+        List<String> parents = new ArrayList<>();
+        if (args.recipe.equals("entity")) {
+            for (int k = 0; k < args.paths; k++) {
+                leaves.add(stockPath(k));
+                leaves.add(runPath + "/lock/" + k);
+            }
+            parents.add(runPath + "/stock");
+            parents.add(runPath + "/lock");
+        } else if (args.recipe.equals("holders")) {
+            for (int k = 0; k < args.holders; k++) {
+                leaves.add(runPath + "/g-" + (k / 1000) + "/h-" + k);
+            }
+            for (int g = 0; g <= (args.holders - 1) / 1000; g++) {
+                parents.add(runPath + "/g-" + g);
+            }
+        } else {
+            return;
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLEANUP_LIMIT_MS);
+        List<String> full = deletePipelined(leaves, deadline);
+        if (!full.isEmpty()) { // lock nodes left (a failed run): theirs first
+            List<String> children = new ArrayList<>();
+            for (String p : full) {
+                try {
+                    for (String child : clients[0].getChildren().forPath(p)) {
+                        children.add(p + "/" + child);
+                    }
+                } catch (KeeperException.NoNodeException e) {
+                    // gone meanwhile
+                }
+            }
+            deletePipelined(children, deadline);
+            deletePipelined(full, deadline);
+        }
+        deletePipelined(parents, deadline);
+    }
+
+    /**
+     * Deletes the paths, at most 1,000 unanswered, until the deadline; a missing node is no
+     * failure (the server reaps empty containers by itself). Returns the paths that had children.
+     */
+    List<String> deletePipelined(List<String> paths, long deadline) throws Exception {
+        org.apache.zookeeper.ZooKeeper zk = clients[0].getZookeeperClient().getZooKeeper();
+        Semaphore inFlight = new Semaphore(1000);
+        List<String> notEmpty = java.util.Collections.synchronizedList(new ArrayList<>());
+        AtomicInteger bad = new AtomicInteger();
+        boolean late = false;
+        for (String p : paths) {
+            if (!inFlight.tryAcquire(Math.max(deadline - System.nanoTime(), 0), TimeUnit.NANOSECONDS)) {
+                late = true;
+                break;
+            }
+            zk.delete(p, -1, (rc, path, ctx) -> {
+                if (rc == KeeperException.Code.NOTEMPTY.intValue()) {
+                    notEmpty.add(path);
+                } else if (rc != 0 && rc != KeeperException.Code.NONODE.intValue()) {
+                    bad.incrementAndGet();
+                }
+                inFlight.release();
+            }, null);
+        }
+        if (late || !inFlight.tryAcquire(1000, Math.max(deadline - System.nanoTime(), 0), TimeUnit.NANOSECONDS)) {
+            System.err.println("CuratorBench: cleanup of " + runPath + " ran out of time");
+        }
+        if (bad.get() > 0) {
+            System.err.println("CuratorBench: cleanup: " + bad.get() + " deletes failed under " + runPath);
+        }
+        synchronized (notEmpty) {
+            return new ArrayList<>(notEmpty);
+        }
     }
 
     // ----------------------------------------------------------------------------------------
@@ -1039,7 +1418,7 @@ public final class CuratorBench {
         if (args.recipe.equals("semaphore")) {
             sb.append(",\"leases\":").append(args.leases);
         }
-        if (args.tasks > 1) {
+        if (args.tasks > 1 || ONE_SESSION.contains(args.recipe)) {
             sb.append(",\"tasks\":").append(args.tasks);
         }
         if (extra != null) {

@@ -5,6 +5,7 @@ Contract (bench/README.md): exactly one JSON line on stdout, everything else on 
 
     kazoo_bench.py --connect HOSTS --recipe R --clients N --seconds D
                    [--warmup-seconds W] [--base PATH] [--leases K] [--waiters W]
+                   [--tasks T] [--paths P] [--skew uniform|zipf]
 
 One OS process per client (kazoo runs recipes on threads under the GIL, so clients in one
 process would measure the GIL), each with its own KazooClient and so its own session,
@@ -18,12 +19,24 @@ Recipes: mutex (Lock), rwlock (ReadLock/WriteLock), semaphore (Semaphore, max_le
 counter (Counter), double_barrier (DoubleBarrier) and drain (Lock, W waiter threads over the
 --clients sessions of one process); the floors raw (an ephemeral node created and deleted) and
 raw_set (versioned sets of one node, back to back), plain requests without a recipe. kazoo has no semaphore mutex and no versioned shared count:
-those exit 2. Exit 64 for other usage errors, 1 when the run could not be carried out.
+those exit 2, as does holders (N locks held at once: run for zk-recipes and Curator only).
+Exit 64 for other usage errors, 1 when the run could not be carried out.
+
+entity, a lock per entity, runs in this process on ONE KazooClient (--clients must be 1) with
+T threads (--tasks T, the only recipe that takes it): P persistent stock nodes <run>/stock/<k>
+(k < P, --paths, default 1000; ASCII decimal 1000000000, created untimed), and each thread i
+loops: pick k (random.Random(i); uniform, or Zipf with exponent 1 over the ranks with
+--skew zipf), acquire a fresh Lock(<run>/lock/<k>) (a kazoo Lock is not for two threads at
+once; latency = ask to hold), read the stock with its stat, set it less one at that version,
+release. A refused versioned write is a violation; so is, after the window, an entity whose
+stock is not 1000000000 less the decrements the threads counted. Extra fields tasks, paths,
+worker_ops_min, worker_ops_max (per thread). The threads share the GIL: that is kazoo's cost.
 
 bench/peers/kazoo/run.sh runs this with kazoo installed in a virtualenv.
 """
 
 import argparse
+import bisect
 import json
 import math
 import multiprocessing as mp
@@ -37,20 +50,28 @@ import traceback
 import uuid
 
 PEER = "kazoo"
-SUPPORTED = ("mutex", "rwlock", "semaphore", "counter", "double_barrier", "drain", "raw", "raw_set")
+SUPPORTED = ("mutex", "rwlock", "semaphore", "counter", "double_barrier", "drain", "raw", "raw_set", "entity")
 UNSUPPORTED = {
     "semaphore_mutex": "kazoo has no non-reentrant semaphore mutex "
     "(Curator's InterProcessSemaphoreMutex); its Semaphore with max_leases=1 is a different recipe",
     "shared_count": "kazoo has no SharedCount (versioned get + trySetCount); its Counter is measured as `counter`",
+    "holders": "the holders run (N locks held at once by one session: memory per held lock) "
+    "is measured for zk-recipes and Curator only",
 }
 # How long one blocking call may take before it counts as an error (seconds).
 OP_TIMEOUT = 60.0
 # kazoo's DoubleBarrier.enter/leave take no timeout; a member stuck this long fails the run.
 BARRIER_TIMEOUT = 30.0
+# entity: every stock node's value when a run starts.
+STOCK = 1_000_000_000
+# How long the cleanup of the entity nodes may take (seconds).
+CLEANUP_TIMEOUT = 120.0
 
 
 def log(msg):
-    print(f"kazoo_bench: {msg}", file=sys.stderr, flush=True)
+    # one write per line: the entity threads log concurrently
+    sys.stderr.write(f"kazoo_bench: {msg}\n")
+    sys.stderr.flush()
 
 
 class UsageError(Exception):
@@ -72,9 +93,19 @@ def parse_args(argv):
     p.add_argument("--base", default="/bench")
     p.add_argument("--leases", type=int, default=2)
     p.add_argument("--waiters", type=int, default=500)
+    p.add_argument("--tasks", type=int, default=1)
+    p.add_argument("--paths", type=int, default=1000)
+    p.add_argument("--skew", default="uniform")
+    p.add_argument("--holders", type=int, default=100_000)  # parsed for holders' exit 2
     a = p.parse_args(argv)
     if a.clients < 1 or a.seconds <= 0 or a.warmup_seconds < 0 or a.leases < 1 or a.waiters < 1:
         raise UsageError("--clients, --leases, --waiters must be >= 1, --seconds > 0, --warmup-seconds >= 0")
+    if a.tasks < 1 or a.paths < 1 or a.holders < 1:
+        raise UsageError("--tasks, --paths and --holders must be >= 1")
+    if a.skew not in ("uniform", "zipf"):
+        raise UsageError(f"--skew must be uniform or zipf, not {a.skew}")
+    if a.recipe == "entity" and a.clients != 1:
+        raise UsageError("entity runs on one session: --clients must be 1 (threads: --tasks)")
     a.base = a.base.rstrip("/") or "/"
     if not a.base.startswith("/"):
         raise UsageError("--base must be an absolute path")
@@ -556,19 +587,168 @@ def run_drain(args, run_path):
             close_client(c)
 
 
+# ------------------------------------------------------------------------------------------
+# entity: a lock per entity, T threads on one session, each entity's stock decremented under its lock
+
+
+def zipf_cdf(n):
+    """Cumulative weights of ranks 0..n-1, rank k weighing 1/(k+1) (Zipf, exponent 1)."""
+    cdf, total = [], 0.0
+    for k in range(n):
+        total += 1.0 / (k + 1)
+        cdf.append(total)
+    return cdf
+
+
+def pick_entity(rng, n, cdf):
+    if cdf is None:
+        return rng.randrange(n)
+    return min(bisect.bisect_left(cdf, rng.random() * cdf[-1]), n - 1)
+
+
+def parse_stock(path, data):
+    try:
+        return int(data.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        raise RuntimeError(f"{path} holds {data!r}, not a number") from None
+
+
+def wait_all(asyncs):
+    """The results of kazoo async requests (a list of (value, exception))."""
+    out = []
+    for a in asyncs:
+        try:
+            out.append((a.get(timeout=OP_TIMEOUT), None))
+        except Exception as e:  # noqa: BLE001 - the caller decides
+            out.append((None, e))
+    return out
+
+
+def run_entity(args, run_path):
+    from kazoo.exceptions import BadVersionError
+
+    t, n = args.tasks, args.paths
+    stock_dir, lock_dir = run_path + "/stock", run_path + "/lock"
+    client = new_client(args.connect)
+    try:
+        client.ensure_path(stock_dir)
+        stock = str(STOCK).encode("ascii")
+        for _, e in wait_all([client.create_async(f"{stock_dir}/{k}", stock) for k in range(n)]):
+            if e is not None:
+                raise RuntimeError(f"creating the stock nodes: {e!r}")
+        cdf = zipf_cdf(n) if args.skew == "zipf" else None
+        decrements = [0] * n  # guarded by `counted`
+        counted = threading.Lock()
+        results = [{"index": i, "latencies": [], "errors": 0, "violations": 0} for i in range(t)]
+
+        def make_op(i):
+            rng = random.Random(i)
+            result = results[i]
+
+            def op():
+                k = pick_entity(rng, n, cdf)
+                lock = client.Lock(f"{lock_dir}/{k}", f"task-{i}")
+                t0 = time.monotonic()
+                if not lock.acquire(timeout=OP_TIMEOUT):
+                    return None
+                latency = time.monotonic() - t0
+                try:
+                    path = f"{stock_dir}/{k}"
+                    data, stat = client.get(path)
+                    left = parse_stock(path, data)
+                    try:
+                        client.set(path, str(left - 1).encode("ascii"), version=stat.version)
+                        with counted:
+                            decrements[k] += 1
+                    except BadVersionError:
+                        log(f"entity {k}: a versioned write under the lock was refused (another writer)")
+                        result["violations"] += 1
+                finally:
+                    lock.release()
+                return latency
+
+            return op
+
+        go = threading.Event()
+        start = [0.0]
+
+        def task(i, op):
+            go.wait()
+            loop(i, op, Clock(start[0], args), results[i])
+
+        threading.stack_size(512 * 1024)
+        threads = [threading.Thread(target=task, args=(i, make_op(i)), daemon=True) for i in range(t)]
+        for th in threads:
+            th.start()
+        start[0] = time.monotonic() + 0.05
+        go.set()
+        clock = Clock(start[0], args)
+        deadline = clock.window_end + OP_TIMEOUT + 30
+        for th in threads:
+            th.join(max(0.0, deadline - time.monotonic()))
+        stuck = sum(1 for th in threads if th.is_alive())
+        if stuck:
+            log(f"{stuck} thread(s) did not finish in time")
+
+        errors = stuck + sum(r["errors"] for r in results)
+        violations = sum(r["violations"] for r in results)
+        finals = wait_all([client.get_async(f"{stock_dir}/{k}") for k in range(n)])
+        with counted:
+            sold = list(decrements)
+        for k, (value, e) in enumerate(finals):
+            if e is not None:
+                raise RuntimeError(f"reading {stock_dir}/{k}: {e!r}")
+            left = parse_stock(f"{stock_dir}/{k}", value[0])
+            if STOCK - left != sold[k]:
+                log(f"entity {k}: stock {left}, but {sold[k]} sold of {STOCK}")
+                violations += 1
+        latencies = [x for r in results for x in r["latencies"]]
+        counts = [len(r["latencies"]) for r in results]
+        extra = {"tasks": t, "paths": n}
+        if len(counts) > 1:
+            extra.update({"worker_ops_min": min(counts), "worker_ops_max": max(counts)})
+        return result_line(args, latencies, errors, violations, args.seconds, extra)
+    finally:
+        cleanup_entities(client, run_path, n)
+        cleanup(client, run_path)
+        close_client(client)
+
+
+def cleanup_entities(client, run_path, n):
+    """Deletes the stock nodes and the lock directories, pipelined (best effort, bounded)."""
+    from kazoo.exceptions import NoNodeError, NotEmptyError
+
+    deadline = time.monotonic() + CLEANUP_TIMEOUT
+    paths = [f"{run_path}/{d}/{k}" for k in range(n) for d in ("stock", "lock")]
+    try:
+        asyncs = [client.delete_async(p) for p in paths]
+        for p, a in zip(paths, asyncs):
+            try:
+                a.get(timeout=max(0.1, deadline - time.monotonic()))
+            except NoNodeError:
+                pass
+            except NotEmptyError:  # a lock node left behind (a failed run)
+                client.delete(p, recursive=True)
+    except Exception as e:  # noqa: BLE001 - best effort; cleanup() removes what is left
+        log(f"cleanup of the entities under {run_path} failed: {e!r}")
+
+
 def main(argv):
     try:
         args = parse_args(argv)
     except UsageError as e:
         log(str(e))
         log("usage: --connect HOSTS --recipe R --clients N --seconds D [--warmup-seconds W]"
-            " [--base PATH] [--leases K] [--waiters W]")
+            " [--base PATH] [--leases K] [--waiters W] [--tasks T] [--paths P] [--skew uniform|zipf]")
         return 64
     if args.recipe in UNSUPPORTED:
         log(f"recipe {args.recipe} is not supported: {UNSUPPORTED[args.recipe]}")
         return 2
     if args.recipe not in SUPPORTED:
         log(f"unknown recipe {args.recipe} (supported: {', '.join(SUPPORTED)})")
+        return 2
+    if args.tasks > 1 and args.recipe != "entity":
+        log(f"--tasks applies to entity, not to {args.recipe} (one process per client)")
         return 2
     # A TERM (compare.sh's timeout) unwinds through the finally blocks that kill the clients.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -579,6 +759,8 @@ def main(argv):
     try:
         if args.recipe == "drain":
             line = run_drain(args, run_path)
+        elif args.recipe == "entity":
+            line = run_entity(args, run_path)
         else:
             line = run_processes(args, run_path)
     except Exception as e:  # noqa: BLE001 - the run could not be carried out
