@@ -10,7 +10,9 @@
 
 mod barrier;
 mod cache;
+mod entity;
 mod floor;
+mod holders;
 mod recipes;
 mod report;
 mod shedlock;
@@ -33,7 +35,9 @@ pub struct BenchArgs {
     /// (create+delete pairs: the floor of the locks), raw_set (versioned setData of one node:
     /// the floor of the counters), raw_seq, drain, waiters_memory, cache_load, cache_delay,
     /// shedlock (every client a replica deciding the ticks of one scheduled job; one operation
-    /// = one tick decided)
+    /// = one tick decided), entity (a lock per entity: --tasks tasks on one session lock one of
+    /// --paths entities, decrement its stock, release), holders (--holders distinct locks held
+    /// at once, --tasks acquires in flight)
     #[arg(long)]
     pub recipe: String,
     /// Concurrent clients, each with its own session.
@@ -65,8 +69,17 @@ pub struct BenchArgs {
     /// Writes per second of the cache_delay writer.
     #[arg(long, default_value_t = 1_000)]
     pub rate: usize,
+    /// Entities of the entity recipe (each its own lock path and stock node).
+    #[arg(long, default_value_t = 1_000)]
+    pub paths: usize,
+    /// How the entity recipe picks an entity: uniform, or zipf (exponent 1: a few hot ones).
+    #[arg(long, default_value = "uniform")]
+    pub skew: String,
+    /// Locks the holders recipe holds at once.
+    #[arg(long, default_value_t = 100_000)]
+    pub holders: usize,
     /// The implementation measured: zk-recipes, or zookeeper-client (its own Client::lock as
-    /// mutex; raw and raw_set on its plain session).
+    /// mutex and in entity; raw and raw_set on its plain session).
     #[arg(long, default_value = "zk-recipes")]
     pub peer: String,
 }
@@ -110,7 +123,7 @@ pub async fn run(connect: &str, args: &BenchArgs) -> Result<String, Failure> {
     {
         return Err((2, "--clients and --tasks must be >= 1 and --seconds > 0".into()));
     }
-    if args.tasks > 1 && args.peer != "zk-recipes" {
+    if args.tasks > 1 && args.peer != "zk-recipes" && recipe != Recipe::ZkClientEntity {
         return Err((2, format!("--tasks is for zk-recipes; {} runs one task per session", args.peer)));
     }
     let mut clients = Vec::with_capacity(args.clients);
@@ -136,7 +149,7 @@ pub async fn run(connect: &str, args: &BenchArgs) -> Result<String, Failure> {
 /// Runs `recipe` on the connected clients.
 async fn dispatch(recipe: Recipe, clients: &[Framework], base: &str, args: &BenchArgs) -> Result<Report, Failure> {
     match recipe {
-        _ if args.tasks != 1 && !recipe.timed() => {
+        _ if args.tasks != 1 && !recipe.timed() && recipe != Recipe::Holders => {
             Err((2, format!("--tasks applies to the timed loops, not to {}", args.recipe)))
         }
         Recipe::Drain => waiters::drain(clients, base, args.waiters).await,
@@ -145,6 +158,10 @@ async fn dispatch(recipe: Recipe, clients: &[Framework], base: &str, args: &Benc
         Recipe::CacheDelay => cache::delay(&clients[0], base, args).await,
         Recipe::DoubleBarrier => barrier::double_barrier(clients, base, args).await,
         Recipe::ShedLock => shedlock::ticks(clients, base, args).await,
+        Recipe::Holders => holders::holders(&clients[0], base, args).await,
+        Recipe::Entity | Recipe::ZkClientEntity if clients.len() != 1 => {
+            Err((2, "the entity recipe runs on one session: --clients 1 (and --tasks T)".into()))
+        }
         _ => recipes::timed(recipe, clients, base, args).await,
     }
 }

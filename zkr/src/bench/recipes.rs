@@ -11,6 +11,7 @@ use zk_recipes::{
     InterProcessSemaphoreV2, SharedCount, VersionedValue,
 };
 
+use super::entity::{Entities, EntityTask};
 use super::floor::{self, Raw};
 use super::{fail, progress, window, BenchArgs, Failure, Report, Shared};
 
@@ -32,38 +33,45 @@ pub(crate) enum Recipe {
     CacheDelay,
     ShedLock,
     ZkClientMutex,
+    Entity,
+    ZkClientEntity,
+    Holders,
 }
 
 impl Recipe {
     pub fn parse(recipe: &str, peer: &str) -> Result<Recipe, Failure> {
-        let r = match (peer, recipe) {
-            ("zookeeper-client", "mutex") => Recipe::ZkClientMutex,
-            ("zookeeper-client", "raw") => Recipe::Raw,
-            ("zookeeper-client", "raw_set") => Recipe::RawSet,
-            ("zookeeper-client", other) => {
-                return Err((
+        let r =
+            match (peer, recipe) {
+                ("zookeeper-client", "mutex") => Recipe::ZkClientMutex,
+                ("zookeeper-client", "entity") => Recipe::ZkClientEntity,
+                ("zookeeper-client", "raw") => Recipe::Raw,
+                ("zookeeper-client", "raw_set") => Recipe::RawSet,
+                ("zookeeper-client", other) => return Err((
                     2,
-                    format!("peer zookeeper-client supports only the mutex, raw and raw_set recipes, not {other:?}"),
-                ))
-            }
-            ("zk-recipes", "mutex") => Recipe::Mutex,
-            ("zk-recipes", "rwlock") => Recipe::RwLock,
-            ("zk-recipes", "semaphore") => Recipe::Semaphore,
-            ("zk-recipes", "semaphore_mutex") => Recipe::SemaphoreMutex,
-            ("zk-recipes", "counter") => Recipe::Counter,
-            ("zk-recipes", "shared_count") => Recipe::SharedCount,
-            ("zk-recipes", "double_barrier") => Recipe::DoubleBarrier,
-            ("zk-recipes", "raw") => Recipe::Raw,
-            ("zk-recipes", "raw_set") => Recipe::RawSet,
-            ("zk-recipes", "raw_seq") => Recipe::RawSeq,
-            ("zk-recipes", "drain") => Recipe::Drain,
-            ("zk-recipes", "waiters_memory" | "waiters-memory") => Recipe::WaitersMemory,
-            ("zk-recipes", "cache_load" | "cache-load") => Recipe::CacheLoad,
-            ("zk-recipes", "cache_delay" | "cache-delay") => Recipe::CacheDelay,
-            ("zk-recipes", "shedlock") => Recipe::ShedLock,
-            ("zk-recipes", other) => return Err((2, format!("unknown recipe {other:?}"))),
-            (other, _) => return Err((2, format!("unknown peer {other:?} (zk-recipes or zookeeper-client)"))),
-        };
+                    format!(
+                        "peer zookeeper-client supports only the mutex, entity, raw and raw_set recipes, not {other:?}"
+                    ),
+                )),
+                ("zk-recipes", "mutex") => Recipe::Mutex,
+                ("zk-recipes", "rwlock") => Recipe::RwLock,
+                ("zk-recipes", "semaphore") => Recipe::Semaphore,
+                ("zk-recipes", "semaphore_mutex") => Recipe::SemaphoreMutex,
+                ("zk-recipes", "counter") => Recipe::Counter,
+                ("zk-recipes", "shared_count") => Recipe::SharedCount,
+                ("zk-recipes", "double_barrier") => Recipe::DoubleBarrier,
+                ("zk-recipes", "raw") => Recipe::Raw,
+                ("zk-recipes", "raw_set") => Recipe::RawSet,
+                ("zk-recipes", "raw_seq") => Recipe::RawSeq,
+                ("zk-recipes", "drain") => Recipe::Drain,
+                ("zk-recipes", "waiters_memory" | "waiters-memory") => Recipe::WaitersMemory,
+                ("zk-recipes", "cache_load" | "cache-load") => Recipe::CacheLoad,
+                ("zk-recipes", "cache_delay" | "cache-delay") => Recipe::CacheDelay,
+                ("zk-recipes", "shedlock") => Recipe::ShedLock,
+                ("zk-recipes", "entity") => Recipe::Entity,
+                ("zk-recipes", "holders") => Recipe::Holders,
+                ("zk-recipes", other) => return Err((2, format!("unknown recipe {other:?}"))),
+                (other, _) => return Err((2, format!("unknown peer {other:?} (zk-recipes or zookeeper-client)"))),
+            };
         Ok(r)
     }
 
@@ -77,6 +85,7 @@ impl Recipe {
                 | Recipe::CacheLoad
                 | Recipe::CacheDelay
                 | Recipe::ShedLock
+                | Recipe::Holders
         )
     }
 }
@@ -102,6 +111,7 @@ enum Op {
     SharedCount(SharedCount, VersionedValue<i32>),
     Raw(Raw),
     ZkClient(Client, String),
+    Entity(EntityTask),
 }
 
 impl Op {
@@ -140,12 +150,21 @@ impl Op {
                 floor::ensure_dir(fw, base).await?;
                 Op::ZkClient(plain_client(fw.connect_string()).await?, base.to_string())
             }
+            Recipe::Entity | Recipe::ZkClientEntity => {
+                let entities = Entities::prepare(fw, base, args.paths, &args.skew).await?;
+                let plain = match recipe {
+                    Recipe::ZkClientEntity => Some(plain_client(fw.connect_string()).await?),
+                    _ => None,
+                };
+                Op::Entity(entities.task(fw, plain, idx))
+            }
             Recipe::DoubleBarrier
             | Recipe::Drain
             | Recipe::WaitersMemory
             | Recipe::CacheLoad
             | Recipe::CacheDelay
-            | Recipe::ShedLock => {
+            | Recipe::ShedLock
+            | Recipe::Holders => {
                 unreachable!("not a timed loop")
             }
         })
@@ -230,6 +249,7 @@ impl Op {
                 raw.once().await?;
                 Ok(Instant::now())
             }
+            Op::Entity(task) => task.once(shared).await,
             Op::ZkClient(client, dir) => {
                 let options = LockOptions::new(Acls::anyone_all())
                     .with_ancestor_options(CreateMode::Container.with_acls(Acls::anyone_all()))?;
@@ -268,6 +288,8 @@ pub(crate) async fn timed(
             ops.push(match &first {
                 // the tasks of one client share one counter handle (one framework, one path)
                 Op::Counter(c, _) => Op::Counter(c.clone(), Vec::new()),
+                // ... and the entities (with their session, for zookeeper-client's)
+                Op::Entity(t) => Op::Entity(t.fork(idx * per + task)),
                 _ => Op::new(recipe, fw, base, idx * per + task, args).await?,
             });
         }
@@ -307,6 +329,7 @@ pub(crate) async fn timed(
     }
     let mut report = Report::default();
     let mut posts = Vec::new();
+    let mut entities = None;
     let mut per_worker = Vec::with_capacity(tasks.len());
     for t in tasks {
         let (latencies, op) = t.await.map_err(fail)?;
@@ -315,6 +338,7 @@ pub(crate) async fn timed(
         match op {
             Op::Counter(_, p) => posts.extend(p),
             Op::Raw(raw) => raw.finish().await,
+            Op::Entity(task) => entities = Some(task.entities().clone()),
             _ => {}
         }
     }
@@ -331,6 +355,11 @@ pub(crate) async fn timed(
         let successes = inside.successes.load(Ordering::SeqCst);
         let bad = exactly_once(value, successes, posts, recipe == Recipe::Counter);
         shared.violations.fetch_add(bad, Ordering::SeqCst);
+    }
+    if let Some(entities) = entities {
+        let bad = entities.verify_and_clean(&clients[0]).await?;
+        shared.violations.fetch_add(bad, Ordering::SeqCst);
+        report.extra.push(("paths", args.paths as f64));
     }
     report.violations = shared.violations.load(Ordering::SeqCst);
     report.errors = shared.errors.load(Ordering::SeqCst);

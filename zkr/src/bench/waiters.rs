@@ -60,6 +60,7 @@ pub(crate) async fn drain(clients: &[Framework], base: &str, waiters: usize) -> 
         errors,
         extra: vec![("waiters", waiters as f64), ("total_ms", total_ms), ("per_handoff_ms", total_ms / waiters as f64)],
         ops_override: Some(waiters as u64),
+        ..Default::default()
     })
 }
 

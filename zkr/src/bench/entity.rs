@@ -1,0 +1,220 @@
+//! `entity`: a lock per entity (per SKU, per order, per account), the shape services use.
+//!
+//! One session, T tasks, each looping: pick one of P entities (uniformly, or Zipf-skewed with
+//! `--skew zipf`), take that entity's mutex, decrement its stock under the lock (a read and a
+//! versioned write of one node: the stock-oversell scenario), release. Most acquires are
+//! uncontended; what they measure is how well one session pipelines many short locks.
+//!
+//! Layout under the run's directory: `stock/<k>` (persistent, ASCII decimal, starting at
+//! [`STOCK`]) and the lock paths `lock/<k>`. After the window every entity's stock must equal
+//! [`STOCK`] less the decrements its tasks made: an entity that does not is a violation, as is
+//! a versioned write refused (somebody else wrote while we held).
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+use futures_util::future::join_all;
+use tokio::time::Instant;
+use zk_recipes::zk::{Acls, Client, CreateMode, Error as ZkError, LockOptions, LockPrefix};
+use zk_recipes::{Error, Framework, InterProcessMutex};
+
+use super::floor::ensure_dir;
+use super::{fail, Failure, Shared};
+
+/// Every entity's stock when a run starts.
+pub(crate) const STOCK: i64 = 1_000_000_000;
+
+/// What the tasks of one run share: the entities, their locks and what was sold of each.
+pub(crate) struct Entities {
+    dir: String,
+    /// One mutex handle per entity (zk-recipes), shared by the tasks: every acquire is a hold
+    /// of its own whoever calls it.
+    locks: Vec<InterProcessMutex>,
+    sold: Vec<AtomicI64>,
+    /// Cumulative weights of the Zipf skew (rank k has weight 1/(k+1)); `None`: uniform.
+    zipf: Option<Vec<f64>>,
+}
+
+/// How a task takes an entity's lock and writes its stock.
+enum Peer {
+    /// zk-recipes' `InterProcessMutex`, the stock through the framework.
+    Recipes(Framework),
+    /// zookeeper-client's own lock recipe (`Client::lock`) and plain requests.
+    ZkClient(Client),
+}
+
+/// One task's loop state.
+pub(crate) struct EntityTask {
+    entities: Arc<Entities>,
+    peer: Peer,
+    rng: fastrand::Rng,
+}
+
+/// The skew of the entity picked: `uniform` or `zipf` (exponent 1).
+fn zipf_weights(skew: &str, paths: usize) -> Result<Option<Vec<f64>>, Failure> {
+    match skew {
+        "uniform" => Ok(None),
+        "zipf" => {
+            let mut total = 0.0;
+            let cdf = (0..paths)
+                .map(|k| {
+                    total += 1.0 / (k as f64 + 1.0);
+                    total
+                })
+                .collect();
+            Ok(Some(cdf))
+        }
+        other => Err((2, format!("--skew must be uniform or zipf, not {other:?}"))),
+    }
+}
+
+impl Entities {
+    /// Creates the run's `paths` stock nodes under `dir` (pipelined, untimed).
+    pub async fn prepare(fw: &Framework, dir: &str, paths: usize, skew: &str) -> Result<Arc<Entities>, Failure> {
+        if paths == 0 {
+            return Err((2, "--paths must be >= 1".into()));
+        }
+        let zipf = zipf_weights(skew, paths)?;
+        ensure_dir(fw, dir).await?;
+        ensure_dir(fw, &format!("{dir}/stock")).await?;
+        ensure_dir(fw, &format!("{dir}/lock")).await?;
+        let stock = STOCK.to_string();
+        let created = join_all((0..paths).map(|k| {
+            let path = format!("{dir}/stock/{k}");
+            let stock = stock.clone();
+            async move { fw.create(&path, stock.as_bytes(), CreateMode::Persistent).await }
+        }))
+        .await;
+        created.into_iter().collect::<Result<Vec<_>, _>>().map_err(fail)?;
+        let locks = (0..paths)
+            .map(|k| InterProcessMutex::new(fw, &format!("{dir}/lock/{k}")))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| (2, e.to_string()))?;
+        let sold = (0..paths).map(|_| AtomicI64::new(0)).collect();
+        Ok(Arc::new(Entities { dir: dir.to_string(), locks, sold, zipf }))
+    }
+
+    /// Task `idx`'s loop over these entities, on zk-recipes or on a zookeeper-client session.
+    pub fn task(self: &Arc<Self>, fw: &Framework, plain: Option<Client>, idx: usize) -> EntityTask {
+        let peer = match plain {
+            Some(client) => Peer::ZkClient(client),
+            None => Peer::Recipes(fw.clone()),
+        };
+        EntityTask { entities: self.clone(), peer, rng: fastrand::Rng::with_seed(idx as u64) }
+    }
+
+    fn stock(&self, k: usize) -> String {
+        format!("{}/stock/{k}", self.dir)
+    }
+
+    /// Every entity's stock read back: the entities whose stock is not [`STOCK`] less what was
+    /// sold of them (printed on stderr). Then the stock nodes are deleted (the lock paths are
+    /// containers the server reaps).
+    pub async fn verify_and_clean(&self, fw: &Framework) -> Result<u64, Failure> {
+        let read = join_all((0..self.sold.len()).map(|k| async move { fw.get_data(&self.stock(k)).await })).await;
+        let mut bad = 0;
+        for (k, r) in read.into_iter().enumerate() {
+            let (data, _) = r.map_err(fail)?;
+            let left = parse(&self.stock(k), &data).map_err(fail)?;
+            let sold = self.sold[k].load(Ordering::SeqCst);
+            if STOCK - left != sold {
+                eprintln!("entity {k}: stock {left}, but {sold} sold of {STOCK}");
+                bad += 1;
+            }
+        }
+        let _ = join_all((0..self.sold.len()).map(|k| async move { fw.delete(&self.stock(k)).await })).await;
+        let _ = fw.delete(&format!("{}/stock", self.dir)).await;
+        Ok(bad)
+    }
+}
+
+/// A stock node's value.
+fn parse(path: &str, data: &[u8]) -> zk_recipes::Result<i64> {
+    std::str::from_utf8(data).ok().and_then(|s| s.parse().ok()).ok_or_else(|| Error::CorruptData {
+        path: path.to_string(),
+        reason: format!("{:?} is not a number", String::from_utf8_lossy(data)),
+    })
+}
+
+impl EntityTask {
+    /// Another task (number `idx`) on the same entities and session.
+    pub fn fork(&self, idx: usize) -> EntityTask {
+        let peer = match &self.peer {
+            Peer::Recipes(fw) => Peer::Recipes(fw.clone()),
+            Peer::ZkClient(client) => Peer::ZkClient(client.clone()),
+        };
+        EntityTask { entities: self.entities.clone(), peer, rng: fastrand::Rng::with_seed(idx as u64) }
+    }
+
+    /// The shared entities (for the check after the window).
+    pub fn entities(&self) -> &Arc<Entities> {
+        &self.entities
+    }
+
+    fn pick(&mut self) -> usize {
+        let n = self.entities.sold.len();
+        match &self.entities.zipf {
+            None => self.rng.usize(0..n),
+            Some(cdf) => {
+                let x = self.rng.f64() * cdf[n - 1];
+                cdf.partition_point(|&c| c < x).min(n - 1)
+            }
+        }
+    }
+
+    /// One sale: lock an entity, decrement its stock, release. Returns when it started holding.
+    pub async fn once(&mut self, shared: &Shared) -> zk_recipes::Result<Instant> {
+        let k = self.pick();
+        let stock = self.entities.stock(k);
+        let held;
+        let written = match &self.peer {
+            Peer::Recipes(fw) => {
+                let guard = self.entities.locks[k].acquire().await?;
+                held = Instant::now();
+                let (data, stat) = fw.get_data(&stock).await?;
+                let left = parse(&stock, &data)?;
+                let written = fw.set_data(&stock, (left - 1).to_string().as_bytes(), Some(stat.version)).await;
+                drop(guard); // releases: the delete goes out at once, ordered before our next request
+                written.map(drop)
+            }
+            Peer::ZkClient(client) => {
+                let options = LockOptions::new(Acls::anyone_all())
+                    .with_ancestor_options(CreateMode::Container.with_acls(Acls::anyone_all()))?;
+                let dir = format!("{}/lock/{k}", self.entities.dir);
+                let lock = client.lock(LockPrefix::new_curator(&dir, "lock-")?, b"", options).await?;
+                held = Instant::now();
+                let (data, stat) = client.get_data(&stock).await?;
+                let left = parse(&stock, &data)?;
+                let written = client.set_data(&stock, (left - 1).to_string().as_bytes(), Some(stat.version)).await;
+                drop(lock);
+                written.map(drop).map_err(Error::from)
+            }
+        };
+        match written {
+            Ok(()) => {
+                self.entities.sold[k].fetch_add(1, Ordering::SeqCst);
+                Ok(held)
+            }
+            Err(Error::ZooKeeper(ZkError::BadVersion)) => {
+                eprintln!("entity {k}: a versioned write under the lock was refused (another writer)");
+                shared.violations.fetch_add(1, Ordering::SeqCst);
+                Ok(held)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::zipf_weights;
+
+    #[test]
+    fn skews() {
+        assert!(zipf_weights("uniform", 3).unwrap().is_none());
+        let cdf = zipf_weights("zipf", 3).unwrap().unwrap();
+        assert_eq!(cdf.len(), 3);
+        assert!((cdf[2] - (1.0 + 0.5 + 1.0 / 3.0)).abs() < 1e-9);
+        assert_eq!(zipf_weights("pareto", 3).unwrap_err().0, 2);
+    }
+}
