@@ -4,8 +4,11 @@
 #   bash bench/chart.sh [RESULTS_JSONL] [SVG] [SETTING]
 #                       (defaults: bench/out/results.jsonl bench/results.svg, the first setting in the file)
 #
-# draws one setting's matrix (the floors, the drain and the T-task counter row left out) with
-# `cargo run --release --example bench_chart -- <those lines> SVG`. The example is written
+# draws one setting's matrix by client count: mutex, rwlock, semaphore, counter, shared_count...
+# (compare.sh passes the first setting run, the standalone disk one by default). Left out: the
+# floors and the pipelined limit, the per-entity mutex rows and the T-task counter row (one
+# session with T tasks: their axis is tasks, not clients; RESULTS.md has them), the drain,
+# memory and holders runs. With `cargo run --release --example bench_chart -- <lines> SVG`. The example is written
 # separately; while examples/bench_chart.rs (or examples/bench_chart/main.rs) does not exist,
 # this says so and exits 0, so bench/compare.sh goes on without a chart.
 set -euo pipefail

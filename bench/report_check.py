@@ -45,6 +45,19 @@ def check_line(peer, recipe, clients, text):
                    f"p50 {fmt_ms(obj['p50_ms'])} ms, p99 {fmt_ms(obj['p99_ms'])} ms")
     if recipe == "drain":
         summary = f"{obj['ops']} waiters in {obj['total_ms']:,.1f} ms ({obj['per_handoff_ms']} ms per handoff)"
+    if recipe == "holders":
+        for f in ("holders", "acquire_ms", "release_ms", "rss_mb"):
+            if f not in obj:
+                raise ValueError(f"holders needs {f}")
+        summary = (f"{obj['ops']:,} of {obj['holders']:,} locks held, acquired in {obj['acquire_ms'] / 1000:,.1f} s, "
+                   f"released in {obj['release_ms'] / 1000:,.1f} s, RSS {obj['rss_mb']:,.1f} MB"
+                   + (f" ({obj['rss_kb_per_lock']:.2f} KB per lock)" if "rss_kb_per_lock" in obj else ""))
+    if recipe == "entity":
+        if "tasks" not in obj:
+            raise ValueError("entity needs tasks")
+        summary += f", {obj['tasks']} tasks on {obj.get('paths', '?')} entities"
+        if obj.get("worker_ops_min") is not None and obj["ops"]:
+            summary += f", slowest task {obj['worker_ops_min'] / (obj['ops'] / obj['tasks']):.2f} of the mean"
     if obj["violations"]:
         summary += f"  !! {obj['violations']} VIOLATIONS"
     if obj["errors"]:

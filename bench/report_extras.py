@@ -41,8 +41,52 @@ def memory_section(memory, label):
     L.append("| peer | waiters | RSS MB |")
     L.append("|---|--:|--:|")
     for r in memory:
-        L.append(f"| {title(r['peer'])} | {r['waiters']:,} | {r['rss_mb']} |")
+        L.append(f"| {title(r.get('peer', '?'))} | {int(r.get('waiters') or 0):,} | {r.get('rss_mb', '–')} |")
     L.append("")
+    return L
+
+
+def holders_section(rows, label, failed=(), unsupported=None):
+    """The holders runs of one setting: N locks held at once by one process over one session."""
+    unsupported = unsupported or {}
+    if not rows and not failed:
+        return []
+    L = [f"## Holders: distinct locks held at once by one process ({label})", ""]
+    L.append("One process, one session, N distinct locks held at once (a lock per entity), *tasks* acquires in "
+             "flight: the time to acquire them all, to release them all, and the process's resident memory with "
+             "all held (*RSS per lock* = (RSS − RSS before) / N; Curator: and the JVM heap in use after "
+             "`System.gc()`). Medians over runs with (min–max).")
+    L.append("")
+    L.append("| peer | holders | tasks | acquire s | release s | RSS MB | RSS before MB | RSS per lock KB | heap MB | runs |")
+    L.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    by = defaultdict(list)
+    for r in rows:
+        by[(int(r.get("holders") or r.get("ops") or 0), int(r.get("tasks") or 1), r.get("peer", "?"))].append(r)
+    notes = []
+    for (n, t, p) in sorted(by, key=lambda k: (k[0], k[1], peer_rank(k[2]))):
+        rs = by[(n, t, p)]
+
+        def col(f, scale=1.0, fmt="{:,.1f}", rs=rs):
+            return spread([r[f] * scale for r in rs if r.get(f) is not None], fmt)
+
+        heap = col("heap_mb") if any("heap_mb" in r for r in rs) else ""
+        L.append(f"| {title(p)} | {n:,} | {t} | {col('acquire_ms', 0.001)} | {col('release_ms', 0.001)} | "
+                 f"{col('rss_mb')} | {col('rss_mb_before')} | {col('rss_kb_per_lock', fmt='{:,.2f}')} | {heap} | "
+                 f"{len(rs)} |")
+        short = [r for r in rs if (r.get("ops") or 0) < n]
+        bad = sum(r.get("violations", 0) + r.get("errors", 0) for r in rs)
+        if short or bad:
+            notes.append(f"{title(p)} at {n:,}: {len(short)} run(s) held fewer than {n:,} locks; "
+                         f"{bad} violation(s)/error(s)")
+    L.append("")
+    for p, msg in sorted(unsupported.items(), key=lambda k: peer_rank(k[0])):
+        notes.append(f"{title(p)}: not supported — {msg}")
+    for f in failed:
+        notes.append(f"{title(f.get('peer', '?'))}: a run failed ({f.get('args') or ''}, exit {f.get('exit')}, "
+                     f"`{f.get('log', '')}`)")
+    if notes:
+        L.extend(f"- {n}" for n in notes)
+        L.append("")
     return L
 
 

@@ -3,6 +3,20 @@
 RECIPE_NOTES = {
     "mutex": "Acquire, empty critical section, release, in a loop. zk-recipes `InterProcessMutex`; Curator "
     "`InterProcessMutex`; kazoo `Lock`; zookeeper-client's own lock recipe (`Client::lock`, peer `zookeeper-client`).",
+    "entity": "The per-entity mutex (a lock per SKU, order or account, the shape services use): one process, one "
+    "session, T tasks (the *tasks* column); each loop picks one of P entities uniformly at random, takes that "
+    "entity's mutex, decrements the entity's stock under it (a read and a versioned `setData` of its stock node) "
+    "and releases. Most acquires are uncontended: what this measures is how well one session pipelines many short "
+    "locks. zk-recipes `InterProcessMutex` (one handle per entity, shared by the tasks); zookeeper-client its own "
+    "lock recipe (`Client::lock`) and plain requests; Curator `InterProcessMutex` (one per entity, shared by T "
+    "threads on one `CuratorFramework`); kazoo a fresh `Lock` per acquire (a kazoo `Lock` is not for two threads "
+    "at once), T threads on one `KazooClient` under the GIL. Latency is the acquire. After the window every entity's stock is read back: an entity whose stock "
+    "did not end exact (the initial stock less the decrements made) is a violation.",
+    "holders": "N distinct locks held at once by one process over one session (a lock per entity, every entity "
+    "locked; lock paths `g-<k / 1000>/h-<k>`, at most 1,000 under one parent), with the *tasks* column's acquires "
+    "in flight: the time to acquire them all, the time to release them all, and the process's resident memory "
+    "(VmRSS) before and with all of them held; *RSS per lock* = (RSS − RSS before) / N. Curator's driver adds "
+    "the JVM heap in use (after `System.gc()`).",
     "rwlock": "75 % reads, 25 % writes (per-client seeded random). zk-recipes `InterProcessReadWriteLock`; "
     "Curator `InterProcessReadWriteLock`; kazoo `ReadLock`/`WriteLock`.",
     "semaphore": "Each operation takes 1 of K leases (K = {leases}) and returns it. zk-recipes "
@@ -40,3 +54,14 @@ COUNTER_TASKS_NOTE = ("*1 × T tasks*: one process, one session (one framework),
                       "on one `CuratorFramework`). Every counter run checks that the final value equals the "
                       "successful increments (none lost, none counted twice) and, for zk-recipes, that no two "
                       "increments were handed the same `post_value`; a miss is a violation.")
+
+LIMIT_NOTE = ("The *pipelined create+delete limit* (`raw`, 1 client × T tasks) is one session with T create+delete "
+              "pairs in flight (`zkr bench --recipe raw --clients 1 --tasks T`), measured in every repeat in the same "
+              "rotating turn as the per-entity mutex rows of the same T: an entity's operation needs at least its "
+              "lock node's create and delete, so this is the rate one session reaches with that much in flight, "
+              "the physical reference of the per-entity mutex's *× limit*.")
+
+ENTITY_TABLE_NOTE = ("One process, one session, T tasks locking one of P entities each (uniform), decrementing its "
+                     "stock under the lock, releasing. *× limit*: ops/s over the pipelined create+delete limit "
+                     "with the same T tasks, same setting and repeat (floor table). Latency is the acquire. A "
+                     "violation is an entity whose stock did not end exact.")

@@ -1,32 +1,78 @@
 # shellcheck shell=bash
 # Sourced by bench/compare.sh: starts and stops the benchmark's ZooKeeper from Debian's jars,
 # configured as production runs it (fsync on: ZooKeeper's default), on free 127.0.0.1 ports,
-# in a temp dir of its own. Two settings:
+# in a temp dir of its own. Two topologies:
 #
 #   standalone   one server
 #   ensemble     3 servers on loopback (quorum and election ports on 127.0.0.1); the connect
 #                string lists the three client ports, the leader's last, so the drivers (which
 #                put client i on server i mod 3) put client 0 on a follower and spread the rest
 #
+# and two storages, where the servers' data directories (snapshots and transaction logs) live:
+#
+#   disk         under BENCH_DATA_DIR (default: TMPDIR or /tmp), which must be a real disk for
+#                fsync to mean anything: it is refused when it is on tmpfs or ramfs
+#   tmpfs        under BENCH_TMPFS_DIR (default /dev/shm), which must be tmpfs (checked with
+#                `stat -f`): fsync is nearly free, so the servers' and clients' CPU is the limit
+#
 #   source bench/zk.sh
-#   zk_start standalone|ensemble   # sets ZK_PIDS, ZK_PORTS, ZK_CONNECT, ZK_DIR, ZK_LABEL, ZK_LEADER;
+#   zk_storage_dir disk|tmpfs      # prints the parent dir of that storage, or fails with a message
+#   zk_fs_type DIR                 # prints DIR's file system type (df -T), e.g. ext4, tmpfs
+#   zk_start standalone|ensemble [disk|tmpfs]
+#                                  # sets ZK_PIDS, ZK_PORTS, ZK_CONNECT, ZK_DIR, ZK_LABEL, ZK_LEADER, ZK_FS;
 #                                  # returns when every server serves (and the ensemble has a leader)
 #   zk_srvr                        # prints each server's `srvr` answer
 #   zk_jit_ticks                   # CPU clock ticks the servers' JIT compiler threads have used
+#   zk_data_kb                     # KB the servers' data directories hold now
 #   zk_stop                        # kills every server by pid, removes the temp dir (idempotent)
 #
 # BENCH_SYNC=off adds `forceSync=no` (no fsync of the transaction log): a labelled extra,
 # never the headline. ZOOKEEPER_JAR (default /usr/share/java/zookeeper.jar) names the server
 # jar; its manifest Class-Path brings the rest. Debian's log4j binding is added when present,
 # with a WARN-level configuration, so each server's log (ZK_DIR/server-N.log) holds only what
-# matters. The data directories live under BENCH_DATA_DIR (default: TMPDIR or /tmp), which
-# should be on a real disk for fsync to mean anything; the report names its file system.
+# matters. The report names each setting's file system.
 
+# shellcheck disable=SC2034 # ZK_* are read by the script that sources this one
 ZK_PIDS=()
 ZK_PORTS=()
 ZK_DIR=""
 ZK_LABEL=""
 ZK_LEADER=""
+
+ZK_FS=""
+
+# `zk_fs_type DIR`: DIR's file system type as df names it (ext4, xfs, tmpfs, ...).
+zk_fs_type() {
+    df -PT "$1" 2>/dev/null | awk 'NR == 2 { print $2 }'
+}
+
+# `zk_storage_dir disk|tmpfs`: the directory the servers' data go under for that storage,
+# created if missing; fails with a message when its file system does not fit the storage.
+zk_storage_dir() {
+    local storage=$1 dir kind
+    case $storage in
+        disk) dir=${BENCH_DATA_DIR:-${TMPDIR:-/tmp}} ;;
+        tmpfs) dir=${BENCH_TMPFS_DIR:-/dev/shm} ;;
+        *) echo "zk.sh: unknown storage $storage (disk or tmpfs)" >&2; return 1 ;;
+    esac
+    mkdir -p "$dir" 2>/dev/null || { echo "zk.sh: cannot create $dir ($storage storage)" >&2; return 1; }
+    kind=$(stat -f -c %T "$dir" 2>/dev/null) || { echo "zk.sh: cannot stat -f $dir" >&2; return 1; }
+    if [[ $storage == tmpfs && $kind != tmpfs ]]; then
+        echo "zk.sh: the tmpfs setting needs BENCH_TMPFS_DIR on tmpfs; $dir is on ${kind:-?} ($(zk_fs_type "$dir")) (mount one, or set BENCH_TMPFS_DIR)" >&2
+        return 1
+    fi
+    if [[ $storage == disk && ($kind == tmpfs || $kind == ramfs) ]]; then
+        echo "zk.sh: the disk setting needs BENCH_DATA_DIR on a real disk; $dir is on $kind (set BENCH_DATA_DIR, e.g. to a directory under \$HOME)" >&2
+        return 1
+    fi
+    printf '%s\n' "$dir"
+}
+
+# `zk_data_kb`: what the servers' data directories hold now, in KB (tmpfs is memory).
+zk_data_kb() {
+    [[ -n $ZK_DIR && -d $ZK_DIR ]] || { echo 0; return; }
+    du -sk "$ZK_DIR" 2>/dev/null | awk '{ print $1 }'
+}
 
 zk_free_ports() { # N -> N distinct free ports, one a line
     python3 - "$1" <<'PY'
@@ -95,7 +141,7 @@ zk_mode() { # PORT -> standalone|leader|follower|"" (not serving)
 }
 
 zk_start() {
-    local setting=${1:-standalone}
+    local setting=${1:-standalone} storage=${2:-disk}
     local jar=${ZOOKEEPER_JAR:-/usr/share/java/zookeeper.jar}
     [[ -f $jar ]] || { echo "zk.sh: $jar is missing (apt-get install zookeeper, or run scripts/setup.sh)" >&2; return 1; }
     local n
@@ -106,8 +152,8 @@ zk_start() {
     esac
     local sync=${BENCH_SYNC:-on}
     case $sync in on | off) ;; *) echo "zk.sh: BENCH_SYNC must be on or off, not $sync" >&2; return 1 ;; esac
-    local parent=${BENCH_DATA_DIR:-${TMPDIR:-/tmp}}
-    mkdir -p "$parent"
+    local parent
+    parent=$(zk_storage_dir "$storage") || return 1
     ZK_DIR=$(mktemp -d "$parent/zk-recipes-bench-XXXXXX")
     mkdir -p "$ZK_DIR/conf"
     local ports
@@ -151,13 +197,18 @@ LOG
         ZK_PIDS+=($!)
     done
     local fs
-    fs=$(df -PT "$ZK_DIR" 2>/dev/null | awk 'NR == 2 { print $2 }')
+    fs=$(zk_fs_type "$ZK_DIR")
     if ((n > 1)); then
         ZK_LABEL="3-node ensemble, fsync $sync"
     else
         ZK_LABEL="standalone, fsync $sync"
     fi
     [[ $sync == off ]] && ZK_LABEL+=": forceSync=no"
+    if [[ $storage == tmpfs ]]; then
+        ZK_LABEL+=", tmpfs (CPU-bound)"
+    else
+        ZK_LABEL+=", disk"
+    fi
     ZK_FS=${fs:-?}
     for _ in $(seq 1 600); do
         local modes=() leader=-1 ok=1
