@@ -128,6 +128,8 @@ pub struct Transaction<'a> {
 struct Guard {
     path: String,
     lost: Option<LossReason>,
+    /// The `multi` deletes the node instead of checking it (the hold ends with the commit).
+    release: bool,
 }
 
 impl Framework {
@@ -175,7 +177,14 @@ impl Transaction<'_> {
     /// Makes the transaction commit only while the node at `path` exists (a hold's own node,
     /// known `lost` or not): the recipes' `guarded_by` adds their node here.
     pub(crate) fn guard(mut self, path: &str, lost: Option<LossReason>) -> Self {
-        self.guards.push(Guard { path: path.to_string(), lost });
+        self.guards.push(Guard { path: path.to_string(), lost, release: false });
+        self
+    }
+
+    /// [`guard`](Self::guard), and the `multi` deletes the node: the hold ends with the commit
+    /// (`LockGuard::commit_and_release`).
+    pub(crate) fn guard_and_release(mut self, path: &str, lost: Option<LossReason>) -> Self {
+        self.guards.push(Guard { path: path.to_string(), lost, release: true });
         self
     }
 
@@ -326,7 +335,10 @@ async fn attempt(
     }
     let mut multi = client.new_multi_writer();
     for guard in guards {
-        multi.add_check_version(&guard.path, -1)?;
+        match guard.release {
+            true => multi.add_delete(&guard.path, None)?,
+            false => multi.add_check_version(&guard.path, -1)?,
+        }
     }
     for op in ops {
         match op {

@@ -2,8 +2,11 @@
 //! and are refused — nothing applied — once its node is gone or its session expired; the
 //! next holder's guarded writes commit.
 
+use std::time::Duration;
+
+use zk_recipes::ops::TxnResult;
 use zk_recipes::zk::CreateMode;
-use zk_recipes::{Error, LeaderLatch, LossReason};
+use zk_recipes::{Error, InterProcessMutex, LeaderLatch, LossReason};
 use zk_recipes_testing::{expire_session, fixtures};
 
 use super::{Kind, Lock, KINDS, WAIT};
@@ -78,4 +81,64 @@ async fn a_write_guarded_by_leadership() {
     let late = fw.transaction().guarded_by_leadership(&leadership).set_data(&data, b"late", None).commit().await;
     assert!(matches!(late, Err(Error::LockLost { reason: LossReason::NodeDeleted, .. })), "{late:?}");
     assert_eq!(fw.get_data(&data).await.unwrap().0, b"led");
+}
+
+/// `LockGuard::commit_and_release`: the writes and the release are one commit. Applied: the
+/// data is written, our node is gone and the next contender holds. Refused (a stale version):
+/// nothing is written, and the hold ends all the same. Re-entered: the node stays for the
+/// other guard. Lost: nothing is written.
+#[tokio::test]
+async fn commit_and_release_writes_and_lets_go_in_one_commit() {
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    let other = fixtures::framework(&cs).await;
+    let base = format!("/{}", fixtures::unique("commit-release"));
+    let (data, lock) = (format!("{base}-data"), format!("{base}/lock"));
+    fw.create(&data, b"10", CreateMode::Persistent).await.unwrap();
+    let mutex = InterProcessMutex::new(&fw, &lock).unwrap();
+    let theirs = InterProcessMutex::new(&other, &lock).unwrap();
+
+    // applied: written, our node deleted by the same commit, the waiter holds
+    let guard = mutex.acquire().await.unwrap();
+    let ours = guard.path().to_string();
+    let waiter = tokio::spawn(async move { theirs.acquire().await.map(|g| (g, theirs)) });
+    while fw.children(&lock).await.unwrap().len() < 2 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (_, stat) = fw.get_data(&data).await.unwrap();
+    let results = guard.commit_and_release(fw.transaction().set_data(&data, b"9", Some(stat.version))).await.unwrap();
+    assert!(matches!(results.as_slice(), [TxnResult::SetData { stat: Some(_) }]), "{results:?}");
+    assert_eq!(fw.get_data(&data).await.unwrap().0, b"9");
+    assert!(fw.exists(&ours).await.unwrap().is_none(), "our node went with the commit");
+    let (theirs_guard, theirs) = tokio::time::timeout(WAIT, waiter).await.unwrap().unwrap().unwrap();
+    theirs_guard.release().await.unwrap();
+
+    // refused: nothing written, the hold over all the same (the next acquire holds at once)
+    let guard = mutex.acquire().await.unwrap();
+    let stale = fw.transaction().set_data(&data, b"8", Some(stat.version));
+    let refused = guard.commit_and_release(stale).await;
+    assert!(matches!(refused, Err(Error::Transaction { index: 0, .. })), "{refused:?}");
+    assert_eq!(fw.get_data(&data).await.unwrap().0, b"9", "nothing applied");
+    let next = tokio::time::timeout(WAIT, theirs.acquire()).await.expect("released after a refused commit").unwrap();
+    next.release().await.unwrap();
+
+    // re-entered: the write commits guarded, the node stays for the other guard
+    let outer = mutex.acquire().await.unwrap();
+    let inner = outer.reenter().unwrap();
+    let node = outer.path().to_string();
+    outer.commit_and_release(fw.transaction().set_data(&data, b"7", None)).await.unwrap();
+    assert_eq!(fw.get_data(&data).await.unwrap().0, b"7");
+    assert!(fw.exists(&node).await.unwrap().is_some(), "the re-entered guard still holds");
+    assert_eq!(inner.hold_count(), 1);
+    inner.release().await.unwrap();
+    assert!(fw.exists(&node).await.unwrap().is_none());
+
+    // lost: someone deleted our node; nothing written
+    let guard = mutex.acquire().await.unwrap();
+    other.delete(guard.path()).await.unwrap();
+    let lost = guard.commit_and_release(fw.transaction().set_data(&data, b"6", None)).await;
+    assert!(matches!(lost, Err(Error::LockLost { .. })), "{lost:?}");
+    assert_eq!(fw.get_data(&data).await.unwrap().0, b"7");
+    let left = fw.children(&lock).await;
+    assert!(matches!(&left, Ok(c) if c.is_empty()) || matches!(left, Err(Error::ZooKeeper(_))), "{left:?}");
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use super::held::HeldNode;
 use crate::error::{Error, Result};
+use crate::framework::{Transaction, TxnResult};
 
 /// How many holds a lock handle (and its clones) has in this process right now.
 #[derive(Debug, Default)]
@@ -143,6 +144,57 @@ impl LockGuard {
                 let result = entry.node.release().await;
                 entry.released.store(true, Ordering::SeqCst);
                 result
+            }
+        }
+    }
+
+    /// Commits `txn` and releases this hold in the same `multi`: the writes are applied only
+    /// while the hold is held (as with [`Transaction::guarded_by`](crate::ops::Transaction::guarded_by)), and our node is deleted
+    /// by the same commit — the next holder's hand-off and the protected writes are one
+    /// request and one log write, where a commit then a [`release`](Self::release) are two.
+    /// The write-then-unlock of a lock per entity (decrement a stock, then let go) costs one
+    /// write less.
+    ///
+    /// When other guards re-entered from this one still hold the node, the node stays: the
+    /// transaction is committed guarded by the hold and this guard is released. Whatever the
+    /// outcome, this guard's hold is over when the call returns: on an error the node is
+    /// deleted in the background, as when a guard is dropped (the commit was not applied,
+    /// unless the error is [`Error::OutcomeUnknown`]).
+    ///
+    /// # Errors
+    /// Those of [`Transaction::commit`](crate::ops::Transaction::commit): [`Error::LockLost`] when the hold was known lost
+    /// before or its node is gone at commit (nothing applied); [`Error::Transaction`] when one
+    /// of `txn`'s operations was refused (nothing applied, the hold released all the same);
+    /// [`Error::OutcomeUnknown`] for a commit [`without_marker`](crate::ops::Transaction::without_marker)
+    /// whose reply was lost.
+    ///
+    /// # Cancel safety
+    /// As [`Transaction::commit`](crate::ops::Transaction::commit): not cancel safe for the writes (a commit already sent is
+    /// applied or not); the hold ends either way (our node is deleted in the background).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// use zk_recipes::InterProcessMutex;
+    /// let guard = InterProcessMutex::new(&fw, "/locks/sku-42")?.acquire().await?;
+    /// let (data, stat) = fw.get_data("/stock/sku-42").await?;
+    /// let left: i64 = String::from_utf8_lossy(&data).parse().unwrap_or(0);
+    /// let sell = fw.transaction().set_data("/stock/sku-42", (left - 1).to_string().as_bytes(), Some(stat.version));
+    /// guard.commit_and_release(sell).await?; // the stock written and the lock let go, in one write
+    /// # Ok(()) }
+    /// ```
+    #[doc(alias = "release_with")]
+    pub async fn commit_and_release(self, txn: Transaction<'_>) -> Result<Vec<TxnResult>> {
+        match Arc::try_unwrap(self.entry) {
+            // another guard re-entered from this one keeps the node
+            Err(entry) => txn.guarded_by(&entry.node).commit().await,
+            Ok(entry) => {
+                let node = &entry.node;
+                let committed = txn.guard_and_release(node.path(), node.loss()).commit().await;
+                // applied: the node went with the commit; else it is deleted in the background
+                // when `entry` drops
+                entry.released.store(committed.is_ok(), Ordering::SeqCst);
+                committed
             }
         }
     }

@@ -4,6 +4,8 @@
 //! `--skew zipf`), take that entity's mutex, decrement its stock under the lock (a read and a
 //! versioned write of one node: the stock-oversell scenario), release. Most acquires are
 //! uncontended; what they measure is how well one session pipelines many short locks.
+//! zk-recipes commits the decrement and the release together (`LockGuard::commit_and_release`,
+//! without a marker: one write for both); zookeeper-client's lock writes, then releases.
 //!
 //! Layout under the run's directory: `stock/<k>` (persistent, ASCII decimal, starting at
 //! [`STOCK`]) and the lock paths `lock/<k>`. After the window every entity's stock must equal
@@ -173,9 +175,13 @@ impl EntityTask {
                 held = Instant::now();
                 let (data, stat) = fw.get_data(&stock).await?;
                 let left = parse(&stock, &data)?;
-                let written = fw.set_data(&stock, (left - 1).to_string().as_bytes(), Some(stat.version)).await;
-                drop(guard); // releases: the delete goes out at once, ordered before our next request
-                written.map(drop)
+                // the decrement and the release in one commit (one write, where a set then a
+                // release are two); at most once, without a marker node
+                let sell = fw.transaction().set_data(&stock, (left - 1).to_string().as_bytes(), Some(stat.version));
+                match guard.commit_and_release(sell.without_marker()).await {
+                    Err(Error::Transaction { source, .. }) => Err(Error::ZooKeeper(source)),
+                    other => other.map(drop),
+                }
             }
             Peer::ZkClient(client) => {
                 let options = LockOptions::new(Acls::anyone_all())
