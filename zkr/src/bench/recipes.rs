@@ -40,38 +40,39 @@ pub(crate) enum Recipe {
 
 impl Recipe {
     pub fn parse(recipe: &str, peer: &str) -> Result<Recipe, Failure> {
-        let r =
-            match (peer, recipe) {
-                ("zookeeper-client", "mutex") => Recipe::ZkClientMutex,
-                ("zookeeper-client", "entity") => Recipe::ZkClientEntity,
-                ("zookeeper-client", "raw") => Recipe::Raw,
-                ("zookeeper-client", "raw_set") => Recipe::RawSet,
-                ("zookeeper-client", other) => return Err((
+        let r = match (peer, recipe) {
+            ("zookeeper-client", "mutex") => Recipe::ZkClientMutex,
+            ("zookeeper-client", "entity") => Recipe::ZkClientEntity,
+            ("zookeeper-client", "raw") => Recipe::Raw,
+            ("zookeeper-client", "raw_set") => Recipe::RawSet,
+            ("zookeeper-client", other) => {
+                return Err((
                     2,
                     format!(
                         "peer zookeeper-client supports only the mutex, entity, raw and raw_set recipes, not {other:?}"
                     ),
-                )),
-                ("zk-recipes", "mutex") => Recipe::Mutex,
-                ("zk-recipes", "rwlock") => Recipe::RwLock,
-                ("zk-recipes", "semaphore") => Recipe::Semaphore,
-                ("zk-recipes", "semaphore_mutex") => Recipe::SemaphoreMutex,
-                ("zk-recipes", "counter") => Recipe::Counter,
-                ("zk-recipes", "shared_count") => Recipe::SharedCount,
-                ("zk-recipes", "double_barrier") => Recipe::DoubleBarrier,
-                ("zk-recipes", "raw") => Recipe::Raw,
-                ("zk-recipes", "raw_set") => Recipe::RawSet,
-                ("zk-recipes", "raw_seq") => Recipe::RawSeq,
-                ("zk-recipes", "drain") => Recipe::Drain,
-                ("zk-recipes", "waiters_memory" | "waiters-memory") => Recipe::WaitersMemory,
-                ("zk-recipes", "cache_load" | "cache-load") => Recipe::CacheLoad,
-                ("zk-recipes", "cache_delay" | "cache-delay") => Recipe::CacheDelay,
-                ("zk-recipes", "shedlock") => Recipe::ShedLock,
-                ("zk-recipes", "entity") => Recipe::Entity,
-                ("zk-recipes", "holders") => Recipe::Holders,
-                ("zk-recipes", other) => return Err((2, format!("unknown recipe {other:?}"))),
-                (other, _) => return Err((2, format!("unknown peer {other:?} (zk-recipes or zookeeper-client)"))),
-            };
+                ))
+            }
+            ("zk-recipes", "mutex") => Recipe::Mutex,
+            ("zk-recipes", "rwlock") => Recipe::RwLock,
+            ("zk-recipes", "semaphore") => Recipe::Semaphore,
+            ("zk-recipes", "semaphore_mutex") => Recipe::SemaphoreMutex,
+            ("zk-recipes", "counter") => Recipe::Counter,
+            ("zk-recipes", "shared_count") => Recipe::SharedCount,
+            ("zk-recipes", "double_barrier") => Recipe::DoubleBarrier,
+            ("zk-recipes", "raw") => Recipe::Raw,
+            ("zk-recipes", "raw_set") => Recipe::RawSet,
+            ("zk-recipes", "raw_seq") => Recipe::RawSeq,
+            ("zk-recipes", "drain") => Recipe::Drain,
+            ("zk-recipes", "waiters_memory" | "waiters-memory") => Recipe::WaitersMemory,
+            ("zk-recipes", "cache_load" | "cache-load") => Recipe::CacheLoad,
+            ("zk-recipes", "cache_delay" | "cache-delay") => Recipe::CacheDelay,
+            ("zk-recipes", "shedlock") => Recipe::ShedLock,
+            ("zk-recipes", "entity") => Recipe::Entity,
+            ("zk-recipes", "holders") => Recipe::Holders,
+            ("zk-recipes", other) => return Err((2, format!("unknown recipe {other:?}"))),
+            (other, _) => return Err((2, format!("unknown peer {other:?} (zk-recipes or zookeeper-client)"))),
+        };
         Ok(r)
     }
 
