@@ -48,6 +48,24 @@ async fn every_recipe_runs_clean() {
     // 80 ticks taken twice in each of 2 tries, while 8 replicas found none; 48 stays under the
     // test server's default limit of 60 connections per host)
     runs.push(vec!["--recipe", "shedlock", "--clients", "48"]);
+    // a lock per entity: tasks on one session over a few entities (so that they contend), the
+    // stock of every entity checked after the window; skewed too, and zookeeper-client's lock
+    runs.push(vec!["--recipe", "entity", "--clients", "1", "--tasks", "16", "--paths", "20"]);
+    runs.push(vec!["--recipe", "entity", "--clients", "1", "--tasks", "16", "--paths", "20", "--skew", "zipf"]);
+    runs.push(vec![
+        "--recipe",
+        "entity",
+        "--clients",
+        "1",
+        "--tasks",
+        "8",
+        "--paths",
+        "20",
+        "--peer",
+        "zookeeper-client",
+    ]);
+    // many locks held at once by one session, every one acquired and released
+    runs.push(vec!["--recipe", "holders", "--clients", "1", "--holders", "1500", "--tasks", "32"]);
     for mut args in runs {
         args.extend(["--base", base.as_str()]);
         let (code, stdout) = bench(&cs, &args);
@@ -70,6 +88,10 @@ async fn every_recipe_runs_clean() {
     assert_eq!(code, 2, "zookeeper-client has only a mutex and the floors");
     let (code, _) = bench(&cs, &["--recipe", "drain", "--tasks", "2"]);
     assert_eq!(code, 2, "--tasks is for the timed loops");
+    let (code, _) = bench(&cs, &["--recipe", "entity", "--clients", "2"]);
+    assert_eq!(code, 2, "the entity recipe runs on one session");
+    let (code, _) = bench(&cs, &["--recipe", "entity", "--skew", "pareto"]);
+    assert_eq!(code, 2, "an unknown skew");
 }
 
 /// A run long enough for the progress bar (3 s and more): with stderr piped nothing but the
