@@ -14,10 +14,16 @@ use super::liveness::PROGRESS_BOUND;
 use super::workload::{save_report, Workload, SESSION_TIMEOUT};
 use super::{peer_cut, scenario_name, sleep, sleep_until, SERIAL};
 
-/// The bound within which a majority client holds the mutex after the leader holding it was cut
-/// off: the followers notice (`syncLimit`, 2 s), elect (a few seconds, more on a busy machine),
-/// and the minority holder's session expires on the new leader (the session timeout, 4 s).
-const PARTITION_NEW_HOLDER_BOUND: Duration = Duration::from_secs(20);
+/// The bound on the majority's election after the leader was cut off: the followers notice
+/// (`syncLimit`, 2 s) and elect, usually in a few seconds; ZooKeeper's election backs off when
+/// a round's notifications go unanswered, and on a busy machine one such run took 20 s. The
+/// election is the server's, not ours: the recipe's bound starts once there is a leader.
+const PARTITION_ELECTION_BOUND: Duration = Duration::from_secs(45);
+
+/// The bound within which a majority client holds the mutex once the majority has a leader:
+/// the minority holder's session expires on the new leader (the session timeout, 4 s), then the
+/// waiter is handed the lock (seen 4.1 s after the election).
+const PARTITION_NEW_HOLDER_BOUND: Duration = Duration::from_secs(12);
 
 /// A framework connected to the servers `servers` of `cluster` only.
 async fn framework_on(cluster: &TestingCluster, servers: &[usize], policy: ErrorPolicy) -> Framework {
@@ -92,11 +98,10 @@ async fn partition_the_leader_from_both_followers() {
         s.losses > before.losses
     })
     .await;
-    let new_leader = cluster.wait_for_leader(PARTITION_NEW_HOLDER_BOUND).await.unwrap();
+    let new_leader = cluster.wait_for_leader(PARTITION_ELECTION_BOUND).await.unwrap();
     let elected = fault.elapsed();
     assert_ne!(new_leader, leader, "the majority elects a leader of its own");
-    let (granted_at, guard) =
-        fixtures::within(PARTITION_NEW_HOLDER_BOUND.saturating_sub(fault.elapsed()), waiter).await.unwrap();
+    let (granted_at, guard) = fixtures::within(PARTITION_NEW_HOLDER_BOUND, waiter).await.unwrap();
     let guard = guard.expect("the majority client acquires");
     assert!(
         hold_lost_at < granted_at,
@@ -105,7 +110,7 @@ async fn partition_the_leader_from_both_followers() {
         granted_at - fault
     );
     w.note(format!(
-        "Minority client (connected to the cut-off leader only): hold lost {:.2} s after the cut, SUSPENDED at {:.2} s, LOST at {:.2} s. The majority elected server {new_leader} (was {leader}) {:.1} s after the cut; the majority client was granted the mutex {:.2} s after the cut (bound {:.0} s: the minority session must expire on the new leader first), after the minority holder saw its loss.",
+        "Minority client (connected to the cut-off leader only): hold lost {:.2} s after the cut, SUSPENDED at {:.2} s, LOST at {:.2} s. The majority elected server {new_leader} (was {leader}) {:.1} s after the cut; the majority client was granted the mutex {:.2} s after the cut (bound: the election + {:.0} s, the minority session must expire on the new leader first), after the minority holder saw its loss.",
         (hold_lost_at - fault).as_secs_f64(),
         suspended.as_secs_f64(),
         lost.as_secs_f64(),
