@@ -17,10 +17,10 @@ use std::sync::Arc;
 
 use futures_util::future::join_all;
 use tokio::time::Instant;
-use zk_recipes::zk::{Acls, Client, CreateMode, Error as ZkError, LockOptions, LockPrefix};
+use zk_recipes::zk::{Client, CreateMode, Error as ZkError};
 use zk_recipes::{Error, Framework, InterProcessMutex};
 
-use super::floor::ensure_dir;
+use super::floor::{ensure_dir, zk_client_lock};
 use super::{fail, Failure, Shared};
 
 /// Every entity's stock when a run starts.
@@ -184,10 +184,7 @@ impl EntityTask {
                 }
             }
             Peer::ZkClient(client) => {
-                let options = LockOptions::new(Acls::anyone_all())
-                    .with_ancestor_options(CreateMode::Container.with_acls(Acls::anyone_all()))?;
-                let dir = format!("{}/lock/{k}", self.entities.dir);
-                let lock = client.lock(LockPrefix::new_curator(&dir, "lock-")?, b"", options).await?;
+                let lock = zk_client_lock(client, &format!("{}/lock/{k}", self.entities.dir)).await?;
                 held = Instant::now();
                 let (data, stat) = client.get_data(&stock).await?;
                 let left = parse(&stock, &data)?;

@@ -13,7 +13,7 @@
 //! With N clients each client has its own node. `--peer zookeeper-client` runs `raw` and
 //! `raw_set` on a session as zookeeper-client's users get it (Nagle's algorithm on).
 
-use zk_recipes::zk::{Acls, Client, CreateMode};
+use zk_recipes::zk::{Acls, Client, CreateMode, LockClient, LockOptions, LockPrefix};
 use zk_recipes::Framework;
 
 use super::{fail, Failure};
@@ -94,4 +94,13 @@ impl Raw {
             let _ = self.client.delete(&self.path, None).await;
         }
     }
+}
+
+/// zookeeper-client's own lock recipe on `dir`, in Curator's layout (`lock-` nodes, container
+/// parents): the peer `zookeeper-client` of the mutex and entity recipes. Dropping the lock
+/// releases it (its delete is ordered before the session's next request).
+pub(crate) async fn zk_client_lock<'c>(client: &'c Client, dir: &str) -> zk_recipes::Result<LockClient<'c>> {
+    let options = LockOptions::new(Acls::anyone_all())
+        .with_ancestor_options(CreateMode::Container.with_acls(Acls::anyone_all()))?;
+    Ok(client.lock(LockPrefix::new_curator(dir, "lock-")?, b"", options).await?)
 }

@@ -5,14 +5,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
-use zk_recipes::zk::{Acls, Client, CreateMode, LockOptions, LockPrefix};
+use zk_recipes::zk::Client;
 use zk_recipes::{
     DistributedAtomicLong, Framework, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
     InterProcessSemaphoreV2, SharedCount, VersionedValue,
 };
 
 use super::entity::{Entities, EntityTask};
-use super::floor::{self, Raw};
+use super::floor::{self, zk_client_lock, Raw};
 use super::{fail, progress, window, BenchArgs, Failure, Report, Shared};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -252,9 +252,7 @@ impl Op {
             }
             Op::Entity(task) => task.once(shared).await,
             Op::ZkClient(client, dir) => {
-                let options = LockOptions::new(Acls::anyone_all())
-                    .with_ancestor_options(CreateMode::Container.with_acls(Acls::anyone_all()))?;
-                let lock = client.lock(LockPrefix::new_curator(dir, "lock-")?, b"", options).await?;
+                let lock = zk_client_lock(client, dir).await?;
                 let held = Instant::now();
                 exclusive(1);
                 drop(lock); // releases (its delete is ordered before our next request)
