@@ -600,6 +600,7 @@ async fn bad_input_gets_typed_errors() {
 /// not a test run.
 mod guarded;
 mod leased;
+mod local_queue;
 mod reentry;
 
 mod bounds {

@@ -68,6 +68,7 @@ impl Turn {
             prefetch: Some(value_path),
             ttl: None,
             recreate: true,
+            local_queue: false,
         };
         let acquired = engine::acquire(fw, &request).await?;
         Ok(Turn::new(fw, acquired, Vec::new()))
@@ -119,6 +120,7 @@ impl Turn {
             ttl: None,
             // our node's deletion may mean that our addition was applied: never queue it again
             recreate: false,
+            local_queue: false,
         };
         let mut acquired = match engine::acquire(fw, &request).await {
             Ok(acquired) => acquired,

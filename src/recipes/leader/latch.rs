@@ -369,6 +369,7 @@ async fn run(inner: std::sync::Weak<Inner>) {
             prefetch: None,
             ttl: None,
             recreate: true,
+            local_queue: false,
         };
         let node = match engine::acquire(&fw, &request).await {
             Ok(acquired) => HeldNode::new(&fw, acquired, true),

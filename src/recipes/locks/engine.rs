@@ -15,6 +15,9 @@
 //! * A watch that has not fired stays set across a listing: the next decision waits on it
 //!   again instead of sending the same request (`Kept`); every request costs the ensemble CPU.
 //! * Behind a local holder, the hand-off needs no listing at all (`locks::holds`).
+//! * The mutex's acquires of one framework enter ZooKeeper's queue a few at a time
+//!   (`locks::gate`); the rest wait in a local FIFO queue, as a small future each: the
+//!   contention (kilobytes of state) is boxed, allocated only once in ZooKeeper's queue.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,6 +28,7 @@ use zookeeper_client::{Client, CreateMode, Error as ZkError, EventType, OneshotW
 use super::deadline::{held, Forever, Wait, Waited};
 use super::driver::{Contenders, Decision, Driver};
 use super::foreign::ForeignNodes;
+use super::gate::Gates;
 use super::holds::{HoldEntry, Holds};
 use super::listings::{Listing, Listings};
 use crate::error::{Error, Result};
@@ -60,6 +64,11 @@ pub(crate) struct Request<'a> {
     /// queue, where another writer may have applied our update with it): the acquire then
     /// ends with [`Error::LockLost`].
     pub recreate: bool,
+    /// Whether this framework's contenders for `dir` wait in a local queue beyond the first
+    /// [`DEPTH`](super::gate::DEPTH) (see `locks::gate`): for the mutex, whose contenders are all alike.
+    /// Not where a contender's node means something while it waits (a latch's participant,
+    /// a reader queued among writers).
+    pub local_queue: bool,
 }
 
 /// A node read pipelined behind the listing that made us the holder: its data and version, or
@@ -167,8 +176,27 @@ pub(crate) async fn contend<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W)
     result
 }
 
-/// [`contend`], inside its span.
+/// [`contend`], inside its span: a place in the local queue first (where the request has
+/// one), then the contention in ZooKeeper's queue.
 async fn contend_in_span<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Waited<Acquired, W>> {
+    // left when the acquire ends, whatever the outcome: the next local acquire goes in then
+    let _place = match (req.local_queue, wait.deadline()) {
+        (false, _) => None,
+        (true, None) => Some(fw.session_extension::<Gates>().enter(req.dir).await),
+        (true, Some((at, timed_out))) => {
+            match tokio::time::timeout_at(at, fw.session_extension::<Gates>().enter(req.dir)).await {
+                Ok(place) => Some(place),
+                Err(_) => return Ok(Err(timed_out)),
+            }
+        }
+    };
+    // boxed: a task waiting in the local queue holds only the small future above, not the
+    // contention's (kilobytes)
+    Box::pin(contend_in_queue(fw, req, wait)).await
+}
+
+/// The contention in ZooKeeper's queue: create our node, list, watch, until we hold.
+async fn contend_in_queue<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Waited<Acquired, W>> {
     if req.ttl.is_some() && !fw.capabilities().await?.ttl_nodes {
         return Err(TTL_UNSUPPORTED);
     }
@@ -687,14 +715,17 @@ mod tests {
 
     use std::sync::{Arc, Mutex};
 
+    use super::super::gate::{Gates, DEPTH};
     use super::super::listings::Listings;
     use crate::sync::lock;
     use crate::{Framework, InterProcessMutex};
 
-    /// 1,000 waiters of one process on one session queue with a handful of listings instead
-    /// of 1,000, and drain with none: each hand-off from a local holder needs no listing.
+    /// 1,000 waiters of one process on one session: eight of them are nodes in ZooKeeper's
+    /// queue and the rest wait in the local queue; they queue with a handful of listings and
+    /// drain with at most one per entrant (a hand-off from a local holder needs none), in
+    /// queue order.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn local_waiters_share_listings_and_drain_without_listing() {
+    async fn local_waiters_queue_locally_share_listings_and_drain_in_order() {
         const WAITERS: usize = 1_000;
         let cs = zk_recipes_testing::shared_server().await.unwrap();
         let fw = Framework::connect(&cs).await.unwrap();
@@ -716,26 +747,31 @@ mod tests {
                 g.release().await.unwrap();
             }));
         }
-        while fw.children(&path).await.unwrap().len() < WAITERS + 1 {
+        while fw.children(&path).await.unwrap().len() < DEPTH + 1 {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
-        // every waiter has its listing once it watches its predecessor: wait for that
+        // every entrant has its listing once it watches its predecessor: wait for that
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
         while fw.session_extension::<Listings>().any_in_flight() {
             assert!(tokio::time::Instant::now() < deadline, "listings never settled");
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         let queued = sent() - before;
-        assert!(queued <= 20, "{queued} listings for {WAITERS} local waiters");
+        assert!(queued <= DEPTH as u64, "{queued} listings for {DEPTH} entrants");
+        assert_eq!(fw.children(&path).await.unwrap().len(), DEPTH + 1, "the rest wait locally");
         drop(first);
         for t in tasks {
             t.await.unwrap();
         }
+        // each entrant behind a local contender lists once (none after a hand-off), or twice
+        // when its predecessor was gone before its watch was set
         let drained = sent() - before - queued;
-        assert_eq!(drained, 0, "a hand-off from a local holder needs no listing");
+        assert!(drained <= 2 * WAITERS as u64, "{drained} listings to drain {WAITERS} local waiters");
         let order = lock(&order).clone();
         assert_eq!(order.len(), WAITERS);
         assert!(order.windows(2).all(|w| w[0] < w[1]), "held in queue order, tokens increasing");
+        assert_eq!(fw.session_extension::<Gates>().paths(), 0, "the local queue outlived its acquires");
         // (the container may be reaped already)
         let left = fw.children(&path).await;
         assert!(

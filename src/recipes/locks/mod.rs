@@ -5,6 +5,7 @@ pub(crate) mod driver;
 pub(crate) mod engine;
 mod expiring_permit;
 pub(crate) mod foreign;
+mod gate;
 mod guarded;
 mod handle;
 mod held;

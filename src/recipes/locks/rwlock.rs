@@ -296,6 +296,7 @@ impl InterProcessReadWriteLock {
             prefetch: None,
             ttl,
             recreate: true,
+            local_queue: false,
         };
         Ok(engine::contend(&s.fw, &request, wait).await?.map(|a| HeldNode::new(&s.fw, a, false)))
     }

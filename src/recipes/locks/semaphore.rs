@@ -284,6 +284,7 @@ impl InterProcessSemaphoreV2 {
                 prefetch: None,
                 ttl: None,
                 recreate: true,
+                local_queue: false,
             };
             match engine::contend(&self.fw, &request, wait).await {
                 Ok(Ok(acquired)) => leases.push(Lease::new(HeldNode::new(&self.fw, acquired, false))),

@@ -20,11 +20,14 @@ pub(crate) async fn drain(clients: &[Framework], base: &str, waiters: usize) -> 
     let guard = holder.acquire().await.map_err(fail)?;
     let inside = Arc::new(AtomicUsize::new(0));
     let violations = Arc::new(AtomicU64::new(0));
+    let polled = Arc::new(AtomicUsize::new(0));
     let mut tasks = Vec::with_capacity(waiters);
     for i in 0..waiters {
         let fw = clients[i % clients.len()].clone();
         let (base, inside, violations) = (base.to_string(), inside.clone(), violations.clone());
+        let polled = polled.clone();
         tasks.push(tokio::spawn(async move {
+            polled.fetch_add(1, Ordering::SeqCst);
             let m = InterProcessMutex::new(&fw, &base)?;
             let g = m.acquire().await?;
             let held_at = Instant::now();
@@ -35,13 +38,7 @@ pub(crate) async fn drain(clients: &[Framework], base: &str, waiters: usize) -> 
             g.release().await.map(|()| held_at)
         }));
     }
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while clients[0].children(base).await.map_err(fail)?.len() < waiters + 1 {
-        if Instant::now() > deadline {
-            return Err((1, "the waiters never queued".into()));
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_queued(&clients[0], base, &polled, waiters, Duration::from_secs(120)).await?;
     let started = Instant::now();
     guard.release().await.map_err(fail)?;
     let mut errors = 0;
@@ -69,18 +66,16 @@ pub(crate) async fn waiters_memory(fw: &Framework, base: &str, waiters: usize) -
     let holder = InterProcessMutex::new(fw, base).map_err(|e| (2, e.to_string()))?;
     let guard = holder.acquire().await.map_err(fail)?;
     let before = rss_mb();
+    let polled = Arc::new(AtomicUsize::new(0));
     let mut tasks = Vec::with_capacity(waiters);
     for _ in 0..waiters {
-        let m = holder.clone();
-        tasks.push(tokio::spawn(async move { m.acquire().await.map(drop) }));
+        let (m, polled) = (holder.clone(), polled.clone());
+        tasks.push(tokio::spawn(async move {
+            polled.fetch_add(1, Ordering::SeqCst);
+            m.acquire().await.map(drop)
+        }));
     }
-    let deadline = Instant::now() + Duration::from_secs(300);
-    while fw.children(base).await.map_err(fail)?.len() < waiters + 1 {
-        if Instant::now() > deadline {
-            return Err((1, "the waiters never queued".into()));
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until_queued(fw, base, &polled, waiters, Duration::from_secs(300)).await?;
     let rss = rss_mb();
     for t in &tasks {
         t.abort();
@@ -91,4 +86,33 @@ pub(crate) async fn waiters_memory(fw: &Framework, base: &str, waiters: usize) -
         ops_override: Some(waiters as u64),
         ..Default::default()
     })
+}
+
+/// Returns once all `waiters` tasks wait: each has started its acquire (`polled`: counted as
+/// it starts, in the poll that sends its first request or joins its session's local queue),
+/// and the lock's queue in ZooKeeper has settled (the same contenders on two listings 100 ms
+/// apart). Beyond the first few, a session's waiters on one lock wait in its local queue, not
+/// as nodes, so the number of children alone cannot tell.
+async fn until_queued(
+    fw: &Framework,
+    base: &str,
+    polled: &AtomicUsize,
+    waiters: usize,
+    limit: Duration,
+) -> Result<(), Failure> {
+    let deadline = Instant::now() + limit;
+    let mut last = None;
+    loop {
+        let children = fw.children(base).await.map_err(fail)?;
+        let all_polled = polled.load(Ordering::SeqCst) == waiters;
+        // (the holder and at least one waiter, or every waiter when they are few)
+        if all_polled && children.len() >= 2 && last.as_ref() == Some(&children) {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err((1, "the waiters never queued".into()));
+        }
+        last = Some(children);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

@@ -1,0 +1,139 @@
+//! The local queue of a mutex: a process's acquires of one lock path go into ZooKeeper's queue
+//! at most [`DEPTH`] at a time (per framework); the others wait here, in arrival order.
+//!
+//! Why: every contender in ZooKeeper's queue costs a node, a create, a watch, an entry in every
+//! other contender's listing, and on our side a full acquire (its request slots, watch channels
+//! and names: about 4 KB). A contender waiting here costs its task and a place in a fair
+//! semaphore (well under 1 KB), and nothing on the server. 10,000 tasks queued on one lock
+//! path hold [`DEPTH`] nodes, not 10,000.
+//!
+//! Order: within a process, acquires hold in the order they arrived (the semaphore is FIFO, and
+//! the contenders in ZooKeeper's queue are in it in the order they left this one). Against
+//! other processes, a process is in ZooKeeper's queue with at most [`DEPTH`] contenders: one
+//! arriving later elsewhere may hold before this process's waiters beyond the first
+//! [`DEPTH`]. Curator's contenders (a thread each) see fewer nodes and behave as before.
+//!
+//! A place is left when the acquire ends: held, timed out, failed or dropped. The hand-off from
+//! a local holder stays listing-free (`locks::holds`): the contenders in ZooKeeper's queue
+//! are [`DEPTH`] deep, so the next one is queued, and watching, before the holder lets go.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::sync::lock;
+
+/// At most this many acquires of one framework contend for one lock path in ZooKeeper's
+/// queue at a time. Deep enough that draining a local queue never waits for a create: each
+/// hand-off takes one notification, the entrant behind it a create and a listing, in flight
+/// meanwhile.
+pub(crate) const DEPTH: usize = 8;
+
+/// The local queues of one framework, by lock path; a path's queue exists while an acquire
+/// of it is in flight.
+#[derive(Debug, Default)]
+pub(crate) struct Gates {
+    gates: Mutex<HashMap<String, Gate>>,
+}
+
+/// One path's queue.
+#[derive(Debug)]
+struct Gate {
+    places: Arc<Semaphore>,
+    /// Acquires in flight: waiting here or in ZooKeeper's queue.
+    users: usize,
+}
+
+/// An acquire's registration with its path's queue: a place in ZooKeeper's queue once
+/// [`Gates::enter`] returns it; left when dropped.
+#[derive(Debug)]
+pub(crate) struct Place {
+    gates: Arc<Gates>,
+    path: String,
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+impl Gates {
+    /// Waits for a place in ZooKeeper's queue of the lock at `path`, behind every local
+    /// acquire that asked before.
+    ///
+    /// Cancel safe: dropped while it waits, it gives up its turn and takes no place.
+    pub(crate) async fn enter(self: &Arc<Self>, path: &str) -> Place {
+        let places = {
+            let mut gates = lock(&self.gates);
+            let gate = gates
+                .entry(path.to_string())
+                .or_insert_with(|| Gate { places: Arc::new(Semaphore::new(DEPTH)), users: 0 });
+            gate.users += 1;
+            gate.places.clone()
+        };
+        // registered: from here on a drop of ours unregisters
+        let mut place = Place { gates: self.clone(), path: path.to_string(), permit: None };
+        // (the semaphore is never closed; if it were, the acquire would go on without a place)
+        place.permit = places.acquire_owned().await.ok();
+        place
+    }
+
+    /// The paths with a queue now (acquires in flight), for tests.
+    #[cfg(test)]
+    pub(crate) fn paths(&self) -> usize {
+        lock(&self.gates).len()
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        // the place first: the next local acquire may enter at once
+        drop(self.permit.take());
+        let mut gates = lock(&self.gates.gates);
+        if let Some(gate) = gates.get_mut(&self.path) {
+            gate.users -= 1;
+            if gate.users == 0 {
+                gates.remove(&self.path);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn places_are_fifo_and_bounded_and_queues_go_with_their_last_acquire() {
+        let gates = Arc::new(Gates::default());
+        let mut inside = Vec::new();
+        for _ in 0..DEPTH {
+            inside.push(gates.enter("/a").await);
+        }
+        // DEPTH places taken: the next two wait, in order
+        let (g1, g2) = (gates.clone(), gates.clone());
+        let first = tokio::spawn(async move { g1.enter("/a").await });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let second = tokio::spawn(async move { g2.enter("/a").await });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!first.is_finished() && !second.is_finished(), "more than DEPTH places");
+        // another path is not held up
+        let other = tokio::time::timeout(Duration::from_secs(1), gates.enter("/b")).await.expect("/b waited for /a");
+        drop(inside.pop());
+        let first =
+            tokio::time::timeout(Duration::from_secs(1), first).await.expect("the first never entered").unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!second.is_finished(), "the second entered before a place was free");
+        // a waiter dropped while it waits gives up its turn and takes nothing
+        let g3 = gates.clone();
+        let dropped = tokio::spawn(async move { g3.enter("/a").await });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        dropped.abort();
+        drop(first);
+        let second =
+            tokio::time::timeout(Duration::from_secs(1), second).await.expect("the second never entered").unwrap();
+        drop((second, other));
+        assert_eq!(gates.paths(), 1, "/b's queue outlived its last acquire");
+        drop(inside);
+        assert_eq!(gates.paths(), 0, "a queue outlived its acquires");
+    }
+}
