@@ -54,11 +54,13 @@ pub fn validate_recipe_path(path: &str) -> Result<()> {
 
 /// Joins a parent path and a child name.
 pub fn join(parent: &str, child: &str) -> String {
-    if parent == "/" {
-        format!("/{child}")
-    } else {
-        format!("{parent}/{child}")
-    }
+    // (no `format!`: the lock engine joins paths on every acquire)
+    let parent = if parent == "/" { "" } else { parent };
+    let mut path = String::with_capacity(parent.len() + 1 + child.len());
+    path.push_str(parent);
+    path.push('/');
+    path.push_str(child);
+    path
 }
 
 /// The parent of an absolute path (`/` for a top-level node or the root).
@@ -108,6 +110,36 @@ mod tests {
             assert!(matches!(validate_path(p), Err(Error::InvalidPath { .. })), "{p:?}");
         }
         assert!(validate_recipe_path("/").is_err());
+    }
+
+    #[test]
+    fn nul_control_and_reserved_characters_are_refused_with_their_reason() {
+        let reason = |p: &str| match validate_path(p) {
+            Err(Error::InvalidPath { reason, .. }) => reason,
+            other => panic!("{p:?}: {other:?}"),
+        };
+        for p in ["/a\0b", "/ü\0"] {
+            assert_eq!(reason(p), "path must not contain NUL", "{p:?}");
+        }
+        // ASCII controls (0x01-0x1f, 0x7f), C1 controls, the private-use and specials ranges
+        for p in [
+            "/a\u{1}",
+            "/a\tb",
+            "/a\u{1f}",
+            "/a\u{7f}",
+            "/ü\u{1}",
+            "/a\u{85}",
+            "/a\u{9f}",
+            "/a\u{e000}",
+            "/a\u{f8ff}",
+            "/a\u{fff0}",
+            "/a\u{ffff}",
+        ] {
+            assert_eq!(reason(p), "path must not contain control or reserved characters", "{p:?}");
+        }
+        for p in ["/a~b", "/a\u{a0}", "/a\u{f900}", "/a\u{ffef}", "/a\u{10000}"] {
+            assert_eq!(validate_path(p), Ok(()), "{p:?}");
+        }
     }
 
     #[test]
