@@ -51,7 +51,8 @@ pub(crate) const PROTECTED_PREFIX: &str = "_c_";
 pub(crate) struct ProtectedName {
     parent: String,
     prefix: String,
-    name: String,
+    /// `<parent>/<prefix><name>`, built once: every create attempt sends it.
+    path: String,
 }
 
 /// An operation and its path, for the retry logs and the operation metrics.
@@ -69,16 +70,26 @@ enum DeleteTarget {
 
 impl ProtectedName {
     pub fn new(parent: &str, name: &str) -> Self {
-        Self {
-            parent: parent.to_string(),
-            prefix: format!("{PROTECTED_PREFIX}{}-", uuid::Uuid::new_v4()),
-            name: name.to_string(),
+        // (no `format!`: one of these per acquire)
+        let mut uuid = uuid::Uuid::encode_buffer();
+        let uuid = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut uuid);
+        let mut prefix = String::with_capacity(PROTECTED_PREFIX.len() + uuid.len() + 1);
+        prefix.push_str(PROTECTED_PREFIX);
+        prefix.push_str(uuid);
+        prefix.push('-');
+        let mut path = String::with_capacity(parent.len() + 1 + prefix.len() + name.len());
+        if parent != "/" {
+            path.push_str(parent);
         }
+        path.push('/');
+        path.push_str(&prefix);
+        path.push_str(name);
+        Self { parent: parent.to_string(), prefix, path }
     }
 
     /// The path to create: `<parent>/_c_<uuid>-<name>`.
     pub fn path(&self) -> String {
-        paths::join(&self.parent, &format!("{}{}", self.prefix, self.name))
+        self.path.clone()
     }
 
     pub fn parent(&self) -> &str {
