@@ -20,7 +20,21 @@ use crate::sync::lock;
 /// `format!("{:010}", n)` of a 32-bit signed `n` (ZooKeeper's `%010d` of the parent's child
 /// version, which wraps to negative after 2³¹ creations).
 pub(crate) fn is_sequence(key: &str) -> bool {
-    key.len() >= 10 && key.parse::<i32>().is_ok_and(|n| format!("{n:010}") == key)
+    // every child of every listing is judged: without formatting (the reference, `format!`,
+    // is the test's). `{:010}` of a non-negative `i32` is ten digits; of a negative one `-`
+    // and nine digits, zero-padded, or `-` and ten without a leading zero (below -999999999).
+    let (negative, digits) = match key.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, key),
+    };
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    match key.parse::<i32>() {
+        Ok(_) if !negative => digits.len() == 10,
+        Ok(n) if n < 0 => digits.len() == 9 || (digits.len() == 10 && !digits.starts_with('0')),
+        _ => false,
+    }
 }
 
 /// How many foreign nodes a framework remembers having warned about; past that it forgets
@@ -92,6 +106,35 @@ mod tests {
             "-0000000000",
         ] {
             assert!(!is_sequence(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn sequences_are_exactly_what_format_makes() {
+        let reference = |key: &str| key.len() >= 10 && key.parse::<i32>().is_ok_and(|n| format!("{n:010}") == key);
+        let mut keys: Vec<String> = Vec::new();
+        let mut rng = fastrand::Rng::with_seed(7);
+        for n in [0, 1, 9, 10, 999_999_999, 1_000_000_000, i32::MAX, -1, -9, -999_999_999, -1_000_000_000, i32::MIN]
+            .into_iter()
+            .chain((0..2_000).map(|_| rng.i32(..)))
+        {
+            keys.extend([
+                format!("{n:010}"),
+                format!("{n}"),
+                format!("{n:011}"),
+                format!("{n:09}"),
+                format!("+{n:010}"),
+            ]);
+            keys.extend([format!("{n:010}x"), format!("x{n:010}"), format!("{n:010}").replace('-', "")]);
+        }
+        for len in 0..13 {
+            for _ in 0..500 {
+                keys.push((0..len).map(|_| rng.choice(['0', '1', '9', '-', '+', 'a', ' ']).unwrap()).collect());
+            }
+        }
+        keys.extend(["2147483648", "-2147483649", "-0000000000", "-000000000", "0000000000"].map(String::from));
+        for key in &keys {
+            assert_eq!(is_sequence(key), reference(key), "{key:?}");
         }
     }
 
