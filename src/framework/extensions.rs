@@ -7,7 +7,6 @@
 //! it until done with it.
 
 use std::any::{Any, TypeId};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::sync::lock;
@@ -15,24 +14,28 @@ use crate::sync::lock;
 /// Values of any `Default + Send + Sync` type, one per type, for the current session.
 #[derive(Debug, Default)]
 pub(crate) struct Extensions {
-    values: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    /// One entry per type: a handful of types (the lock engine's few), looked up several times
+    /// per acquire, so a list scanned without hashing rather than a map.
+    values: Mutex<Vec<(TypeId, Arc<dyn Any + Send + Sync>)>>,
 }
 
 impl Extensions {
     /// The value of type `T`, made with `T::default()` on first use.
     pub(crate) fn get_or_default<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
+        let id = TypeId::of::<T>();
         let mut values = lock(&self.values);
-        let value = values.entry(TypeId::of::<T>()).or_insert_with(|| Arc::new(T::default())).clone();
-        match value.downcast::<T>() {
-            Ok(value) => value,
-            // keyed by the type, so this is the value of another type only if the map was
-            // corrupted: start over with a fresh one rather than panic
-            Err(_) => {
-                let fresh = Arc::new(T::default());
-                values.insert(TypeId::of::<T>(), fresh.clone());
-                fresh
-            }
+        let found = values.iter().position(|(t, _)| *t == id);
+        if let Some(value) = found.and_then(|i| values[i].1.clone().downcast::<T>().ok()) {
+            return value;
         }
+        // missing; or, keyed by the type, the value of another type only if the list was
+        // corrupted: start over with a fresh one rather than panic
+        let fresh = Arc::new(T::default());
+        match found {
+            Some(i) => values[i].1 = fresh.clone(),
+            None => values.push((id, fresh.clone())),
+        }
+        fresh
     }
 
     /// Forgets every value (a new session begins).

@@ -129,16 +129,22 @@ impl Framework {
     /// # Errors
     /// [`Error::Closed`] once [`close`](Self::close) or [`shutdown`](Self::shutdown) was called.
     pub fn client(&self) -> Result<Client> {
-        self.session().map(|s| s.rooted)
+        // (only the rooted client cloned: the lock engine asks for it several times an acquire)
+        self.with_session(|s| s.rooted.clone())
     }
 
     /// The current session; [`Error::Closed`] once closed, and while a shutdown drains the
     /// background deletes for everything but those deletes.
     pub(crate) fn session(&self) -> Result<Session> {
+        self.with_session(Session::clone)
+    }
+
+    /// `f` of the current session, under the same conditions as [`session`](Self::session).
+    fn with_session<T>(&self, f: impl FnOnce(&Session) -> T) -> Result<T> {
         if self.inner.draining.load(Ordering::SeqCst) && !in_background_delete() {
             return Err(Error::Closed);
         }
-        lock(&self.inner.session).clone().ok_or(Error::Closed)
+        lock(&self.inner.session).as_ref().map(f).ok_or(Error::Closed)
     }
 
     /// The current status: state, session id and the suspension/loss counters.

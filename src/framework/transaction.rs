@@ -248,7 +248,8 @@ impl Transaction<'_> {
     /// (its marker is then left behind until the framework deletes markers again).
     pub async fn commit(self) -> Result<Vec<TxnResult>> {
         use tracing::Instrument;
-        let first = self.ops.first().map(|op| op.path().to_string()).unwrap_or_default();
+        // (the fields are evaluated only when a subscriber wants the span)
+        let first = self.ops.first().map_or("", |op| op.path());
         let span = tracing::debug_span!("transaction", ops = self.ops.len(), path = %first, guards = self.guards.len());
         let outcome = self.commit_in_span().instrument(span.clone()).await;
         if let Err(error) = &outcome {
