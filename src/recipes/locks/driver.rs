@@ -12,10 +12,21 @@ use super::permit_name::permit_deadline;
 /// The text a child sorts by: what follows the LAST occurrence of `lock_name`, or the whole
 /// name when it does not contain it (Curator's `standardFixForSorting`).
 pub(crate) fn sort_key<'a>(child: &'a str, lock_name: &str) -> &'a str {
-    match child.rfind(lock_name) {
+    match rfind(child, lock_name) {
         Some(i) => &child[i + lock_name.len()..],
         None => child,
     }
+}
+
+/// `haystack.rfind(needle)`, by comparing bytes from the end: the lock names are a few bytes
+/// and the children short, where `str::rfind` spends more setting up its two-way searcher
+/// than searching (every child of every listing is searched several times). A match of a
+/// valid UTF-8 needle in UTF-8 text starts and ends on character boundaries.
+fn rfind(haystack: &str, needle: &str) -> Option<usize> {
+    let (haystack, needle) = (haystack.as_bytes(), needle.as_bytes());
+    let Some(&first) = needle.first() else { return Some(haystack.len()) };
+    // the first byte before the whole window: most positions fail on it, without a memcmp call
+    haystack.windows(needle.len()).rposition(|window| window[0] == first && window == needle)
 }
 
 /// Applies [`sort_key`] for each name in turn (the read-write lock strips `__READ__` then
@@ -26,8 +37,20 @@ pub(crate) fn sort_key_multi<'a>(child: &'a str, lock_names: &[&str]) -> &'a str
 
 /// Sorts children by their sort key; stable, so equal keys keep the server's order.
 pub(crate) fn sort_children(children: &mut [String], lock_names: &[&str]) {
-    // each key is found once, not once per comparison (a queue of thousands is sorted often)
-    children.sort_by_cached_key(|child| sort_key_multi(child, lock_names).to_owned());
+    // each key is found once, not once per comparison (a queue of thousands is sorted often),
+    // and borrowed, not copied: a key is a suffix of its child, kept as its offset
+    let offsets: Vec<usize> = children.iter().map(|c| c.len() - sort_key_multi(c, lock_names).len()).collect();
+    let key = |i: usize| &children[i][offsets[i]..];
+    let mut order: Vec<usize> = (0..children.len()).collect();
+    // (stable, like `sort_by_cached_key`)
+    order.sort_by(|&a, &b| key(a).cmp(key(b)));
+    if order.iter().enumerate().all(|(at, &i)| at == i) {
+        return;
+    }
+    let sorted: Vec<String> = order.iter().map(|&i| std::mem::take(&mut children[i])).collect();
+    for (slot, child) in children.iter_mut().zip(sorted) {
+        *slot = child;
+    }
 }
 
 /// Whether `child` can be a compliant contender's node for `lock_names`: it contains one of
@@ -35,7 +58,7 @@ pub(crate) fn sort_children(children: &mut [String], lock_names: &[&str]) {
 /// (ours, Curator's) is created sequential with one of these names last, so any other child is
 /// foreign: put there by hand or by another program, it holds nothing.
 pub(crate) fn is_contender(child: &str, lock_names: &[&str]) -> bool {
-    lock_names.iter().any(|name| child.contains(name)) && is_sequence(sort_key_multi(child, lock_names))
+    lock_names.iter().any(|name| rfind(child, name).is_some()) && is_sequence(sort_key_multi(child, lock_names))
 }
 
 /// The children of a contender queue split into the contenders, sorted as
@@ -537,6 +560,28 @@ mod properties {
     }
 
     proptest! {
+        /// The byte-wise `rfind` finds what `str::rfind` finds, in any text (non-ASCII too).
+        #[test]
+        fn rfind_is_strs(haystack in "[a-c_ü-]{0,24}", needle in prop::sample::select(vec!["", "a", "ab", "-", "ü", "lock-", "_c_", "üa", "__READ__", "c-ü"])) {
+            prop_assert_eq!(rfind(&haystack, needle), haystack.rfind(needle));
+            prop_assert_eq!(rfind(&format!("{haystack}{needle}{haystack}"), needle), format!("{haystack}{needle}{haystack}").rfind(needle));
+        }
+
+        /// Sorting on borrowed keys orders exactly as sorting on copied keys did (stable:
+        /// equal keys keep their order), for one or two lock names and foreign names.
+        #[test]
+        fn sorted_as_by_cached_key(
+            children in proptest::collection::vec("(_c_[0-9a-f]{2}-)?(lock-|__READ__|__WRIT__|x)?(lock-)?[0-9]{0,3}", 0..30),
+            two in any::<bool>(),
+        ) {
+            let names: &[&str] = if two { &["__READ__", "__WRIT__"] } else { &["lock-"] };
+            let mut expected = children.clone();
+            expected.sort_by_cached_key(|child| sort_key_multi(child, names).to_owned());
+            let mut sorted = children;
+            sort_children(&mut sorted, names);
+            prop_assert_eq!(sorted, expected);
+        }
+
         /// Sorting orders contenders by sequence, whatever their UUIDs and input order.
         #[test]
         fn sorted_by_sequence(mut entries in proptest::collection::vec((any::<u32>(), 0u32..2_000_000_000), 0..40)) {
