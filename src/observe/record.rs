@@ -110,6 +110,17 @@ impl Acquiring {
         self.end(outcome);
     }
 
+    /// The acquire goes on as another one (the semaphore's fast path yielding to its lock):
+    /// no longer a waiter, and no wait recorded (the other acquire records its own).
+    pub(crate) fn withdraw(mut self) {
+        #[cfg(feature = "metrics")]
+        if std::mem::take(&mut self.open) {
+            metrics::gauge!(LOCK_WAITERS, self.timed.labels(&[])).decrement(1.0);
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = &mut self;
+    }
+
     fn end(&mut self, outcome: Outcome) {
         #[cfg(feature = "metrics")]
         if std::mem::take(&mut self.open) {

@@ -120,9 +120,13 @@ pub struct Inspection {
     /// The recipe recognised.
     pub kind: RecipeKind,
     /// Nodes that hold (lock holders, leases, the leader, barrier members inside, a count-down
-    /// latch's participants that counted down in its current generation).
+    /// latch's participants that counted down in its current generation). A semaphore's are
+    /// its lease nodes in queue order: the maximum is not in the tree, so a waiter's lease
+    /// node is among them too (Curator's waiter holding the internal lock, and our single
+    /// acquires, wait with one); those beyond the maximum wait.
     pub holders: Vec<NodeInfo>,
-    /// Nodes that wait, in queue order (a queue's items, the first [`QUEUE_ITEMS_SHOWN`]).
+    /// Nodes that wait, in queue order (a queue's items, the first [`QUEUE_ITEMS_SHOWN`]; a
+    /// semaphore's contenders for its internal lock).
     pub waiters: Vec<NodeInfo>,
     /// Foreign children the recipe ignores: under a lock, semaphore (its `leases` and
     /// `locks`) or leader latch, children whose names do not end with the recipe's name and a

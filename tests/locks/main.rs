@@ -23,6 +23,15 @@ enum Kind {
 
 const KINDS: [Kind; 3] = [Kind::Mutex, Kind::Write, Kind::SemaphoreMutex];
 
+/// Where a kind's contenders queue, the holder's node first: the lock's path, or the semaphore
+/// mutex's leases (its single acquires take no internal lock while no one queues for it).
+fn queue_dir(kind: Kind, path: &str) -> String {
+    match kind {
+        Kind::SemaphoreMutex => format!("{path}/leases"),
+        _ => path.to_string(),
+    }
+}
+
 /// A lock of one kind, through the common [`InterProcessLock`] trait.
 #[derive(Clone)]
 struct Lock(Arc<dyn InterProcessLock>);
@@ -97,10 +106,7 @@ async fn contract_fifo_fairness() {
         let first = Lock::new(kind, &holder_fw, &path).acquire().await;
         let order = Arc::new(std::sync::Mutex::new(Vec::new()));
         let mut waiters = Vec::new();
-        let queue_dir = match kind {
-            Kind::SemaphoreMutex => format!("{path}/locks"),
-            _ => path.clone(),
-        };
+        let queue_dir = queue_dir(kind, &path);
         for i in 0..4 {
             let fw = fixtures::framework(&cs).await;
             let lock = Lock::new(kind, &fw, &path);
@@ -112,9 +118,8 @@ async fn contract_fifo_fairness() {
                 hold.release().await.unwrap();
                 fw.close();
             }));
-            // wait until waiter i has queued its node before starting the next
-            // the semaphore mutex's holder keeps no node in `locks`; the mutexes' holder does
-            let queued = if matches!(kind, Kind::SemaphoreMutex) { i + 1 } else { i + 2 };
+            // wait until waiter i has queued its node (behind the holder's) before starting the next
+            let queued = i + 2;
             fixtures::eventually(WAIT, format!("{kind:?}: waiter {i} queued"), || async {
                 holder_fw.children(&queue_dir).await.map(|c| c.len()).unwrap_or(0) >= queued
             })
@@ -142,10 +147,7 @@ async fn contract_deep_queue_with_quitters_keeps_order_and_exclusion() {
         let path = format!("/{}", fixtures::unique("deep"));
         let holder_fw = fixtures::framework(&cs).await;
         let head = Lock::new(kind, &holder_fw, &path).acquire().await;
-        let queue_dir = match kind {
-            Kind::SemaphoreMutex => format!("{path}/locks"),
-            _ => path.clone(),
-        };
+        let queue_dir = queue_dir(kind, &path);
         let order = Arc::new(std::sync::Mutex::new(Vec::new()));
         let inside = Arc::new(AtomicUsize::new(0));
         let mut waiters = Vec::new();
@@ -168,7 +170,7 @@ async fn contract_deep_queue_with_quitters_keeps_order_and_exclusion() {
                 fw.close();
                 true
             }));
-            let queued = if matches!(kind, Kind::SemaphoreMutex) { i + 1 } else { i + 2 };
+            let queued = i + 2;
             fixtures::eventually(WAIT, format!("{kind:?}: waiter {i} queued"), || async {
                 holder_fw.children(&queue_dir).await.map(|c| c.len()).unwrap_or(0) >= queued
             })
@@ -233,7 +235,7 @@ async fn contract_waiter_behind_a_waiter_that_gives_up_keeps_waiting() {
             let lock = Lock::new(kind, &fw, &path);
             tokio::spawn(async move { lock.acquire_timeout(Duration::from_millis(400)).await.is_none() })
         };
-        while fw.children(&path).await.unwrap().len() < 2 {
+        while fw.children(&queue_dir(kind, &path)).await.unwrap().len() < 2 {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         let behind = {
@@ -317,10 +319,7 @@ async fn contract_fencing_tokens_increase_across_holders_and_parent_reaping() {
             hold.release().await.unwrap();
         }
         // the container parent is reaped once empty; sequences restart, tokens do not
-        let queue_dir = match kind {
-            Kind::SemaphoreMutex => format!("{path}/leases"),
-            _ => path.clone(),
-        };
+        let queue_dir = queue_dir(kind, &path);
         fixtures::eventually(Duration::from_secs(30), format!("container {queue_dir} never reaped"), || async {
             a.exists(&queue_dir).await.unwrap().is_none()
         })
@@ -602,6 +601,7 @@ mod guarded;
 mod leased;
 mod local_queue;
 mod reentry;
+mod semaphore;
 
 mod bounds {
     use std::future::Future;

@@ -69,6 +69,7 @@ impl Turn {
             ttl: None,
             recreate: true,
             local_queue: false,
+            yield_to: None,
         };
         let acquired = engine::acquire(fw, &request).await?;
         Ok(Turn::new(fw, acquired, Vec::new()))
@@ -121,6 +122,7 @@ impl Turn {
             // our node's deletion may mean that our addition was applied: never queue it again
             recreate: false,
             local_queue: false,
+            yield_to: None,
         };
         let mut acquired = match engine::acquire(fw, &request).await {
             Ok(acquired) => acquired,

@@ -370,6 +370,7 @@ async fn run(inner: std::sync::Weak<Inner>) {
             ttl: None,
             recreate: true,
             local_queue: false,
+            yield_to: None,
         };
         let node = match engine::acquire(&fw, &request).await {
             Ok(acquired) => HeldNode::new(&fw, acquired, true),

@@ -140,7 +140,7 @@ pub(crate) trait Driver: Send + Sync + std::fmt::Debug {
     }
 }
 
-fn position(sorted: &[String], ours: &str) -> Option<usize> {
+pub(super) fn position(sorted: &[String], ours: &str) -> Option<usize> {
     sorted.iter().position(|c| c == ours)
 }
 
@@ -282,11 +282,16 @@ impl Driver for LeaseCount {
     }
 
     fn wake_at(&self, sorted: &[String], ours: &str) -> Option<SystemTime> {
-        others(sorted, ours).filter_map(|c| permit_deadline(c)).min()
+        earliest_deadline(sorted, ours)
     }
 }
 
-fn others<'a>(sorted: &'a [String], ours: &'a str) -> impl Iterator<Item = &'a String> {
+/// The earliest deadline of the expirable permits among `sorted`, ours left out.
+pub(super) fn earliest_deadline(sorted: &[String], ours: &str) -> Option<SystemTime> {
+    others(sorted, ours).filter_map(|c| permit_deadline(c)).min()
+}
+
+pub(super) fn others<'a>(sorted: &'a [String], ours: &'a str) -> impl Iterator<Item = &'a String> {
     sorted.iter().filter(move |c| c.as_str() != ours)
 }
 

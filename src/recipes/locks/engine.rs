@@ -69,6 +69,20 @@ pub(crate) struct Request<'a> {
     /// Not where a contender's node means something while it waits (a latch's participant,
     /// a reader queued among writers).
     pub local_queue: bool,
+    /// A queue that comes first (the semaphore's internal lock: `lock-` contenders under this
+    /// path): listed once, when a decision first says to wait; if anyone queues there, our node
+    /// is deleted and the contention ends [`Yielded`](Ended::Yielded) instead of waiting.
+    pub yield_to: Option<&'a str>,
+}
+
+/// How a contention ended, when not with an error.
+pub(crate) enum Ended<W: Wait> {
+    /// We hold.
+    Held(Acquired),
+    /// The wait's deadline passed; our node is deleted.
+    TimedOut(W::TimedOut),
+    /// Someone queues in [`Request::yield_to`]; our node is deleted.
+    Yielded,
 }
 
 /// A node read pipelined behind the listing that made us the holder: its data and version, or
@@ -141,6 +155,19 @@ pub(crate) async fn acquire(fw: &Framework, req: &Request<'_>) -> Result<Acquire
 /// the wait and (acquired) the fencing token and session; the waiters gauge and the wait
 /// histogram (a dropped future counts as `cancelled`).
 pub(crate) async fn contend<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Waited<Acquired, W>> {
+    debug_assert!(req.yield_to.is_none(), "a contention that may yield ends in `contend_or_yield`");
+    contend_or_yield(fw, req, wait)
+        .await?
+        .ok_or_else(|| Error::invalid("yield_to", "a contention that may yield must be asked if it did"))
+}
+
+/// [`contend`], which may also end because someone queues in [`Request::yield_to`]: `None`,
+/// our node deleted, and nothing recorded as a wait (the caller's next acquire records its own).
+pub(crate) async fn contend_or_yield<W: Wait>(
+    fw: &Framework,
+    req: &Request<'_>,
+    wait: W,
+) -> Result<Option<Waited<Acquired, W>>> {
     use tracing::field::Empty;
     use tracing::Instrument;
     let started = Instant::now();
@@ -154,7 +181,16 @@ pub(crate) async fn contend<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W)
         token = Empty,
         session = Empty,
     );
-    let result = contend_in_span(fw, req, wait).instrument(span.clone()).await;
+    let result = match contend_in_span(fw, req, wait).instrument(span.clone()).await {
+        Ok(Ended::Held(acquired)) => Ok(Ok(acquired)),
+        Ok(Ended::TimedOut(timed_out)) => Ok(Err(timed_out)),
+        Ok(Ended::Yielded) => {
+            span.record("outcome", "yielded");
+            acquiring.withdraw();
+            return Ok(None);
+        }
+        Err(e) => Err(e),
+    };
     let outcome = match &result {
         Ok(Ok(_)) => observe::Outcome::Acquired,
         Ok(Err(_)) => observe::Outcome::TimedOut,
@@ -173,12 +209,12 @@ pub(crate) async fn contend<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W)
         }
     }
     acquiring.finish(outcome);
-    result
+    result.map(Some)
 }
 
 /// [`contend`], inside its span: a place in the local queue first (where the request has
 /// one), then the contention in ZooKeeper's queue.
-async fn contend_in_span<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Waited<Acquired, W>> {
+async fn contend_in_span<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Ended<W>> {
     // left when the acquire ends, whatever the outcome: the next local acquire goes in then
     let _place = match (req.local_queue, wait.deadline()) {
         (false, _) => None,
@@ -186,7 +222,7 @@ async fn contend_in_span<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) ->
         (true, Some((at, timed_out))) => {
             match tokio::time::timeout_at(at, fw.session_extension::<Gates>().enter(req.dir)).await {
                 Ok(place) => Some(place),
-                Err(_) => return Ok(Err(timed_out)),
+                Err(_) => return Ok(Ended::TimedOut(timed_out)),
             }
         }
     };
@@ -196,7 +232,7 @@ async fn contend_in_span<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) ->
 }
 
 /// The contention in ZooKeeper's queue: create our node, list, watch, until we hold.
-async fn contend_in_queue<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Waited<Acquired, W>> {
+async fn contend_in_queue<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Ended<W>> {
     if req.ttl.is_some() && !fw.capabilities().await?.ttl_nodes {
         return Err(TTL_UNSUPPORTED);
     }
@@ -212,11 +248,14 @@ async fn contend_in_queue<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -
         recreations: 0,
         waited: false,
         next_touch: None,
+        yield_checked: req.yield_to.is_none(),
     };
     let mut pipelined = true;
     loop {
         let pending = &mut contention.pending;
         let (node, owner, listing) = create_node(fw, req, &name, pending, std::mem::take(&mut pipelined)).await?;
+        // a node created again sorts after whoever queued meanwhile: look at `yield_to` again
+        contention.yield_checked = req.yield_to.is_none();
         contention.next_touch = req.ttl.map(|ttl| Instant::now() + ttl / 3);
         if let Some(outcome) = contention.queue(node, owner, listing).await? {
             return Ok(outcome);
@@ -240,6 +279,8 @@ struct Contention<'a, 'r, W> {
     /// When our node, a TTL node, is to be touched next (kept across waits: a waiter woken
     /// more often than that must still touch it).
     next_touch: Option<Instant>,
+    /// Whether [`Request::yield_to`] was looked at (or there is none).
+    yield_checked: bool,
 }
 
 /// Our node in the queue.
@@ -306,12 +347,7 @@ enum Woken<T> {
 impl<W: Wait> Contention<'_, '_, W> {
     /// Waits in the queue with `node` until we hold (`Some`), or our node vanishes and may be
     /// created again (`None`). `listing`: one sent after our create, if we have it.
-    async fn queue(
-        &mut self,
-        node: CreatedNode,
-        owner: i64,
-        mut listing: Option<Listed>,
-    ) -> Result<Option<Waited<Acquired, W>>> {
+    async fn queue(&mut self, node: CreatedNode, owner: i64, mut listing: Option<Listed>) -> Result<Option<Ended<W>>> {
         let ours = Queued { name: paths::node_name(&node.path).to_string(), owner, node };
         let mut kept = Kept::new();
         loop {
@@ -321,13 +357,21 @@ impl<W: Wait> Contention<'_, '_, W> {
                 None => relist(self.fw, self.req).await?,
             };
             let deciding = self.req.prefetch.map(|_| listed.0.clone());
-            let (decision, status, prefetched) = self.decide(&ours, listed);
+            let (decision, status, prefetched, wake_at) = self.decide(&ours, listed);
+            // (a wait whose deadline has passed, a `try_`, ends without asking)
+            let waits = matches!(decision, Decision::Watch { .. } | Decision::WatchChildren)
+                && self.wait.instant().is_none_or(|at| at > Instant::now());
+            if waits && !std::mem::replace(&mut self.yield_checked, true) && self.someone_queues_first().await? {
+                self.withdraw(&ours).await;
+                return Ok(Some(Ended::Yielded));
+            }
             let next = match decision {
                 Decision::Acquired => {
                     let mut acquired = self.take(ours.node, status, prefetched);
                     acquired.listing = deciding;
-                    return Ok(Some(Ok(acquired)));
+                    return Ok(Some(Ended::Held(acquired)));
                 }
+
                 Decision::Missing => {
                     self.vanished(&ours, status)?;
                     return Ok(None);
@@ -342,8 +386,11 @@ impl<W: Wait> Contention<'_, '_, W> {
                 }
             };
             let waiting = match next {
-                Next::Wait(waiting) => waiting,
-                Next::HandedOver => return Ok(Some(Ok(self.take(ours.node, self.fw.status(), None)))),
+                Next::Wait(mut waiting) => {
+                    waiting.wake_at = waiting.wake_at.or(wake_at);
+                    waiting
+                }
+                Next::HandedOver => return Ok(Some(Ended::Held(self.take(ours.node, self.fw.status(), None)))),
                 Next::Decide(listed) => {
                     listing = Some(listed);
                     continue;
@@ -351,8 +398,8 @@ impl<W: Wait> Contention<'_, '_, W> {
                 Next::Relist => continue,
             };
             match self.wait_for_change(&ours, waiting).await {
-                Woken::Head(status) => return Ok(Some(Ok(self.take(ours.node, status, None)))),
-                Woken::TimedOut(timed_out) => return Ok(Some(Err(timed_out))),
+                Woken::Head(status) => return Ok(Some(Ended::Held(self.take(ours.node, status, None)))),
+                Woken::TimedOut(timed_out) => return Ok(Some(Ended::TimedOut(timed_out))),
                 Woken::Changed(still) => {
                     kept = still;
                     listing = Some(relist(self.fw, self.req).await?);
@@ -361,10 +408,16 @@ impl<W: Wait> Contention<'_, '_, W> {
         }
     }
 
-    /// The driver's decision on `listed` (and the status it was made with, and the prefetch
-    /// read). The listing is not kept while waiting: with N waiters that would be O(N²)
-    /// memory (a listing shared with other local waiters goes when the last one is done).
-    fn decide(&self, ours: &Queued, (listing, prefetched): Listed) -> (Decision, SessionStatus, Option<Prefetched>) {
+    /// The driver's decision on `listed` (and the status it was made with, the prefetch read,
+    /// and when a watching waiter must decide again though nothing it watches changed: the
+    /// driver's [`wake_at`](Driver::wake_at)). The listing is not kept while waiting: with N
+    /// waiters that would be O(N²) memory (a listing shared with other local waiters goes
+    /// when the last one is done).
+    fn decide(
+        &self,
+        ours: &Queued,
+        (listing, prefetched): Listed,
+    ) -> (Decision, SessionStatus, Option<Prefetched>, Option<Instant>) {
         let sorted = self.contenders(&listing);
         drop(listing);
         let status = self.fw.status();
@@ -373,7 +426,11 @@ impl<W: Wait> Contention<'_, '_, W> {
         } else {
             self.req.driver.decide(&sorted, &ours.name)
         };
-        (decision, status, prefetched)
+        let wake_at = match decision {
+            Decision::Watch { .. } => self.req.driver.wake_at(&sorted, &ours.name).map(instant_of),
+            _ => None,
+        };
+        (decision, status, prefetched, wake_at)
     }
 
     /// The contenders of `listing` in queue order, without its foreign children (each warned
@@ -479,11 +536,7 @@ impl<W: Wait> Contention<'_, '_, W> {
         if self.req.driver.decide(&check, &ours.name) != Decision::WatchChildren {
             return Ok(Next::Decide((list, None)));
         }
-        let wake_at = self
-            .req
-            .driver
-            .wake_at(&check, &ours.name)
-            .map(|at| Instant::now() + at.duration_since(std::time::SystemTime::now()).unwrap_or_default());
+        let wake_at = self.req.driver.wake_at(&check, &ours.name).map(instant_of);
         Ok(match watcher {
             Some(w) => Next::Wait(Waiting {
                 watchers: WatchSet::new([w]),
@@ -527,11 +580,7 @@ impl<W: Wait> Contention<'_, '_, W> {
                         self.next_touch = Some(Instant::now() + ttl / 3);
                     }
                     if let Some((_, timed_out)) = self.wait.deadline().filter(|(at, _)| *at <= Instant::now()) {
-                        let path = &ours.node.path;
-                        self.pending.forget_node();
-                        if let Err(e) = self.fw.delete_guaranteed(path).await {
-                            tracing::debug!(%path, error = %e, "delete after timeout continues in the background");
-                        }
+                        self.withdraw(ours).await;
                         return Woken::TimedOut(timed_out);
                     }
                     // woken only to touch our node: wait on (the driver's own time not come)
@@ -550,6 +599,23 @@ impl<W: Wait> Contention<'_, '_, W> {
         }
     }
 
+    /// Whether a contender queues in [`Request::yield_to`] (a foreign child there is no one).
+    async fn someone_queues_first(&self) -> Result<bool> {
+        let Some(dir) = self.req.yield_to else { return Ok(false) };
+        let children = self.fw.children_or_empty(dir).await?;
+        Ok(children.iter().any(|c| super::driver::is_contender(c, &[crate::recipes::layout::LOCK_NAME])))
+    }
+
+    /// Deletes our node as we give up our place (in the background if that fails, or if this
+    /// is cancelled: our node is forgotten only once the delete has been tried).
+    async fn withdraw(&mut self, ours: &Queued) {
+        let path = &ours.node.path;
+        if let Err(e) = self.fw.delete_guaranteed(path).await {
+            tracing::debug!(%path, error = %e, "delete of a withdrawn node continues in the background");
+        }
+        self.pending.forget_node();
+    }
+
     /// We hold with `node`: it is the guard's now (the acquire no longer deletes it).
     fn take(&mut self, node: CreatedNode, status: SessionStatus, prefetched: Option<Prefetched>) -> Acquired {
         self.pending.forget_node();
@@ -559,6 +625,11 @@ impl<W: Wait> Contention<'_, '_, W> {
         let kind = self.req.kind;
         Acquired { path: node.path, stat: node.stat, status, mark, prefetched, waited, ttl, listing: None, kind }
     }
+}
+
+/// The instant of the wall-clock time `at` (now, when it has passed).
+fn instant_of(at: std::time::SystemTime) -> Instant {
+    Instant::now() + at.duration_since(std::time::SystemTime::now()).unwrap_or_default()
 }
 
 /// Creates one protected node (any mode) cancel-safely: if the future is dropped, whatever

@@ -11,6 +11,7 @@ mod handle;
 mod held;
 mod holds;
 mod lease;
+mod lease_rank;
 pub(crate) mod listings;
 mod lock;
 mod multilock;

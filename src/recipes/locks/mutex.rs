@@ -269,6 +269,7 @@ impl InterProcessMutex {
             ttl: s.state.server_ttl,
             recreate: true,
             local_queue: true,
+            yield_to: None,
         };
         let acquired = engine::contend(&s.fw, &request, wait).await?;
         Ok(acquired.map(|a| LockGuard::new(HeldNode::new(&s.fw, a, s.state.revocable), &s.state.local)))

@@ -16,7 +16,9 @@ pub(crate) fn permit_name(deadline: SystemTime) -> String {
 
 /// The deadline of a permit node (a child of `leases`), or `None` for an ordinary lease.
 pub(crate) fn permit_deadline(child: &str) -> Option<SystemTime> {
-    let start = child.find(&format!("-{PERMIT_EXPIRES}"))? + 1 + PERMIT_EXPIRES.len();
+    // the first `-expires-` (no string made: every child of every lease listing is asked)
+    let at = child.match_indices(PERMIT_EXPIRES).map(|(i, _)| i).find(|&i| i > 0 && child.as_bytes()[i - 1] == b'-')?;
+    let start = at + PERMIT_EXPIRES.len();
     let rest = &child[start..];
     let digits = rest.find('-').map(|end| &rest[..end])?;
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || !rest[digits.len()..].starts_with('-') {

@@ -297,6 +297,7 @@ impl InterProcessReadWriteLock {
             ttl,
             recreate: true,
             local_queue: false,
+            yield_to: None,
         };
         Ok(engine::contend(&s.fw, &request, wait).await?.map(|a| HeldNode::new(&s.fw, a, false)))
     }

@@ -10,6 +10,7 @@ use super::engine::{self, Request};
 use super::expiring_permit::{delete_permit, swap_for_permit, ExpiringPermit};
 use super::held::HeldNode;
 use super::lease::Lease;
+use super::lease_rank::LeaseRank;
 use super::mutex::{participants, InterProcessMutex};
 use super::permit_name::check_permit_id;
 use crate::error::{Error, Result};
@@ -23,6 +24,19 @@ use crate::recipes::layout::{LEASE_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS};
 /// Curator): an [`InterProcessMutex`] at `<path>/locks` serialises acquirers; leases are
 /// ephemeral-sequential nodes `<path>/leases/_c_<uuid>-lease-<seq>`; a holder of the mutex
 /// creates its lease node and waits until there are at most `max_leases` lease nodes.
+///
+/// # Fast path
+/// While no one queues for the internal mutex, one lease is taken without it: our lease node
+/// holds when fewer than `max_leases` leases sort before it (expirable permits count as
+/// before it wherever they sort), and otherwise waits for one of the leases right before it
+/// to go. That is about 6 requests to the servers per lease instead of about 9 (the mutex's
+/// create, listing and delete are gone), and a waiter is woken by the lease before it, not
+/// by every change. It stays safe beside Curator's rule: a lease that holds by either rule
+/// has fewer than `max_leases` leases before it from then on, so no more than `max_leases`
+/// hold. It stays fair to Curator: an acquire that finds a contender under `<path>/locks`
+/// (a Curator acquirer, which holds that mutex while it waits for a lease, or one of ours
+/// taking several leases) takes the mutex too and queues behind it. Only
+/// [`acquire_many`](Self::acquire_many) with more than one lease always takes the mutex.
 ///
 /// # Notable behaviors
 /// * `max_leases` is a convention every participant must agree on: nothing on the server
@@ -71,6 +85,7 @@ use crate::recipes::layout::{LEASE_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS};
 pub struct InterProcessSemaphoreV2 {
     fw: Framework,
     leases_dir: String,
+    locks_dir: String,
     lock: InterProcessMutex,
     max_leases: usize,
 }
@@ -89,10 +104,12 @@ impl InterProcessSemaphoreV2 {
                 format!("max leases must be in 1..={}, got {max_leases}", i32::MAX),
             ));
         }
+        let locks_dir = paths::join(path, SEMAPHORE_LOCKS);
         Ok(Self {
             fw: fw.clone(),
             leases_dir: paths::join(path, SEMAPHORE_LEASES),
-            lock: InterProcessMutex::new(fw, &paths::join(path, SEMAPHORE_LOCKS))?.with_kind(Kind::SemaphoreLock),
+            lock: InterProcessMutex::new(fw, &locks_dir)?.with_kind(Kind::SemaphoreLock),
+            locks_dir,
             max_leases,
         })
     }
@@ -267,6 +284,15 @@ impl InterProcessSemaphoreV2 {
         if n == 0 || n > self.max_leases {
             return Err(Error::invalid("n", format!("cannot acquire {n} of {} leases", self.max_leases)));
         }
+        if n == 1 {
+            let driver = LeaseRank::new(self.max_leases);
+            let request =
+                Request { yield_to: Some(&self.locks_dir), ..self.lease_request(self.fw.default_data(), &driver) };
+            if let Some(taken) = engine::contend_or_yield(&self.fw, &request, wait).await? {
+                return Ok(taken.map(|acquired| vec![Lease::new(HeldNode::new(&self.fw, acquired, false))]));
+            }
+            // someone queues for the internal lock: behind them
+        }
         let lock = match self.lock.acquire_until(wait).await? {
             Ok(lock) => lock,
             Err(timed_out) => return Ok(Err(timed_out)),
@@ -275,17 +301,7 @@ impl InterProcessSemaphoreV2 {
         let mut leases = Vec::with_capacity(n);
         let data = self.fw.default_data();
         for _ in 0..n {
-            let request = Request {
-                kind: Kind::Semaphore,
-                dir: &self.leases_dir,
-                name: LEASE_NAME,
-                data,
-                driver: &driver,
-                prefetch: None,
-                ttl: None,
-                recreate: true,
-                local_queue: false,
-            };
+            let request = self.lease_request(data, &driver);
             match engine::contend(&self.fw, &request, wait).await {
                 Ok(Ok(acquired)) => leases.push(Lease::new(HeldNode::new(&self.fw, acquired, false))),
                 Ok(Err(timed_out)) => {
@@ -304,6 +320,21 @@ impl InterProcessSemaphoreV2 {
         // delete at once (ordered before anything we do next) and finishes it in the background.
         drop(lock);
         Ok(Ok(leases))
+    }
+
+    fn lease_request<'a>(&'a self, data: &'a [u8], driver: &'a dyn super::driver::Driver) -> Request<'a> {
+        Request {
+            kind: Kind::Semaphore,
+            dir: &self.leases_dir,
+            name: LEASE_NAME,
+            data,
+            driver,
+            prefetch: None,
+            ttl: None,
+            recreate: true,
+            local_queue: false,
+            yield_to: None,
+        }
     }
 
     /// Returns every lease (Curator's `returnAll`), reporting the first error. Leases may come

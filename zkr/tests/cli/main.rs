@@ -556,13 +556,13 @@ async fn inspect_every_recipe_human_and_json() {
     check_inspect(&cs, &fw, &rw, "rwlock", 1, 1).await;
 
     let sem = path("inspect-semaphore");
-    let lease = InterProcessSemaphoreV2::new(&fw, &sem, 1).unwrap().acquire().await.unwrap();
-    let s = InterProcessSemaphoreV2::new(&other, &sem, 1).unwrap();
-    background.push(tokio::spawn(async move { drop(s.acquire().await) }));
-    wait_for_children(&fw, &format!("{sem}/leases"), 2).await;
-    // the waiter holds the internal lock while its lease node waits; the server does not
-    // know the maximum, so inspect lists every lease node as a holder
-    check_inspect(&cs, &fw, &sem, "semaphore", 2, 1).await;
+    let lease = InterProcessSemaphoreV2::new(&fw, &sem, 2).unwrap().acquire_many(2).await.unwrap();
+    let s = InterProcessSemaphoreV2::new(&other, &sem, 2).unwrap();
+    background.push(tokio::spawn(async move { drop(s.acquire_many(2).await) }));
+    wait_for_children(&fw, &format!("{sem}/leases"), 3).await;
+    // the waiter for two leases holds the internal lock while its first lease node waits; the
+    // server does not know the maximum, so inspect lists every lease node as a holder
+    check_inspect(&cs, &fw, &sem, "semaphore", 3, 1).await;
 
     let election = path("inspect-latch");
     let (one, two) =
