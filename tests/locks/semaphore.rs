@@ -178,3 +178,54 @@ async fn a_single_acquire_queues_behind_one_waiting_under_the_internal_lock() {
         fw.close();
     }
 }
+
+/// A waiter under the internal lock whose session expires loses the lock with it: it acquires
+/// again from the top (the lock first) instead of waiting on by Curator's count without the
+/// lock, where a later fast-path waiter, finding no one queued, could queue behind it and the
+/// two wait for each other.
+#[tokio::test]
+async fn a_waiter_under_the_internal_lock_takes_it_again_after_its_session_expires() {
+    let cs = fixtures::shared_server().await;
+    let (a, b) = (fixtures::framework(&cs).await, fixtures::framework(&cs).await);
+    let path = format!("/{}", fixtures::unique("sem-expire"));
+    let leases = format!("{path}/leases");
+    let sa = InterProcessSemaphoreV2::new(&a, &path, 2).unwrap();
+    let held = sa.acquire_many(2).await.unwrap();
+    let many = {
+        let sem = InterProcessSemaphoreV2::new(&b, &path, 2).unwrap();
+        tokio::spawn(async move { sem.acquire_many(2).await })
+    };
+    queued(&a, &leases, 3, "acquire_many's first lease queued").await;
+    let first_session = b.status().session_id;
+    zk_recipes_testing::expire_session(&b).await.unwrap();
+    // back in the queue under a new session: the lock again, then a lease under it
+    fixtures::eventually(WAIT, "acquire_many queued again under a new session", || async {
+        let owners = |dir: String| {
+            let a = a.clone();
+            async move {
+                let mut owners = Vec::new();
+                for child in a.children(&dir).await.unwrap_or_default() {
+                    if let Ok(Some(stat)) = a.exists(&format!("{dir}/{child}")).await {
+                        owners.push(stat.ephemeral_owner);
+                    }
+                }
+                owners
+            }
+        };
+        let session = b.status().session_id;
+        session != first_session
+            && owners(format!("{path}/locks")).await == vec![session]
+            && owners(leases.clone()).await.iter().filter(|&&o| o == session).count() == 1
+    })
+    .await;
+    still_waits(&many, "two leases are held").await;
+    InterProcessSemaphoreV2::return_all(held).await.unwrap();
+    let two = tokio::time::timeout(WAIT, many).await.expect("acquire_many after the release").unwrap().unwrap();
+    assert_eq!(two.len(), 2);
+    assert!(two.iter().all(|l| !l.is_lost()));
+    InterProcessSemaphoreV2::return_all(two).await.unwrap();
+    fixtures::settle(&[&a, &b]).await;
+    assert!(fixtures::ephemerals(&a, &path).await.unwrap().is_empty());
+    a.close();
+    b.close();
+}

@@ -284,15 +284,39 @@ impl InterProcessSemaphoreV2 {
         if n == 0 || n > self.max_leases {
             return Err(Error::invalid("n", format!("cannot acquire {n} of {} leases", self.max_leases)));
         }
-        if n == 1 {
-            let driver = LeaseRank::new(self.max_leases);
-            let request =
-                Request { yield_to: Some(&self.locks_dir), ..self.lease_request(self.fw.default_data(), &driver) };
-            if let Some(taken) = engine::contend_or_yield(&self.fw, &request, wait).await? {
-                return Ok(taken.map(|acquired| vec![Lease::new(HeldNode::new(&self.fw, acquired, false))]));
+        let (started, mut restarts) = (Instant::now(), 0);
+        loop {
+            if n == 1 {
+                let driver = LeaseRank::new(self.max_leases);
+                let request =
+                    Request { yield_to: Some(&self.locks_dir), ..self.lease_request(self.fw.default_data(), &driver) };
+                if let Some(taken) = engine::contend_or_yield(&self.fw, &request, wait).await? {
+                    return Ok(taken.map(|acquired| vec![Lease::new(HeldNode::new(&self.fw, acquired, false))]));
+                }
+                // someone queues for the internal lock: behind them
             }
-            // someone queues for the internal lock: behind them
+            match self.acquire_under_lock(n, wait).await {
+                Ok(taken) => return Ok(taken),
+                // A lease node vanished while we waited under the lock: our session was lost
+                // (the lock with it) or someone deleted it. Waiting on without the lock could
+                // wait for a waiter that waits for us: from the top, as the retry policy allows.
+                Err(lost @ Error::LockLost { .. }) => {
+                    let vanished = zookeeper_client::Error::NoNode;
+                    if self.fw.retry_policy().allow_retry(restarts, started.elapsed(), &vanished).is_none() {
+                        return Err(lost);
+                    }
+                    restarts += 1;
+                    tracing::debug!(path = %self.leases_dir, "semaphore: a lease node vanished under the internal lock: acquiring again");
+                }
+                Err(e) => return Err(e),
+            }
         }
+    }
+
+    /// `n` leases under the internal lock, by Curator's count (its own acquire). A lease node
+    /// that vanishes ends it with [`Error::LockLost`] (every lease taken and the lock are
+    /// returned first).
+    async fn acquire_under_lock<W: Wait>(&self, n: usize, wait: W) -> Result<Waited<Vec<Lease>, W>> {
         let lock = match self.lock.acquire_until(wait).await? {
             Ok(lock) => lock,
             Err(timed_out) => return Ok(Err(timed_out)),
@@ -301,20 +325,18 @@ impl InterProcessSemaphoreV2 {
         let mut leases = Vec::with_capacity(n);
         let data = self.fw.default_data();
         for _ in 0..n {
-            let request = self.lease_request(data, &driver);
-            match engine::contend(&self.fw, &request, wait).await {
-                Ok(Ok(acquired)) => leases.push(Lease::new(HeldNode::new(&self.fw, acquired, false))),
-                Ok(Err(timed_out)) => {
-                    return_all(leases).await.ok();
-                    release_quietly(lock).await;
-                    return Ok(Err(timed_out));
+            let request = Request { recreate: false, ..self.lease_request(data, &driver) };
+            let outcome = match engine::contend(&self.fw, &request, wait).await {
+                Ok(Ok(acquired)) => {
+                    leases.push(Lease::new(HeldNode::new(&self.fw, acquired, false)));
+                    continue;
                 }
-                Err(e) => {
-                    return_all(leases).await.ok();
-                    release_quietly(lock).await;
-                    return Err(e);
-                }
-            }
+                Ok(Err(timed_out)) => Ok(Err(timed_out)),
+                Err(e) => Err(e),
+            };
+            return_all(leases).await.ok();
+            release_quietly(lock).await;
+            return outcome;
         }
         // The lease holder need not wait for the internal lock's release: dropping sends its
         // delete at once (ordered before anything we do next) and finishes it in the background.
