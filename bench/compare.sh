@@ -53,7 +53,8 @@
 #   LEASES           semaphore leases                               (default 2)
 #   FLOORS           1: the serial-write floors, 1 client: `raw` (create+delete pairs) and
 #                    `raw_set` (versioned setData of one node), and with the entity rows the
-#                    pipelined limit `raw` 1 client x T tasks            (default 1)
+#                    pipelined limit `raw` 1 client x T tasks and the per-entity ceiling
+#                    `raw_entity` 1 x T (the entity's requests, no lock)  (default 1)
 #   FLOOR_PEERS      peers measuring the floors, among PEERS   (default "zk-recipes curator zookeeper-client")
 #   ENSEMBLE_FLOOR_PEERS  the same on the ensemble             (default FLOOR_PEERS when set, else zk-recipes)
 #   RAW_CLIENTS      more client counts of zk-recipes' `raw` (create+delete), e.g. "4 16"  (default none)
@@ -61,7 +62,8 @@
 #                    64 was issue 32's row)
 #   TASK_PEERS       peers of that row, among PEERS                  (default "zk-recipes curator")
 #   ENTITY_TASKS     the T of the per-entity mutex rows (1 client x T tasks), each beside the
-#                    pipelined limit `raw` 1 x T; empty: no entity rows  (default "64 256")
+#                    pipelined limit `raw` 1 x T and the ceiling `raw_entity` 1 x T; empty: no
+#                    entity rows  (default "64 256")
 #   ENTITY_PATHS     entities (locks and stock nodes) of those rows  (default 1000)
 #   ENTITY_PEERS     peers of those rows, among PEERS   (default "zk-recipes curator kazoo zookeeper-client")
 #   EXTRAS_SETTINGS  topologies that also run drain, memory, holders and cache runs (in every
@@ -493,13 +495,17 @@ plan_setting() { # topology -> fills plan[]
             fi
             if [[ $recipe == entity ]]; then
                 # per T: the entity peers and (with the floors) zk-recipes' pipelined limit, raw
-                # 1 x T, in one rotating turn, so the limit is measured beside the rows it scales
+                # 1 x T, and the per-entity ceiling, raw_entity 1 x T (the entity's requests
+                # without a lock), in one rotating turn, so both are measured beside the rows
+                # they scale
                 for t in $ENTITY_TASKS; do
                     local turn=$ENTITY_PEERS
-                    ((FLOORS)) && has "$PEERS" zk-recipes && turn="limit $turn"
+                    ((FLOORS)) && has "$PEERS" zk-recipes && turn="limit ceiling $turn"
                     for peer in $(rotate $((rep - 1)) $turn); do
                         if [[ $peer == limit ]]; then
                             plan+=("zk-recipes raw 1 $rep --tasks $t")
+                        elif [[ $peer == ceiling ]]; then
+                            plan+=("zk-recipes raw_entity 1 $rep --tasks $t")
                         elif peer_has "$peer" entity; then
                             plan+=("$peer entity 1 $rep --tasks $t --paths $ENTITY_PATHS")
                         fi
@@ -602,7 +608,8 @@ for line in sys.stdin:
     c = cost(words[0], words[1], int(words[2]), words[4:], spec.endswith(":disk") and not sync_off)
     runs[spec] += 1
     secs[spec] += c
-    kind = {"raw": "floors" if "--tasks" not in words else "limit", "raw_set": "floors"}.get(words[1], words[1])
+    kind = {"raw": "floors" if "--tasks" not in words else "limit", "raw_set": "floors",
+            "raw_entity": "limit"}.get(words[1], words[1])
     kinds[spec][kind] += c
 lo = hi = 0.0
 for spec in order:

@@ -30,7 +30,7 @@ from report_extras import (CACHE_BEGIN, CACHE_END, CACHE_RECIPES, cache_section,
                            memory_section, splice_cache_section)
 from report_fmt import (PEER_ORDER, fmt_duration, fmt_ms, fmt_ops, fmt_ratio, peer_rank, read_jsonl,
                         spread, title)
-from report_text import COUNTER_TASKS_NOTE, ENTITY_TABLE_NOTE, LIMIT_NOTE, RECIPE_NOTES
+from report_text import CEILING_NOTE, COUNTER_TASKS_NOTE, ENTITY_TABLE_NOTE, LIMIT_NOTE, RECIPE_NOTES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -40,7 +40,10 @@ RECIPE_ORDER = ("mutex", "entity", "rwlock", "semaphore", "semaphore_mutex", "co
 # How a recipe's operations are named where that is not "ops" (shedlock: one operation = one tick decided).
 RECIPE_LABELS = {"shedlock": "shedlock (ticks/s)", "entity": "per-entity mutex"}
 FLOORS = ("raw", "raw_set")
-FLOOR_NAMES = {"raw": "create+delete", "raw_set": "setData"}
+# The per-entity ceiling: the requests of an uncontended entity sale without a lock's logic
+# (`raw_entity`, 1 client x T tasks), beside the limit of the same T.
+CEILING = "raw_entity"
+FLOOR_NAMES = {"raw": "create+delete", "raw_set": "setData", CEILING: "per-entity requests without a lock"}
 # Which floor a recipe is measured against: a lock hand-off has a delete and a create on its
 # path, a counter update one versioned write. The entity rows have their own reference: the
 # pipelined create+delete limit of one session with the same T tasks (`raw`, 1 client x T).
@@ -80,7 +83,7 @@ class Runs:
         return sorted({k[4] for k in self.by if k[0] == setting and k[1] == recipe}, key=peer_rank)
 
     def recipes(self, setting):
-        got = {k[1] for k in self.by if k[0] == setting and k[1] not in FLOORS}
+        got = {k[1] for k in self.by if k[0] == setting and k[1] not in FLOORS and k[1] != CEILING}
         return [x for x in RECIPE_ORDER if x in got] + sorted(got - set(RECIPE_ORDER))
 
     def floor(self, setting, floor):
@@ -98,6 +101,10 @@ class Runs:
     def limit(self, setting, tasks):
         """The pipelined create+delete limit per repeat: zk-recipes' `raw`, 1 client x T tasks."""
         return ops_of(self.get(setting, "raw", 1, tasks, "zk-recipes"))
+
+    def ceiling(self, setting, tasks):
+        """The per-entity ceiling per repeat: zk-recipes' `raw_entity`, 1 client x T tasks."""
+        return ops_of(self.get(setting, CEILING, 1, tasks, "zk-recipes"))
 
     def reference(self, setting, recipe, tasks):
         """What a recipe's point is scaled by: (column name, per-repeat ops/s), or (None, {})."""
@@ -159,12 +166,14 @@ def summary(runs, s, label, peers, meta, extra_rows=()):
         if any(reps.values()):
             L.append(f"| **{FLOOR_NAMES[floor]} floor** | 1 | "
                      + " | ".join(spread(list(ops_of(reps[p]).values()), fmt_ops) for p in cols) + " | | |")
-    for c, t in runs.points(s, "raw"):
-        if c == 1 and t > 1:
-            reps = {p: runs.get(s, "raw", 1, t, p) for p in cols}
-            L.append(f"| **pipelined create+delete limit** | {point_label(1, t, True)} | "
-                     + " | ".join(spread(list(ops_of(reps[p]).values()), fmt_ops) if reps[p] else "–" for p in cols)
-                     + " | | |")
+    for floor, name in (("raw", "pipelined create+delete limit"), (CEILING, "per-entity ceiling (no lock)")):
+        for c, t in runs.points(s, floor):
+            if c == 1 and t > 1:
+                reps = {p: runs.get(s, floor, 1, t, p) for p in cols}
+                vs = spread(per_repeat(runs.ceiling(s, t), runs.limit(s, t)), fmt_ratio) if floor == CEILING else ""
+                L.append(f"| **{name}** | {point_label(1, t, True)} | "
+                         + " | ".join(spread(list(ops_of(reps[p]).values()), fmt_ops) if reps[p] else "–" for p in cols)
+                         + f" | | {vs} |")
     for recipe in runs.recipes(s):
         for clients, tasks in runs.points(s, recipe):
             _, ref = runs.reference(s, recipe, tasks)
@@ -186,8 +195,9 @@ def summary(runs, s, label, peers, meta, extra_rows=()):
 
 
 def floors_table(runs, s, label):
-    rows = sorted({(k[1], k[2], k[3], k[4]) for k in runs.by if k[0] == s and k[1] in FLOORS},
-                  key=lambda k: (FLOORS.index(k[0]), k[2], k[1], peer_rank(k[3])))
+    order = FLOORS + (CEILING,)
+    rows = sorted({(k[1], k[2], k[3], k[4]) for k in runs.by if k[0] == s and k[1] in order},
+                  key=lambda k: (order.index(k[0]), k[2], k[1], peer_rank(k[3])))
     if not rows:
         return []
     L = [f"### Serial-write floors and the pipelined limit ({label})", ""]
@@ -196,18 +206,23 @@ def floors_table(runs, s, label):
              "expecting the version the previous set returned (1 write per operation). A lock hand-off or a "
              "contended counter update needs at least one write on its critical path, so these are the physical "
              "reference of the recipe tables' *× floor*, which divide by zk-recipes' 1-client floor of the same "
-             "repeat (*reference* below; the other clients' floors are shown beside it as a check). " + LIMIT_NOTE)
+             "repeat (*reference* below; the other clients' floors are shown beside it as a check). " + LIMIT_NOTE
+             + " " + CEILING_NOTE)
     L.append("")
     L.append("| floor | clients | peer | ops/s | writes/s | × reference | p50 ms | p99 ms | runs |")
     L.append("|---|--:|---|--:|--:|--:|--:|--:|--:|")
     for floor, clients, tasks, peer in rows:
         reps = runs.get(s, floor, clients, tasks, peer)
         ops = list(ops_of(reps).values())
-        per = 2 if floor == "raw" else 1
-        ref, who = runs.floor(s, floor)
-        vs = ("reference" if (clients, tasks, peer) == (1, 1, who)
-              else spread(per_repeat(ops_of(reps), ref), fmt_ratio))
-        name = FLOOR_NAMES[floor] if tasks == 1 else f"{FLOOR_NAMES[floor]}, pipelined limit"
+        per = 1 if floor == "raw_set" else 2
+        if floor == CEILING:
+            vs = spread(per_repeat(ops_of(reps), runs.limit(s, tasks)), fmt_ratio) + " of the limit"
+            name = f"{FLOOR_NAMES[floor]}, ceiling"
+        else:
+            ref, who = runs.floor(s, floor)
+            vs = ("reference" if (clients, tasks, peer) == (1, 1, who)
+                  else spread(per_repeat(ops_of(reps), ref), fmt_ratio))
+            name = FLOOR_NAMES[floor] if tasks == 1 else f"{FLOOR_NAMES[floor]}, pipelined limit"
         L.append(f"| {name} | {point_label(clients, tasks)} | {title(peer)} | {spread(ops, fmt_ops)}{flagged(reps)} | "
                  f"{spread([per * o for o in ops], fmt_ops)} | {vs} | "
                  f"{spread([r.get('p50_ms') for r in reps.values()], fmt_ms)} | "
@@ -229,12 +244,15 @@ def recipe_table(runs, s, label, recipe, unsupported, failed, notes_text):
     by_tasks = recipe in LIMIT_OF  # one session, T tasks: the first column is T
     head = ("| tasks" if by_tasks else "| clients") + " | peer | ops/s | " + "".join(f"×{title(b)} | " for b in bases)
     head += f"{ref_name} | " if ref_name else ""
+    ceilings = {t: runs.ceiling(s, t) for c, t in points} if recipe in LIMIT_OF else {}
+    has_ceiling = any(ceilings.values())
+    head += "× ceiling | " if has_ceiling else ""
     fair = any(slowest_worker(r) is not None for c, t in points for p in peers
                for r in runs.get(s, recipe, c, t, p).values())
     head += "slowest worker | " if fair else ""
     head += "p50 ms | p99 ms | runs |"
     L.append(head)
-    L.append("|--:|---|--:|" + "--:|" * (len(bases) + (1 if ref_name else 0) + fair) + "--:|--:|--:|")
+    L.append("|--:|---|--:|" + "--:|" * (len(bases) + (1 if ref_name else 0) + has_ceiling + fair) + "--:|--:|--:|")
     notes = []
     for clients, tasks in points:
         ref = refs[(clients, tasks)][1]
@@ -249,6 +267,8 @@ def recipe_table(runs, s, label, recipe, unsupported, failed, notes_text):
                 cells.append(spread(per_repeat(ops, other), fmt_ratio) if b != p else "")
             if ref_name:
                 cells.append(spread(per_repeat(ops, ref), fmt_ratio))
+            if has_ceiling:
+                cells.append(spread(per_repeat(ops, ceilings[tasks]), fmt_ratio))
             if fair:
                 cells.append(spread([slowest_worker(r) for r in reps.values()], fmt_ratio))
             cells.append(spread([r.get("p50_ms") for r in reps.values()], fmt_ms))
@@ -387,7 +407,8 @@ def build_report(a):
              "that peer's at the same point; *× floor* is the share of the serial-write floor of the same setting "
              "and repeat (create+delete for the locks, setData for the counters; see each setting's floor "
              "table); *× limit* (per-entity mutex) the share of the pipelined create+delete limit of one session "
-             "with the same T tasks, same setting and repeat. *slowest worker* is the fewest operations one client "
+             "with the same T tasks, same setting and repeat, and *× ceiling* its share of the same requests sent "
+             "without a lock (the most any per-entity mutex can reach). *slowest worker* is the fewest operations one client "
              "(or one task, in the *tasks* rows) finished in the window, over the mean per worker: 1 is an even "
              "share, near 0 a worker that starved while the others made the ops/s. "
              "Latency is from asking to holding (for the counter, the call), p50 / p99 in ms. "

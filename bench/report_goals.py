@@ -86,6 +86,12 @@ def evaluate(runs, s, topo, extra_rows):
             bad_v = sum(r.get("violations", 0) for r in reps.values())
             bad_e = sum(r.get("errors", 0) for r in reps.values())
             g["note"] = f"{bad_v} violation(s), {bad_e} error(s)" if bad_v or bad_e else "0 violations, 0 errors"
+            if against == "limit":
+                ceiling = runs.ceiling(s, tasks)
+                shares = [ceiling[rep] / den[rep] for rep in sorted(ceiling) if den.get(rep, 0) > 0]
+                if shares:
+                    g["note"] += (f"; the same requests without a lock reach {spread(shares, fmt_ratio)} × the limit "
+                                  "(the per-entity ceiling)")
             if not g["n"]:
                 g["note"] = f"not measured: no repeat with both zk-recipes' run and {what}"
         out.append(g)

@@ -63,7 +63,16 @@ LIMIT_NOTE = ("The *pipelined create+delete limit* (`raw`, 1 client × T tasks) 
               "lock node's create and delete, so this is the rate one session reaches with that much in flight, "
               "the physical reference of the per-entity mutex's *× limit*.")
 
+CEILING_NOTE = ("The *per-entity ceiling* (`raw_entity`, 1 client × T tasks, in the same turn) sends what an "
+                "uncontended per-entity sale sends and nothing else, with no lock's logic: each task's ephemeral "
+                "sequential create in its own lock directory, pipelined with that directory's listing and a read "
+                "of its stock node, then one `multi` setting the stock and deleting the node. A Curator-compatible "
+                "lock lists after its create to know it holds, and a decrement reads before it writes, so no lock "
+                "on that workload sends less: its share of the limit (*of the limit*) is the most any per-entity "
+                "mutex can reach in that setting, and the entity table's *× ceiling* how close we come to it.")
+
 ENTITY_TABLE_NOTE = ("One process, one session, T tasks locking one of P entities each (uniform), decrementing its "
                      "stock under the lock, releasing. *× limit*: ops/s over the pipelined create+delete limit "
-                     "with the same T tasks, same setting and repeat (floor table). Latency is the acquire. A "
+                     "with the same T tasks, same setting and repeat (floor table); *× ceiling*: over the per-entity "
+                     "ceiling, the same requests without a lock (floor table). Latency is the acquire. A "
                      "violation is an entity whose stock did not end exact.")

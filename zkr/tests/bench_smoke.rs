@@ -64,6 +64,8 @@ async fn every_recipe_runs_clean() {
         "--peer",
         "zookeeper-client",
     ]);
+    // the per-entity ceiling: an entity sale's requests without a lock, tasks on one session
+    runs.push(vec!["--recipe", "raw_entity", "--clients", "1", "--tasks", "8"]);
     // many locks held at once by one session, every one acquired and released
     runs.push(vec!["--recipe", "holders", "--clients", "1", "--holders", "1500", "--tasks", "32"]);
     for mut args in runs {

@@ -9,6 +9,13 @@
 //!   expecting the version the previous one returned; with 1 client it is the **setData
 //!   floor**, the reference of the counters (an increment is one versioned write).
 //! - `raw_seq`: an ephemeral sequential create pipelined with a listing, then the delete.
+//! - `raw_entity`: the requests of one uncontended per-entity sale and nothing else: an
+//!   ephemeral sequential create in the task's own lock directory, pipelined with that
+//!   directory's listing and a read of the task's stock node, then one `multi` setting the
+//!   stock (versioned) and deleting the node — what the `entity` recipe sends when nobody
+//!   contends, without a lock's logic. Its rate over the pipelined limit is the ceiling of
+//!   any Curator-compatible lock on that workload (a lock must list after its create to know
+//!   it holds, and a decrement reads before it writes).
 //!
 //! With N clients each client has its own node. `--peer zookeeper-client` runs `raw` and
 //! `raw_set` on a session as zookeeper-client's users get it (Nagle's algorithm on).
@@ -24,13 +31,14 @@ pub(crate) enum Kind {
     CreateDelete,
     Set,
     Seq,
+    Entity,
 }
 
 /// One client's floor loop.
 pub(crate) struct Raw {
     client: Client,
     kind: Kind,
-    /// The node (create+delete, set) or the directory (seq).
+    /// The node (create+delete, set), the directory (seq) or the lock directory (entity).
     path: String,
     /// The version the next versioned set expects.
     version: i32,
@@ -51,6 +59,13 @@ impl Raw {
         let (path, version) = match kind {
             Kind::CreateDelete => (format!("{dir}/raw-{k}"), 0),
             Kind::Seq => (dir.to_string(), 0),
+            Kind::Entity => {
+                let lock_dir = format!("{dir}/e-{k}");
+                ensure_dir(fw, &lock_dir).await?;
+                let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
+                client.create(&stock_of(&lock_dir), b"1000000000", &options).await.map_err(fail)?;
+                (lock_dir, 0)
+            }
             Kind::Set => {
                 let path = format!("{dir}/set-{k}");
                 let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
@@ -84,16 +99,44 @@ impl Raw {
                 listed?;
                 self.client.delete(&format!("{prefix}{seq}"), None).await?;
             }
+            Kind::Entity => {
+                let (prefix, stock) = (format!("{}/_c_raw-lock-", self.path), stock_of(&self.path));
+                let options = CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
+                let create = self.client.create(&prefix, b"", &options);
+                let list = self.client.list_children(&self.path);
+                let read = self.client.get_data(&stock);
+                let (created, listed, read) = tokio::join!(create, list, read);
+                let (_, seq) = created?;
+                listed?;
+                let (data, stat) = read?;
+                let left: i64 = std::str::from_utf8(&data).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+                let mut multi = self.client.new_multi_writer();
+                multi.add_delete(&format!("{prefix}{seq}"), None)?;
+                multi.add_set_data(&stock, (left - 1).to_string().as_bytes(), Some(stat.version))?;
+                multi.commit().await.map_err(|e| zk_recipes::Error::ZooKeeper(e.into()))?;
+            }
         }
         Ok(())
     }
 
     /// Removes what the loop left (the `set` node; the others delete their nodes as they go).
     pub async fn finish(self) {
-        if self.kind == Kind::Set {
-            let _ = self.client.delete(&self.path, None).await;
+        match self.kind {
+            Kind::Set => {
+                let _ = self.client.delete(&self.path, None).await;
+            }
+            Kind::Entity => {
+                let _ = self.client.delete(&stock_of(&self.path), None).await;
+                let _ = self.client.delete(&self.path, None).await;
+            }
+            Kind::CreateDelete | Kind::Seq => {}
         }
     }
+}
+
+/// The stock node of a `raw_entity` task: beside its lock directory.
+fn stock_of(lock_dir: &str) -> String {
+    format!("{lock_dir}-stock")
 }
 
 /// zookeeper-client's own lock recipe on `dir`, in Curator's layout (`lock-` nodes, container

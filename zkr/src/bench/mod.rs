@@ -33,7 +33,8 @@ pub use report::Report;
 pub struct BenchArgs {
     /// mutex, rwlock, semaphore, semaphore_mutex, counter, shared_count, double_barrier, raw
     /// (create+delete pairs: the floor of the locks), raw_set (versioned setData of one node:
-    /// the floor of the counters), raw_seq, drain, waiters_memory, cache_load, cache_delay,
+    /// the floor of the counters), raw_seq, raw_entity (the requests of an uncontended entity
+    /// sale without a lock: the ceiling of entity), drain, waiters_memory, cache_load, cache_delay,
     /// shedlock (every client a replica deciding the ticks of one scheduled job; one operation
     /// = one tick decided), entity (a lock per entity: --tasks tasks on one session lock one of
     /// --paths entities, decrement its stock, release), holders (--holders distinct locks held

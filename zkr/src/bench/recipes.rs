@@ -27,6 +27,7 @@ pub(crate) enum Recipe {
     Raw,
     RawSet,
     RawSeq,
+    RawEntity,
     Drain,
     WaitersMemory,
     CacheLoad,
@@ -63,6 +64,7 @@ impl Recipe {
             ("zk-recipes", "raw") => Recipe::Raw,
             ("zk-recipes", "raw_set") => Recipe::RawSet,
             ("zk-recipes", "raw_seq") => Recipe::RawSeq,
+            ("zk-recipes", "raw_entity") => Recipe::RawEntity,
             ("zk-recipes", "drain") => Recipe::Drain,
             ("zk-recipes", "waiters_memory" | "waiters-memory") => Recipe::WaitersMemory,
             ("zk-recipes", "cache_load" | "cache-load") => Recipe::CacheLoad,
@@ -135,10 +137,11 @@ impl Op {
                 let known = sc.get().await.map_err(fail)?;
                 Op::SharedCount(sc, known)
             }
-            Recipe::Raw | Recipe::RawSet | Recipe::RawSeq => {
+            Recipe::Raw | Recipe::RawSet | Recipe::RawSeq | Recipe::RawEntity => {
                 let kind = match recipe {
                     Recipe::Raw => floor::Kind::CreateDelete,
                     Recipe::RawSet => floor::Kind::Set,
+                    Recipe::RawEntity => floor::Kind::Entity,
                     _ => floor::Kind::Seq,
                 };
                 let client = match args.peer.as_str() {
