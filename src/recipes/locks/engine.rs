@@ -69,10 +69,18 @@ pub(crate) struct Request<'a> {
     /// Not where a contender's node means something while it waits (a latch's participant,
     /// a reader queued among writers).
     pub local_queue: bool,
-    /// A queue that comes first (the semaphore's internal lock: `lock-` contenders under this
-    /// path): listed once, when a decision first says to wait; if anyone queues there, our node
-    /// is deleted and the contention ends [`Yielded`](Ended::Yielded) instead of waiting.
-    pub yield_to: Option<&'a str>,
+    /// A queue that comes first (the semaphore's internal lock): listed once, when a decision
+    /// first says to wait; if anyone queues there, our node is deleted and the contention ends
+    /// [`Yielded`](Ended::Yielded) instead of waiting.
+    pub yield_to: Option<Queue<'a>>,
+}
+
+/// A contender queue other than the request's own: its directory and the names its contenders'
+/// nodes sort by (a child without one of them is foreign: no one).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Queue<'a> {
+    pub dir: &'a str,
+    pub names: &'a [&'a str],
 }
 
 /// How a contention ended, when not with an error.
@@ -601,9 +609,9 @@ impl<W: Wait> Contention<'_, '_, W> {
 
     /// Whether a contender queues in [`Request::yield_to`] (a foreign child there is no one).
     async fn someone_queues_first(&self) -> Result<bool> {
-        let Some(dir) = self.req.yield_to else { return Ok(false) };
-        let children = self.fw.children_or_empty(dir).await?;
-        Ok(children.iter().any(|c| super::driver::is_contender(c, &[crate::recipes::layout::LOCK_NAME])))
+        let Some(queue) = self.req.yield_to else { return Ok(false) };
+        let children = self.fw.children_or_empty(queue.dir).await?;
+        Ok(children.iter().any(|c| super::driver::is_contender(c, queue.names)))
     }
 
     /// Deletes our node as we give up our place (in the background if that fails, or if this

@@ -5,8 +5,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::deadline::{held, in_time, timed, until_after, Forever, Until, Wait, Waited};
-use super::driver::LeaseCount;
-use super::engine::{self, Request};
+use super::driver::{Exclusive, LeaseCount};
+use super::engine::{self, Queue, Request};
 use super::expiring_permit::{delete_permit, swap_for_permit, ExpiringPermit};
 use super::held::HeldNode;
 use super::lease::Lease;
@@ -288,8 +288,9 @@ impl InterProcessSemaphoreV2 {
         loop {
             if n == 1 {
                 let driver = LeaseRank::new(self.max_leases);
-                let request =
-                    Request { yield_to: Some(&self.locks_dir), ..self.lease_request(self.fw.default_data(), &driver) };
+                // the internal lock's queue: InterProcessMutex's contenders
+                let locks = Queue { dir: &self.locks_dir, names: Exclusive::MUTEX.names };
+                let request = Request { yield_to: Some(locks), ..self.lease_request(self.fw.default_data(), &driver) };
                 if let Some(taken) = engine::contend_or_yield(&self.fw, &request, wait).await? {
                     return Ok(taken.map(|acquired| vec![Lease::new(HeldNode::new(&self.fw, acquired, false))]));
                 }
