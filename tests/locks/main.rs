@@ -600,6 +600,7 @@ async fn bad_input_gets_typed_errors() {
 mod guarded;
 mod leased;
 mod local_queue;
+mod read_under_lock;
 mod reentry;
 mod semaphore;
 

@@ -7,16 +7,17 @@ use tokio::time::Instant;
 
 use super::deadline::{held, in_time, timed, until_after, Forever, Until, Wait, Waited};
 use super::driver::{contenders, Driver, Exclusive};
-use super::engine::{self, Request};
+use super::engine::{self, Prefetched, Request};
 use super::handle::Shared;
 use super::held::{HeldNode, REVOKE_MESSAGE};
 use super::reentrant::{LocalHolds, LockGuard};
-#[cfg(doc)]
-use crate::error::Error;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::framework::paths::validate_path;
 use crate::framework::{validate_ttl, Framework};
 use crate::observe::Kind;
 use crate::recipes::layout::LOCK_NAME;
+use crate::recipes::VersionedValue;
+use zookeeper_client::Error as ZkError;
 
 /// A fair distributed mutex, re-entrant through its guard: Curator's `InterProcessMutex`.
 ///
@@ -256,7 +257,66 @@ impl InterProcessMutex {
         timed(self.acquire_until(until_after(timeout)).await?, timeout)
     }
 
+    /// Waits until the mutex is held, as [`acquire`](Self::acquire), and reads the node at
+    /// `path` as the lock was taken: the state the lock guards, without another round trip in
+    /// the usual case. The read goes out pipelined behind the listing that tells us we hold (our
+    /// own listing then, not one shared with this process's other contenders), so it shows every
+    /// write that earlier holders committed before they let go, including a write committed
+    /// together with a release ([`LockGuard::commit_and_release`]). When the lock was handed
+    /// over without a listing, the node is read right after. `None`: the node does not exist.
+    ///
+    /// The returned version is what a versioned write of the node expects: with
+    /// [`commit_and_release`](LockGuard::commit_and_release), a read-modify-write under the lock
+    /// costs the acquire's round trip and one commit.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`] for an invalid `path`; the read's errors (`NoAuth`...) end the
+    /// acquire (our node is deleted); otherwise as [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// Cancel safe, as [`acquire`](Self::acquire).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// use zk_recipes::InterProcessMutex;
+    /// let mutex = InterProcessMutex::new(&fw, "/locks/sku-42")?;
+    /// let (guard, stock) = mutex.acquire_and_read("/stock/sku-42").await?;
+    /// let Some(stock) = stock else { return guard.release().await };
+    /// let left: i64 = String::from_utf8_lossy(&stock.value).parse().unwrap_or(0);
+    /// let sale = fw.transaction().set_data("/stock/sku-42", (left - 1).to_string().as_bytes(), Some(stock.version));
+    /// guard.commit_and_release(sale.without_marker()).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire_and_read(&self, path: &str) -> Result<(LockGuard, Option<VersionedValue<Vec<u8>>>)> {
+        validate_path(path)?;
+        let (guard, read) = held(self.contend(Forever, Some(path)).await?);
+        let read = match read {
+            Some(read) => read,
+            None => match self.shared.fw.get_data(path).await {
+                Ok((data, stat)) => Some((data, stat.version)),
+                Err(Error::ZooKeeper(ZkError::NoNode)) => None,
+                Err(e) => {
+                    // the hold is of no use to the caller: let go of it before answering
+                    let _ = guard.release().await;
+                    return Err(e);
+                }
+            },
+        };
+        Ok((guard, read.map(|(value, version)| VersionedValue { version, value })))
+    }
+
     pub(crate) async fn acquire_until<W: Wait>(&self, wait: W) -> Result<Waited<LockGuard, W>> {
+        Ok(self.contend(wait, None).await?.map(|(guard, _)| guard))
+    }
+
+    /// Contends until `wait` ends; with `prefetch`, reads that node behind the listing that
+    /// made us the holder (`None` when we held without a listing).
+    async fn contend<W: Wait>(
+        &self,
+        wait: W,
+        prefetch: Option<&str>,
+    ) -> Result<Waited<(LockGuard, Option<Prefetched>), W>> {
         let s = &self.shared;
         let data = s.state.data.as_deref().unwrap_or(s.fw.default_data());
         let request = Request {
@@ -265,14 +325,17 @@ impl InterProcessMutex {
             name: LOCK_NAME,
             data,
             driver: &Exclusive::MUTEX,
-            prefetch: None,
+            prefetch,
             ttl: s.state.server_ttl,
             recreate: true,
             local_queue: true,
             yield_to: None,
         };
         let acquired = engine::contend(&s.fw, &request, wait).await?;
-        Ok(acquired.map(|a| LockGuard::new(HeldNode::new(&s.fw, a, s.state.revocable), &s.state.local)))
+        Ok(acquired.map(|mut a| {
+            let read = a.prefetched.take();
+            (LockGuard::new(HeldNode::new(&s.fw, a, s.state.revocable), &s.state.local), read)
+        }))
     }
 
     /// Whether this process holds the mutex through this handle or a clone of it (Curator's

@@ -4,8 +4,10 @@
 //! `--skew zipf`), take that entity's mutex, decrement its stock under the lock (a read and a
 //! versioned write of one node: the stock-oversell scenario), release. Most acquires are
 //! uncontended; what they measure is how well one session pipelines many short locks.
-//! zk-recipes commits the decrement and the release together (`LockGuard::commit_and_release`,
-//! without a marker: one write for both); zookeeper-client's lock writes, then releases.
+//! zk-recipes reads the stock with the acquire (`InterProcessMutex::acquire_and_read`: the read
+//! pipelined behind the listing that says it holds) and commits the decrement and the release
+//! together (`LockGuard::commit_and_release`, without a marker: one write for both);
+//! zookeeper-client's lock reads after it holds, writes, then releases.
 //!
 //! Layout under the run's directory: `stock/<k>` (persistent, ASCII decimal, starting at
 //! [`STOCK`]) and the lock paths `lock/<k>`. After the window every entity's stock must equal
@@ -171,13 +173,14 @@ impl EntityTask {
         let held;
         let written = match &self.peer {
             Peer::Recipes(fw) => {
-                let guard = self.entities.locks[k].acquire().await?;
+                // the stock read pipelined behind the listing that says we hold
+                let (guard, read) = self.entities.locks[k].acquire_and_read(&stock).await?;
                 held = Instant::now();
-                let (data, stat) = fw.get_data(&stock).await?;
-                let left = parse(&stock, &data)?;
+                let read = read.ok_or(Error::ZooKeeper(ZkError::NoNode))?;
+                let left = parse(&stock, &read.value)?;
                 // the decrement and the release in one commit (one write, where a set then a
                 // release are two); at most once, without a marker node
-                let sell = fw.transaction().set_data(&stock, (left - 1).to_string().as_bytes(), Some(stat.version));
+                let sell = fw.transaction().set_data(&stock, (left - 1).to_string().as_bytes(), Some(read.version));
                 match guard.commit_and_release(sell.without_marker()).await {
                     Err(Error::Transaction { source, .. }) => Err(Error::ZooKeeper(source)),
                     other => other.map(drop),
