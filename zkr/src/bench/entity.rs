@@ -23,10 +23,8 @@ use zk_recipes::zk::{Client, CreateMode, Error as ZkError};
 use zk_recipes::{Error, Framework, InterProcessMutex};
 
 use super::floor::{ensure_dir, zk_client_lock};
+use super::stock::{parse, STOCK};
 use super::{fail, Failure, Shared};
-
-/// Every entity's stock when a run starts.
-pub(crate) const STOCK: i64 = 1_000_000_000;
 
 /// What the tasks of one run share: the entities, their locks and what was sold of each.
 pub(crate) struct Entities {
@@ -130,14 +128,6 @@ impl Entities {
         let _ = fw.delete(&format!("{}/stock", self.dir)).await;
         Ok(bad)
     }
-}
-
-/// A stock node's value.
-fn parse(path: &str, data: &[u8]) -> zk_recipes::Result<i64> {
-    std::str::from_utf8(data).ok().and_then(|s| s.parse().ok()).ok_or_else(|| Error::CorruptData {
-        path: path.to_string(),
-        reason: format!("{:?} is not a number", String::from_utf8_lossy(data)),
-    })
 }
 
 impl EntityTask {

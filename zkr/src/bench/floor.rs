@@ -23,6 +23,7 @@
 use zk_recipes::zk::{Acls, Client, CreateMode, LockClient, LockOptions, LockPrefix};
 use zk_recipes::Framework;
 
+use super::stock::{parse, STOCK};
 use super::{fail, Failure};
 
 /// Which floor.
@@ -63,7 +64,7 @@ impl Raw {
                 let lock_dir = format!("{dir}/e-{k}");
                 ensure_dir(fw, &lock_dir).await?;
                 let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
-                client.create(&stock_of(&lock_dir), b"1000000000", &options).await.map_err(fail)?;
+                client.create(&stock_of(&lock_dir), STOCK.to_string().as_bytes(), &options).await.map_err(fail)?;
                 (lock_dir, 0)
             }
             Kind::Set => {
@@ -109,7 +110,7 @@ impl Raw {
                 let (_, seq) = created?;
                 listed?;
                 let (data, stat) = read?;
-                let left: i64 = std::str::from_utf8(&data).ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+                let left = parse(&stock, &data)?;
                 let mut multi = self.client.new_multi_writer();
                 multi.add_delete(&format!("{prefix}{seq}"), None)?;
                 multi.add_set_data(&stock, (left - 1).to_string().as_bytes(), Some(stat.version))?;

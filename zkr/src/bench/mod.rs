@@ -16,6 +16,7 @@ mod holders;
 mod recipes;
 mod report;
 mod shedlock;
+mod stock;
 mod waiters;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
