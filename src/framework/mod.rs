@@ -32,7 +32,7 @@ pub(crate) use missing::IfExists;
 pub use ops::CreatedNode;
 pub(crate) use ops::ProtectedName;
 pub use paths::validate_path;
-pub(crate) use retry::is_retryable;
+pub(crate) use retry::{caught_up, is_retryable};
 pub use retry::{
     BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryForever, RetryNTimes, RetryOneTime,
     RetryPolicy, RetryUntilElapsed, MAX_EXPONENTIAL_RETRIES,

@@ -11,7 +11,7 @@ use zookeeper_client::{Acls, Client, CreateMode, CreateOptions, Error as ZkError
 use super::backoff::Backoff;
 use super::missing::IfExists;
 use super::paths::{self, validate_path};
-use super::retry::{is_retryable, RetryPolicy};
+use super::retry::{caught_up, is_retryable, RetryPolicy};
 use super::Framework;
 use crate::error::{Error, Result};
 
@@ -377,6 +377,7 @@ impl Framework {
         name: &ProtectedName,
         mode: CreateMode,
     ) -> std::result::Result<Option<CreatedNode>, ZkError> {
+        caught_up(client, name.parent()).await?;
         let Some(children) = client.list_children(name.parent()).await.if_exists()? else { return Ok(None) };
         for child in children.into_iter().filter(|c| name.matches(c)) {
             let path = paths::join(name.parent(), &child);

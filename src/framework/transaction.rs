@@ -20,7 +20,7 @@ use zookeeper_client::{Client, CreateMode, Error as ZkError, MultiWriteError, Mu
 
 use super::api::{validate_ttl_create, TTL_UNSUPPORTED};
 use super::paths::{self, validate_path};
-use super::retry::is_retryable;
+use super::retry::{caught_up, is_retryable};
 use super::session::Framework;
 use super::state::LossReason;
 use crate::error::{Error, Result};
@@ -329,6 +329,7 @@ async fn attempt(
     in_doubt: &AtomicBool,
 ) -> std::result::Result<std::result::Result<Vec<TxnResult>, Error>, ZkError> {
     if let (true, Some(marker)) = (in_doubt.load(Ordering::SeqCst), marker) {
+        caught_up(&client, marker).await?;
         if let Some(applied) = client.check_stat(marker).await? {
             return Ok(Ok(recovered(&client, ops, applied.czxid).await?));
         }

@@ -30,7 +30,7 @@ use tokio::time::Instant;
 use zookeeper_client::{CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult};
 
 use crate::error::{Error, Result};
-use crate::framework::{is_retryable, paths, Framework, IfExists};
+use crate::framework::{caught_up, is_retryable, paths, Framework, IfExists};
 use crate::recipes::layout;
 use crate::recipes::locks::InterProcessMutex;
 use crate::sync::lock;
@@ -793,6 +793,7 @@ impl DistributedAtomicValue {
                 async move {
                     // After a lost reply, the marker tells whether that write happened.
                     if in_doubt.load(Ordering::SeqCst) {
+                        caught_up(&client, marker).await?;
                         if let Some((before, _)) = client.get_data(marker).await.if_exists()? {
                             return Ok(Written::Marked(before));
                         }
