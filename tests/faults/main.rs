@@ -7,6 +7,7 @@
 
 mod history;
 mod liveness;
+mod queue_feed;
 mod recipes;
 mod servers;
 mod workload;

@@ -18,6 +18,7 @@ use zk_recipes::{
 use zk_recipes_testing::{expire_session, fixtures, TestingCluster};
 
 use super::liveness::PROGRESS_BOUND;
+use super::queue_feed::{self, QueueLog};
 use super::workload::{client, save_report, Client};
 use super::{sleep, SERIAL};
 
@@ -28,60 +29,6 @@ const DISCOVERY: &str = "/recipes/discovery";
 const SERVICE: &str = "svc";
 const QUEUE: &str = "/recipes/queue";
 
-/// Queue items consumed, with when.
-type Consumed = Arc<Mutex<Vec<(Vec<u8>, Instant)>>>;
-
-/// Items put (the outcome known) and put with an unknown outcome (an error after sending).
-#[derive(Default)]
-struct Fed {
-    put: Vec<Vec<u8>>,
-    unknown: Vec<Vec<u8>>,
-}
-
-/// Puts an item every 20 ms until `stop`.
-async fn feed_the_queue(queue: DistributedQueue, fed: Arc<Mutex<Fed>>, stop: Arc<AtomicBool>) {
-    let mut n = 0u32;
-    while !stop.load(Ordering::SeqCst) {
-        let item = format!("item-{n:06}").into_bytes();
-        n += 1;
-        match queue.put(&item).await {
-            Ok(_) => fed.lock().unwrap().put.push(item),
-            Err(_) => fed.lock().unwrap().unknown.push(item),
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Takes items safely (process, then complete: only a completed delivery counts) until `stop`
-/// and the queue is empty; records each consumed item with the time, and the items of a
-/// complete that failed otherwise than by a lost lock (its outcome unknown) in `uncertain`.
-async fn consume_the_queue(
-    queue: DistributedQueue,
-    consumed: Consumed,
-    uncertain: Arc<Mutex<Vec<Vec<u8>>>>,
-    stop: Arc<AtomicBool>,
-) {
-    loop {
-        match fixtures::before_deadline(queue.take_safe_timeout(Duration::from_millis(200)).await) {
-            Ok(Some(delivery)) => {
-                let items = delivery.items().to_vec();
-                match delivery.complete().await {
-                    Ok(items) => {
-                        let now = Instant::now();
-                        consumed.lock().unwrap().extend(items.into_iter().map(|i| (i, now)));
-                    }
-                    // the items stay for a consumer that holds them
-                    Err(zk_recipes::Error::LockLost { .. }) => {}
-                    Err(_) => uncertain.lock().unwrap().extend(items),
-                }
-            }
-            // done once asked to stop and nothing is left (a locked item waits for its lock)
-            Ok(None) if stop.load(Ordering::SeqCst) && queue.size().await.is_ok_and(|n| n == 0) => return,
-            Ok(None) => {}
-            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-        }
-    }
-}
 const MEMBERS: usize = 3;
 
 /// Every node under `root` (itself included) with its data, read directly.
@@ -182,13 +129,12 @@ async fn cache_registrations_and_guarded_writes_under_faults() {
         clients.push(c);
     }
     // a queue: one producer, two safe consumers, each client behind its own proxies
-    let (fed, consumed): (Arc<Mutex<Fed>>, Consumed) = Default::default();
-    let uncertain: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
+    let queue_log = Arc::new(QueueLog::default());
     let stop_feeding = Arc::new(AtomicBool::new(false));
     let producer = Arc::new(client(&cluster).await);
-    let feeder = tokio::spawn(feed_the_queue(
+    let feeder = tokio::spawn(queue_feed::feed(
         DistributedQueue::new(&producer.fw, QUEUE).unwrap(),
-        fed.clone(),
+        queue_log.clone(),
         stop_feeding.clone(),
     ));
     clients.push(producer);
@@ -196,7 +142,7 @@ async fn cache_registrations_and_guarded_writes_under_faults() {
     for _ in 0..2 {
         let c = Arc::new(client(&cluster).await);
         let queue = DistributedQueue::new(&c.fw, QUEUE).unwrap();
-        consumers.push(tokio::spawn(consume_the_queue(queue, consumed.clone(), uncertain.clone(), stop.clone())));
+        consumers.push(tokio::spawn(queue_feed::consume(queue, c.fw.clone(), queue_log.clone(), stop.clone())));
         clients.push(c);
     }
     sleep(1500).await;
@@ -211,6 +157,7 @@ async fn cache_registrations_and_guarded_writes_under_faults() {
     ];
     for fault in faults {
         let started = Instant::now();
+        queue_log.fault(format!("started: {fault}"));
         match fault {
             "cut every client's links" => clients.iter().flat_map(|c| &c.proxies).for_each(|p| p.cut()),
             "kill a follower" | "kill the leader" => {
@@ -233,6 +180,7 @@ async fn cache_registrations_and_guarded_writes_under_faults() {
             }
         }
         let after = Instant::now();
+        queue_log.fault(format!("ended: {fault}"));
         // guarded writes go on
         fixtures::eventually(PROGRESS_BOUND, format!("a guarded write after: {fault}"), || async {
             commits.lock().unwrap().last().is_some_and(|(_, at)| *at > after)
@@ -240,7 +188,7 @@ async fn cache_registrations_and_guarded_writes_under_faults() {
         .await;
         // the queue is consumed again
         fixtures::eventually(PROGRESS_BOUND, format!("a queue item consumed after: {fault}"), || async {
-            consumed.lock().unwrap().last().is_some_and(|(_, at)| *at > after)
+            queue_log.consumed_since(after)
         })
         .await;
         // one registration per id, by the member's current session: group members and service
@@ -286,25 +234,8 @@ async fn cache_registrations_and_guarded_writes_under_faults() {
     for t in tasks.into_iter().chain(consumers) {
         fixtures::within(Duration::from_secs(60), t).await.unwrap();
     }
-    // every item put consumed exactly once; an item whose put had an unknown outcome at most once
-    let fed = std::mem::take(&mut *fed.lock().unwrap());
-    let mut taken: Vec<Vec<u8>> = consumed.lock().unwrap().iter().map(|(i, _)| i.clone()).collect();
-    taken.sort();
-    let doubled: Vec<_> =
-        taken.windows(2).filter(|w| w[0] == w[1]).map(|w| String::from_utf8_lossy(&w[0]).into_owned()).collect();
-    assert!(doubled.is_empty(), "queue items consumed twice: {doubled:?}");
-    // (a complete whose outcome is unknown may have consumed its items unrecorded)
-    let uncertain = uncertain.lock().unwrap().clone();
-    let missing: Vec<_> = fed
-        .put
-        .iter()
-        .filter(|i| taken.binary_search(i).is_err() && !uncertain.contains(i))
-        .map(|i| String::from_utf8_lossy(i).into_owned())
-        .collect();
-    assert!(missing.is_empty(), "queue items put and never consumed: {missing:?}");
-    let strays = taken.iter().filter(|i| !fed.put.contains(i) && !fed.unknown.contains(i)).count();
-    assert_eq!(strays, 0, "consumed items nobody put");
-    assert!(!fed.put.is_empty());
+    // every item put consumed exactly once (see `queue_feed`)
+    let queue_verdict = queue_log.verdict().unwrap_or_else(|failure| panic!("{failure}"));
     // guarded writes never commit for a non-holder: in the server's order of the writes, the
     // writers' fencing tokens never go back; every commit that returned is there exactly once
     let commits = commits.lock().unwrap().clone();
@@ -331,12 +262,11 @@ async fn cache_registrations_and_guarded_writes_under_faults() {
     }
     admin.close();
     let report = format!(
-        "### recipes-under-faults\n\nA tree cache following a tree written by another client, three group members (each also registering a service instance for discovery), two mutex holders writing with guarded transactions and a queue fed throughout with two safe consumers, each client behind its own proxies, through: {}. After each fault (table below) the cache converged to a direct read of the tree, every member and every service instance was registered exactly once by its current session, guarded writes committed again and queue items were consumed again; over the run {} guarded writes were stored ({} commits returned) and, in the server's order, their fencing tokens never went back (no write committed for a non-holder); {} queue items were put ({} more with an unknown outcome) and each was consumed exactly once.\n\n{}\n",
+        "### recipes-under-faults\n\nA tree cache following a tree written by another client, three group members (each also registering a service instance for discovery), two mutex holders writing with guarded transactions and a queue fed throughout with two safe consumers, each client behind its own proxies, through: {}. After each fault (table below) the cache converged to a direct read of the tree, every member and every service instance was registered exactly once by its current session, guarded writes committed again and queue items were consumed again; over the run {} guarded writes were stored ({} commits returned) and, in the server's order, their fencing tokens never went back (no write committed for a non-holder); {}.\n\n{}\n",
         faults.join(", "),
         tokens.len(),
         commits.len(),
-        fed.put.len(),
-        fed.unknown.len(),
+        queue_verdict,
         lines.join("\n")
     );
     save_report("recipes-under-faults", &report);
