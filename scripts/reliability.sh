@@ -36,7 +36,7 @@ ls "$dir"/*.md >/dev/null 2>&1 || { echo "reliability: no results in $dir (run: 
   echo "that is not linearizable fails the test and is saved under target/tmp/histories/ with its seed."
   echo
   echo "Cost: the suite (cargo test --all-features --test faults: 10 scenarios, each on servers of its"
-  echo "own, and the checker's own test) ran in 222 s on this 2-core machine; zkr's client-pause tests"
+  echo "own, the checker's own test and the queue verdict's) ran in 192 s on this 2-core machine; zkr's client-pause tests"
   echo "(cargo test -p zkr --test sigstop) in 19 s."
   echo
   for f in "$dir"/*.md; do cat "$f"; echo; done

@@ -109,10 +109,12 @@ impl QueueLog {
             if l.put.is_empty() {
                 return Err("no item was put".into());
             }
+            let checked = l.consumed.iter().filter(|c| c.gone == Some(true)).count();
             let mut sentence = format!(
-                "{} queue items were put ({} more with an unknown outcome) and each was consumed exactly once",
+                "{} queue items were put ({} more with an unknown outcome) and each was consumed exactly once ({checked} of the {} completed deliveries' nodes found gone right after, the rest not checkable: a connection lost)",
                 l.put.len(),
-                l.unknown.len()
+                l.unknown.len(),
+                l.consumed.len()
             );
             if !returned.is_empty() {
                 sentence.push_str(&format!(
