@@ -28,7 +28,7 @@ use zookeeper_client::{Client, CreateMode, Error as ZkError, EventType, OneshotW
 use super::deadline::{held, Forever, Wait, Waited};
 use super::driver::{Contenders, Decision, Driver};
 use super::foreign::ForeignNodes;
-use super::gate::Gates;
+use super::gate::{Gates, Place, Turn};
 use super::holds::{HoldEntry, Holds};
 use super::listings::{Listing, Listings};
 use crate::error::{Error, Result};
@@ -224,7 +224,7 @@ pub(crate) async fn contend_or_yield<W: Wait>(
 /// one), then the contention in ZooKeeper's queue.
 async fn contend_in_span<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Ended<W>> {
     // left when the acquire ends, whatever the outcome: the next local acquire goes in then
-    let _place = match (req.local_queue, wait.deadline()) {
+    let mut place = match (req.local_queue, wait.deadline()) {
         (false, _) => None,
         (true, None) => Some(fw.session_extension::<Gates>().enter(req.dir).await),
         (true, Some((at, timed_out))) => {
@@ -234,13 +234,23 @@ async fn contend_in_span<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) ->
             }
         }
     };
+    let turn = place.as_mut().and_then(Place::take_turn);
     // boxed: a task waiting in the local queue holds only the small future above, not the
     // contention's (kilobytes)
-    Box::pin(contend_in_queue(fw, req, wait)).await
+    let ended = Box::pin(contend_in_queue(fw, req, wait, turn)).await;
+    drop(place);
+    ended
 }
 
 /// The contention in ZooKeeper's queue: create our node, list, watch, until we hold.
-async fn contend_in_queue<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Ended<W>> {
+///
+/// `turn`: the local queue's turn (see `locks::gate`), given up once our first create is sent.
+async fn contend_in_queue<W: Wait>(
+    fw: &Framework,
+    req: &Request<'_>,
+    wait: W,
+    mut turn: Option<Turn>,
+) -> Result<Ended<W>> {
     if req.ttl.is_some() && !fw.capabilities().await?.ttl_nodes {
         return Err(TTL_UNSUPPORTED);
     }
@@ -261,7 +271,9 @@ async fn contend_in_queue<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -
     let mut pipelined = true;
     loop {
         let pending = &mut contention.pending;
-        let (node, owner, listing) = create_node(fw, req, &name, pending, std::mem::take(&mut pipelined)).await?;
+        let created = create_node(fw, req, &name, pending, std::mem::take(&mut pipelined), &mut turn).await;
+        drop(turn.take());
+        let (node, owner, listing) = created?;
         // a node created again sorts after whoever queued meanwhile: look at `yield_to` again
         contention.yield_checked = req.yield_to.is_none();
         contention.next_touch = req.ttl.map(|ttl| Instant::now() + ttl / 3);
@@ -686,6 +698,7 @@ async fn create_node(
     name: &ProtectedName,
     pending: &mut Pending<'_>,
     pipelined: bool,
+    turn: &mut Option<Turn>,
 ) -> Result<(CreatedNode, i64, Option<Listed>)> {
     let mode = if req.ttl.is_some() { CreateMode::PersistentSequential } else { CreateMode::EphemeralSequential };
     let owner = |stat: &Stat, session: i64| if req.ttl.is_some() { session } else { stat.ephemeral_owner };
@@ -703,6 +716,8 @@ async fn create_node(
             // our own listing and read, pipelined behind our create
             Some(read) => {
                 let create = create();
+                // sent: the next local acquire may send its own
+                drop(turn.take());
                 let (created, listed) = tokio::join!(create, list_and_read(&client, req.dir, read));
                 (created, listed.map(|(l, p)| (l, Some(p))))
             }
@@ -710,6 +725,7 @@ async fn create_node(
             // the local contenders that asked while another listing was in flight
             None => {
                 let (create, list) = fw.session_extension::<Listings>().after(&client, req.dir, create);
+                drop(turn.take());
                 let (created, listed) = tokio::join!(create, list);
                 (created, listed.map(|l| (l, None)))
             }

@@ -7,8 +7,11 @@
 //! semaphore (well under 1 KB), and nothing on the server. 10,000 tasks queued on one lock
 //! path hold [`DEPTH`] nodes, not 10,000.
 //!
-//! Order: within a process, acquires hold in the order they arrived (the semaphore is FIFO, and
-//! the contenders in ZooKeeper's queue are in it in the order they left this one). Against
+//! Order: within a process, acquires hold in the order they arrived. A waiter takes the gate's
+//! turn (a fair lock) before its place, and gives the turn up only once its create is sent: so
+//! the creates go out, and the sequence numbers come back, in arrival order, however late the
+//! runtime gets to a waiter it woke (without the turn, the next place's owner could send its
+//! create first and hold first). Against
 //! other processes, a process is in ZooKeeper's queue with at most [`DEPTH`] contenders: one
 //! arriving later elsewhere may hold before this process's waiters beyond the first
 //! [`DEPTH`]. Curator's contenders (a thread each) see fewer nodes and behave as before.
@@ -20,7 +23,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, OwnedSemaphorePermit, Semaphore};
 
 use crate::sync::lock;
 
@@ -41,6 +44,8 @@ pub(crate) struct Gates {
 #[derive(Debug)]
 struct Gate {
     places: Arc<Semaphore>,
+    /// Held from before a place is taken until that place's create is sent.
+    turn: Arc<AsyncMutex<()>>,
     /// Acquires in flight: waiting here or in ZooKeeper's queue.
     users: usize,
 }
@@ -52,7 +57,12 @@ pub(crate) struct Place {
     gates: Arc<Gates>,
     path: String,
     permit: Option<OwnedSemaphorePermit>,
+    turn: Option<Turn>,
 }
+
+/// The gate's turn, held by the acquire that takes the next place until it has sent its
+/// create (see [`Place::take_turn`]).
+pub(crate) type Turn = OwnedMutexGuard<()>;
 
 impl Gates {
     /// Waits for a place in ZooKeeper's queue of the lock at `path`, behind every local
@@ -60,16 +70,20 @@ impl Gates {
     ///
     /// Cancel safe: dropped while it waits, it gives up its turn and takes no place.
     pub(crate) async fn enter(self: &Arc<Self>, path: &str) -> Place {
-        let places = {
+        let (places, turn) = {
             let mut gates = lock(&self.gates);
-            let gate = gates
-                .entry(path.to_string())
-                .or_insert_with(|| Gate { places: Arc::new(Semaphore::new(DEPTH)), users: 0 });
+            let gate = gates.entry(path.to_string()).or_insert_with(|| Gate {
+                places: Arc::new(Semaphore::new(DEPTH)),
+                turn: Arc::default(),
+                users: 0,
+            });
             gate.users += 1;
-            gate.places.clone()
+            (gate.places.clone(), gate.turn.clone())
         };
         // registered: from here on a drop of ours unregisters
-        let mut place = Place { gates: self.clone(), path: path.to_string(), permit: None };
+        let mut place = Place { gates: self.clone(), path: path.to_string(), permit: None, turn: None };
+        // the turn first, then the place: the next one waits for our create, not just our place
+        place.turn = Some(turn.lock_owned().await);
         // (the semaphore is never closed; if it were, the acquire would go on without a place)
         place.permit = places.acquire_owned().await.ok();
         place
@@ -79,6 +93,14 @@ impl Gates {
     #[cfg(test)]
     pub(crate) fn paths(&self) -> usize {
         lock(&self.gates).len()
+    }
+}
+
+impl Place {
+    /// The turn, for the acquire to give up once its create is sent (the next local acquire
+    /// takes the next place then); `None` once taken.
+    pub(crate) fn take_turn(&mut self) -> Option<Turn> {
+        self.turn.take()
     }
 }
 
@@ -107,7 +129,10 @@ mod tests {
         let gates = Arc::new(Gates::default());
         let mut inside = Vec::new();
         for _ in 0..DEPTH {
-            inside.push(gates.enter("/a").await);
+            let mut place = gates.enter("/a").await;
+            // its create sent
+            drop(place.take_turn());
+            inside.push(place);
         }
         // DEPTH places taken: the next two wait, in order
         let (g1, g2) = (gates.clone(), gates.clone());
@@ -119,18 +144,25 @@ mod tests {
         // another path is not held up
         let other = tokio::time::timeout(Duration::from_secs(1), gates.enter("/b")).await.expect("/b waited for /a");
         drop(inside.pop());
-        let first =
+        let mut first =
             tokio::time::timeout(Duration::from_secs(1), first).await.expect("the first never entered").unwrap();
         tokio::time::sleep(Duration::from_millis(20)).await;
         assert!(!second.is_finished(), "the second entered before a place was free");
+        // a place free, but the first has not sent its create yet: the second waits for that
+        drop(inside.pop());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!second.is_finished(), "the second entered before the first had sent its create");
+        drop(first.take_turn());
+        let mut second =
+            tokio::time::timeout(Duration::from_secs(1), second).await.expect("the second never entered").unwrap();
+        drop(second.take_turn());
         // a waiter dropped while it waits gives up its turn and takes nothing
         let g3 = gates.clone();
         let dropped = tokio::spawn(async move { g3.enter("/a").await });
         tokio::time::sleep(Duration::from_millis(20)).await;
         dropped.abort();
+        assert!(dropped.await.unwrap_err().is_cancelled());
         drop(first);
-        let second =
-            tokio::time::timeout(Duration::from_secs(1), second).await.expect("the second never entered").unwrap();
         drop((second, other));
         assert_eq!(gates.paths(), 1, "/b's queue outlived its last acquire");
         drop(inside);
