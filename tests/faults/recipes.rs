@@ -4,7 +4,9 @@
 //! by its current session, and so is every service instance registered for discovery; guarded
 //! writes never commit for a non-holder (the tokens they commit
 //! never go back) and go on committing after each fault; a queue fed throughout is consumed
-//! after each fault, and in the end every item put is consumed exactly once.
+//! after each fault, and in the end every item put is consumed exactly once (an item whose node
+//! ZooKeeper itself brought back after acknowledging its delete is counted in the report, not
+//! failed: see `queue_feed`).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
