@@ -16,7 +16,8 @@
 // Two recipes need --clients 1 (one session):
 //
 //   entity   a lock per entity: P persistent stock nodes <run>/stock/<k> (k < P, default 1000,
-//            ASCII decimal 1000000000, created untimed) and T threads (--tasks) looping: pick k
+//            ASCII decimal 1000000000, created untimed), the lock directories <run>/lock/<k>
+//            (containers, created untimed) and T threads (--tasks) looping: pick k
 //            (thread i's Random(i); uniform, or Zipf with exponent 1 over the ranks with
 //            --skew zipf), take the InterProcessMutex of <run>/lock/<k> (one object per path,
 //            shared by the threads; latency = ask to hold), read the stock with its stat, write
@@ -740,6 +741,16 @@ public final class CuratorBench {
             paths.add(stockPath(k));
         }
         createPipelined(paths, Long.toString(STOCK).getBytes(StandardCharsets.US_ASCII));
+        // each entity's lock directory exists (a container), as in a service that has run a
+        // while: the window measures locking, not each directory's first creation
+        String locks = runPath + "/lock";
+        clients[0].create().withMode(CreateMode.CONTAINER).forPath(locks, new byte[0]);
+        List<String> lockDirs = new ArrayList<>(p + 1);
+        lockDirs.add(locks);
+        for (int k = 0; k < p; k++) {
+            lockDirs.add(locks + "/" + k);
+        }
+        createPipelined(lockDirs, new byte[0], CreateMode.CONTAINER);
     }
 
     /** An entity number: uniform over 0..P-1, or Zipf-distributed (rank k with weight 1/(k+1)). */
@@ -1215,12 +1226,17 @@ public final class CuratorBench {
 
     /** Creates the paths after the first (which exists), at most 1,000 unanswered. */
     void createPipelined(List<String> paths, byte[] data) throws Exception {
+        createPipelined(paths, data, CreateMode.PERSISTENT);
+    }
+
+    /** The same, the nodes made with `mode`. */
+    void createPipelined(List<String> paths, byte[] data, CreateMode mode) throws Exception {
         org.apache.zookeeper.ZooKeeper zk = clients[0].getZookeeperClient().getZooKeeper();
         java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(1000);
         AtomicInteger bad = new AtomicInteger();
         for (String p : paths.subList(1, paths.size())) {
             inFlight.acquire();
-            zk.create(p, data, org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE, org.apache.zookeeper.CreateMode.PERSISTENT,
+            zk.create(p, data, org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE, mode,
                     (rc, path, ctx, name) -> {
                         if (rc != 0 && rc != org.apache.zookeeper.KeeperException.Code.NODEEXISTS.intValue()) {
                             bad.incrementAndGet();

@@ -24,7 +24,8 @@ Exit 64 for other usage errors, 1 when the run could not be carried out.
 
 entity, a lock per entity, runs in this process on ONE KazooClient (--clients must be 1) with
 T threads (--tasks T, the only recipe that takes it): P persistent stock nodes <run>/stock/<k>
-(k < P, --paths, default 1000; ASCII decimal 1000000000, created untimed), and each thread i
+(k < P, --paths, default 1000; ASCII decimal 1000000000, created untimed), the lock
+directories <run>/lock/<k> (created untimed), and each thread i
 loops: pick k (random.Random(i); uniform, or Zipf with exponent 1 over the ranks with
 --skew zipf), acquire a fresh Lock(<run>/lock/<k>) (a kazoo Lock is not for two threads at
 once; latency = ask to hold), read the stock with its stat, set it less one at that version,
@@ -636,6 +637,12 @@ def run_entity(args, run_path):
         for _, e in wait_all([client.create_async(f"{stock_dir}/{k}", stock) for k in range(n)]):
             if e is not None:
                 raise RuntimeError(f"creating the stock nodes: {e!r}")
+        # each entity's lock directory exists, as in a service that has run a while: the window
+        # measures locking, not each directory's first creation (kazoo's Lock makes it persistent)
+        client.ensure_path(lock_dir)
+        for _, e in wait_all([client.create_async(f"{lock_dir}/{k}") for k in range(n)]):
+            if e is not None:
+                raise RuntimeError(f"creating the lock directories: {e!r}")
         cdf = zipf_cdf(n) if args.skew == "zipf" else None
         decrements = [0] * n  # guarded by `counted`
         counted = threading.Lock()

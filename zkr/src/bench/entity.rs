@@ -10,7 +10,8 @@
 //! zookeeper-client's lock reads after it holds, writes, then releases.
 //!
 //! Layout under the run's directory: `stock/<k>` (persistent, ASCII decimal, starting at
-//! [`STOCK`]) and the lock paths `lock/<k>`. After the window every entity's stock must equal
+//! [`STOCK`]) and the lock paths `lock/<k>` (containers, created before the run as in a service
+//! that has run a while: the window measures locking, not each directory's first creation). After the window every entity's stock must equal
 //! [`STOCK`] less the decrements its tasks made: an entity that does not is a violation, as is
 //! a versioned write refused (somebody else wrote while we held).
 
@@ -71,7 +72,8 @@ fn zipf_weights(skew: &str, paths: usize) -> Result<Option<Vec<f64>>, Failure> {
 }
 
 impl Entities {
-    /// Creates the run's `paths` stock nodes under `dir` (pipelined, untimed).
+    /// Creates the run's `paths` stock nodes and lock directories under `dir` (pipelined,
+    /// untimed).
     pub async fn prepare(fw: &Framework, dir: &str, paths: usize, skew: &str) -> Result<Arc<Entities>, Failure> {
         if paths == 0 {
             return Err((2, "--paths must be >= 1".into()));
@@ -88,6 +90,14 @@ impl Entities {
         }))
         .await;
         created.into_iter().collect::<Result<Vec<_>, _>>().map_err(fail)?;
+        // each entity's lock directory exists (a container), as in a service that has run a
+        // while: the window measures locking, not each directory's first creation
+        let dirs = join_all((0..paths).map(|k| {
+            let path = format!("{dir}/lock/{k}");
+            async move { fw.create(&path, b"", CreateMode::Container).await }
+        }))
+        .await;
+        dirs.into_iter().collect::<Result<Vec<_>, _>>().map_err(fail)?;
         let locks = (0..paths)
             .map(|k| InterProcessMutex::new(fw, &format!("{dir}/lock/{k}")))
             .collect::<Result<Vec<_>, _>>()
@@ -110,8 +120,8 @@ impl Entities {
     }
 
     /// Every entity's stock read back: the entities whose stock is not [`STOCK`] less what was
-    /// sold of them (printed on stderr). Then the stock nodes are deleted (the lock paths are
-    /// containers the server reaps).
+    /// sold of them (printed on stderr). Then the stock nodes and the lock directories are
+    /// deleted (best effort: a directory not empty yet is a container the server reaps).
     pub async fn verify_and_clean(&self, fw: &Framework) -> Result<u64, Failure> {
         let read = join_all((0..self.sold.len()).map(|k| async move { fw.get_data(&self.stock(k)).await })).await;
         let mut bad = 0;
@@ -126,6 +136,9 @@ impl Entities {
         }
         let _ = join_all((0..self.sold.len()).map(|k| async move { fw.delete(&self.stock(k)).await })).await;
         let _ = fw.delete(&format!("{}/stock", self.dir)).await;
+        let _ =
+            join_all((0..self.sold.len()).map(|k| async move { fw.delete(&format!("{}/lock/{k}", self.dir)).await }))
+                .await;
         Ok(bad)
     }
 }
