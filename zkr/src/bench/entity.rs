@@ -53,6 +53,16 @@ pub(crate) struct EntityTask {
     rng: fastrand::Rng,
 }
 
+/// Entity `k`'s stock node under the run's directory `dir`.
+fn stock_path(dir: &str, k: usize) -> String {
+    format!("{dir}/stock/{k}")
+}
+
+/// Entity `k`'s lock directory under the run's directory `dir`.
+fn lock_path(dir: &str, k: usize) -> String {
+    format!("{dir}/lock/{k}")
+}
+
 /// The skew of the entity picked: `uniform` or `zipf` (exponent 1).
 fn zipf_weights(skew: &str, paths: usize) -> Result<Option<Vec<f64>>, Failure> {
     match skew {
@@ -82,24 +92,23 @@ impl Entities {
         ensure_dir(fw, dir).await?;
         ensure_dir(fw, &format!("{dir}/stock")).await?;
         ensure_dir(fw, &format!("{dir}/lock")).await?;
+        // each entity's stock node and its lock directory (a container), which exists as in a
+        // service that has run a while: the window measures locking, not each directory's
+        // first creation
         let stock = STOCK.to_string();
         let created = join_all((0..paths).map(|k| {
-            let path = format!("{dir}/stock/{k}");
-            let stock = stock.clone();
-            async move { fw.create(&path, stock.as_bytes(), CreateMode::Persistent).await }
+            let (stock_path, lock_path) = (stock_path(dir, k), lock_path(dir, k));
+            let stock = stock.as_bytes();
+            async move {
+                let stock_node = fw.create(&stock_path, stock, CreateMode::Persistent);
+                let lock_dir = fw.create(&lock_path, b"", CreateMode::Container);
+                tokio::try_join!(stock_node, lock_dir)
+            }
         }))
         .await;
         created.into_iter().collect::<Result<Vec<_>, _>>().map_err(fail)?;
-        // each entity's lock directory exists (a container), as in a service that has run a
-        // while: the window measures locking, not each directory's first creation
-        let dirs = join_all((0..paths).map(|k| {
-            let path = format!("{dir}/lock/{k}");
-            async move { fw.create(&path, b"", CreateMode::Container).await }
-        }))
-        .await;
-        dirs.into_iter().collect::<Result<Vec<_>, _>>().map_err(fail)?;
         let locks = (0..paths)
-            .map(|k| InterProcessMutex::new(fw, &format!("{dir}/lock/{k}")))
+            .map(|k| InterProcessMutex::new(fw, &lock_path(dir, k)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| (2, e.to_string()))?;
         let sold = (0..paths).map(|_| AtomicI64::new(0)).collect();
@@ -116,7 +125,7 @@ impl Entities {
     }
 
     fn stock(&self, k: usize) -> String {
-        format!("{}/stock/{k}", self.dir)
+        stock_path(&self.dir, k)
     }
 
     /// Every entity's stock read back: the entities whose stock is not [`STOCK`] less what was
@@ -134,11 +143,12 @@ impl Entities {
                 bad += 1;
             }
         }
-        let _ = join_all((0..self.sold.len()).map(|k| async move { fw.delete(&self.stock(k)).await })).await;
+        let _ = join_all((0..self.sold.len()).map(|k| async move {
+            let (stock, lock_dir) = (self.stock(k), lock_path(&self.dir, k));
+            tokio::join!(fw.delete(&stock), fw.delete(&lock_dir))
+        }))
+        .await;
         let _ = fw.delete(&format!("{}/stock", self.dir)).await;
-        let _ =
-            join_all((0..self.sold.len()).map(|k| async move { fw.delete(&format!("{}/lock/{k}", self.dir)).await }))
-                .await;
         Ok(bad)
     }
 }
@@ -190,7 +200,7 @@ impl EntityTask {
                 }
             }
             Peer::ZkClient(client) => {
-                let lock = zk_client_lock(client, &format!("{}/lock/{k}", self.entities.dir)).await?;
+                let lock = zk_client_lock(client, &lock_path(&self.entities.dir, k)).await?;
                 held = Instant::now();
                 let (data, stat) = client.get_data(&stock).await?;
                 let left = parse(&stock, &data)?;
