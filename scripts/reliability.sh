@@ -24,8 +24,8 @@ ls "$dir"/*.md >/dev/null 2>&1 || { echo "reliability: no results in $dir (run: 
   echo
   echo "Liveness checked in every scenario (tests/faults/liveness.rs): after the fault ends, every"
   echo "contender still alive (each mutex, read-write lock, semaphore and counter client, one by one)"
-  echo "completes operations again and a leader latch leads, within 14 s (a session timeout, a 3 s"
-  echo "hold and a 2 s acquire timeout in the mutex queue, 5 s of slack); the holder a scenario targets"
+  echo "completes operations again and a leader latch leads, within 14 s (a session timeout, a turn of"
+  echo "the mutex queue — a 3 s hold and three of 100 ms — and slack); the holder a scenario targets"
   echo "must observe its loss (its framework SUSPENDED or LOST, its hold lost()); another contender"
   echo "must hold the mutex within the session timeout + 2 s of the fault (+ 4 s for an election when"
   echo "the leader dies). Each scenario reports the measured figures beside their bounds."
@@ -36,7 +36,7 @@ ls "$dir"/*.md >/dev/null 2>&1 || { echo "reliability: no results in $dir (run: 
   echo "that is not linearizable fails the test and is saved under target/tmp/histories/ with its seed."
   echo
   echo "Cost: the suite (cargo test --all-features --test faults: 10 scenarios, each on servers of its"
-  echo "own, the checker's own test and the queue verdict's) ran in 192 s on this 2-core machine; zkr's client-pause tests"
+  echo "own, the checker's own test and the queue verdict's) ran in 185 s on this 2-core machine; zkr's client-pause tests"
   echo "(cargo test -p zkr --test sigstop) in 19 s."
   echo
   for f in "$dir"/*.md; do cat "$f"; echo; done

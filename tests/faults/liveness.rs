@@ -2,6 +2,7 @@
 //! bound the scenario states; the holder a scenario targets observes its loss; a new holder
 //! comes within a bound. Each figure measured goes into the scenario's report.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -12,23 +13,50 @@ use zk_recipes_testing::fixtures;
 use super::workload::{Workload, SESSION_TIMEOUT};
 
 /// What one client achieved: its grants (acquisitions, increments, leaderships) with their
-/// times, and the holds it saw lost.
+/// times, the holds it saw lost, and a trace of its latest events (grants, losses, timeouts,
+/// errors, connection states) that a failed liveness check prints.
 #[derive(Debug, Default)]
 pub struct Progress {
     grants: Mutex<Vec<Instant>>,
     losses: AtomicU64,
+    trace: Mutex<VecDeque<(Instant, String)>>,
 }
+
+/// How many of a client's latest events its trace keeps.
+const TRACE_LEN: usize = 16;
 
 impl Progress {
     /// Records a grant now.
     pub fn granted(&self) {
         let mut grants = self.grants.lock().unwrap();
         grants.push(Instant::now());
+        drop(grants);
+        self.record("granted");
     }
 
     /// Records a hold seen lost.
     pub fn lost(&self) {
         self.losses.fetch_add(1, Ordering::SeqCst);
+        self.record("lost its hold");
+    }
+
+    /// Adds `event` to the trace (the oldest event goes when it is full).
+    pub fn record(&self, event: impl Into<String>) {
+        let mut trace = self.trace.lock().unwrap();
+        if trace.len() == TRACE_LEN {
+            trace.pop_front();
+        }
+        trace.push_back((Instant::now(), event.into()));
+    }
+
+    /// The trace, each event with its time in seconds relative to `origin` (negative before it).
+    pub fn trace_from(&self, origin: Instant) -> String {
+        let trace = self.trace.lock().unwrap();
+        let at = |t: Instant| match t.checked_duration_since(origin) {
+            Some(after) => format!("+{:.2}", after.as_secs_f64()),
+            None => format!("-{:.2}", (origin - t).as_secs_f64()),
+        };
+        trace.iter().map(|(t, e)| format!("{} {e}", at(*t))).collect::<Vec<_>>().join("; ")
     }
 
     /// The holds seen lost so far.
@@ -55,9 +83,8 @@ impl Progress {
 }
 
 /// The bound within which every contender alive completes an operation after a fault ended:
-/// a session timeout (a session the fault left behind expires), plus a long hold (3 s) in the
-/// mutex queue and an acquire timeout (2 s) of the contenders that waited behind it, plus
-/// slack for a busy 2-core machine.
+/// a session timeout (a session the fault left behind expires), plus a turn of the mutex queue
+/// (the long hold of 3 s and three short ones), plus slack for a busy 2-core machine.
 pub const PROGRESS_BOUND: Duration = Duration::from_secs(4 + 3 + 2 + 5);
 
 /// The bound within which another contender holds the mutex after a holder's server died, its
@@ -84,13 +111,24 @@ impl Workload {
                 .collect()
         };
         let what = format!("every contender to complete an operation after {after} (bound {bound:?})");
-        fixtures::eventually(bound.saturating_sub(since.elapsed()), &what, || async {
+        // polled without a deadline of its own: the timeout below reports who is stuck, and why
+        let progressed = fixtures::eventually(Duration::from_secs(3600), &what, || async {
             if latch_led.get().is_none() && self.latches.iter().any(|l| l.has_leadership()) {
                 latch_led.set(Some(since.elapsed()));
             }
             latch_led.get().is_some() && waiting(self).is_empty()
-        })
-        .await;
+        });
+        if tokio::time::timeout(bound.saturating_sub(since.elapsed()), progressed).await.is_err() {
+            let mut stuck = waiting(self);
+            if latch_led.get().is_none() {
+                stuck.extend(&self.roles["latch"]);
+            }
+            panic!(
+                "timed out waiting for {what}; a latch led: {}; no progress from (or, latches, no lead by) {stuck:?}.\n{}",
+                latch_led.get().is_some(),
+                self.stall_report(since, &stuck).await
+            );
+        }
         let slowest = (0..self.clients.len())
             .filter_map(|i| self.clients[i].progress.first_since(since))
             .map(|t| t - since)
@@ -114,6 +152,58 @@ impl Workload {
             latch_led.get().unwrap_or_default().as_secs_f64(),
             sorted(ops).join(", ")
         ));
+    }
+
+    /// What a failed liveness check prints: each stuck client's role, session status and latest
+    /// events, and the nodes of every lock path (with their owners' session ids), times in
+    /// seconds from `since`.
+    async fn stall_report(&self, since: Instant, stuck: &[usize]) -> String {
+        let role_of = |i: usize| self.roles.iter().find(|(_, idx)| idx.contains(&i)).map_or("?", |(r, _)| *r);
+        let mut lines = Vec::new();
+        for &i in stuck {
+            let c = &self.clients[i];
+            let s = c.fw.status();
+            lines.push(format!(
+                "client {i} ({}): {:?}, session 0x{:x}, {} suspensions, {} losses; events: {}",
+                role_of(i),
+                s.state,
+                s.session_id,
+                s.suspensions,
+                s.losses,
+                c.progress.trace_from(since)
+            ));
+        }
+        let sessions: Vec<String> =
+            self.clients.iter().enumerate().map(|(i, c)| format!("{i}=0x{:x}", c.fw.status().session_id)).collect();
+        lines.push(format!("sessions: {}", sessions.join(" ")));
+        let reader = &self.clients[self.roles["counter"][0]].fw;
+        let leading: Vec<bool> = self.latches.iter().map(|l| l.has_leadership()).collect();
+        lines.push(format!("latches leading now: {leading:?}"));
+        for role in ["mutex", "rwlock", "semaphore", "latch"] {
+            let path = format!("{}/{role}", self.base);
+            let listed = tokio::time::timeout(Duration::from_secs(3), fixtures::ephemerals(reader, &path)).await;
+            let nodes = match listed {
+                Ok(Ok(mut nodes)) => {
+                    // in queue order: by the sequence number that ends each name
+                    nodes.sort_by_key(|n| {
+                        n.rsplit(|c: char| !c.is_ascii_digit()).next().unwrap_or_default().to_string()
+                    });
+                    let mut owned = Vec::new();
+                    for n in nodes {
+                        let owner = match reader.exists(&n).await {
+                            Ok(Some(stat)) => format!("0x{:x}", stat.ephemeral_owner),
+                            other => format!("{other:?}"),
+                        };
+                        owned.push(format!("{} by {owner}", n.trim_start_matches(&path)));
+                    }
+                    owned.join(", ")
+                }
+                Ok(Err(e)) => format!("not listed: {e}"),
+                Err(_) => "not listed within 3 s".to_string(),
+            };
+            lines.push(format!("{path}: {nodes}"));
+        }
+        lines.join("\n")
     }
 
     /// Waits until a mutex contender other than `except` is granted the mutex at or after

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use futures_util::StreamExt as _;
 use zk_recipes::{
     DistributedAtomicLong, Framework, HeldNode, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2,
     LeaderLatch, LockGuard, RetryNTimes,
@@ -74,7 +75,7 @@ pub struct Client {
     pub fw: Framework,
     pub proxies: Vec<TcpProxy>,
     /// What this client achieved (grants and losses, with their times).
-    pub progress: Progress,
+    pub progress: Arc<Progress>,
 }
 
 impl Client {
@@ -102,7 +103,16 @@ pub async fn client(cluster: &TestingCluster) -> Client {
         .connect()
         .await
         .expect("connect through the proxies");
-    Client { fw, proxies, progress: Progress::default() }
+    let progress = Arc::new(Progress::default());
+    // connection states into the client's trace (the stream ends with the framework)
+    let (states, trace) = (fw.connection_states(), progress.clone());
+    tokio::spawn(async move {
+        let mut states = std::pin::pin!(states);
+        while let Some(state) = states.next().await {
+            trace.record(format!("{state:?}"));
+        }
+    });
+    Client { fw, proxies, progress }
 }
 
 /// The running workload.
@@ -173,9 +183,9 @@ impl Workload {
                         occupancy.0.clone(),
                         w.resource.clone(),
                         w.mutex_holder.clone(),
-                        // the first mutex contender holds long (3 s), so that a fault can hit
-                        // it while it holds; the others hold 100 ms
-                        if w.roles[role].len() == 1 { 600 } else { 20 },
+                        // the first mutex contender holds long, so that a fault can hit it
+                        // while it holds; the others hold briefly
+                        if w.roles[role].len() == 1 { LONG_HOLD } else { SHORT_HOLD },
                     ))),
                     "rwlock" => {
                         let writer = w.roles[role].len() == 1;
@@ -348,17 +358,36 @@ pub fn save_report(scenario: &str, report: &str) {
 /// How long a contender waits for its hold before it counts a timeout and tries again.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How long the long-holding mutex contender holds (measured by the clock, not in ticks, so
+/// that a loaded machine does not stretch it).
+pub const LONG_HOLD: Duration = Duration::from_secs(3);
+
+/// How long the other mutex contenders hold.
+const SHORT_HOLD: Duration = Duration::from_millis(100);
+
+/// How long a mutex contender waits before it counts a timeout and queues again: longer than a
+/// turn of the mutex's queue (the long hold and three short ones), so that a contender is not
+/// timed out of its place in a queue that works. With 2 s, shorter than the long hold, every
+/// waiter gave its place up once or twice per turn and queued again behind the long holder;
+/// when the head of the queue heard of its turn late (a slow link), the others' timeouts fired
+/// behind it and the long holder, queued again at its release, went first: with 50-300 ms
+/// latency bursts on one contender's link, a waiter went 12.3 s without a grant (a CI run: over
+/// 14 s, after a partition's heal). With 5 s, the longest wait in the same run was 4.2 s.
+const MUTEX_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// The hold an acquire returned; `None` after a timeout or (after a short back-off) a typed
 /// error, each counted in `tally`.
-async fn counted<T>(tally: &Tally, acquired: zk_recipes::Result<T>) -> Option<T> {
+async fn counted<T>(tally: &Tally, progress: &Progress, acquired: zk_recipes::Result<T>) -> Option<T> {
     match acquired {
         Ok(hold) => Some(hold),
         Err(e) if e.is_timeout() => {
             tally.timeouts.fetch_add(1, Ordering::SeqCst);
+            progress.record("timed out");
             None
         }
-        Err(_) => {
+        Err(e) => {
             tally.errors.fetch_add(1, Ordering::SeqCst);
+            progress.record(format!("error: {e}"));
             tokio::time::sleep(Duration::from_millis(50)).await;
             None
         }
@@ -378,7 +407,8 @@ async fn hold_for(tally: &Tally, progress: &Progress, hold: &HeldNode, ticks: u3
     }
 }
 
-/// Holds for about `ticks` × 5 ms, checking the hold before each write; `Err(())` when lost.
+/// Acquires and holds for `hold`, checking the hold before each write (every 5 ms); a hold seen
+/// lost ends early and is counted.
 #[allow(clippy::too_many_arguments)]
 async fn mutex_loop(
     c: Arc<Client>,
@@ -389,18 +419,21 @@ async fn mutex_loop(
     occupancy: Arc<Occupancy>,
     resource: Arc<FencedResource>,
     holder: Arc<Mutex<Option<usize>>>,
-    hold_ticks: u32,
+    hold: Duration,
 ) {
     let mutex = InterProcessMutex::new(&c.fw, &path).unwrap();
     while !stop.load(Ordering::SeqCst) {
-        let Some(guard) = counted(&tally, mutex.acquire_timeout(ACQUIRE_TIMEOUT).await).await else { continue };
+        let Some(guard) = counted(&tally, &c.progress, mutex.acquire_timeout(MUTEX_ACQUIRE_TIMEOUT).await).await else {
+            continue;
+        };
         if occupancy.enter_exclusive() > 0 {
             tally.violations.fetch_add(1, Ordering::SeqCst);
         }
         c.progress.granted();
         *holder.lock().unwrap() = Some(idx);
         let mut lost = false;
-        for _ in 0..hold_ticks {
+        let until = Instant::now() + hold;
+        while Instant::now() < until {
             if guard.is_lost() {
                 lost = true;
                 break;
@@ -434,7 +467,7 @@ async fn rw_loop(
         } else {
             lock.read_timeout(ACQUIRE_TIMEOUT).await
         };
-        let Some(guard) = counted(&tally, acquired).await else { continue };
+        let Some(guard) = counted(&tally, &c.progress, acquired).await else { continue };
         let conflict = if writer { occupancy.enter_exclusive() } else { occupancy.enter_reader() };
         if conflict > 0 {
             tally.violations.fetch_add(1, Ordering::SeqCst);
@@ -459,7 +492,9 @@ async fn semaphore_loop(
 ) {
     let sem = InterProcessSemaphoreV2::new(&c.fw, &path, SEMAPHORE_MAX).unwrap();
     while !stop.load(Ordering::SeqCst) {
-        let Some(lease) = counted(&tally, sem.acquire_timeout(ACQUIRE_TIMEOUT).await).await else { continue };
+        let Some(lease) = counted(&tally, &c.progress, sem.acquire_timeout(ACQUIRE_TIMEOUT).await).await else {
+            continue;
+        };
         if occupancy.enter_exclusive() >= SEMAPHORE_MAX {
             tally.violations.fetch_add(1, Ordering::SeqCst);
         }
@@ -487,15 +522,18 @@ async fn counter_loop(
                 tally.ops.fetch_add(1, Ordering::SeqCst);
             }
             // the tries ran out: not applied
-            Err(zk_recipes::Error::Contended { .. }) => {
+            Err(e @ zk_recipes::Error::Contended { .. }) => {
                 tally.timeouts.fetch_add(1, Ordering::SeqCst);
+                c.progress.record(format!("gave up: {e}"));
             }
-            Err(zk_recipes::Error::OutcomeUnknown { .. }) => {
+            Err(e @ zk_recipes::Error::OutcomeUnknown { .. }) => {
                 unknown.fetch_add(1, Ordering::SeqCst);
                 tally.errors.fetch_add(1, Ordering::SeqCst);
+                c.progress.record(format!("error: {e}"));
             }
-            Err(_) => {
+            Err(e) => {
                 tally.errors.fetch_add(1, Ordering::SeqCst);
+                c.progress.record(format!("error: {e}"));
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
