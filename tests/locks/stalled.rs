@@ -61,8 +61,7 @@ async fn a_timed_acquire_returns_by_its_deadline_when_the_server_does_not_answer
     let cs = fixtures::shared_server().await;
     let holder_fw = fixtures::framework(&cs).await;
     for what in KINDS.map(Contended::Lock).into_iter().chain([Contended::Lease]) {
-        // in front of one server (the first, where the kit runs an ensemble)
-        let proxy = TcpProxy::start(cs.split(',').next().unwrap()).await.unwrap();
+        let proxy = TcpProxy::start(&cs).await.unwrap();
         // a session long enough that the stalls stay shorter than the client's read timeout
         let fw = fixtures::framework_with(proxy.connect_string(), |b| b.session_timeout(Duration::from_secs(15))).await;
         let path = format!("/{}", fixtures::unique("stalled"));
