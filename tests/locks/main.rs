@@ -603,7 +603,6 @@ mod local_queue;
 mod read_under_lock;
 mod reentry;
 mod semaphore;
-mod stalled;
 
 mod bounds {
     use std::future::Future;

@@ -13,11 +13,6 @@ use tokio::time::Instant;
 
 use crate::error::{Error, Result};
 
-/// How long after its deadline a timed acquire may still take, at most, to delete its node
-/// before it returns anyway: the delete then goes on in the background, as when the future is
-/// dropped. What bounds a timed acquire when the server does not answer.
-pub(crate) const WITHDRAW_GRACE: Duration = Duration::from_secs(1);
-
 /// How long an acquire may wait.
 pub(crate) trait Wait: Copy + Send + Sync + std::fmt::Debug + 'static {
     /// What the acquire reports when its deadline passes.

@@ -25,7 +25,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zookeeper_client::{Client, CreateMode, Error as ZkError, EventType, OneshotWatcher, Stat};
 
-use super::deadline::{held, Forever, Wait, Waited, WITHDRAW_GRACE};
+use super::deadline::{held, Forever, Wait, Waited};
 use super::driver::{Contenders, Decision, Driver};
 use super::foreign::ForeignNodes;
 use super::gate::{Gates, Place, Turn};
@@ -237,21 +237,7 @@ async fn contend_in_span<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) ->
     let turn = place.as_mut().and_then(Place::take_turn);
     // boxed: a task waiting in the local queue holds only the small future above, not the
     // contention's (kilobytes)
-    let contention = Box::pin(contend_in_queue(fw, req, wait, turn));
-    let ended = match wait.deadline() {
-        None => contention.await,
-        // the deadline ends the wait in the queue and the withdraw deletes our node; a server
-        // that does not answer (a stalled link, requests retried until the retry policy gives
-        // up) must not hold a timed acquire past it: dropped, the contention deletes its node
-        // in the background
-        Some((at, timed_out)) => match tokio::time::timeout_at(at + WITHDRAW_GRACE, contention).await {
-            Ok(ended) => ended,
-            Err(_) => {
-                tracing::debug!(path = req.dir, "acquire: no answer by the deadline; our node goes in the background");
-                Ok(Ended::TimedOut(timed_out))
-            }
-        },
-    };
+    let ended = Box::pin(contend_in_queue(fw, req, wait, turn)).await;
     drop(place);
     ended
 }

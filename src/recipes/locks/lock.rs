@@ -88,8 +88,6 @@ pub trait InterProcessLock: Sealed + Send + Sync + Debug + 'static {
     fn acquire(&self) -> BoxFuture<'_, Result<HeldLock>>;
 
     /// Waits at most `timeout`.
-    /// Returns at most 1 s after `timeout` even when the server does not answer (a stalled
-    /// link): our node's delete then goes on in the background, as when the future is dropped.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (our node is deleted); otherwise as

@@ -213,8 +213,6 @@ impl InterProcessMutex {
 
     /// Acquires only if that needs no waiting: `Ok(None)` when someone else holds it (our
     /// node is deleted).
-    /// Returns within 1 s even when the server does not answer (`Ok(None)`; our node's delete
-    /// then goes on in the background).
     ///
     /// # Errors
     /// As [`acquire`](Self::acquire).
@@ -236,8 +234,6 @@ impl InterProcessMutex {
     }
 
     /// Waits at most `timeout`.
-    /// Returns at most 1 s after `timeout` even when the server does not answer (a stalled
-    /// link): our node's delete then goes on in the background, as when the future is dropped.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (our node is deleted; test it with

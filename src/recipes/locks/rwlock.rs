@@ -141,8 +141,6 @@ impl InterProcessReadWriteLock {
     }
 
     /// Waits at most `timeout` for the read lock.
-    /// Returns at most 1 s after `timeout` even when the server does not answer (a stalled
-    /// link): our node's delete then goes on in the background, as when the future is dropped.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (our node is deleted); otherwise as
@@ -206,8 +204,6 @@ impl InterProcessReadWriteLock {
     }
 
     /// Waits at most `timeout` for the write lock.
-    /// Returns at most 1 s after `timeout` even when the server does not answer (a stalled
-    /// link): our node's delete then goes on in the background, as when the future is dropped.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (our node is deleted); otherwise as

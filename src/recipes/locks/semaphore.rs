@@ -151,8 +151,6 @@ impl InterProcessSemaphoreV2 {
     }
 
     /// Waits at most `timeout` for one lease.
-    /// Returns at most 1 s after `timeout` even when the server does not answer (a stalled
-    /// link): our node's delete then goes on in the background, as when the future is dropped.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (nothing is left behind); otherwise as
@@ -459,8 +457,6 @@ impl InterProcessSemaphoreMutex {
     }
 
     /// Waits at most `timeout`.
-    /// Returns at most 1 s after `timeout` even when the server does not answer (a stalled
-    /// link): our node's delete then goes on in the background, as when the future is dropped.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (nothing is left behind); the
