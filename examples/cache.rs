@@ -4,7 +4,8 @@
 //! `cargo run --example cache`
 
 use futures_util::StreamExt;
-use zk_recipes::zk::CreateMode;
+
+use zk_recipes::CreateMode;
 use zk_recipes::{Cache, CacheEvent, Framework};
 
 #[tokio::main]

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::json;
-use zk_recipes::{DownInstancePolicy, Framework, ServiceDiscovery, ServiceInstance};
+use zk_recipes::discovery::DownInstancePolicy;
+use zk_recipes::{Framework, ServiceDiscovery, ServiceInstance};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -42,7 +43,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let provider = discovery
         .provider("orders")
-        .down_instance_policy(DownInstancePolicy { timeout: Duration::from_secs(10), error_threshold: 1 })
+        .down_instance_policy(DownInstancePolicy::new(Duration::from_secs(10), 1))
         .build()?;
     // the provider's cache reports each new list of instances: wait (by watch) for both
     let mut changes = Box::pin(provider.cache().changes());

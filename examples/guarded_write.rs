@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use zk_recipes::zk::CreateMode;
+use zk_recipes::CreateMode;
 use zk_recipes::{Framework, InterProcessMutex, TimedHold};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -7,7 +7,8 @@
 
 use std::time::Duration;
 
-use zk_recipes::{CountDown, DistributedCountDownLatch, Framework, InterProcessSemaphoreV2};
+use zk_recipes::latch::CountDown;
+use zk_recipes::{DistributedCountDownLatch, Framework, InterProcessSemaphoreV2};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

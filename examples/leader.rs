@@ -6,7 +6,8 @@
 
 use std::time::Duration;
 
-use zk_recipes::{Framework, LeaderLatch, LeaderSelector, LeadershipEnd};
+use zk_recipes::leader::LeadershipEnd;
+use zk_recipes::{Framework, LeaderLatch, LeaderSelector};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -23,13 +24,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         // wait for whichever replica is elected: no polling, each latch's own future
         let elected = replicas.iter().map(|(_, l)| Box::pin(l.await_leadership()));
         let (elected, i, _) = futures_util::future::select_all(elected).await;
-        elected?;
+        let leadership = elected?; // the leadership gained, with its own token
         let latch = replicas[i].1.clone();
-        let token = latch.leadership().fencing_token().unwrap_or_default();
+        let token = leadership.fencing_token();
         println!("round {round}: {} leads with token {token}", latch.id());
         assert!(token > last_token, "tokens increase across leaderships");
         last_token = token;
         latch.close().await?; // step down (or crash: its session would expire)
+        println!("round {round}: leadership ended: {}", leadership.lost().await);
         replicas.remove(i);
     }
 

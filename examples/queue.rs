@@ -37,7 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             loop {
                 let delivery = match queue.take_safe_timeout(Duration::from_millis(500)).await {
                     Ok(delivery) => delivery,
-                    Err(zk_recipes::Error::Timeout(_)) => break, // drained
+                    Err(zk_recipes::Error::Timeout { .. }) => break, // drained
                     Err(e) => return Err(e),
                 };
                 // process, then complete: a worker dying here hands the job to another one

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use zk_recipes::zk::CreateMode;
+use zk_recipes::CreateMode;
 use zk_recipes::{Error, Framework, InterProcessReadWriteLock};
 
 #[tokio::main]

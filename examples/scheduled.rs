@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use zk_recipes::{Framework, Scheduled, ShedLock, TickOutcome};
+use zk_recipes::scheduled::TickOutcome;
+use zk_recipes::{Framework, Scheduled, ShedLock};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -4,6 +4,10 @@
 # kit's server, none of the library's dev-dependencies), then sells a stock against an embedded
 # ZooKeeper server (or $ZK_CONNECT when set).
 #   bash scripts/demo.sh            the inventory demo
+#   DEMO_POSTGRES=1 bash scripts/demo.sh
+#                                   ... with one more row, the stock in PostgreSQL, which refuses
+#                                   the paused holder's write (installs Debian's postgresql;
+#                                   DEMO_POSTGRES_URL names a database of yours instead)
 #   bash scripts/demo.sh EXAMPLE    one of examples/ instead (this builds the library's
 #                                   dev-dependencies too)
 set -euo pipefail

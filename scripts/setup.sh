@@ -14,8 +14,13 @@
 #                                FIPS-validated AWS-LC module with them), which `--all-features` compiles
 #   - libcurator-discovery-java  curator-x-discovery 5.4 (and its Jackson jars), for the service
 #                                discovery interop tests
+#   - postgresql                 initdb and postgres (/usr/lib/postgresql/<major>/bin), for the
+#                                fencing crate's tests: the testing kit runs a throwaway cluster
+#                                on a loopback port (TestingPostgres). No system cluster is made:
+#                                /etc/postgresql-common/createcluster.conf says so before install
 #
-# `setup.sh --demo` installs only what the demo (scripts/demo.sh) needs: ZooKeeper and a JRE.
+# `setup.sh --demo` installs only what the demo (scripts/demo.sh) needs: ZooKeeper and a JRE
+# (and postgresql for DEMO_POSTGRES=1).
 #
 # Idempotent: runs `apt-get update` and `apt-get install` only for packages that are missing,
 # and prints what it did. Run as root, or as a user with sudo.
@@ -23,7 +28,7 @@
 set -euo pipefail
 
 PACKAGES=(zookeeper default-jdk-headless libcurator-framework-java libcurator-recipes-java libcurator-discovery-java
-    libnetty-java libkrb5-dev libclang-dev pkg-config cmake golang-go)
+    libnetty-java libkrb5-dev libclang-dev pkg-config cmake golang-go postgresql)
 # The files the testing kit and the interop tests use, per package above.
 REQUIRED_FILES=(
     /usr/share/java/zookeeper.jar
@@ -34,9 +39,16 @@ REQUIRED_FILES=(
     /usr/share/java/curator-x-discovery.jar
     /usr/share/java/jackson-databind.jar
 )
+# Debian's postgresql-common makes and starts a `main` cluster on port 5432 when a server
+# package is installed, unless this file says not to: the tests start their own.
+CREATECLUSTER_CONF=/etc/postgresql-common/createcluster.conf
 if [[ ${1:-} == --demo ]]; then
     PACKAGES=(zookeeper default-jre-headless)
     REQUIRED_FILES=(/usr/share/java/zookeeper.jar)
+    # the demo's optional PostgreSQL row (DEMO_POSTGRES=1) on a throwaway server of the kit
+    if [[ ${DEMO_POSTGRES:-} == 1 && -z ${DEMO_POSTGRES_URL:-} ]]; then
+        PACKAGES+=(postgresql)
+    fi
 elif [[ $# -gt 0 ]]; then
     printf 'setup: error: unknown argument %s (usage: setup.sh [--demo])\n' "$1" >&2
     exit 2
@@ -70,6 +82,11 @@ for pkg in "${PACKAGES[@]}"; do
 done
 
 if ((${#missing[@]} > 0)); then
+    if [[ " ${missing[*]} " == *" postgresql "* ]] && ! grep -qs '^create_main_cluster *= *false' "$CREATECLUSTER_CONF"; then
+        "${SUDO[@]}" mkdir -p "$(dirname "$CREATECLUSTER_CONF")"
+        printf '# zk-recipes setup: no system cluster (the tests start their own)\ncreate_main_cluster = false\n' |
+            "${SUDO[@]}" tee -a "$CREATECLUSTER_CONF" >/dev/null
+    fi
     say "installing: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     "${SUDO[@]}" apt-get update -q || die "apt-get update failed"
@@ -140,4 +157,7 @@ elif command -v java >/dev/null 2>&1; then
 fi
 [[ -n $java_bin ]] || die "no java found after installing ${PACKAGES[1]}"
 java_version=$("$java_bin" -version 2>&1 | head -n 1)
+if [[ ${1:-} != --demo ]]; then
+    compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || die "no PostgreSQL initdb after installing postgresql"
+fi
 say "ok: ${java_bin} (${java_version}); the jars in /usr/share/java"

@@ -40,9 +40,15 @@ for example in $(awk '/^\[\[example\]\]/{e=1; next} /^\[/{e=0} e && /^name = /{g
   echo "== example $example"
   cargo run --quiet --all-features --example "$example" >/dev/null
 done
+# ... and the fencing crate's: a stale holder refused by PostgreSQL (its own servers).
+echo "== example fenced_postgres"
+cargo run --quiet -p zk-recipes-fencing --example fenced_postgres >/dev/null
 # The inventory demo (demo/, what scripts/demo.sh runs) must succeed too.
 echo "== demo inventory"
 cargo run --quiet -p zk-recipes-demo >/dev/null
+# ... and with its PostgreSQL row: the database refuses the paused holder's write.
+echo "== demo inventory, DEMO_POSTGRES=1"
+DEMO_POSTGRES=1 cargo run --quiet -p zk-recipes-demo >/dev/null
 # The fault suite's results, for docs/RELIABILITY.md (committed by hand after a run).
 bash scripts/reliability.sh || true
 echo "test suite took $(( $(date +%s) - started )) s"
@@ -50,6 +56,13 @@ left=$(comm -13 <(echo "$before") <(pgrep -f 'org.apache.zookeeper.server' | sor
 if [ "$left" -gt 0 ]; then
   echo "error: $left ZooKeeper server process(es) left running by the tests" >&2
   pgrep -af 'org.apache.zookeeper.server' >&2 || true
+  exit 1
+fi
+# PostgreSQL servers the tests started (the kit's TestingPostgres runs them from a temp dir)
+left=$(pgrep -f 'postgres -D .*/zk-testing-pg-' | grep -c . || true)
+if [ "$left" -gt 0 ]; then
+  echo "error: $left PostgreSQL server process(es) left running by the tests" >&2
+  pgrep -af 'postgres -D .*/zk-testing-pg-' >&2 || true
   exit 1
 fi
 left=$(docker ps -aq --filter label=zk-recipes.test=1 | wc -l)

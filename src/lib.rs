@@ -40,7 +40,7 @@
 //! * Counters — [`DistributedAtomicLong`], [`DistributedAtomicInteger`],
 //!   [`DistributedAtomicValue`].
 //! * Caches — [`Cache`] (a tree, a node's children or one node, kept current by a persistent
-//!   watch — or one-shot watches on servers before 3.6, see [`WatchMode`] — with an exact
+//!   watch — or one-shot watches on servers before 3.6, see [`WatchMode`](cache::WatchMode) — with an exact
 //!   resync after every gap) and the [`PersistentWatcher`] under it.
 //! * Registrations — [`PersistentNode`] (kept in place through deletes, reconnects and new
 //!   sessions; a stale node of our dead session replaced), [`PersistentTtlNode`] and
@@ -51,7 +51,7 @@
 //! * Queues — [`SimpleDistributedQueue`], [`DistributedQueue`], [`DistributedIdQueue`],
 //!   [`DistributedPriorityQueue`], [`DistributedDelayQueue`] (Curator's layouts and framing):
 //!   each item consumed once, at most once ([`Queue::take`]) or at least once
-//!   ([`Queue::take_safe`] then [`Delivery::complete`]).
+//!   ([`Queue::take_safe`] then [`Delivery::complete`](queue::Delivery::complete)).
 //!
 //! ```no_run
 //! # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
@@ -75,8 +75,8 @@
 //! ```
 //!
 //! # Notable behaviors
-//! * **Lost signal**: every guard, lease and leadership resolves [`HeldNode::lost`] when it can
-//!   no longer be trusted (suspended under the standard [`ErrorPolicy`], session lost, node
+//! * **Lost signal**: every guard and lease ([`HeldNode::lost`]) and every leadership
+//!   ([`Leadership::lost`]) resolves when it can no longer be trusted (suspended under the standard [`ErrorPolicy`], session lost, node
 //!   deleted). Curator leaves this to its users.
 //! * **Fencing**: tokens are the node's `czxid`, strictly increasing over time per path.
 //! * **Cancel safety**: dropping an acquire future leaves no node behind.
@@ -117,37 +117,27 @@ mod recipes;
 mod sync;
 
 // The crate root: the types a service names. Everything else is in its family's module below.
-pub use error::{Error, Result, ServerFeature, TlsFailure};
+pub use error::{Error, ErrorKind, Result, ServerFeature, TimeoutStep, TlsFailure};
 #[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]
 pub use framework::SaslConfig;
 #[cfg(feature = "tls")]
 pub use framework::TlsConfig;
 pub use framework::{
-    BoundedExponentialBackoff, Capabilities, ConnectionState, ErrorPolicy, ExponentialBackoff, Framework,
-    FrameworkBuilder, LossReason, RetryForever, RetryNTimes, RetryPolicy, SessionStatus, Transaction,
+    current_deadline, with_deadline, BoundedExponentialBackoff, Capabilities, ConnectionState, CreateMode, Deadline,
+    ErrorPolicy, ExponentialBackoff, Framework, FrameworkBuilder, LossReason, RetryAttempt, RetryForever, RetryNTimes,
+    RetryPolicy, SessionStatus, Stat, Transaction, DEFAULT_OPERATION_TIMEOUT,
 };
 pub use recipes::{
     AtomicOptions, AtomicValue, Cache, CacheBuilder, CacheEvent, CachedNode, DistributedAtomicInteger,
     DistributedAtomicLong, DistributedAtomicValue, DistributedBarrier, DistributedCountDownLatch,
     DistributedDelayQueue, DistributedDoubleBarrier, DistributedIdQueue, DistributedPriorityQueue, DistributedQueue,
     ExpiringPermit, GroupMember, HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex,
-    InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, LeaderContext, LeaderLatch,
-    LeaderSelector, Lease, LockGuard, MultiLockGuard, NodeMode, NodeStatus, PersistentNode, PersistentTtlNode,
-    PersistentWatcher, Queue, Scheduled, ScheduledJob, ScheduledLockGuard, ServiceDiscovery, ServiceInstance,
-    SharedCount, SharedValue, ShedLock, SimpleDistributedQueue, TimedHold, WriteGuard,
+    InterProcessReadWriteLock, InterProcessSemaphoreMutex, InterProcessSemaphoreV2, JobContext, LeaderContext,
+    LeaderLatch, LeaderSelector, Leadership, Lease, LockGuard, MultiLockGuard, NodeMode, NodeStatus, PersistentNode,
+    PersistentTtlNode, PersistentWatcher, Queue, Scheduled, ScheduledJob, ScheduledLockGuard, ServiceDiscovery,
+    ServiceInstance, ServiceProvider, SharedCount, SharedValue, ShedLock, SimpleDistributedQueue, TimedHold,
+    WriteGuard,
 };
-// Kept at the root for the 0.x callers that name them there; each is in its family's module too.
-#[doc(no_inline)]
-pub use recipes::{
-    AtomicNumber, AtomicStats, ById, ByPriority, BytesSerializer, CloseMode, CountDown, Delayed, Delivery,
-    DistributedAtomicNumber, DownInstancePolicy, Fifo, Leadership, LeadershipEnd, Participant, PromotedToLock,
-    ProviderStrategy, QueueBuilder, QueueKind, QueueSerializer, ReadLock, ResetReason, ServiceCache,
-    ServiceInstanceBuilder, ServiceProvider, ServiceProviderBuilder, ServiceType, UriSpec, UriSpecPart, VersionedValue,
-    WatchEvent, WatchMode, WriteLock,
-};
-#[doc(no_inline)]
-pub use recipes::{JobContext, TickOutcome};
-
 /// Locks and semaphores: Curator's `InterProcess*` family, their guards and leases.
 ///
 /// Every exclusive kind (and each side of the read-write lock) is an [`InterProcessLock`]
@@ -232,15 +222,18 @@ pub mod latch {
 /// too) and the bound of the exponential ones.
 pub mod retry {
     pub use crate::framework::{
-        BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryForever, RetryNTimes, RetryOneTime,
-        RetryPolicy, RetryUntilElapsed, MAX_EXPONENTIAL_RETRIES,
+        BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryAttempt, RetryForever, RetryNTimes,
+        RetryOneTime, RetryPolicy, RetryUntilElapsed, MAX_EXPONENTIAL_RETRIES,
     };
 }
 
 /// What the [`Framework`]'s own ZooKeeper operations take and return: multi-reads,
 /// transactions, protected creates, one-shot watches, and the path check they all apply.
 pub mod ops {
-    pub use crate::framework::{validate_path, CreatedNode, OneShotWatch, ReadOp, ReadResult, Transaction, TxnResult};
+    pub use crate::framework::{
+        validate_path, CreatedNode, EnsembleConfig, EnsembleServer, OneShotWatch, ReadOp, ReadResult, ReconfigChange,
+        ServerRole, Stat, Transaction, TxnResult,
+    };
 }
 
 /// Reading what the recipes left under a path (`zkr inspect`): which recipe a node belongs to,

@@ -4,6 +4,9 @@
 //! stock. Then the "NPC" rows: one holder of the mutex stops (SIGSTOP) inside its critical
 //! section longer than its session timeout while the others go on; with the mutex alone its
 //! stale write oversells, with the fencing token checked by the store it is refused.
+//! With `DEMO_POSTGRES=1`, one more row keeps the stock in PostgreSQL, written through
+//! `zk-recipes-fencing`: the database itself refuses the paused holder's write (a throwaway
+//! server of the testing kit, or `DEMO_POSTGRES_URL`).
 //! Runs against `$ZK_CONNECT`, or an embedded ZooKeeper when unset.
 //!
 //! `bash scripts/demo.sh`, or `cargo run --release -p zk-recipes-demo`
@@ -11,6 +14,7 @@
 mod classic;
 mod paused;
 mod paused_rows;
+mod pg_store;
 mod store;
 
 use std::io::{IsTerminal, Write};
@@ -19,6 +23,7 @@ use std::time::Duration;
 use zk_recipes::Framework;
 
 use crate::classic::Mode;
+use crate::store::Store;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -42,6 +47,8 @@ async fn main() -> Result<(), BoxError> {
         }
     }
     let (_server, connect) = zk_recipes_testing::server_or_env().await?;
+    // DEMO_POSTGRES=1: its database first, so that one that cannot start fails the demo at once
+    let database = pg_store::Database::from_env().await?;
     let mut workers = Vec::new();
     for _ in 0..WORKERS {
         workers.push(Framework::builder().connect_string(&connect).namespace(NAMESPACE).connect().await?);
@@ -54,24 +61,53 @@ async fn main() -> Result<(), BoxError> {
     }
     // the paused holder is the eighth worker: 7 of the frameworks, and the holder's own
     let others = &workers[1..];
-    let (open, _, paused_open) =
-        paused_rows::sell(others, &connect, NAMESPACE, &format!("{run}/paused"), false).await?;
-    let (fenced, refused, paused_fenced) =
-        paused_rows::sell(others, &connect, NAMESPACE, &format!("{run}/fenced"), true).await?;
+    let (open, _, paused_open) = paused_rows::sell(
+        others,
+        &connect,
+        NAMESPACE,
+        &format!("{run}/paused"),
+        "paused, mutex only",
+        Store::memory(STOCK, false),
+    )
+    .await?;
+    let (fenced, refused, paused_fenced) = paused_rows::sell(
+        others,
+        &connect,
+        NAMESPACE,
+        &format!("{run}/fenced"),
+        "paused, fencing token",
+        Store::memory(STOCK, true),
+    )
+    .await?;
     rows.push(("paused, mutex only", open));
     rows.push(("paused, fencing token", fenced));
+    // DEMO_POSTGRES=1: the same with the stock in PostgreSQL, which checks the tokens
+    let mut pauses = vec![paused_open, paused_fenced];
+    let mut postgres = None;
+    if let Some(database) = &database {
+        let path = format!("{run}/postgres");
+        let store = Store::Postgres(Box::new(database.store(&path, &paused_rows::lock_path(&path), STOCK).await?));
+        let name = "paused, fencing token, PostgreSQL";
+        let (outcome, refused, paused_pg) = paused_rows::sell(others, &connect, NAMESPACE, &path, name, store).await?;
+        database.remove(&path, &paused_rows::lock_path(&path)).await?;
+        rows.push((name, outcome));
+        pauses.push(paused_pg);
+        postgres = Some(refused);
+    }
     print_table(&rows);
     let (open, fenced) = (&rows[3].1, &rows[4].1);
     println!(
-        "\npaused: a holder stopped (SIGSTOP) inside its critical section for {:.1} s and {:.1} s,\n  \
+        "\npaused: a holder stopped (SIGSTOP) inside its critical section for {},\n  \
          past its {} s session; the others took the lock and sold {}+ items meanwhile",
-        paused_open.as_secs_f64(),
-        paused_fenced.as_secs_f64(),
+        seconds(&pauses),
         paused::SESSION_TIMEOUT.as_secs(),
         paused_rows::SOLD_DURING_PAUSE
     );
     println!("  mutex only:    its stale write was taken, and {} items were sold twice", oversold(open));
     println!("  fencing token: the store refused its stale write ({refused} refused), nothing oversold");
+    if let Some(refused) = postgres {
+        println!("  PostgreSQL:    the database refused its stale write ({refused} refused), nothing oversold");
+    }
     for w in &workers {
         w.close();
     }
@@ -83,11 +119,25 @@ async fn main() -> Result<(), BoxError> {
     if !(exact(fenced) && refused == 1) {
         return Err("the fenced store did not refuse exactly the paused holder's write".into());
     }
+    if let Some(refused) = postgres {
+        if !(exact(&rows[5].1) && refused == 1) {
+            return Err("PostgreSQL did not refuse exactly the paused holder's write".into());
+        }
+    }
     if oversold(open) == 0 {
         return Err("the paused holder's stale write did not oversell: did its session outlive the pause?".into());
     }
     println!("\nthe lock and the counter sold exactly the stock; the fencing token kept the paused holder out");
     Ok(())
+}
+
+/// "1.6 s and 1.5 s", "1.6 s, 1.5 s and 1.4 s".
+fn seconds(pauses: &[Duration]) -> String {
+    let each: Vec<String> = pauses.iter().map(|p| format!("{:.1} s", p.as_secs_f64())).collect();
+    match each.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => each.concat(),
+    }
 }
 
 fn oversold(o: &Outcome) -> u64 {
@@ -96,11 +146,12 @@ fn oversold(o: &Outcome) -> u64 {
 
 fn print_table(rows: &[(&str, Outcome)]) {
     println!();
-    println!("{:<22} {:>8} {:>10} {:>8} {:>9} {:>13}", "mode", "sold", "oversold", "left", "time", "hand-offs/s");
+    let width = rows.iter().map(|(name, _)| name.len()).max().unwrap_or(0).max(22);
+    println!("{:<width$} {:>8} {:>10} {:>8} {:>9} {:>13}", "mode", "sold", "oversold", "left", "time", "hand-offs/s");
     for (name, o) in rows {
         let per_s = o.handoffs as f64 / o.elapsed.as_secs_f64();
         let time = o.elapsed.as_secs_f64();
-        println!("{name:<22} {:>8} {:>10} {:>8} {time:>8.2}s {per_s:>13.0}", o.sold, oversold(o), o.left);
+        println!("{name:<width$} {:>8} {:>10} {:>8} {time:>8.2}s {per_s:>13.0}", o.sold, oversold(o), o.left);
     }
 }
 

@@ -1,11 +1,11 @@
 //! The paused-holder rows (the "NPC" problem): one worker — a child process — pauses inside its
 //! critical section longer than its session timeout while the others go on. The stock is in a
 //! store outside ZooKeeper. With the mutex alone, the holder's stale write lands and the stock
-//! it wrote back is sold a second time; with the fencing token checked by the store, the stale
-//! write is refused and nothing is oversold.
+//! it wrote back is sold a second time; with the fencing token checked by the store (in memory,
+//! or by PostgreSQL), the stale write is refused and nothing is oversold.
 
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use zk_recipes::{Framework, InterProcessMutex};
 
 use crate::store::Store;
-use crate::{paused, show_progress, BoxError, Outcome, STOCK};
+use crate::{paused, show_progress, BoxError, Outcome};
 
 /// How many items the others sell while the holder is stopped before it is resumed: they can
 /// only sell once its session expired and its lock node went with it.
@@ -22,25 +22,30 @@ pub const SOLD_DURING_PAUSE: u64 = 500;
 /// The bound on each step (the holder taking the lock, the others selling, the stale write).
 const STEP: Duration = Duration::from_secs(60);
 
-/// A paused-holder row over `workers` (the holder comes on top), under `path`; with the store
-/// checking fencing tokens when `fenced`. Also returns how many writes the store refused and
-/// how long the holder was stopped.
+/// The lock of a row under `path` (the scope of its fencing tokens).
+pub fn lock_path(path: &str) -> String {
+    format!("{path}/lock")
+}
+
+/// A paused-holder row `name` over `workers` (the holder comes on top), under `path`, selling
+/// the stock of `store`. Also returns how many writes the store refused and how long the
+/// holder was stopped.
 pub async fn sell(
     workers: &[Framework],
     connect: &str,
     namespace: &str,
     path: &str,
-    fenced: bool,
+    name: &'static str,
+    store: Store,
 ) -> Result<(Outcome, u64, Duration), BoxError> {
-    let store = Arc::new(Mutex::new(Store::new(STOCK, fenced)));
-    let lock_path = format!("{path}/lock");
+    let store = Arc::new(store);
+    let lock_path = lock_path(path);
     let mut holder = Holder::spawn(connect, namespace, &lock_path)?;
     within("the holder to take the lock", holder.until_paused(&store)).await??;
     let stopped = Instant::now();
     let started = Instant::now();
     let sold = Arc::new(watch::Sender::new(0u64));
     let (holder_done, _) = watch::channel(false);
-    let name = if fenced { "paused, fencing token" } else { "paused, mutex only" };
     let progress = tokio::spawn(show_progress(name, {
         let sold = sold.clone();
         move || *sold.borrow()
@@ -62,10 +67,7 @@ pub async fn sell(
     }
     let elapsed = started.elapsed();
     progress.abort();
-    let (left, refused) = {
-        let store = store.lock().expect("the store's lock");
-        (store.read(), store.refused())
-    };
+    let (left, refused) = (store.read().await?, store.refused());
     let sold = *sold.borrow();
     Ok((Outcome { sold, left, elapsed, handoffs: sold }, refused, paused_for))
 }
@@ -75,19 +77,16 @@ pub async fn sell(
 async fn worker(
     fw: Framework,
     lock_path: String,
-    store: Arc<Mutex<Store>>,
+    store: Arc<Store>,
     sold: Arc<watch::Sender<u64>>,
     mut holder_done: watch::Receiver<bool>,
-) -> zk_recipes::Result<()> {
+) -> Result<(), BoxError> {
     let mutex = InterProcessMutex::new(&fw, &lock_path)?;
     loop {
         let guard = mutex.acquire().await?;
         let token = guard.fencing_token();
-        let written = {
-            let mut store = store.lock().expect("the store's lock");
-            let left = store.read();
-            left > 0 && store.write(left - 1, token)
-        };
+        let left = store.read().await?;
+        let written = left > 0 && store.write(left - 1, token).await?;
         guard.release().await?;
         if written {
             sold.send_modify(|n| *n += 1);
@@ -121,16 +120,16 @@ impl Holder {
     }
 
     /// Serves the holder's read; returns when it says it stops itself.
-    async fn until_paused(&mut self, store: &Mutex<Store>) -> Result<(), BoxError> {
+    async fn until_paused(&mut self, store: &Store) -> Result<(), BoxError> {
         self.expect("read").await?;
-        let left = store.lock().expect("the store's lock").read();
+        let left = store.read().await?;
         self.answer(&left.to_string()).await?;
         self.expect("pausing ").await?;
         Ok(())
     }
 
     /// Resumes the holder (SIGCONT) and serves its write; whether the store took it.
-    async fn resume_and_write(&mut self, store: &Mutex<Store>) -> Result<bool, BoxError> {
+    async fn resume_and_write(&mut self, store: &Store) -> Result<bool, BoxError> {
         let pid = self.child.id().ok_or("the holder exited while stopped")?;
         // SAFETY: kill only sends SIGCONT to our own child, by its pid.
         if unsafe { libc::kill(pid as libc::pid_t, libc::SIGCONT) } != 0 {
@@ -140,7 +139,7 @@ impl Holder {
         let mut words = line.split_whitespace().skip(1);
         let value: i64 = words.next().ok_or("write: no value")?.parse()?;
         let token: i64 = words.next().ok_or("write: no token")?.parse()?;
-        let accepted = store.lock().expect("the store's lock").write(value, token);
+        let accepted = store.write(value, token).await?;
         self.answer(if accepted { "ok" } else { "refused" }).await?;
         Ok(accepted)
     }

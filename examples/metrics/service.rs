@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use metrics_exporter_prometheus::PrometheusBuilder;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use zk_recipes::zk::CreateMode;
+
+use zk_recipes::CreateMode;
 use zk_recipes::{Cache, ConnectionState, Framework, InterProcessMutex, LeaderLatch};
 
 /// What one run of the service does.

@@ -6,7 +6,8 @@
 
 use std::time::Duration;
 
-use zookeeper_client::{Acl, AuthUser, CreateMode, Error as ZkError, MultiReadResult, Stat};
+use crate::framework::Stat;
+use zookeeper_client::{Acl, AuthUser, CreateMode, Error as ZkError, MultiReadResult};
 
 use super::paths::validate_path;
 use super::session::Framework;
@@ -146,7 +147,7 @@ impl Framework {
             Ok(answers
                 .into_iter()
                 .map(|answer| match answer {
-                    MultiReadResult::Data { data, stat } => ReadResult::Data(data, stat),
+                    MultiReadResult::Data { data, stat } => ReadResult::Data(data, Stat::from_client(&stat)),
                     MultiReadResult::Children { children } => ReadResult::Children(children),
                     MultiReadResult::Error { err } => ReadResult::Failed(err),
                     _ => ReadResult::Failed(ZkError::UnexpectedError("multiRead: an unknown answer".into())),
@@ -178,7 +179,8 @@ impl Framework {
     /// Cancel safe.
     pub async fn get_acl(&self, path: &str) -> Result<(Vec<Acl>, Stat)> {
         validate_path(path)?;
-        self.retry_op("get_acl", path, |client| async move { client.get_acl(path).await }).await
+        let (acl, stat) = self.retry_op("get_acl", path, |client| async move { client.get_acl(path).await }).await?;
+        Ok((acl, Stat::from_client(&stat)))
     }
 
     /// Replaces the ACL of `path`, if its ACL version (`aversion`) is `version` (`None`: any).
@@ -195,7 +197,9 @@ impl Framework {
         if acl.is_empty() {
             return Err(Error::invalid("acl", "set_acl: an empty ACL"));
         }
-        self.retry_op("set_acl", path, |client| async move { client.set_acl(path, acl, version).await }).await
+        let stat =
+            self.retry_op("set_acl", path, |client| async move { client.set_acl(path, acl, version).await }).await?;
+        Ok(Stat::from_client(&stat))
     }
 
     /// Creates a persistent (or persistent sequential) node at `path` that the server deletes
@@ -213,15 +217,16 @@ impl Framework {
         &self,
         path: &str,
         data: &[u8],
-        mode: CreateMode,
+        mode: crate::CreateMode,
         ttl: Duration,
     ) -> Result<CreatedNode> {
         validate_path(path)?;
+        let mode = mode.to_client();
         validate_ttl_create(path, mode, ttl)?;
         if !self.capabilities().await?.ttl_nodes {
             return Err(TTL_UNSUPPORTED);
         }
-        self.retry_op("create", path, |client| async move {
+        self.retry_write("create", path, |client| async move {
             self.create_with_parents_ttl(&client, path, data, mode, Some(ttl)).await
         })
         .await
@@ -244,21 +249,23 @@ impl Framework {
     /// ```no_run
     /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
     /// use std::time::Duration;
-    /// use zookeeper_client::CreateMode;
+    /// use zk_recipes::CreateMode;
     /// fw.create_with_ttl("/jobs/alive", b"", CreateMode::Persistent, Duration::from_secs(30)).await?;
     /// fw.touch("/jobs/alive").await?; // another 30 s
     /// # Ok(()) }
     /// ```
     pub async fn touch(&self, path: &str) -> Result<Stat> {
         validate_path(path)?;
-        self.retry_op("touch", path, |client| async move {
-            let (data, stat) = client.get_data(path).await?;
-            match client.set_data(path, &data, Some(stat.version)).await {
-                Err(ZkError::BadVersion) => client.check_stat(path).await?.ok_or(ZkError::NoNode),
-                other => other,
-            }
-        })
-        .await
+        let stat = self
+            .retry_op("touch", path, |client| async move {
+                let (data, stat) = client.get_data(path).await?;
+                match client.set_data(path, &data, Some(stat.version)).await {
+                    Err(ZkError::BadVersion) => client.check_stat(path).await?.ok_or(ZkError::NoNode),
+                    other => other,
+                }
+            })
+            .await?;
+        Ok(Stat::from_client(&stat))
     }
 
     /// The paths of this session's ephemeral nodes under `prefix` (a path prefix, not only

@@ -42,6 +42,7 @@ pub(crate) struct Config {
     pub connect_string: String,
     pub session_timeout: Duration,
     pub connection_timeout: Duration,
+    pub operation_timeout: Duration,
     pub retry: Arc<dyn RetryPolicy>,
     pub namespace: Option<String>,
     pub default_acl: Vec<Acl>,
@@ -65,6 +66,10 @@ pub(crate) struct Config {
     pub sasl: Option<super::security::SaslConfig>,
 }
 
+/// How long a framework operation made outside any [`with_deadline`](crate::with_deadline)
+/// scope may take, by default (see [`FrameworkBuilder::operation_timeout`]).
+pub const DEFAULT_OPERATION_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Builds a [`Framework`]. Obtain one with [`Framework::builder`].
 ///
 /// Its `Debug` output is safe to log: the credentials of [`auth`](Self::auth), a SASL
@@ -72,6 +77,7 @@ pub(crate) struct Config {
 ///
 /// Defaults follow Curator: session timeout 60 s (the server may negotiate it down or up),
 /// connection timeout 15 s, [`ExponentialBackoff`] from 1 s with 3 retries, no namespace,
+/// an [`operation_timeout`](Self::operation_timeout) of 30 s (Curator has none),
 /// open ACL (`world:anyone` all permissions), no auth, the standard error policy.
 /// One difference: the default node data is empty (Curator writes the local IP address; use
 /// [`default_data`](Self::default_data) for the same).
@@ -101,6 +107,7 @@ pub struct FrameworkBuilder {
     connect_string: String,
     session_timeout: Duration,
     connection_timeout: Duration,
+    operation_timeout: Duration,
     retry: Arc<dyn RetryPolicy>,
     namespace: String,
     default_acl: Vec<Acl>,
@@ -124,6 +131,7 @@ impl Default for FrameworkBuilder {
             connect_string: String::new(),
             session_timeout: Duration::from_secs(60),
             connection_timeout: Duration::from_secs(15),
+            operation_timeout: DEFAULT_OPERATION_TIMEOUT,
             retry: Arc::new(ExponentialBackoff::new(Duration::from_secs(1), 3)),
             namespace: String::new(),
             default_acl: zookeeper_client::Acls::anyone_all().to_vec(),
@@ -161,6 +169,34 @@ impl FrameworkBuilder {
     /// operation attempt) before failing.
     pub fn connection_timeout(mut self, timeout: Duration) -> Self {
         self.connection_timeout = timeout;
+        self
+    }
+
+    /// How long an operation made outside any [`with_deadline`](crate::with_deadline) scope may
+    /// take, all its attempts, pauses and waits for a connection included: past it the
+    /// operation returns [`Error::Timeout`] (or, for a plain write that was sent and not
+    /// answered, [`Error::OutcomeUnknown`]), whatever the server does (answers, refuses, or
+    /// stops answering with the connection open). Also the time a `try_*` form of a recipe
+    /// (`try_acquire`, `try_take`...) may take. Default
+    /// [`DEFAULT_OPERATION_TIMEOUT`](crate::DEFAULT_OPERATION_TIMEOUT) (30 s): longer than a
+    /// ZooKeeper leader election, shorter than the default session timeout. A recipe's wait
+    /// without a timeout (`acquire()`) is not bounded by it, only each operation it makes.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo() -> zk_recipes::Result<()> {
+    /// use std::time::Duration;
+    /// use zk_recipes::Framework;
+    ///
+    /// let fw = Framework::builder()
+    ///     .connect_string("127.0.0.1:2181")
+    ///     .operation_timeout(Duration::from_secs(5))
+    ///     .connect()
+    ///     .await?;
+    /// # drop(fw); Ok(()) }
+    /// ```
+    pub fn operation_timeout(mut self, timeout: Duration) -> Self {
+        self.operation_timeout = timeout;
         self
     }
 
@@ -333,6 +369,9 @@ impl FrameworkBuilder {
         if self.connection_timeout.is_zero() {
             return Err(Error::invalid("connection_timeout", "connection timeout must be greater than zero"));
         }
+        if self.operation_timeout.is_zero() {
+            return Err(Error::invalid("operation_timeout", "operation timeout must be greater than zero"));
+        }
         if self.session_timeout > Duration::from_millis(i32::MAX as u64) {
             return Err(Error::invalid("session_timeout", "session timeout is too large"));
         }
@@ -351,6 +390,7 @@ impl FrameworkBuilder {
             connect_string: self.connect_string,
             session_timeout: self.session_timeout,
             connection_timeout: self.connection_timeout,
+            operation_timeout: self.operation_timeout,
             retry: self.retry,
             namespace: normalize_namespace(&self.namespace)?,
             default_acl: self.default_acl,

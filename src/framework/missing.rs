@@ -56,13 +56,14 @@ impl Framework {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use assert_matches::assert_matches;
 
     #[test]
     fn no_node_is_none_other_errors_stay() {
         assert_eq!(Ok::<_, ZkError>(3).if_exists(), Ok(Some(3)));
         assert_eq!(Err::<i32, _>(ZkError::NoNode).if_exists(), Ok(None));
         assert_eq!(Err::<i32, _>(ZkError::NodeExists).if_exists(), Err(ZkError::NodeExists));
-        assert_eq!(Err::<i32, _>(Error::ZooKeeper(ZkError::NoNode)).if_exists(), Ok(None));
-        assert_eq!(Err::<i32, _>(Error::Closed).if_exists(), Err(Error::Closed));
+        assert_matches!(Err::<i32, _>(Error::ZooKeeper(ZkError::NoNode)).if_exists(), Ok(None));
+        assert_matches!(Err::<i32, _>(Error::Closed).if_exists(), Err(Error::Closed));
     }
 }

@@ -6,15 +6,20 @@ pub(crate) mod backoff;
 mod builder;
 mod capabilities;
 mod connect;
+pub(crate) mod deadline;
+mod delete_tree;
 mod ensemble;
 mod extensions;
 mod missing;
+mod mode;
 mod nodelay;
 mod ops;
 pub(crate) mod paths;
+mod reconfig;
 mod retry;
 mod security;
 mod session;
+mod stat;
 mod state;
 mod supervise;
 #[cfg(feature = "tls")]
@@ -26,22 +31,26 @@ mod watches;
 
 pub(crate) use api::{validate_ttl, TTL_UNSUPPORTED};
 pub use api::{ReadOp, ReadResult};
-pub use builder::FrameworkBuilder;
+pub use builder::{FrameworkBuilder, DEFAULT_OPERATION_TIMEOUT};
 pub use capabilities::Capabilities;
+pub use deadline::{current_deadline, with_deadline, Deadline};
 pub(crate) use missing::IfExists;
+pub use mode::CreateMode;
 pub use ops::CreatedNode;
 pub(crate) use ops::ProtectedName;
 pub use paths::validate_path;
+pub use reconfig::{EnsembleConfig, EnsembleServer, ReconfigChange, ServerRole};
 pub(crate) use retry::{caught_up, is_retryable};
 pub use retry::{
-    BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryForever, RetryNTimes, RetryOneTime,
-    RetryPolicy, RetryUntilElapsed, MAX_EXPONENTIAL_RETRIES,
+    BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryAttempt, RetryForever, RetryNTimes,
+    RetryOneTime, RetryPolicy, RetryUntilElapsed, MAX_EXPONENTIAL_RETRIES,
 };
 #[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]
 pub use security::SaslConfig;
 #[cfg(feature = "tls")]
 pub use security::TlsConfig;
 pub use session::Framework;
+pub use stat::Stat;
 pub use state::{ConnectionState, ErrorPolicy, LossReason, SessionStatus};
 pub use transaction::{Transaction, TxnResult};
 pub use watches::OneShotWatch;

@@ -5,22 +5,24 @@ use std::future::Future;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use crate::framework::Stat;
 use tokio::time::Instant;
-use zookeeper_client::{Acls, Client, CreateMode, CreateOptions, Error as ZkError, Stat};
+use zookeeper_client::{Acls, Client, CreateMode, CreateOptions, Error as ZkError};
 
 use super::backoff::Backoff;
+use super::deadline::{self, Deadline};
 use super::missing::IfExists;
 use super::paths::{self, validate_path};
-use super::retry::{caught_up, is_retryable, RetryPolicy};
+use super::retry::{caught_up, is_retryable, RetryAttempt, RetryPolicy};
 use super::Framework;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, TimeoutStep};
 
 /// A node created by the framework.
 ///
 /// # Examples
 /// ```no_run
 /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
-/// use zk_recipes::zk::CreateMode;
+/// use zk_recipes::CreateMode;
 ///
 /// let created = fw.create("/jobs/job-", b"payload", CreateMode::PersistentSequential).await?;
 /// println!("created {} (czxid {})", created.path, created.stat.czxid);
@@ -59,6 +61,19 @@ pub(crate) struct ProtectedName {
 struct Named<'a> {
     op: &'static str,
     path: &'a str,
+    /// A write that is not idempotent: sent and not answered by the deadline, its outcome is
+    /// unknown ([`Error::OutcomeUnknown`]), not a plain [`Error::Timeout`].
+    write: bool,
+}
+
+impl Named<'_> {
+    /// The error of an operation whose deadline passed in `step`; `sent`: an attempt was sent.
+    fn missed(&self, bound: Deadline, step: TimeoutStep, sent: bool) -> Error {
+        if self.write && sent {
+            return Error::OutcomeUnknown { path: self.path.to_string() };
+        }
+        Error::timeout(bound.timeout(), step)
+    }
 }
 
 /// What a background delete removes.
@@ -123,12 +138,21 @@ impl Framework {
     }
 
     /// Runs `op` with the current client until it succeeds, fails with a non-retryable error,
-    /// or the retry policy gives up. Before each attempt it waits (up to the connection
-    /// timeout) for a connection; after a session loss the next attempt uses the new session.
+    /// the retry policy gives up, or the deadline passes. Before each attempt it waits (up to
+    /// the connection timeout) for a connection; after a session loss the next attempt uses
+    /// the new session.
+    ///
+    /// The deadline is the [`with_deadline`](crate::with_deadline) scope's this runs in, or
+    /// else the [`operation_timeout`](crate::FrameworkBuilder::operation_timeout) from now. It
+    /// bounds every step: the wait for a connection, each attempt (cut when it passes: a server
+    /// that stops answering with the connection open holds nobody), and the policy's pauses
+    /// (one that would end past it is not taken; the policy sees the time left in
+    /// [`RetryAttempt::remaining`](crate::RetryAttempt::remaining)).
     ///
     /// # Errors
     /// The operation's own non-retryable error as [`Error::ZooKeeper`];
-    /// [`Error::RetriesExhausted`] when the policy gives up; [`Error::Closed`].
+    /// [`Error::RetriesExhausted`] when the policy gives up; [`Error::Timeout`] when the
+    /// deadline passes (its [`step`](crate::TimeoutStep) says where); [`Error::Closed`].
     ///
     /// # Cancel safety
     /// Cancelling abandons the current attempt; a request already sent may still be applied by
@@ -153,7 +177,7 @@ impl Framework {
         F: FnMut(Client) -> Fut,
         Fut: Future<Output = std::result::Result<T, ZkError>>,
     {
-        self.retries(Named { op: "custom", path: "" }, policy, op).await
+        self.retries(Named { op: "custom", path: "", write: false }, policy, op).await
     }
 
     /// [`retry`](Self::retry) of the operation `op` on `path`, named in the retry logs and in
@@ -163,7 +187,17 @@ impl Framework {
         F: FnMut(Client) -> Fut,
         Fut: Future<Output = std::result::Result<T, ZkError>>,
     {
-        self.retries(Named { op, path }, self.retry_policy(), f).await
+        self.retries(Named { op, path, write: false }, self.retry_policy(), f).await
+    }
+
+    /// [`retry_op`](Self::retry_op) of a write that is not idempotent: when its deadline
+    /// passes after an attempt was sent, the error is [`Error::OutcomeUnknown`] for `path`.
+    pub(crate) async fn retry_write<T, F, Fut>(&self, op: &'static str, path: &str, f: F) -> Result<T>
+    where
+        F: FnMut(Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, ZkError>>,
+    {
+        self.retries(Named { op, path, write: true }, self.retry_policy(), f).await
     }
 
     /// The retry loop, its latency and retries recorded under `named.op`.
@@ -178,6 +212,10 @@ impl Framework {
         result
     }
 
+    /// The retry loop under the operation's deadline (its scope's, or the operation timeout
+    /// from now), honoured at every step: the wait for a connection is capped at the time
+    /// left, each attempt is cut at the deadline, a pause that would end past it is not taken
+    /// (the policy sees the time left), and no attempt starts once it has passed.
     async fn retry_loop<T, F, Fut>(
         &self,
         named: &Named<'_>,
@@ -189,13 +227,33 @@ impl Framework {
         F: FnMut(Client) -> Fut,
         Fut: Future<Output = std::result::Result<T, ZkError>>,
     {
+        let bound = deadline::of_operation(self.operation_timeout());
         let mut retries = 0u32;
+        // whether an attempt was sent: a write's outcome is unknown from then on
+        let mut sent = false;
         loop {
-            let outcome = match self.wait_connected(self.connection_timeout()).await {
+            let remaining = bound.remaining();
+            if remaining.is_zero() {
+                return Err(named.missed(bound, TimeoutStep::Connecting, sent));
+            }
+            let outcome = match self.wait_connected(self.connection_timeout().min(remaining)).await {
                 Err(Error::Closed) => return Err(Error::Closed),
                 Err(refused @ (Error::Tls { .. } | Error::AuthFailed { .. })) => return Err(refused),
+                Err(_) if bound.remaining().is_zero() => {
+                    return Err(named.missed(bound, TimeoutStep::Connecting, sent))
+                }
                 Err(_) => Err(ZkError::ConnectionLoss),
-                Ok(()) => op(self.client()?).await,
+                Ok(()) => {
+                    let attempt = op(self.client()?);
+                    sent = true;
+                    match tokio::time::timeout_at(bound.instant(), attempt).await {
+                        Ok(outcome) => outcome,
+                        Err(_) => {
+                            tracing::debug!(op = named.op, path = named.path, retries, "no reply by the deadline");
+                            return Err(named.missed(bound, TimeoutStep::Reply, sent));
+                        }
+                    }
+                }
             };
             let error = match outcome {
                 Ok(value) => return Ok(value),
@@ -206,7 +264,9 @@ impl Framework {
             if self.status().closed {
                 return Err(Error::Closed);
             }
-            match policy.allow_retry(retries, start.elapsed(), &error) {
+            let remaining = bound.remaining();
+            let attempt = RetryAttempt::new(retries, start.elapsed(), &error).with_remaining(remaining);
+            match policy.allow_retry(&attempt) {
                 None => {
                     tracing::debug!(op = named.op, path = named.path, %error, retries, "retries exhausted");
                     return Err(Error::RetriesExhausted {
@@ -214,6 +274,10 @@ impl Framework {
                         elapsed: start.elapsed(),
                         last: error,
                     });
+                }
+                Some(pause) if pause >= remaining => {
+                    tracing::debug!(op = named.op, path = named.path, %error, retries, ?pause, "no time left to retry");
+                    return Err(named.missed(bound, TimeoutStep::RetryPause, sent));
                 }
                 Some(pause) => {
                     tracing::debug!(op = named.op, path = named.path, %error, retries, ?pause, "retrying");
@@ -228,6 +292,17 @@ impl Framework {
         }
     }
 
+    /// The answers of requests sent outside the retry loop (a pipelined create and listing),
+    /// awaited until the operation's deadline: its scope's, or the operation timeout from now.
+    /// A server that does not answer holds no caller past it ([`Error::Timeout`] in
+    /// [`TimeoutStep::Reply`]).
+    pub(crate) async fn answered<T>(&self, requests: impl Future<Output = T>) -> Result<T> {
+        let bound = deadline::of_operation(self.operation_timeout());
+        tokio::time::timeout_at(bound.instant(), requests)
+            .await
+            .map_err(|_| Error::timeout(bound.timeout(), TimeoutStep::Reply))
+    }
+
     /// Creates `path` with `data`, creating missing parents as containers, through the retry
     /// loop. A sequential mode appends the sequence; the returned path is the created one.
     ///
@@ -236,11 +311,26 @@ impl Framework {
     /// `NoChildrenForEphemerals`...; the errors of [`retry`](Self::retry). A retried
     /// non-sequential create that finds the node already there reports `NodeExists`; use
     /// [`create_protected`](Self::create_protected) for sequential nodes that must not be
-    /// duplicated by a retry.
+    /// duplicated by a retry. [`Error::OutcomeUnknown`] when the deadline passed after the
+    /// create was sent and before it was answered: the node may exist.
     ///
     /// # Cancel safety
     /// Not cancel safe: the node may have been created.
-    pub async fn create(&self, path: &str, data: &[u8], mode: CreateMode) -> Result<CreatedNode> {
+    pub async fn create(&self, path: &str, data: &[u8], mode: crate::CreateMode) -> Result<CreatedNode> {
+        validate_path(path)?;
+        let mode = mode.to_client();
+        self.retry_write(
+            "create",
+            path,
+            |client| async move { self.create_with_parents(&client, path, data, mode).await },
+        )
+        .await
+    }
+
+    /// [`create`](Self::create) for a recipe that tolerates a node already there (it creates
+    /// a node if absent, or adopts it): past the deadline, a plain [`Error::Timeout`] rather
+    /// than [`Error::OutcomeUnknown`].
+    pub(crate) async fn create_if_absent(&self, path: &str, data: &[u8], mode: CreateMode) -> Result<CreatedNode> {
         validate_path(path)?;
         self.retry_op("create", path, |client| async move { self.create_with_parents(&client, path, data, mode).await })
             .await
@@ -281,7 +371,7 @@ impl Framework {
         };
         let (stat, sequence) = created?;
         let path = if is_sequential(mode) { format!("{path}{sequence}") } else { path.to_string() };
-        Ok(CreatedNode { path, stat })
+        Ok(CreatedNode { path, stat: Stat::from_client(&stat) })
     }
 
     /// Creates `dir` and its ancestors as containers (`mkdir -p`); re-creates a namespace node
@@ -321,9 +411,10 @@ impl Framework {
         parent: &str,
         name: &str,
         data: &[u8],
-        mode: CreateMode,
+        mode: crate::CreateMode,
     ) -> Result<CreatedNode> {
         validate_path(parent)?;
+        let mode = mode.to_client();
         if name.contains('/') {
             return Err(Error::invalid("name", format!("node name {name:?} must not contain '/'")));
         }
@@ -383,7 +474,7 @@ impl Framework {
             let path = paths::join(name.parent(), &child);
             let Some(stat) = client.check_stat(&path).await? else { continue };
             if !is_ephemeral(mode) || stat.ephemeral_owner == client.session_id().0 {
-                return Ok(Some(CreatedNode { path, stat }));
+                return Ok(Some(CreatedNode { path, stat: Stat::from_client(&stat) }));
             }
             // A leftover of an older session: it will vanish with that session; do not wait.
             client.delete(&path, None).await.if_exists()?;
@@ -407,7 +498,7 @@ impl Framework {
         validate_path(path)?;
         let owner = self.status().session_id;
         match self.delete_if_exists(path).await {
-            Err(e @ (Error::RetriesExhausted { .. } | Error::Timeout(_))) => {
+            Err(e @ (Error::RetriesExhausted { .. } | Error::Timeout { .. })) => {
                 self.delete_in_background(path.to_string(), Some(owner));
                 Err(e)
             }
@@ -505,7 +596,7 @@ impl Framework {
                     match fw.still_to_delete_after_session_change(&target).await {
                         Ok(true) => owner = None,
                         Ok(false) => break,
-                        Err(Error::RetriesExhausted { .. } | Error::Timeout(_)) => {
+                        Err(Error::RetriesExhausted { .. } | Error::Timeout { .. }) => {
                             pause.sleep().await;
                             continue;
                         }
@@ -518,7 +609,7 @@ impl Framework {
                 };
                 match outcome {
                     Ok(()) | Err(Error::Closed) => break,
-                    Err(e @ (Error::RetriesExhausted { .. } | Error::Timeout(_))) => {
+                    Err(e @ (Error::RetriesExhausted { .. } | Error::Timeout { .. })) => {
                         // once with its context; the retries that follow are debug
                         let session = crate::observe::session_hex(fw.status().session_id);
                         match failures {
@@ -528,7 +619,8 @@ impl Framework {
                         failures += 1;
                     }
                     Err(e) => {
-                        tracing::warn!(?target, error = %e, "background delete gave up: not retryable");
+                        let session = crate::observe::session_hex(fw.status().session_id);
+                        tracing::warn!(?target, %session, error = %e, "background delete gave up: not retryable");
                         break;
                     }
                 }
@@ -570,19 +662,29 @@ impl Framework {
     /// Cancel safe.
     pub async fn get_data(&self, path: &str) -> Result<(Vec<u8>, Stat)> {
         validate_path(path)?;
-        self.retry_op("get_data", path, |client| client.get_data(path)).await
+        let (data, stat) = self.retry_op("get_data", path, |client| client.get_data(path)).await?;
+        Ok((data, Stat::from_client(&stat)))
     }
 
     /// Writes a node's data (optionally only at `expected_version`), through the retry loop.
     ///
     /// # Errors
     /// `NoNode`, `BadVersion` as [`Error::ZooKeeper`]; the errors of [`retry`](Self::retry).
+    /// With `expected_version`, [`Error::OutcomeUnknown`] when the deadline passed after the
+    /// write was sent and before it was answered (sent again, an applied write would be
+    /// refused as `BadVersion`); without, a plain [`Error::Timeout`] (sending it again is
+    /// harmless).
     ///
     /// # Cancel safety
     /// Not cancel safe: the write may have been applied.
     pub async fn set_data(&self, path: &str, data: &[u8], expected_version: Option<i32>) -> Result<Stat> {
         validate_path(path)?;
-        self.retry_op("set_data", path, |client| client.set_data(path, data, expected_version)).await
+        match expected_version {
+            // a versioned write applied but not answered would be refused when sent again
+            Some(_) => self.retry_write("set_data", path, |client| client.set_data(path, data, expected_version)).await,
+            None => self.retry_op("set_data", path, |client| client.set_data(path, data, None)).await,
+        }
+        .map(|stat| Stat::from_client(&stat))
     }
 
     /// The node's stat, or `None` if it does not exist, through the retry loop.
@@ -594,7 +696,7 @@ impl Framework {
     /// Cancel safe.
     pub async fn exists(&self, path: &str) -> Result<Option<Stat>> {
         validate_path(path)?;
-        self.retry_op("exists", path, |client| client.check_stat(path)).await
+        Ok(self.retry_op("exists", path, |client| client.check_stat(path)).await?.map(|stat| Stat::from_client(&stat)))
     }
 
     /// The names of a node's children (unsorted), through the retry loop.
@@ -614,13 +716,14 @@ impl Framework {
     ///
     /// # Errors
     /// `NoNode`, `NotEmpty`, `NoAuth` as [`Error::ZooKeeper`]; the errors of
-    /// [`retry`](Self::retry).
+    /// [`retry`](Self::retry); [`Error::OutcomeUnknown`] when the deadline passed after the
+    /// delete was sent and before it was answered.
     ///
     /// # Cancel safety
     /// Not cancel safe: the delete may have been applied.
     pub async fn delete(&self, path: &str) -> Result<()> {
         validate_path(path)?;
-        self.retry_op("delete", path, |client| client.delete(path, None)).await
+        self.retry_write("delete", path, |client| client.delete(path, None)).await
     }
 }
 

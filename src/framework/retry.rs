@@ -18,32 +18,82 @@ pub const MAX_EXPONENTIAL_RETRIES: u32 = 29;
 /// timeout, session moved, session expired, and the client's custom connection errors: those
 /// for which [`Error::ZooKeeper`](crate::Error::ZooKeeper) answers
 /// [`is_retryable`](crate::Error::is_retryable)); any other error is returned to the caller at
-/// once.
+/// once. Whatever the policy answers, the framework never pauses past the operation's deadline
+/// ([`RetryAttempt::remaining`]): a pause that would end after it ends the operation with
+/// [`Error::Timeout`](crate::Error::Timeout) at once.
 ///
 /// # Examples
 /// ```
 /// use std::time::Duration;
 /// use zk_recipes::zk::Error as ZkError;
-/// use zk_recipes::RetryPolicy;
+/// use zk_recipes::{RetryAttempt, RetryPolicy};
 ///
-/// /// Retries for at most 10 attempts, 50 ms apart, but never after a session expiry.
+/// /// Retries for at most 10 attempts, 50 ms apart (less when the deadline is close), but
+/// /// never after a session expiry.
 /// #[derive(Debug)]
 /// struct TenTimes;
 ///
 /// impl RetryPolicy for TenTimes {
-///     fn allow_retry(&self, retries: u32, _elapsed: Duration, error: &ZkError) -> Option<Duration> {
-///         (retries < 10 && *error != ZkError::SessionExpired).then_some(Duration::from_millis(50))
+///     fn allow_retry(&self, attempt: &RetryAttempt<'_>) -> Option<Duration> {
+///         let pause = Duration::from_millis(50).min(attempt.remaining() / 2);
+///         (attempt.retries() < 10 && *attempt.error() != ZkError::SessionExpired).then_some(pause)
 ///     }
 /// }
-/// assert_eq!(TenTimes.allow_retry(0, Duration::ZERO, &ZkError::ConnectionLoss), Some(Duration::from_millis(50)));
+/// let first = RetryAttempt::new(0, Duration::ZERO, &ZkError::ConnectionLoss);
+/// assert_eq!(TenTimes.allow_retry(&first), Some(Duration::from_millis(50)));
+/// let late = first.with_remaining(Duration::from_millis(20));
+/// assert_eq!(TenTimes.allow_retry(&late), Some(Duration::from_millis(10)));
 /// // Framework::builder().retry_policy(TenTimes)
 /// ```
 pub trait RetryPolicy: Debug + Send + Sync {
     /// Returns the pause before the next attempt, or `None` to give up.
-    ///
-    /// `retries` is the number of retries made so far (0 before the first retry) and `elapsed`
-    /// the time since the first attempt started.
-    fn allow_retry(&self, retries: u32, elapsed: Duration, error: &ZkError) -> Option<Duration>;
+    fn allow_retry(&self, attempt: &RetryAttempt<'_>) -> Option<Duration>;
+}
+
+/// What a [`RetryPolicy`] decides on: the failed attempt's error, how many retries were made,
+/// the time since the first attempt and the time left before the operation's deadline.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryAttempt<'a> {
+    retries: u32,
+    elapsed: Duration,
+    remaining: Duration,
+    error: &'a ZkError,
+}
+
+impl<'a> RetryAttempt<'a> {
+    /// An attempt that failed with `error` after `retries` retries, `elapsed` after the first
+    /// attempt started, with no deadline in sight (see [`with_remaining`](Self::with_remaining)).
+    /// For testing a policy; the framework makes these.
+    pub fn new(retries: u32, elapsed: Duration, error: &'a ZkError) -> Self {
+        Self { retries, elapsed, remaining: Duration::MAX, error }
+    }
+
+    /// The same attempt with `remaining` left before the operation's deadline.
+    pub fn with_remaining(mut self, remaining: Duration) -> Self {
+        self.remaining = remaining;
+        self
+    }
+
+    /// The number of retries made so far (0 before the first retry).
+    pub fn retries(&self) -> u32 {
+        self.retries
+    }
+
+    /// The time since the first attempt started.
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+
+    /// The time left before the operation's deadline (its scope's, or the framework's
+    /// operation timeout): a pause longer than that is not taken.
+    pub fn remaining(&self) -> Duration {
+        self.remaining
+    }
+
+    /// The error of the attempt that failed (always a retryable one).
+    pub fn error(&self) -> &'a ZkError {
+        self.error
+    }
 }
 
 /// Whether an error may go away by itself, so that retrying the operation makes sense:
@@ -79,14 +129,14 @@ pub(crate) async fn caught_up(client: &Client, path: &str) -> Result<(), ZkError
 }
 
 impl<P: RetryPolicy + ?Sized> RetryPolicy for Arc<P> {
-    fn allow_retry(&self, retries: u32, elapsed: Duration, error: &ZkError) -> Option<Duration> {
-        (**self).allow_retry(retries, elapsed, error)
+    fn allow_retry(&self, attempt: &RetryAttempt<'_>) -> Option<Duration> {
+        (**self).allow_retry(attempt)
     }
 }
 
 impl<P: RetryPolicy + ?Sized> RetryPolicy for Box<P> {
-    fn allow_retry(&self, retries: u32, elapsed: Duration, error: &ZkError) -> Option<Duration> {
-        (**self).allow_retry(retries, elapsed, error)
+    fn allow_retry(&self, attempt: &RetryAttempt<'_>) -> Option<Duration> {
+        (**self).allow_retry(attempt)
     }
 }
 
@@ -128,7 +178,8 @@ impl ExponentialBackoff {
 }
 
 impl RetryPolicy for ExponentialBackoff {
-    fn allow_retry(&self, retries: u32, _elapsed: Duration, _error: &ZkError) -> Option<Duration> {
+    fn allow_retry(&self, attempt: &RetryAttempt<'_>) -> Option<Duration> {
+        let retries = attempt.retries();
         (retries < self.max_retries).then(|| self.sleep_for(retries, fastrand::u32(..)))
     }
 }
@@ -163,8 +214,8 @@ impl BoundedExponentialBackoff {
 }
 
 impl RetryPolicy for BoundedExponentialBackoff {
-    fn allow_retry(&self, retries: u32, elapsed: Duration, error: &ZkError) -> Option<Duration> {
-        self.0.allow_retry(retries, elapsed, error)
+    fn allow_retry(&self, attempt: &RetryAttempt<'_>) -> Option<Duration> {
+        self.0.allow_retry(attempt)
     }
 }
 
@@ -174,11 +225,11 @@ impl RetryPolicy for BoundedExponentialBackoff {
 /// ```
 /// use std::time::Duration;
 /// use zk_recipes::zk::Error as ZkError;
-/// use zk_recipes::{RetryNTimes, RetryPolicy};
+/// use zk_recipes::{RetryAttempt, RetryNTimes, RetryPolicy};
 ///
 /// let policy = RetryNTimes::new(3, Duration::from_millis(500));
-/// assert_eq!(policy.allow_retry(2, Duration::ZERO, &ZkError::ConnectionLoss), Some(Duration::from_millis(500)));
-/// assert_eq!(policy.allow_retry(3, Duration::ZERO, &ZkError::ConnectionLoss), None);
+/// assert_eq!(policy.allow_retry(&RetryAttempt::new(2, Duration::ZERO, &ZkError::ConnectionLoss)), Some(Duration::from_millis(500)));
+/// assert_eq!(policy.allow_retry(&RetryAttempt::new(3, Duration::ZERO, &ZkError::ConnectionLoss)), None);
 /// ```
 #[derive(Debug, Clone)]
 pub struct RetryNTimes {
@@ -194,8 +245,8 @@ impl RetryNTimes {
 }
 
 impl RetryPolicy for RetryNTimes {
-    fn allow_retry(&self, retries: u32, _elapsed: Duration, _error: &ZkError) -> Option<Duration> {
-        (retries < self.n).then_some(self.sleep)
+    fn allow_retry(&self, attempt: &RetryAttempt<'_>) -> Option<Duration> {
+        (attempt.retries() < self.n).then_some(self.sleep)
     }
 }
 
@@ -206,11 +257,11 @@ impl RetryPolicy for RetryNTimes {
 /// use std::time::Duration;
 /// use zk_recipes::zk::Error as ZkError;
 /// use zk_recipes::retry::RetryOneTime;
-/// use zk_recipes::RetryPolicy;
+/// use zk_recipes::{RetryAttempt, RetryPolicy};
 ///
 /// let policy = RetryOneTime::new(Duration::from_millis(100));
-/// assert!(policy.allow_retry(0, Duration::ZERO, &ZkError::ConnectionLoss).is_some());
-/// assert!(policy.allow_retry(1, Duration::ZERO, &ZkError::ConnectionLoss).is_none());
+/// assert!(policy.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &ZkError::ConnectionLoss)).is_some());
+/// assert!(policy.allow_retry(&RetryAttempt::new(1, Duration::ZERO, &ZkError::ConnectionLoss)).is_none());
 /// ```
 #[derive(Debug, Clone)]
 pub struct RetryOneTime(RetryNTimes);
@@ -223,8 +274,8 @@ impl RetryOneTime {
 }
 
 impl RetryPolicy for RetryOneTime {
-    fn allow_retry(&self, retries: u32, elapsed: Duration, error: &ZkError) -> Option<Duration> {
-        self.0.allow_retry(retries, elapsed, error)
+    fn allow_retry(&self, attempt: &RetryAttempt<'_>) -> Option<Duration> {
+        self.0.allow_retry(attempt)
     }
 }
 
@@ -236,12 +287,12 @@ impl RetryPolicy for RetryOneTime {
 /// use std::time::Duration;
 /// use zk_recipes::zk::Error as ZkError;
 /// use zk_recipes::retry::RetryUntilElapsed;
-/// use zk_recipes::RetryPolicy;
+/// use zk_recipes::{RetryAttempt, RetryPolicy};
 ///
 /// // retry every 200 ms for up to 10 s
 /// let policy = RetryUntilElapsed::new(Duration::from_secs(10), Duration::from_millis(200));
-/// assert!(policy.allow_retry(7, Duration::from_secs(3), &ZkError::ConnectionLoss).is_some());
-/// assert!(policy.allow_retry(7, Duration::from_secs(11), &ZkError::ConnectionLoss).is_none());
+/// assert!(policy.allow_retry(&RetryAttempt::new(7, Duration::from_secs(3), &ZkError::ConnectionLoss)).is_some());
+/// assert!(policy.allow_retry(&RetryAttempt::new(7, Duration::from_secs(11), &ZkError::ConnectionLoss)).is_none());
 /// ```
 #[derive(Debug, Clone)]
 pub struct RetryUntilElapsed {
@@ -257,8 +308,8 @@ impl RetryUntilElapsed {
 }
 
 impl RetryPolicy for RetryUntilElapsed {
-    fn allow_retry(&self, _retries: u32, elapsed: Duration, _error: &ZkError) -> Option<Duration> {
-        (elapsed < self.max_elapsed).then_some(self.sleep)
+    fn allow_retry(&self, attempt: &RetryAttempt<'_>) -> Option<Duration> {
+        (attempt.elapsed() < self.max_elapsed).then_some(self.sleep)
     }
 }
 
@@ -268,10 +319,10 @@ impl RetryPolicy for RetryUntilElapsed {
 /// ```
 /// use std::time::Duration;
 /// use zk_recipes::zk::Error as ZkError;
-/// use zk_recipes::{RetryForever, RetryPolicy};
+/// use zk_recipes::{RetryAttempt, RetryForever, RetryPolicy};
 ///
 /// let policy = RetryForever::new(Duration::from_secs(1));
-/// assert_eq!(policy.allow_retry(1_000, Duration::from_secs(3_600), &ZkError::ConnectionLoss), Some(Duration::from_secs(1)));
+/// assert_eq!(policy.allow_retry(&RetryAttempt::new(1_000, Duration::from_secs(3_600), &ZkError::ConnectionLoss)), Some(Duration::from_secs(1)));
 /// ```
 #[derive(Debug, Clone)]
 pub struct RetryForever {
@@ -286,7 +337,7 @@ impl RetryForever {
 }
 
 impl RetryPolicy for RetryForever {
-    fn allow_retry(&self, _retries: u32, _elapsed: Duration, _error: &ZkError) -> Option<Duration> {
+    fn allow_retry(&self, _attempt: &RetryAttempt<'_>) -> Option<Duration> {
         Some(self.sleep)
     }
 }
@@ -299,21 +350,21 @@ impl RetryPolicy for RetryForever {
 /// use std::time::Duration;
 /// use zk_recipes::zk::Error as ZkError;
 /// use zk_recipes::retry::NoRetryOnSessionExpiry;
-/// use zk_recipes::{ExponentialBackoff, RetryPolicy};
+/// use zk_recipes::{ExponentialBackoff, RetryAttempt, RetryPolicy};
 ///
 /// let policy = NoRetryOnSessionExpiry(ExponentialBackoff::new(Duration::from_millis(100), 3));
-/// assert!(policy.allow_retry(0, Duration::ZERO, &ZkError::ConnectionLoss).is_some());
-/// assert!(policy.allow_retry(0, Duration::ZERO, &ZkError::SessionExpired).is_none());
+/// assert!(policy.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &ZkError::ConnectionLoss)).is_some());
+/// assert!(policy.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &ZkError::SessionExpired)).is_none());
 /// ```
 #[derive(Debug, Clone)]
 pub struct NoRetryOnSessionExpiry<P>(pub P);
 
 impl<P: RetryPolicy> RetryPolicy for NoRetryOnSessionExpiry<P> {
-    fn allow_retry(&self, retries: u32, elapsed: Duration, error: &ZkError) -> Option<Duration> {
-        if *error == ZkError::SessionExpired {
+    fn allow_retry(&self, attempt: &RetryAttempt<'_>) -> Option<Duration> {
+        if *attempt.error() == ZkError::SessionExpired {
             return None;
         }
-        self.0.allow_retry(retries, elapsed, error)
+        self.0.allow_retry(attempt)
     }
 }
 
@@ -357,12 +408,12 @@ mod tests {
     #[test]
     fn exponential_gives_up_after_max_retries_capped_at_29() {
         let p = ExponentialBackoff::new(MS, 3);
-        assert!(p.allow_retry(0, Duration::ZERO, &LOSS).is_some());
-        assert!(p.allow_retry(2, Duration::ZERO, &LOSS).is_some());
-        assert!(p.allow_retry(3, Duration::ZERO, &LOSS).is_none());
+        assert!(p.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &LOSS)).is_some());
+        assert!(p.allow_retry(&RetryAttempt::new(2, Duration::ZERO, &LOSS)).is_some());
+        assert!(p.allow_retry(&RetryAttempt::new(3, Duration::ZERO, &LOSS)).is_none());
         let capped = ExponentialBackoff::new(MS, 1000);
-        assert!(capped.allow_retry(28, Duration::ZERO, &LOSS).is_some());
-        assert!(capped.allow_retry(29, Duration::ZERO, &LOSS).is_none());
+        assert!(capped.allow_retry(&RetryAttempt::new(28, Duration::ZERO, &LOSS)).is_some());
+        assert!(capped.allow_retry(&RetryAttempt::new(29, Duration::ZERO, &LOSS)).is_none());
         // no overflow at the cap
         let _ = capped.sleep_for(40, u32::MAX);
     }
@@ -373,36 +424,36 @@ mod tests {
         assert_eq!(p.sleep_for(5, 63), 25 * MS);
         assert_eq!(p.sleep_for(0, 1), 10 * MS);
         for n in 0..29 {
-            let s = p.allow_retry(n, Duration::ZERO, &LOSS).expect("retry");
+            let s = p.allow_retry(&RetryAttempt::new(n, Duration::ZERO, &LOSS)).expect("retry");
             assert!(s <= 25 * MS && s >= 10 * MS);
         }
-        assert!(p.allow_retry(29, Duration::ZERO, &LOSS).is_none());
+        assert!(p.allow_retry(&RetryAttempt::new(29, Duration::ZERO, &LOSS)).is_none());
     }
 
     #[test]
     fn n_times_one_time_until_elapsed_forever() {
         let n = RetryNTimes::new(2, 5 * MS);
-        assert_eq!(n.allow_retry(0, Duration::ZERO, &LOSS), Some(5 * MS));
-        assert_eq!(n.allow_retry(1, Duration::ZERO, &LOSS), Some(5 * MS));
-        assert_eq!(n.allow_retry(2, Duration::ZERO, &LOSS), None);
+        assert_eq!(n.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &LOSS)), Some(5 * MS));
+        assert_eq!(n.allow_retry(&RetryAttempt::new(1, Duration::ZERO, &LOSS)), Some(5 * MS));
+        assert_eq!(n.allow_retry(&RetryAttempt::new(2, Duration::ZERO, &LOSS)), None);
 
         let one = RetryOneTime::new(7 * MS);
-        assert_eq!(one.allow_retry(0, Duration::ZERO, &LOSS), Some(7 * MS));
-        assert_eq!(one.allow_retry(1, Duration::ZERO, &LOSS), None);
+        assert_eq!(one.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &LOSS)), Some(7 * MS));
+        assert_eq!(one.allow_retry(&RetryAttempt::new(1, Duration::ZERO, &LOSS)), None);
 
         let until = RetryUntilElapsed::new(100 * MS, 3 * MS);
-        assert_eq!(until.allow_retry(50, 99 * MS, &LOSS), Some(3 * MS));
-        assert_eq!(until.allow_retry(0, 100 * MS, &LOSS), None);
+        assert_eq!(until.allow_retry(&RetryAttempt::new(50, 99 * MS, &LOSS)), Some(3 * MS));
+        assert_eq!(until.allow_retry(&RetryAttempt::new(0, 100 * MS, &LOSS)), None);
 
         let forever = RetryForever::new(MS);
-        assert_eq!(forever.allow_retry(u32::MAX, Duration::MAX, &LOSS), Some(MS));
+        assert_eq!(forever.allow_retry(&RetryAttempt::new(u32::MAX, Duration::MAX, &LOSS)), Some(MS));
     }
 
     #[test]
     fn session_expiry_is_never_retried_by_the_wrapper() {
         let p = NoRetryOnSessionExpiry(RetryForever::new(MS));
-        assert_eq!(p.allow_retry(0, Duration::ZERO, &ZkError::SessionExpired), None);
-        assert_eq!(p.allow_retry(0, Duration::ZERO, &LOSS), Some(MS));
-        assert_eq!(p.allow_retry(0, Duration::ZERO, &ZkError::SessionMoved), Some(MS));
+        assert_eq!(p.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &ZkError::SessionExpired)), None);
+        assert_eq!(p.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &LOSS)), Some(MS));
+        assert_eq!(p.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &ZkError::SessionMoved)), Some(MS));
     }
 }

@@ -34,6 +34,7 @@ mod tls {
     /// let fw = Framework::builder().connect_string("zk1:2281,zk2:2281").tls(tls).connect().await?;
     /// # Ok(()) }
     /// ```
+    #[must_use = "a TLS configuration does nothing until given to FrameworkBuilder::tls"]
     #[derive(Clone, PartialEq, Eq)]
     #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub struct TlsConfig {
@@ -98,12 +99,23 @@ mod tls {
             Ok(tls)
         }
 
-        /// Whether the server's certificate must name the host (name or IP address) of the
-        /// connect string, `true` by default. Turning it off still checks that a trusted CA
-        /// signed the certificate, but lets anyone holding *some* certificate of that CA pose as
-        /// the server.
-        pub fn verify_hostname(mut self, verify: bool) -> Self {
-            self.verify_hostname = verify;
+        /// **Weakens TLS.** With `true`, the server's certificate need not name the host (name
+        /// or IP address) of the connect string: a trusted CA must still have signed it, but
+        /// anyone holding *some* certificate of that CA can pose as the server. `false` (the
+        /// default) checks the name. For ensembles reached through addresses their certificates
+        /// do not list, until they are reissued.
+        ///
+        /// # Examples
+        /// ```no_run
+        /// # fn demo() -> zk_recipes::Result<()> {
+        /// use zk_recipes::TlsConfig;
+        ///
+        /// // the certificates name zk1.internal..., the ensemble is reached by IP address
+        /// let tls = TlsConfig::from_ca_file("/etc/zookeeper/ca.pem")?.danger_accept_invalid_hostnames(true);
+        /// # Ok(()) }
+        /// ```
+        pub fn danger_accept_invalid_hostnames(mut self, accept: bool) -> Self {
+            self.verify_hostname = !accept;
             self
         }
 
@@ -184,7 +196,7 @@ mod tls {
                 return options;
             }
             // SAFETY: not a memory-safety matter; the client marks it `unsafe` because it
-            // weakens authentication, which the caller asked for in `verify_hostname(false)`.
+            // weakens authentication, which the caller asked for in `danger_accept_invalid_hostnames(true)`.
             unsafe { options.with_no_hostname_verification() }
         }
     }
@@ -218,6 +230,7 @@ mod sasl {
     ///     .await?;
     /// # Ok(()) }
     /// ```
+    #[must_use = "a SASL configuration does nothing until given to FrameworkBuilder::sasl"]
     #[derive(Clone, PartialEq, Eq)]
     #[cfg_attr(docsrs, doc(cfg(any(feature = "sasl", feature = "sasl-gssapi"))))]
     pub struct SaslConfig(Mechanism);

@@ -168,13 +168,14 @@ impl Framework {
     /// oldest ones.
     pub fn connection_states(&self) -> impl Stream<Item = ConnectionState> + Send + 'static {
         let rx = lock(&self.inner.events).as_ref().map(|tx| tx.subscribe());
+        let (namespace, ensemble) = (self.namespace().unwrap_or("").to_string(), self.connect_string().to_string());
         async_stream::stream! {
             let Some(mut rx) = rx else { return };
             loop {
                 match rx.recv().await {
                     Ok(state) => yield state,
                     Err(broadcast::error::RecvError::Lagged(skipped)) => {
-                        tracing::warn!(skipped, "connection states: a subscriber fell behind; the oldest changes were skipped");
+                        tracing::warn!(skipped, %namespace, %ensemble, "connection states: a subscriber fell behind; the oldest changes were skipped");
                         continue
                     }
                     Err(broadcast::error::RecvError::Closed) => break,
@@ -290,9 +291,13 @@ impl Framework {
     /// they were to delete stay; ephemeral ones go with the session).
     ///
     /// # Errors
-    /// [`Error::Timeout`]`(timeout)` when the server did not acknowledge the close within
-    /// `timeout` (unreachable, or a [`client`](Self::client) taken by the caller is still
-    /// alive and keeps the session open).
+    /// [`Error::Timeout`] (in [`TimeoutStep::Closing`](crate::TimeoutStep::Closing)) when the
+    /// server did not acknowledge the close within `timeout` — unreachable, stopped answering,
+    /// or a [`client`](Self::client) taken by the caller is still alive and keeps the session
+    /// open — and at once when the connection was down when the close was asked for (no
+    /// server can acknowledge it then). The session's ephemeral nodes then stay until the
+    /// server expires the session (its timeout after it last heard from us). `Ok` only when
+    /// the server ended the session: what the service held is gone.
     ///
     /// # Cancel safety
     /// Cancel safe in that nothing is lost: what was done stays done — new work stays refused
@@ -317,30 +322,37 @@ impl Framework {
     /// ```
     #[doc(alias = "close_and_wait")]
     pub async fn shutdown(&self, timeout: Duration) -> Result<()> {
-        self.inner.shutdown.get_or_init(|| self.shut_down(timeout)).await.clone()
+        self.inner.shutdown.get_or_init(|| self.shut_down(timeout)).await.as_ref().map_err(Error::duplicate).copied()
     }
 
     /// The steps of [`shutdown`](Self::shutdown).
     async fn shut_down(&self, timeout: Duration) -> Result<()> {
         let deadline = tokio::time::Instant::now() + timeout;
+        let session = observe::session_hex(self.status().session_id);
+        let (namespace, ensemble) = (self.namespace().unwrap_or(""), self.connect_string());
         self.inner.draining.store(true, Ordering::SeqCst);
         if tokio::time::timeout_at(deadline, self.background_deletes_done()).await.is_err() {
             let pending = self.pending_background_deletes();
-            tracing::warn!(pending, "shutdown: background deletes still pending at the deadline");
+            tracing::warn!(pending, %session, namespace, ensemble, "shutdown: background deletes still pending at the deadline");
         }
+        // a close sent while disconnected reaches no server: the client ends the session
+        // locally, and the server keeps it (and its ephemeral nodes) until it expires
+        let connected = self.status().state.is_connected();
         self.close();
         let ended = lock(&self.inner.ended).clone();
         let acknowledged = match ended {
             // closed before its first session was stored: nothing on the server
             None => true,
-            Some(watcher) => tokio::time::timeout_at(deadline, session_ended(watcher)).await.unwrap_or(false),
+            Some(watcher) => {
+                tokio::time::timeout_at(deadline, session_ended(watcher, connected)).await.unwrap_or(false)
+            }
         };
         if acknowledged {
             tracing::info!("shutdown: the session is closed");
             Ok(())
         } else {
-            tracing::warn!(?timeout, "shutdown: the server did not acknowledge the session's close in time");
-            Err(Error::Timeout(timeout))
+            tracing::warn!(?timeout, %session, namespace, ensemble, "shutdown: the server did not acknowledge the session's close in time");
+            Err(Error::timeout(timeout, crate::TimeoutStep::Closing))
         }
     }
 
@@ -370,14 +382,16 @@ impl Framework {
         let mut rx = self.status_watch();
         let waiting = rx.wait_for(|s| s.closed || s.state.is_connected() || s.state == ConnectionState::Refused);
         let status = match tokio::time::timeout(timeout, waiting).await {
-            Err(_) => return Err(Error::Timeout(timeout)),
+            Err(_) => return Err(Error::timeout(timeout, crate::TimeoutStep::Connecting)),
             Ok(Err(_)) => return Err(Error::Closed),
             Ok(Ok(status)) => *status,
         };
         match status {
             s if s.closed => Err(Error::Closed),
             // the refusal is stored before the state goes REFUSED (and kept after)
-            s if s.state == ConnectionState::Refused => Err(lock(&self.inner.refusal).clone().unwrap_or(Error::Closed)),
+            s if s.state == ConnectionState::Refused => {
+                Err(lock(&self.inner.refusal).as_ref().map_or(Error::Closed, Error::duplicate))
+            }
             _ => Ok(()),
         }
     }
@@ -389,7 +403,7 @@ impl Framework {
         if self.connection_state() != ConnectionState::Refused {
             return None;
         }
-        lock(&self.inner.refusal).clone()
+        lock(&self.inner.refusal).as_ref().map(Error::duplicate)
     }
 
     /// Reads the TLS certificate files again (feature `tls`: those of
@@ -463,6 +477,11 @@ impl Framework {
     /// The framework's retry policy (see [`FrameworkBuilder::retry_policy`]).
     pub(crate) fn retry_policy(&self) -> &dyn RetryPolicy {
         &*self.inner.cfg.retry
+    }
+
+    /// How long an operation outside a deadline scope may take (and a `try_*` form).
+    pub(crate) fn operation_timeout(&self) -> Duration {
+        self.inner.cfg.operation_timeout
     }
 
     /// How long an operation attempt waits for a connection.
@@ -604,19 +623,22 @@ impl Drop for Inner {
     }
 }
 
-/// Resolves once the session `watcher` follows has ended: `true` when it was closed (the
-/// server acknowledged our close request) or expired, `false` when it failed otherwise (its
-/// authentication refused on a reconnect: the server may keep it until it expires).
-async fn session_ended(mut watcher: zookeeper_client::StateWatcher) -> bool {
+/// Resolves once the session `watcher` follows has ended: `true` when it expired, or was
+/// closed while connected throughout (the server answered our close request), `false` when
+/// it was closed with the connection down at some point since the close (`connected`: it was
+/// up when the close was asked for) — the client then ends it locally and the server keeps it
+/// until it expires — or failed otherwise (its authentication refused on a reconnect).
+async fn session_ended(mut watcher: zookeeper_client::StateWatcher, mut connected: bool) -> bool {
     use zookeeper_client::SessionState;
     loop {
         match watcher.state() {
-            SessionState::Closed | SessionState::Expired => return true,
+            SessionState::Expired => return true,
+            SessionState::Closed => return connected,
             state if state.is_terminated() => return false,
-            _ => {
-                watcher.changed().await;
-            }
+            SessionState::Disconnected => connected = false,
+            _ => {}
         }
+        watcher.changed().await;
     }
 }
 

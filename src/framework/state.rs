@@ -86,6 +86,7 @@ impl fmt::Display for ConnectionState {
 /// assert!(!ErrorPolicy::SessionOnly.is_error_state(ConnectionState::Suspended));
 /// assert!(ErrorPolicy::SessionOnly.is_error_state(ConnectionState::Lost));
 /// ```
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ErrorPolicy {
     /// `SUSPENDED` and `LOST` are both errors (Curator's default). Safe: a holder stops
@@ -135,7 +136,9 @@ pub enum LossReason {
     SessionLost,
     /// Our node was deleted by someone else.
     NodeDeleted,
-    /// The framework was closed.
+    /// The framework was closed, or the recipe that held it gave it up: a closed or dropped
+    /// [`LeaderLatch`](crate::LeaderLatch), a [`LeaderSelector`](crate::LeaderSelector)
+    /// leadership whose task finished or was interrupted.
     Closed,
     /// The hold's lease ran out without a renewal (a lease-bounded hold,
     /// [`TimedHold`](crate::TimedHold)): our node was deleted.
@@ -162,7 +165,7 @@ impl std::fmt::Display for LossReason {
             Self::SessionLost => "session lost",
             Self::LeaseExpired => "lease expired",
             Self::NodeDeleted => "lock node deleted",
-            Self::Closed => "framework closed",
+            Self::Closed => "closed",
         })
     }
 }
@@ -183,6 +186,7 @@ impl std::fmt::Display for LossReason {
 /// # async fn do_a_batch() {}
 /// # Ok(()) }
 /// ```
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SessionStatus {
     /// The current connection state.

@@ -100,7 +100,8 @@ async fn recreate(inner: &Weak<Inner>) -> Option<Session> {
             Reconnect::Refused { error, reloads } => (error, reloads),
         };
         let this = inner.upgrade()?;
-        tracing::error!(%error, "the ensemble refuses a new session: not trying again until Framework::reload");
+        let (namespace, ensemble) = (this.cfg.namespace.as_deref().unwrap_or(""), this.cfg.connect_string.as_str());
+        tracing::error!(%error, namespace, ensemble, "the ensemble refuses a new session: not trying again until Framework::reload");
         *lock(&this.refusal) = Some(error);
         this.set_state(ConnectionState::Refused, None);
         let closed = this.status.subscribe();

@@ -15,8 +15,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use crate::framework::Stat;
 use futures_util::future::try_join_all;
-use zookeeper_client::{Client, CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult, Stat};
+use zookeeper_client::{Client, CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult};
 
 use super::api::{validate_ttl_create, TTL_UNSUPPORTED};
 use super::paths::{self, validate_path};
@@ -54,7 +55,7 @@ impl Op {
 /// ```no_run
 /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
 /// use zk_recipes::ops::TxnResult;
-/// use zk_recipes::zk::CreateMode;
+/// use zk_recipes::CreateMode;
 ///
 /// let results = fw
 ///     .transaction()
@@ -100,7 +101,7 @@ pub enum TxnResult {
 ///
 /// ```no_run
 /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
-/// use zk_recipes::zk::CreateMode;
+/// use zk_recipes::CreateMode;
 /// let (_, from) = fw.get_data("/accounts/a").await?;
 /// let results = fw
 ///     .transaction()
@@ -149,7 +150,8 @@ impl Transaction<'_> {
 
     /// Adds the creation of `path` with `data` in `mode` (with the framework's ACL). The parent
     /// must exist (a `multi` cannot create it first).
-    pub fn create(mut self, path: &str, data: &[u8], mode: CreateMode) -> Self {
+    pub fn create(mut self, path: &str, data: &[u8], mode: crate::CreateMode) -> Self {
+        let mode = mode.to_client();
         self.ops.push(Op::Create { path: path.to_string(), data: data.to_vec(), mode, ttl: None });
         self
     }
@@ -157,7 +159,8 @@ impl Transaction<'_> {
     /// Adds the creation of a persistent (or persistent sequential) node that the server
     /// deletes once it has had no children and no change for `ttl` (needs
     /// `zookeeper.extendedTypesEnabled` on the server).
-    pub fn create_with_ttl(mut self, path: &str, data: &[u8], mode: CreateMode, ttl: Duration) -> Self {
+    pub fn create_with_ttl(mut self, path: &str, data: &[u8], mode: crate::CreateMode, ttl: Duration) -> Self {
+        let mode = mode.to_client();
         self.ops.push(Op::Create { path: path.to_string(), data: data.to_vec(), mode, ttl: Some(ttl) });
         self
     }
@@ -277,11 +280,15 @@ impl Transaction<'_> {
         let root = &fw.inner.cfg.txn_markers;
         let marker = self.marker.then(|| paths::join(root, &uuid::Uuid::new_v4().simple().to_string()));
         let in_doubt = AtomicBool::new(false);
+        // what a commit whose outcome is unknown names
+        let first = self.ops.first().map_or("", |op| op.path());
         let mut tries = 0;
         let outcome = loop {
             let marker = marker.as_deref();
             let attempt = fw
-                .retry_op("transaction", "", |client| attempt(fw, client, &self.guards, &self.ops, marker, &in_doubt))
+                .retry_write("transaction", first, |client| {
+                    attempt(fw, client, &self.guards, &self.ops, marker, &in_doubt)
+                })
                 .await;
             match attempt.and_then(|refused| refused) {
                 Err(Error::ZooKeeper(ZkError::NoNode)) if marker.is_some() && tries < MARKER_PARENT_TRIES => {
@@ -404,8 +411,12 @@ fn refused(op: &Op, index: usize, source: ZkError) -> Error {
 
 fn answered(op: &Op, result: MultiWriteResult) -> TxnResult {
     match (op, result) {
-        (Op::Create { .. }, MultiWriteResult::Create { path, stat }) => TxnResult::Create { path, stat: Some(stat) },
-        (Op::SetData { .. }, MultiWriteResult::SetData { stat }) => TxnResult::SetData { stat: Some(stat) },
+        (Op::Create { .. }, MultiWriteResult::Create { path, stat }) => {
+            TxnResult::Create { path, stat: Some(Stat::from_client(&stat)) }
+        }
+        (Op::SetData { .. }, MultiWriteResult::SetData { stat }) => {
+            TxnResult::SetData { stat: Some(Stat::from_client(&stat)) }
+        }
         (Op::Delete { .. }, _) => TxnResult::Delete,
         (Op::Check { .. }, _) => TxnResult::Check,
         // the server answers each operation with its own kind
@@ -422,7 +433,9 @@ async fn recovered(client: &Client, ops: &[Op], zxid: i64) -> std::result::Resul
         Ok(match op {
             Op::Check { .. } => TxnResult::Check,
             Op::Delete { .. } => TxnResult::Delete,
-            Op::SetData { path, .. } => TxnResult::SetData { stat: client.check_stat(path).await? },
+            Op::SetData { path, .. } => {
+                TxnResult::SetData { stat: client.check_stat(path).await?.as_ref().map(Stat::from_client) }
+            }
             Op::Create { path, mode: CreateMode::PersistentSequential | CreateMode::EphemeralSequential, .. } => {
                 let (parent, name) = (paths::parent(path), paths::node_name(path));
                 let candidates: Vec<String> = client
@@ -440,10 +453,13 @@ async fn recovered(client: &Client, ops: &[Op], zxid: i64) -> std::result::Resul
                     .find_map(|(child, stat)| stat.filter(|s| s.czxid == zxid).map(|s| (child, s)))
                     .map_or(TxnResult::Create { path: path.clone(), stat: None }, |(child, stat)| TxnResult::Create {
                         path: child,
-                        stat: Some(stat),
+                        stat: Some(Stat::from_client(&stat)),
                     })
             }
-            Op::Create { path, .. } => TxnResult::Create { path: path.clone(), stat: client.check_stat(path).await? },
+            Op::Create { path, .. } => TxnResult::Create {
+                path: path.clone(),
+                stat: client.check_stat(path).await?.as_ref().map(Stat::from_client),
+            },
         })
     }))
     .await

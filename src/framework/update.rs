@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
+use crate::framework::Stat;
 use futures_util::future::try_join_all;
-use zookeeper_client::{CreateMode, Error as ZkError, Stat};
+use zookeeper_client::Error as ZkError;
 
 use super::backoff::Backoff;
 use super::paths::validate_path;
@@ -84,7 +85,7 @@ impl Framework {
                     (Some((data, stat)), Some(value)) if data == value => txn.check(path, stat.version),
                     (Some((_, stat)), Some(value)) => txn.set_data(path, value, Some(stat.version)),
                     (Some((_, stat)), None) => txn.delete(path, Some(stat.version)),
-                    (None, Some(value)) => txn.create(path, value, CreateMode::Persistent),
+                    (None, Some(value)) => txn.create(path, value, crate::CreateMode::Persistent),
                     (None, None) => txn,
                 };
             }
@@ -111,7 +112,7 @@ impl Framework {
                 let reading = client.get_data(path);
                 async move {
                     match reading.await {
-                        Ok(read) => Ok(Some(read)),
+                        Ok((data, stat)) => Ok(Some((data, Stat::from_client(&stat)))),
                         Err(ZkError::NoNode) => Ok(None),
                         Err(e) => Err(e),
                     }

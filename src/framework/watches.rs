@@ -2,7 +2,8 @@
 //! and set a watch on it in the same request, through the namespace and the retry loop.
 //! Persistent watches are [`PersistentWatcher`](crate::PersistentWatcher).
 
-use zookeeper_client::{OneshotWatcher, Stat, WatchedEvent};
+use crate::framework::Stat;
+use zookeeper_client::{OneshotWatcher, WatchedEvent};
 
 use super::paths::validate_path;
 use super::session::Framework;
@@ -68,7 +69,7 @@ impl Framework {
         validate_path(path)?;
         let (data, stat, watcher) =
             self.retry_op("watch", path, |client| async move { client.get_and_watch_data(path).await }).await?;
-        Ok((data, stat, OneShotWatch(watcher)))
+        Ok((data, Stat::from_client(&stat), OneShotWatch(watcher)))
     }
 
     /// The stat of `path` if it exists, and a watch that fires when it is created, changed or
@@ -83,7 +84,7 @@ impl Framework {
         validate_path(path)?;
         let (stat, watcher) =
             self.retry_op("watch", path, |client| async move { client.check_and_watch_stat(path).await }).await?;
-        Ok((stat, OneShotWatch(watcher)))
+        Ok((stat.as_ref().map(Stat::from_client), OneShotWatch(watcher)))
     }
 
     /// The children's names of `path`, and a watch that fires when a child is created or

@@ -84,17 +84,17 @@ mod tests {
 
     #[test]
     fn parses_the_environment_value() {
-        assert_eq!(Backend::parse("local", || false), Ok(Backend::Local));
-        assert_eq!(Backend::parse(" Local ", || false), Ok(Backend::Local));
-        assert_eq!(Backend::parse("auto", || true), Ok(Backend::Local));
-        assert_eq!(Backend::parse("", || true), Ok(Backend::Local));
+        assert_eq!(Backend::parse("local", || false).ok(), Some(Backend::Local));
+        assert_eq!(Backend::parse(" Local ", || false).ok(), Some(Backend::Local));
+        assert_eq!(Backend::parse("auto", || true).ok(), Some(Backend::Local));
+        assert_eq!(Backend::parse("", || true).ok(), Some(Backend::Local));
         assert!(matches!(Backend::parse("podman", || true), Err(Error::InvalidArgument(_))));
         if cfg!(feature = "docker") {
-            assert_eq!(Backend::parse("docker", || true), Ok(Backend::Docker));
-            assert_eq!(Backend::parse("auto", || false), Ok(Backend::Docker));
+            assert_eq!(Backend::parse("docker", || true).ok(), Some(Backend::Docker));
+            assert_eq!(Backend::parse("auto", || false).ok(), Some(Backend::Docker));
         } else {
             assert!(matches!(Backend::parse("docker", || true), Err(Error::Unsupported(_))));
-            assert_eq!(Backend::parse("auto", || false), Ok(Backend::Local));
+            assert_eq!(Backend::parse("auto", || false).ok(), Some(Backend::Local));
         }
     }
 }

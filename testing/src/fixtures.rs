@@ -10,7 +10,7 @@
 //! let cs = shared_server().await;
 //! let fw = framework(&cs).await;
 //! let path = format!("/{}", unique("demo"));
-//! fw.create(&path, b"x", zk_recipes::zk::CreateMode::Ephemeral).await.unwrap();
+//! fw.create(&path, b"x", zk_recipes::CreateMode::Ephemeral).await.unwrap();
 //! eventually(Duration::from_secs(20), "the node is there", || async {
 //!     fw.exists(&path).await.unwrap().is_some()
 //! })
@@ -178,7 +178,7 @@ pub fn within<F: Future>(limit: Duration, future: F) -> impl Future<Output = F::
 pub fn in_time<T>(result: zk_recipes::Result<T>) -> bool {
     match result {
         Ok(_) => true,
-        Err(zk_recipes::Error::Timeout(_)) => false,
+        Err(zk_recipes::Error::Timeout { .. }) => false,
         Err(e) => panic!("the wait failed: {e} (at {})", Location::caller()),
     }
 }
@@ -190,7 +190,7 @@ pub fn in_time<T>(result: zk_recipes::Result<T>) -> bool {
 pub fn before_deadline<T>(result: zk_recipes::Result<T>) -> zk_recipes::Result<Option<T>> {
     match result {
         Ok(value) => Ok(Some(value)),
-        Err(zk_recipes::Error::Timeout(_)) => Ok(None),
+        Err(zk_recipes::Error::Timeout { .. }) => Ok(None),
         Err(e) => Err(e),
     }
 }

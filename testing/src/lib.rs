@@ -9,6 +9,8 @@
 //! * [`shared_server`]: one server per test binary for tests that do not break it.
 //! * [`TcpProxy`]: cut, blackhole, delay a client's link, or drop its replies.
 //! * [`curator::CuratorPeer`]: a Java process running Apache Curator, for interop tests.
+//! * [`TestingPostgres`]: a throwaway PostgreSQL server on a loopback port (Debian's
+//!   `postgresql` package), for tests of writes fenced by a lock's token.
 //! * [`fixtures`]: what the integration tests share: a framework with the test defaults,
 //!   unique names, `eventually` / `within` deadlines, the ephemeral nodes left under a path.
 //!
@@ -53,6 +55,7 @@ mod instance;
 mod links;
 mod node;
 mod ports;
+mod postgres;
 mod process;
 mod proxy;
 mod reconfig;
@@ -72,6 +75,7 @@ pub use four_letter::{
     four_letter_word, four_letter_word_with_timeout, server_mode, ServerMode, FOUR_LETTER_WORD_TIMEOUT,
 };
 pub use install::{Installation, INSTALL_HINT};
+pub use postgres::{TestingPostgres, TestingPostgresBuilder, PG_BIN_ENV, PG_USER};
 pub use process::{running_server_pids, running_servers};
 pub use proxy::{ProxyMode, TcpProxy};
 pub use refusing::RefusingProxy;

@@ -107,7 +107,7 @@ async fn pause_makes_srvr_time_out() {
     assert!(server.is_paused());
     assert!(server.is_running(), "a paused container still runs");
     let answer = four_letter_word_with_timeout(server.connect_string(), "srvr", Duration::from_secs(1)).await;
-    assert_eq!(answer, Err(Error::Timeout(Duration::from_secs(1))));
+    assert!(matches!(answer, Err(Error::Timeout(d)) if d == Duration::from_secs(1)), "{answer:?}");
     server.resume().expect("resume");
     assert!(!server.is_paused());
     let answer = four_letter_word(server.connect_string(), "srvr").await.expect("srvr after resume");

@@ -3,6 +3,7 @@
 //! (a suite meant to run over TLS must not pass over plaintext). In its own test binary, with a
 //! single test, because it sets a process-wide environment variable that `shared_server` reads.
 
+use zk_recipes::CreateMode;
 use zk_recipes_testing::{shared_server, TLS_ENV};
 
 #[tokio::test]
@@ -12,7 +13,6 @@ async fn zkr_test_tls_serves_mutual_tls_or_is_refused_without_the_feature() {
     let result = shared_server().await;
     #[cfg(feature = "tls")]
     {
-        use zk_recipes::zk::CreateMode;
         use zk_recipes_testing::fixtures;
         let cs = result.expect("a shared TLS server");
         let fw = fixtures::framework(&cs).await;

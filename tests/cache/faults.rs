@@ -5,8 +5,10 @@
 //! modes.
 
 use futures_util::Stream;
-use zk_recipes::zk::CreateMode;
-use zk_recipes::{Cache, CacheEvent, Framework, WatchMode};
+use zk_recipes::cache::WatchMode;
+use zk_recipes::CreateMode;
+
+use zk_recipes::{Cache, CacheEvent, Framework};
 use zk_recipes_testing::{fixtures, ProxyMode, TcpProxy, TestingServer};
 
 use crate::support::*;
@@ -98,6 +100,12 @@ async fn after_an_expired_session() {
         fw.create(&ephemeral, b"", CreateMode::Ephemeral).await.unwrap();
         let (cache, replay) = started(Cache::tree(&fw, &root).watch_mode(mode).build().unwrap()).await;
         caches.push((mode, fw, cache, replay));
+    }
+    // every cache has seen both ephemerals before it is cut off: a cache started first learns
+    // of the later one by a watch, which may still be on its way
+    let tree = read_tree(&writer, &root, None).await;
+    for (_, _, _, replay) in &mut caches {
+        replay.until_view(&tree).await;
     }
     proxy.set_mode(ProxyMode::Blackhole);
     change_while_cut_off(&writer, &root).await;

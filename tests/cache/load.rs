@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use futures_util::{stream, StreamExt};
-use zk_recipes::zk::{Acls, CreateMode};
+use zk_recipes::zk::Acls;
 use zk_recipes::{Cache, CacheEvent, Framework};
 use zk_recipes_testing::{fixtures, TestingServer};
 
@@ -19,7 +19,7 @@ const LIMIT: Duration = Duration::from_secs(120);
 /// Creates every path (parents first, in order) with its own name as data, pipelined.
 async fn create_all(fw: &Framework, paths: &[String]) {
     let client = fw.client().unwrap();
-    let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    let options = zk_recipes::zk::CreateMode::Persistent.with_acls(Acls::anyone_all());
     let mut created = stream::iter(paths).map(|p| client.create(p, p.as_bytes(), &options)).buffered(IN_FLIGHT);
     while let Some(result) = created.next().await {
         result.unwrap();

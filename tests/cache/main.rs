@@ -9,12 +9,16 @@ mod faults;
 mod load;
 mod modes;
 
+use assert_matches::assert_matches;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use support::*;
-use zk_recipes::{Cache, CacheEvent, Error, PersistentWatcher, ResetReason, WatchEvent, WatchMode};
+use zk_recipes::cache::ResetReason;
+use zk_recipes::cache::WatchEvent;
+use zk_recipes::cache::WatchMode;
+use zk_recipes::{Cache, CacheEvent, Error, PersistentWatcher};
 use zk_recipes_testing::{fixtures, refusing, RefusingProxy};
 
 both_modes! {
@@ -180,10 +184,10 @@ async fn bad_input_is_a_typed_error(mode: WatchMode) {
     ));
     let cache = Cache::node(&fw, "/a").watch_mode(mode).build().unwrap();
     cache.start().await.unwrap();
-    assert_eq!(cache.start().await, Err(Error::InvalidState("the cache is already started")));
+    assert_matches!(cache.start().await, Err(Error::InvalidState("the cache is already started")));
     cache.close().await.unwrap();
-    assert_eq!(cache.start().await, Err(Error::Closed));
-    assert_eq!(cache.close().await, Ok(()), "closing twice is fine");
+    assert_matches!(cache.start().await, Err(Error::Closed));
+    assert_matches!(cache.close().await, Ok(()), "closing twice is fine");
 }
 }
 
@@ -309,7 +313,7 @@ async fn the_watch_mode_in_use_is_reported(mode: WatchMode) {
     let (cache, _replay) = started(cache).await;
     assert_eq!(cache.watch_mode(), Some(mode));
     let (auto, _replay) = started(Cache::node(&fw, &root).build().unwrap()).await;
-    assert_eq!(auto.watch_mode(), Some(zk_recipes::WatchMode::Persistent));
+    assert_eq!(auto.watch_mode(), Some(zk_recipes::cache::WatchMode::Persistent));
 }
 }
 
@@ -326,7 +330,7 @@ async fn auto_falls_back_to_one_shot_watches_when_add_watch_is_refused() {
     mk(&writer, &format!("{root}/a"), b"1").await;
     let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
     assert_eq!(cache.watch_mode(), Some(WatchMode::OneShot));
-    assert_eq!(cache.failure(), None);
+    assert_matches!(cache.failure(), None);
     mk(&writer, &format!("{root}/b"), b"2").await;
     writer.set_data(&format!("{root}/a"), b"3", None).await.unwrap();
     replay.until_view(&read_tree(&writer, &root, None).await).await;
@@ -335,7 +339,7 @@ async fn auto_falls_back_to_one_shot_watches_when_add_watch_is_refused() {
     let strict = Cache::tree(&fw, &root).watch_mode(WatchMode::Persistent).build().unwrap();
     strict.start().await.unwrap();
     fixtures::within(WAIT, strict.terminated()).await;
-    assert_eq!(strict.failure(), Some(Error::ZooKeeper(zk_recipes::zk::Error::Unimplemented)));
+    assert_matches!(strict.failure(), Some(Error::ServerUnsupported(zk_recipes::ServerFeature::PersistentWatches)));
     assert!(!strict.is_initialized());
 }
 
@@ -357,10 +361,36 @@ async fn a_server_refusing_multi_read_is_read_node_by_node() {
     }
     let (cache, mut replay) = started(Cache::tree(&fw, &root).build().unwrap()).await;
     assert_eq!(cache.watch_mode(), Some(WatchMode::Persistent));
-    assert_eq!(cache.failure(), None);
+    assert_matches!(cache.failure(), None);
     assert_eq!(cache.len(), 1 + 5 + 5 * 40);
     assert_eq!(replay.view(), read_tree(&writer, &root, None).await);
     mk(&writer, &format!("{root}/d0/late"), b"l").await;
     writer.set_data(&format!("{root}/d1"), b"x", None).await.unwrap();
     replay.until_view(&read_tree(&writer, &root, None).await).await;
+}
+
+/// `initialized()` returns once the first load is done: the cache equals the tree right after,
+/// with nothing polled; before `start()` it is a typed error, and after a close that came
+/// before any load it is `Closed`.
+#[tokio::test]
+async fn initialized_returns_with_the_whole_tree_loaded() {
+    let fw = fixtures::framework(&fixtures::shared_server().await).await;
+    let root = unique_root();
+    mk(&fw, &root, b"").await;
+    mk_many(&fw, &root, 300).await;
+    let cache = Cache::tree(&fw, &root).build().unwrap();
+    assert!(matches!(cache.initialized().await, Err(Error::InvalidState(_))), "not started");
+    cache.start().await.unwrap();
+    cache.initialized_timeout(Duration::from_secs(20)).await.unwrap();
+    assert!(cache.is_initialized());
+    assert_eq!(view_of(&cache.snapshot()), read_tree(&fw, &root, None).await, "the cache equals the tree");
+    cache.initialized().await.expect("at once when loaded already");
+    cache.close().await.unwrap();
+    cache.initialized().await.expect("a close after the first load leaves it loaded");
+
+    let never = Cache::tree(&fw, &format!("{root}/x")).build().unwrap();
+    never.start().await.unwrap();
+    never.close().await.unwrap();
+    let ended = never.initialized().await;
+    assert!(ended.is_ok() || matches!(ended, Err(Error::Closed)), "loaded before the close, or Closed: {ended:?}");
 }

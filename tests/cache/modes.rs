@@ -159,7 +159,7 @@ async fn a_panicking_filter_is_contained(mode: WatchMode) {
     assert!(cache.get(&format!("{root}/b")).is_none());
     assert!(cache.get(&format!("{root}/a/a1/a11")).is_some());
     match cache.failure() {
-        Some(zk_recipes::Error::InvalidArgument { argument: "filter", reason }) => {
+        Some(zk_recipes::Error::InvalidArgument { argument: "filter", reason, .. }) => {
             assert!(reason.contains("panicked"), "{reason}")
         }
         other => panic!("the panic is reported as a typed error: {other:?}"),

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
-use zk_recipes::zk::{Acls, CreateMode};
+use zk_recipes::zk::Acls;
+use zk_recipes::CreateMode;
 use zk_recipes::{Cache, CacheEvent, CachedNode, Error, Framework};
 use zk_recipes_testing::{fixtures, refusing, RefusingProxy};
 
@@ -22,16 +23,16 @@ macro_rules! both_modes {
 
             #[tokio::test]
             async fn persistent() {
-                test(zk_recipes::WatchMode::Persistent).await
+                test(zk_recipes::cache::WatchMode::Persistent).await
             }
 
             #[tokio::test]
             async fn one_shot() {
-                test(zk_recipes::WatchMode::OneShot).await
+                test(zk_recipes::cache::WatchMode::OneShot).await
             }
 
-            async fn test($mode: zk_recipes::WatchMode) {
-                assert!(matches!($mode, zk_recipes::WatchMode::Persistent | zk_recipes::WatchMode::OneShot));
+            async fn test($mode: zk_recipes::cache::WatchMode) {
+                assert!(matches!($mode, zk_recipes::cache::WatchMode::Persistent | zk_recipes::cache::WatchMode::OneShot));
                 $body
             }
         }
@@ -77,7 +78,7 @@ pub async fn mk(fw: &Framework, path: &str, data: &[u8]) {
 /// Creates `count` children `n0..` under `parent` with pipelined requests.
 pub async fn mk_many(fw: &Framework, parent: &str, count: usize) {
     let client = fw.client().unwrap();
-    let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    let options = zk_recipes::zk::CreateMode::Persistent.with_acls(Acls::anyone_all());
     let paths: Vec<String> = (0..count).map(|i| format!("{parent}/n{i}")).collect();
     let creates: Vec<_> = paths.iter().map(|p| client.create(p, b"v", &options)).collect();
     for created in futures_util::future::join_all(creates).await {

@@ -9,7 +9,9 @@
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
-use zk_recipes::{AtomicNumber, AtomicValue, DistributedAtomicNumber, Framework, InterProcessMutex, LockGuard};
+use zk_recipes::counter::AtomicNumber;
+use zk_recipes::counter::DistributedAtomicNumber;
+use zk_recipes::{AtomicValue, Framework, InterProcessMutex, LockGuard};
 use zk_recipes_testing::{expire_session, fixtures, ProxyMode, TcpProxy};
 
 const DELTAS: [i64; 3] = [10, 200, 3000];

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use zk_recipes::{CloseMode, Error, LeaderLatch, LeaderSelector, LeadershipEnd};
+use zk_recipes::leader::CloseMode;
+use zk_recipes::leader::LeadershipEnd;
+use zk_recipes::{Error, Framework, LeaderLatch, LeaderSelector, Leadership, LossReason};
 use zk_recipes_testing::fixtures;
 use zk_recipes_testing::{expire_session, TestingCluster};
 
@@ -71,8 +73,7 @@ async fn one_leader_then_the_next_on_close_with_increasing_tokens() {
     let mut last_token = i64::MIN;
     for round in 0..3 {
         let leader = wait_for_one_leader(&latches).await;
-        let state = latches[leader].leadership();
-        let token = state.fencing_token().expect("a leader has a token");
+        let token = latches[leader].leadership().expect("a leader has its leadership").fencing_token();
         assert!(token > last_token, "round {round}: token {token} after {last_token}");
         last_token = token;
         let participants = latches[leader].participants().await.unwrap();
@@ -97,9 +98,9 @@ async fn await_leadership_and_change_stream_and_silent_close() {
     let a = LeaderLatch::new(&fw, &path, "a").unwrap();
     let mut changes = Box::pin(a.leadership_changes());
     a.start().await.unwrap();
-    assert!(fixtures::in_time(a.await_leadership_timeout(WAIT).await));
+    let held = a.await_leadership_timeout(WAIT).await.unwrap();
     let first = tokio::time::timeout(WAIT, changes.next()).await.unwrap().unwrap();
-    assert!(first.is_leader() && first.fencing_token().is_some());
+    assert_eq!(first.as_ref(), Some(&held), "the stream tells of the leadership await_leadership returned");
     // the watch::Receiver holds the same current state
     let mut current = a.watch();
     assert_eq!(*current.borrow_and_update(), first);
@@ -108,10 +109,9 @@ async fn await_leadership_and_change_stream_and_silent_close() {
     assert!(!fixtures::in_time(b.await_leadership_timeout(Duration::from_millis(300)).await));
     a.close_with(CloseMode::NotifyLeader).await.unwrap();
     let ended = tokio::time::timeout(WAIT, changes.next()).await.unwrap().unwrap();
-    assert!(!ended.is_leader());
+    assert_eq!(ended, None);
     tokio::time::timeout(WAIT, current.changed()).await.unwrap().unwrap();
     assert_eq!(*current.borrow(), ended, "the receiver sees the end too");
-    assert_eq!(ended.fencing_token(), None);
     a.close().await.unwrap(); // closing again is fine
     b.await_leadership().await.unwrap();
     let mut b_changes = Box::pin(b.leadership_changes());
@@ -141,12 +141,13 @@ async fn exactly_one_leader_while_the_leaders_session_expires() {
     let mut tokens = Vec::new();
     for _ in 0..3 {
         let leader = wait_for_one_leader(&latches).await;
-        tokens.push(latches[leader].leadership().fencing_token().unwrap());
+        tokens.push(latches[leader].leadership().unwrap().fencing_token());
         ending.store(leader + 1, Ordering::SeqCst);
         expire_session(&frameworks[leader]).await.unwrap();
         // the expired leader stops leading at once: by the time its expiry is done
         assert!(
-            !latches[leader].has_leadership() || latches[leader].leadership().fencing_token() != tokens.last().copied()
+            !latches[leader].has_leadership()
+                || latches[leader].leadership().map(|l| l.fencing_token()) != tokens.last().copied()
         );
         ending.store(0, Ordering::SeqCst);
     }
@@ -178,14 +179,14 @@ async fn exactly_one_leader_while_the_leaders_server_is_killed() {
     }
     let (most, stop, sampler) = watch_leaders(latches.clone());
     let leader = wait_for_one_leader(&latches).await;
-    let token = latches[leader].leadership().fencing_token().unwrap();
+    let token = latches[leader].leadership().unwrap().fencing_token();
     let server = fixtures::server_of_session(&cluster, frameworks[leader].status().session_id).await.expect("server");
     cluster.kill(server).unwrap();
     // the leader's connection dropped: it gives up leadership (standard policy); someone leads
     // again after the ensemble recovers (a new leader, or the same one with a new token)
     fixtures::eventually(WAIT, "new leadership after the kill", || async {
         let now = (0..5).find(|i| latches[*i].has_leadership());
-        now.is_some_and(|i| latches[i].leadership().fencing_token().unwrap() > token)
+        now.and_then(|i| latches[i].leadership()).is_some_and(|l| l.fencing_token() > token)
     })
     .await;
     cluster.restart(server).await.unwrap();
@@ -301,4 +302,128 @@ async fn observe_reports_the_leader_and_each_change() {
     assert_eq!(tokio::time::timeout(WAIT, leaders.next()).await.unwrap().unwrap().unwrap().unwrap().id, "b");
     b.close().await.unwrap();
     assert_eq!(tokio::time::timeout(WAIT, leaders.next()).await.unwrap().unwrap().unwrap(), None);
+}
+
+/// The czxid of `leadership`'s node, read by another framework.
+async fn czxid(fw: &Framework, leadership: &Leadership) -> i64 {
+    fw.exists(leadership.node()).await.unwrap().expect("the leadership's node exists").czxid
+}
+
+/// `lost()` has not resolved (within a short while).
+async fn not_lost(leadership: &Leadership) {
+    assert!(!leadership.is_lost() && leadership.loss().is_none());
+    let early = tokio::time::timeout(Duration::from_millis(200), leadership.lost()).await;
+    assert!(early.is_err(), "lost() resolved while leading: {early:?}");
+}
+
+/// What `await_leadership` returns is that leadership: its token is its node's czxid, and
+/// `lost()` resolves when the latch closes (at once for a later call); `is_lost()` needs no
+/// prior `lost()`.
+#[tokio::test]
+async fn await_leadership_returns_the_leadership_which_is_lost_on_close() {
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}", fixtures::unique("held-close"));
+    let (fw, reader) = (fixtures::framework(&cs).await, fixtures::framework(&cs).await);
+    let latch = LeaderLatch::new(&fw, &path, "a").unwrap();
+    latch.start().await.unwrap();
+    let leadership = latch.await_leadership_timeout(WAIT).await.unwrap();
+    assert_eq!(leadership.fencing_token(), czxid(&reader, &leadership).await, "the token is that node's czxid");
+    assert!(leadership.node().starts_with(&format!("{path}/")));
+    assert_eq!(latch.leadership().as_ref(), Some(&leadership), "the latch holds the same leadership");
+    assert_eq!(latch.await_leadership().await.unwrap(), leadership, "leading already: the same one at once");
+    not_lost(&leadership).await;
+    let watcher = leadership.clone();
+    let ended = tokio::spawn(async move { watcher.lost().await });
+    latch.close().await.unwrap();
+    // known at once, without a call to lost() on this value
+    assert_eq!(leadership.loss(), Some(LossReason::Closed));
+    assert!(leadership.is_lost());
+    assert_eq!(tokio::time::timeout(WAIT, ended).await.unwrap().unwrap(), LossReason::Closed);
+    assert_eq!(tokio::time::timeout(WAIT, leadership.lost()).await.unwrap(), LossReason::Closed, "at once after");
+    assert_eq!(latch.leadership(), None);
+}
+
+/// Our node deleted by another client: `lost()` resolves with `NodeDeleted`; the latch queues
+/// again, and the next `await_leadership` returns a new leadership with a larger token while
+/// the old one stays lost.
+#[tokio::test]
+async fn a_deleted_node_ends_the_leadership_and_the_next_one_is_a_new_value() {
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}", fixtures::unique("held-deleted"));
+    let (fw, other) = (fixtures::framework(&cs).await, fixtures::framework(&cs).await);
+    let latch = LeaderLatch::new(&fw, &path, "a").unwrap();
+    latch.start().await.unwrap();
+    let first = latch.await_leadership_timeout(WAIT).await.unwrap();
+    assert_eq!(first.fencing_token(), czxid(&other, &first).await);
+    not_lost(&first).await;
+    other.delete(first.node()).await.unwrap();
+    let observer = first.clone();
+    // is_lost() turns true by itself (nobody awaits lost() on any clone meanwhile)
+    fixtures::eventually(WAIT, "the deletion is known", || async { observer.is_lost() }).await;
+    assert_eq!(first.loss(), Some(LossReason::NodeDeleted));
+    assert_eq!(tokio::time::timeout(WAIT, first.lost()).await.unwrap(), LossReason::NodeDeleted);
+    let second = latch.await_leadership_timeout(WAIT).await.unwrap();
+    assert_ne!(second, first);
+    assert!(
+        second.fencing_token() > first.fencing_token(),
+        "{} after {}",
+        second.fencing_token(),
+        first.fencing_token()
+    );
+    assert_eq!(second.fencing_token(), czxid(&other, &second).await);
+    assert!(first.is_lost(), "the old leadership stays lost");
+    not_lost(&second).await;
+    latch.close().await.unwrap();
+    assert!(second.is_lost());
+}
+
+/// The session expires: the leadership is lost by the time the expiry is done, without a call
+/// to `lost()`; the latch leads again in the new session with a larger token.
+#[tokio::test]
+async fn an_expired_session_ends_the_leadership() {
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}", fixtures::unique("held-expired"));
+    let (fw, reader) = (fixtures::framework(&cs).await, fixtures::framework(&cs).await);
+    let latch = LeaderLatch::new(&fw, &path, "a").unwrap();
+    latch.start().await.unwrap();
+    let first = latch.await_leadership_timeout(WAIT).await.unwrap();
+    not_lost(&first).await;
+    expire_session(&fw).await.unwrap();
+    let reason = first.loss();
+    assert!(matches!(reason, Some(LossReason::SessionLost | LossReason::Suspended)), "{reason:?}");
+    let told = tokio::time::timeout(WAIT, first.lost()).await.unwrap();
+    assert!(matches!(told, LossReason::SessionLost | LossReason::Suspended), "{told:?}");
+    let second = latch.await_leadership_timeout(WAIT).await.unwrap();
+    assert!(second.fencing_token() > first.fencing_token());
+    assert_eq!(second.fencing_token(), czxid(&reader, &second).await);
+    assert!(first.is_lost() && !second.is_lost());
+    latch.close().await.unwrap();
+}
+
+/// A selector's context derefs to its `Leadership`: the token is the node's czxid, and a clone
+/// kept past the task tells when that leadership ended (interrupted: `Closed`).
+#[tokio::test]
+async fn a_selectors_context_is_its_leadership() {
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}", fixtures::unique("held-selector"));
+    let (fw, reader) = (fixtures::framework(&cs).await, fixtures::framework(&cs).await);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let selector = LeaderSelector::new(&fw, &path, "worker", move |ctx| {
+        let tx = tx.clone();
+        async move {
+            let _ = tx.send(ctx.clone());
+            std::future::pending::<()>().await;
+        }
+    })
+    .unwrap();
+    selector.start().await.unwrap();
+    let ctx = tokio::time::timeout(WAIT, rx.recv()).await.unwrap().unwrap();
+    assert_eq!(ctx.id(), "worker");
+    assert_eq!(ctx.fencing_token(), czxid(&reader, ctx.leadership()).await);
+    assert_eq!(selector.fencing_token(), Some(ctx.fencing_token()));
+    not_lost(&ctx).await;
+    selector.interrupt_leadership();
+    assert_eq!(tokio::time::timeout(WAIT, ctx.lost()).await.unwrap(), LossReason::Closed);
+    assert!(ctx.is_lost());
+    selector.close().await.unwrap();
 }

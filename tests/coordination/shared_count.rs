@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
+use zk_recipes::counter::VersionedValue;
 use zk_recipes::zk::Error as ZkError;
-use zk_recipes::{Error, Framework, Result, SharedCount, SharedValue, VersionedValue};
+use zk_recipes::{Error, Framework, Result, SharedCount, SharedValue};
 use zk_recipes_testing::fixtures::{self, framework};
 use zk_recipes_testing::{expire_session, ProxyMode, TcpProxy, TestingServer};
 

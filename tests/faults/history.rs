@@ -20,7 +20,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use stateright::semantics::{ConsistencyTester, LinearizabilityTester, SequentialSpec};
-use zk_recipes::{DistributedAtomicLong, Error, Framework, InterProcessMutex, SharedCount, VersionedValue};
+use zk_recipes::counter::VersionedValue;
+use zk_recipes::{DistributedAtomicLong, Error, Framework, InterProcessMutex, SharedCount};
 use zk_recipes_testing::{fixtures, TestingCluster};
 
 use super::workload::SESSION_TIMEOUT;

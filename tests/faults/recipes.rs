@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use zk_recipes::zk::CreateMode;
+use zk_recipes::CreateMode;
 use zk_recipes::{
     Cache, DistributedQueue, Framework, GroupMember, InterProcessMutex, ServiceDiscovery, ServiceInstance,
 };

@@ -217,7 +217,7 @@ impl Workload {
         w.tasks.push(tokio::spawn(async move {
             let mut was: Vec<Option<i64>> = vec![None; latches.len()];
             while !stop.load(Ordering::SeqCst) {
-                let now: Vec<Option<i64>> = latches.iter().map(|l| l.leadership().fencing_token()).collect();
+                let now: Vec<Option<i64>> = latches.iter().map(|l| l.leadership().map(|l| l.fencing_token())).collect();
                 let leaders = now.iter().filter(|t| t.is_some()).count();
                 most.fetch_max(leaders, Ordering::SeqCst);
                 if leaders > 1 {

@@ -2,10 +2,12 @@
 //! auth and a creator-only ACL: multi_read, sync, ACLs, TTL nodes, ephemerals, descendant
 //! counts, whoami, one-shot watches; ServerUnsupported on a server made to look older.
 
+use assert_matches::assert_matches;
 use std::time::Duration;
 
 use zk_recipes::ops::{ReadOp, ReadResult};
-use zk_recipes::zk::{Acl, Acls, CreateMode, Error as ZkError, EventType};
+use zk_recipes::zk::{Acl, Acls, Error as ZkError, EventType};
+use zk_recipes::CreateMode;
 use zk_recipes::{Error, Framework};
 use zk_recipes_testing::{fixtures, refusing, RefusingProxy};
 
@@ -52,7 +54,7 @@ async fn reads_acls_ephemerals_and_whoami_under_a_namespace() {
     // creator-only: a stranger cannot read; after set_acl anyone may
     let stranger = fixtures::framework(&cs).await;
     let full = format!("/{ns}/a/x");
-    assert_eq!(stranger.get_data(&full).await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
+    assert_matches!(stranger.get_data(&full).await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
     let (acl, stat) = fw.get_acl("/a/x").await.unwrap();
     assert_eq!(acl.len(), 1);
     assert_eq!(acl[0].scheme(), "digest");
@@ -60,7 +62,7 @@ async fn reads_acls_ephemerals_and_whoami_under_a_namespace() {
     opened.extend(Acls::anyone_read().iter().cloned());
     fw.set_acl("/a/x", &opened, Some(stat.aversion)).await.unwrap();
     assert_eq!(stranger.get_data(&full).await.unwrap().0, b"1");
-    assert_eq!(
+    assert_matches!(
         fw.set_acl("/a/x", &opened, Some(stat.aversion)).await.unwrap_err(),
         Error::ZooKeeper(ZkError::BadVersion),
         "the ACL version moved"

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use zk_recipes::inspect::inspect;
-use zk_recipes::zk::CreateMode;
+use zk_recipes::CreateMode;
+
 use zk_recipes::{
     AtomicOptions, DistributedAtomicInteger, DistributedAtomicLong, DistributedAtomicValue, DistributedBarrier,
     DistributedDoubleBarrier, Error, Framework, HeldLock, InterProcessMultiLock, InterProcessMutex,

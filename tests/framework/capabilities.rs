@@ -2,6 +2,7 @@
 //! only where the server enables them, and a server made to look older by a proxy.
 
 use zk_recipes::Capabilities;
+use zk_recipes::CreateMode;
 use zk_recipes_testing::{fixtures, refusing, RefusingProxy, TestingServer};
 
 fn all_but_ttl() -> Capabilities {
@@ -54,7 +55,7 @@ async fn a_server_that_looks_older() {
     let mut want = Capabilities::default();
     want.containers = true;
     assert_eq!(fw.capabilities().await.unwrap(), want);
-    fw.create("/caps-after-probe", b"", zk_recipes::zk::CreateMode::Ephemeral).await.unwrap();
+    fw.create("/caps-after-probe", b"", CreateMode::Ephemeral).await.unwrap();
     // 3.6 without whoami
     let no_whoami = RefusingProxy::start(&cs, &[refusing::WHO_AM_I]).await.unwrap();
     let fw = fixtures::framework(no_whoami.connect_string()).await;

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use zk_recipes::zk::{CreateMode, Error as ZkError};
+use zk_recipes::zk::Error as ZkError;
+use zk_recipes::CreateMode;
 use zk_recipes::{Error, RetryNTimes};
 use zk_recipes_testing::{fixtures, TestingServer};
 

@@ -7,16 +7,19 @@ mod api;
 mod bad_input;
 mod bad_input_recipes;
 mod capabilities;
+mod delete_tree;
 mod errors;
 mod inspect;
 mod reconfig;
 mod transaction;
 mod update;
 
+use assert_matches::assert_matches;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use zk_recipes::zk::{Acl, Acls, CreateMode, Error as ZkError};
+use zk_recipes::zk::{Acl, Acls, Error as ZkError};
+use zk_recipes::CreateMode;
 use zk_recipes::{ConnectionState, Error, Framework, RetryNTimes};
 use zk_recipes_testing::{expire_session, fixtures, TestingCluster, TestingServer};
 
@@ -195,13 +198,13 @@ async fn default_acl_and_digest_auth_apply_to_created_nodes() {
     assert_eq!(acl[0].scheme(), "digest");
     assert!(acl[0].id().starts_with("alice:"), "{:?}", acl[0]);
     let stranger = fixtures::framework(&server).await;
-    assert_eq!(stranger.get_data(&format!("{path}/node")).await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
-    assert_eq!(
+    assert_matches!(stranger.get_data(&format!("{path}/node")).await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
+    assert_matches!(
         stranger.set_data(&format!("{path}/node"), b"theirs", None).await.unwrap_err(),
         Error::ZooKeeper(ZkError::NoAuth)
     );
     // the container parent carries the creator-only ACL too, so the stranger cannot add a child
-    assert_eq!(
+    assert_matches!(
         stranger.create(&format!("{path}/intruder"), b"", CreateMode::Persistent).await.unwrap_err(),
         Error::ZooKeeper(ZkError::NoAuth)
     );
@@ -291,7 +294,7 @@ async fn close_ends_the_stream_and_later_operations_fail() {
     let mut states = Box::pin(fw.connection_states());
     fw.close();
     assert_eq!(tokio::time::timeout(WAIT, states.next()).await.unwrap(), None);
-    assert_eq!(fw.get_data(&path).await.unwrap_err(), Error::Closed);
+    assert_matches!(fw.get_data(&path).await.unwrap_err(), Error::Closed);
     assert!(fw.is_closed());
     fw.close(); // idempotent
                 // the session is closed on the server: its ephemeral node goes at once

@@ -3,8 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use zk_recipes::zk::CreateMode;
-use zk_recipes::ConnectionState;
+use assert_matches::assert_matches;
+use zk_recipes::ops::{ReconfigChange, ServerRole};
+use zk_recipes::zk::Error as ZkError;
+use zk_recipes::{ConnectionState, CreateMode, Error};
 use zk_recipes_testing::{fixtures, Backend, TestingCluster};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -79,4 +81,63 @@ async fn close_ends_the_session_while_the_ensemble_is_followed() {
         assert!(closed.elapsed() < SESSION_TIMEOUT / 2, "gone only after {:?}", closed.elapsed());
     }
     observer.close();
+}
+
+/// `config()` and `reconfig()` on a 3-node ensemble with reconfiguration enabled: a server
+/// leaves by id and joins again, a change at a stale version is refused and changes nothing,
+/// and operations keep working throughout. One ensemble for the whole story (JVMs are slow
+/// to start).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_and_reconfig_from_the_framework() {
+    let cluster =
+        TestingCluster::builder().backend(Backend::Local).reconfig_enabled(true).start().await.expect("cluster");
+    let fw = fixtures::framework(cluster.connect_string()).await;
+
+    let initial = fw.config().await.expect("config");
+    assert_eq!(initial.servers.len(), 3, "{}", initial.raw);
+    let v0 = initial.version.expect("a dynamic configuration has a version");
+    assert!(initial.servers.iter().all(|s| s.client_address.is_some()), "{}", initial.raw);
+
+    // the last server leaves, at the version just read
+    let leaving = initial.servers.last().expect("a server").clone();
+    // (when the session lives on the leaving server, the server drops it once the change is
+    // applied: the framework then reads the configuration to answer)
+    let removed = fw.reconfig(&ReconfigChange::remove([leaving.id]), Some(v0)).await.expect("remove");
+    assert_eq!(removed.servers.len(), 2, "{}", removed.raw);
+    assert!(removed.server(leaving.id).is_none(), "{}", removed.raw);
+    let v1 = removed.version.expect("a version");
+    assert!(v1 > v0, "{v1:#x} after {v0:#x}");
+    fw.sync("/").await.expect("sync");
+    let read = fw.config().await.expect("config after the removal");
+    assert_eq!((read.servers.len(), read.version), (2, Some(v1)), "{}", read.raw);
+    let path = fixtures::unique("/reconfig-ops");
+    fw.create(&path, b"still working", CreateMode::Persistent).await.expect("create after the removal");
+
+    // a change at the stale version is refused, and nothing changed
+    let stale = fw.reconfig(&ReconfigChange::add([leaving.spec()]), Some(v0)).await.unwrap_err();
+    assert!(stale.is_conflict(), "{stale:?}");
+    assert_matches!(stale, Error::ZooKeeper(ZkError::BadVersion));
+    let unchanged = fw.config().await.expect("config after the refusal");
+    assert_eq!((unchanged.servers.len(), unchanged.version), (2, Some(v1)), "{}", unchanged.raw);
+
+    // it joins again
+    let back = fw.reconfig(&ReconfigChange::add([leaving.spec()]), Some(v1)).await.expect("add back");
+    assert_eq!(back.servers.len(), 3, "{}", back.raw);
+    let rejoined = back.server(leaving.id).expect("the server is back");
+    assert_eq!((rejoined.role, rejoined.quorum_port), (ServerRole::Participant, leaving.quorum_port));
+    assert!(back.version > Some(v1));
+    let (data, _) = fw.get_data(&path).await.expect("read after the join");
+    assert_eq!(data, b"still working");
+    fw.delete(&path).await.expect("delete");
+}
+
+/// A server without dynamic reconfiguration (the shared standalone server) refuses it with
+/// an error that `is_unsupported()`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconfig_without_reconfig_enabled_is_unsupported() {
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    let err = fw.reconfig(&ReconfigChange::remove([1]), None).await.unwrap_err();
+    assert!(err.is_unsupported(), "{err:?}");
+    assert_matches!(err, Error::ZooKeeper(ZkError::ReconfigDisabled | ZkError::Unimplemented));
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use zk_recipes::zk::CreateMode;
+use zk_recipes::CreateMode;
 use zk_recipes::{Error, Framework, RetryNTimes};
 use zk_recipes_testing::{fixtures, ProxyMode, TcpProxy};
 

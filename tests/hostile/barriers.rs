@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use zk_recipes::CreateMode;
 use zk_recipes::{DistributedBarrier, DistributedDoubleBarrier};
 
 use crate::support::{self, junk_data, live, plant, plant_junk};
@@ -70,7 +71,7 @@ async fn barriers_hold_and_release_beside_random_junk() {
     // the plain barrier: its data and children mean nothing
     let path = support::base("barrier");
     let data = junk_data(&mut rng);
-    fws[0].create(&path, &data, zk_recipes::zk::CreateMode::Persistent).await.unwrap();
+    fws[0].create(&path, &data, CreateMode::Persistent).await.unwrap();
     plant_junk(&mut rng, &fws[0], &path, "ready", 3).await;
     let waiter = {
         let (f, path) = (fws[1].clone(), path.clone());

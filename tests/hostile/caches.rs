@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use zk_recipes::{Cache, Framework, WatchMode};
+use zk_recipes::cache::WatchMode;
+use zk_recipes::CreateMode;
+use zk_recipes::{Cache, Framework};
 
 use crate::support::{self, junk_data, junk_name, live};
 
@@ -30,7 +32,7 @@ async fn caches_converge_on_a_hostile_tree() {
     let fw = support::framework().await;
     for (round, mode) in [WatchMode::Persistent, WatchMode::OneShot].into_iter().enumerate() {
         let root = support::base(&format!("cache-{round}"));
-        fw.create(&root, b"", zk_recipes::zk::CreateMode::Persistent).await.unwrap();
+        fw.create(&root, b"", CreateMode::Persistent).await.unwrap();
         let mut names = Vec::new();
         for _ in 0..8 {
             let name = junk_name(&mut rng, "lock-");
@@ -40,7 +42,7 @@ async fn caches_converge_on_a_hostile_tree() {
             } else {
                 root.clone()
             };
-            let _ = fw.create(&format!("{parent}/{name}"), &data, zk_recipes::zk::CreateMode::Persistent).await;
+            let _ = fw.create(&format!("{parent}/{name}"), &data, CreateMode::Persistent).await;
             names.push(name);
         }
         let cache = Cache::tree(&fw, &root).watch_mode(mode).build().unwrap();

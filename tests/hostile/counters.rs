@@ -4,7 +4,7 @@
 //! of the counter node other than its own (`_lock_` queue, `_gate_`, `_txn_` markers) are
 //! ignored, and foreign children of its `_lock_` queue hold nothing (the lock engine's rule).
 
-use zk_recipes::zk::CreateMode;
+use zk_recipes::CreateMode;
 use zk_recipes::{DistributedAtomicInteger, DistributedAtomicLong, Error, SharedCount};
 
 use crate::support::{self, live, plant, plant_junk};

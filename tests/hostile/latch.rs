@@ -4,7 +4,7 @@
 //! child is a participant's count-down (participant ids are free text, so a planted child
 //! there counts down like one — the layout cannot tell it apart).
 
-use zk_recipes::zk::CreateMode;
+use zk_recipes::CreateMode;
 use zk_recipes::{DistributedCountDownLatch, Error};
 
 use crate::support::{self, junk_data, live, plant_junk};

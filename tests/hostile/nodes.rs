@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use zk_recipes::CreateMode;
 use zk_recipes::{Framework, GroupMember};
 
 use crate::support::{self, live, plant_junk};
@@ -58,7 +59,7 @@ async fn group_members_see_junk_as_members_and_survive_deletes() {
     .await;
     // an ephemeral node of another session under a member's id
     let other = support::framework().await;
-    other.create(&format!("{path}/taken"), b"\xff", zk_recipes::zk::CreateMode::Ephemeral).await.unwrap();
+    other.create(&format!("{path}/taken"), b"\xff", CreateMode::Ephemeral).await.unwrap();
     let m = GroupMember::new(&fws[1], &path, "taken", "mine").unwrap();
     m.start().await.unwrap();
     let r = m.wait_for_initial_create(Duration::from_secs(2)).await;
@@ -66,7 +67,7 @@ async fn group_members_see_junk_as_members_and_survive_deletes() {
     m.close().await.unwrap();
     other.close();
     // a persistent node under a member's id (no session holds it)
-    fws[0].create(&format!("{path}/planted"), b"\xff", zk_recipes::zk::CreateMode::Persistent).await.unwrap();
+    fws[0].create(&format!("{path}/planted"), b"\xff", CreateMode::Persistent).await.unwrap();
     let m = GroupMember::new(&fws[1], &path, "planted", "mine").unwrap();
     m.start().await.unwrap();
     let r = m.wait_for_initial_create(Duration::from_secs(2)).await;

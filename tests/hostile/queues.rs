@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use zk_recipes::CreateMode;
 use zk_recipes::{DistributedQueue, Error, SimpleDistributedQueue};
 
 use crate::support::{self, junk_data, junk_name, live, plant};
@@ -68,8 +69,8 @@ async fn queue_items_are_taken_exactly_once_beside_lying_items() {
                 match q.take_timeout(Duration::from_millis(300)).await {
                     Ok(item) => *got.lock().unwrap().entry(item).or_default() += 1,
                     Err(Error::CorruptData { .. }) => *corrupt.lock().unwrap() += 1,
-                    Err(Error::Timeout(_)) if got.lock().unwrap().len() >= 30 => return,
-                    Err(Error::Timeout(_)) => {}
+                    Err(Error::Timeout { .. }) if got.lock().unwrap().len() >= 30 => return,
+                    Err(Error::Timeout { .. }) => {}
                     Err(e) => panic!("a consumer failed: {e}"),
                 }
             }
@@ -162,7 +163,7 @@ async fn a_node_squatting_on_a_future_sequence_stops_no_producer() {
     for (i, item) in ["queue-", "qn-"].into_iter().enumerate() {
         let path = support::base(&format!("squat-{i}"));
         // the queue's node, then squatters on the next sequences
-        fw.create(&path, b"", zk_recipes::zk::CreateMode::Persistent).await.unwrap();
+        fw.create(&path, b"", CreateMode::Persistent).await.unwrap();
         for seq in [2, 3, 5] {
             plant(&fw, &path, &format!("{item}{seq:010}"), &[0, 1, 0, 1, 2], false).await;
         }
@@ -199,7 +200,7 @@ async fn a_persistent_lock_node_on_an_item_stops_no_consumer() {
         assert_eq!(got, format!("item {n}").into_bytes());
     }
     let taken = queue.take_timeout(Duration::from_millis(500)).await;
-    assert!(matches!(taken, Err(Error::Timeout(_))), "{taken:?}");
+    assert!(matches!(taken, Err(Error::Timeout { .. })), "{taken:?}");
     fw.delete(&format!("{locks}/{}", first.rsplit('/').next().unwrap())).await.unwrap();
     assert_eq!(live("the item once its lock node is gone", queue.take()).await.unwrap(), b"first");
     fw.close();

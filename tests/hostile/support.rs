@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zk_recipes::zk::{CreateMode, Error as ZkError};
+use zk_recipes::zk::Error as ZkError;
+use zk_recipes::CreateMode;
 use zk_recipes::{Error, Framework};
 use zk_recipes_testing::fixtures;
 

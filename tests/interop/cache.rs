@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use zk_recipes::zk::{CreateMode, Error as ZkError};
+use zk_recipes::zk::Error as ZkError;
+use zk_recipes::CreateMode;
 use zk_recipes::{Cache, CacheEvent, CachedNode, Error, Framework};
 use zk_recipes_testing::curator::{CuratorCacheNode, CuratorPeer};
 use zk_recipes_testing::{fixtures, Error as TestError};

@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use zk_recipes::{ServiceDiscovery, ServiceInstance, ServiceType, UriSpec};
+use zk_recipes::discovery::ServiceType;
+use zk_recipes::discovery::UriSpec;
+use zk_recipes::{ServiceDiscovery, ServiceInstance};
 use zk_recipes_testing::fixtures::{self, eventually};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -90,8 +92,16 @@ async fn we_register_curator_parses_every_field() {
         .payload(json!({"@class": "java.util.LinkedHashMap", "zone": "a", "weights": [1, 2.5], "tags": {"x": null}}))
         .build()
         .unwrap();
-    let disabled = ServiceInstance { id: "r2".into(), enabled: false, payload: None, ssl_port: None, ..typed.clone() };
-    let bare = ServiceInstance { id: "r3".into(), payload: Some(json!({"zone": "b"})), ..typed.clone() };
+    let disabled = with(typed.clone(), |i| {
+        i.id = "r2".into();
+        i.enabled = false;
+        i.payload = None;
+        i.ssl_port = None;
+    });
+    let bare = with(typed.clone(), |i| {
+        i.id = "r3".into();
+        i.payload = Some(json!({"zone": "b"}));
+    });
     for i in [&typed, &disabled, &bare] {
         ours.register(i).await.unwrap();
     }
@@ -106,7 +116,13 @@ async fn we_register_curator_parses_every_field() {
     // a payload without @class is read by Curator as a map, and written back with its @class
     let r3 = parse(&curator[2]);
     assert_eq!(r3.payload, Some(json!({"@class": "java.util.LinkedHashMap", "zone": "b"})));
-    assert_eq!(ServiceInstance { payload: bare.payload.clone(), enabled: bare.enabled, ..r3 }, bare);
+    assert_eq!(
+        with(r3, |i| {
+            i.payload = bare.payload.clone();
+            i.enabled = bare.enabled;
+        }),
+        bare
+    );
 
     // a Curator ServiceCache follows our registrations
     peer.discovery_cache_start("disc-java-2", "d", "c", "orders").await.unwrap();
@@ -117,11 +133,16 @@ async fn we_register_curator_parses_every_field() {
     eventually(WAIT, "Curator's cache sees our three", || async { cache_ids().await == ["r1", "r2", "r3"] }).await;
     ours.unregister("r2").await.unwrap();
     eventually(WAIT, "Curator's cache sees r2 leave", || async { cache_ids().await == ["r1", "r3"] }).await;
-    let r4 = ServiceInstance { id: "r4".into(), ..bare.clone() };
+    let r4 = with(bare.clone(), |i| {
+        i.id = "r4".into();
+    });
     ours.register(&r4).await.unwrap();
     eventually(WAIT, "Curator's cache sees r4 come", || async { cache_ids().await == ["r1", "r3", "r4"] }).await;
     // a DYNAMIC_SEQUENTIAL instance (node `_c_<uuid>-r5<seq>`) is read by Curator too
-    let r5 = ServiceInstance { id: "r5".into(), service_type: ServiceType::DynamicSequential, ..bare.clone() };
+    let r5 = with(bare.clone(), |i| {
+        i.id = "r5".into();
+        i.service_type = ServiceType::DynamicSequential;
+    });
     ours.register(&r5).await.unwrap();
     let sorted_ids = || async {
         let mut ids = cache_ids().await;
@@ -134,7 +155,9 @@ async fn we_register_curator_parses_every_field() {
     .await;
     ours.unregister("r5").await.unwrap();
     eventually(WAIT, "Curator's cache sees r5 leave", || async { sorted_ids().await == ["r1", "r3", "r4"] }).await;
-    let moved = ServiceInstance { port: Some(9999), ..typed.clone() };
+    let moved = with(typed.clone(), |i| {
+        i.port = Some(9999);
+    });
     ours.update(&moved).unwrap();
     eventually(WAIT, "Curator's cache sees r1's update", || async {
         let list = peer.discovery_cache_instances("disc-java-2", "c").await.unwrap();
@@ -146,4 +169,10 @@ async fn we_register_curator_parses_every_field() {
     peer.discovery_close("disc-java-2", "c").await.unwrap();
     peer.discovery_close("disc-java-2", "d").await.unwrap();
     peer.close("disc-java-2").await.unwrap();
+}
+
+/// `base` changed by `change` (`ServiceInstance` is `#[non_exhaustive]`: no struct update).
+fn with<T>(mut base: ServiceInstance<T>, change: impl FnOnce(&mut ServiceInstance<T>)) -> ServiceInstance<T> {
+    change(&mut base);
+    base
 }

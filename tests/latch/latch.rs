@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zk_recipes::{CountDown, DistributedCountDownLatch, Error};
+use zk_recipes::latch::CountDown;
+use zk_recipes::CreateMode;
+use zk_recipes::{DistributedCountDownLatch, Error};
 use zk_recipes_testing::fixtures;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -153,7 +155,7 @@ async fn bad_input_is_refused_with_typed_errors() {
     assert_eq!(latch.count().await.unwrap(), 2, "refused count-downs count nothing");
     // a latch node that this recipe did not write
     let other = format!("/{}", fixtures::unique("not-a-latch"));
-    fw.create(&other, b"hello", zk_recipes::zk::CreateMode::Persistent).await.unwrap();
+    fw.create(&other, b"hello", CreateMode::Persistent).await.unwrap();
     let foreign = DistributedCountDownLatch::new(&fw, &other).unwrap();
     assert!(matches!(foreign.count().await, Err(Error::CorruptData { .. })));
     assert!(matches!(foreign.try_set_count(1).await, Err(Error::CorruptData { .. })));

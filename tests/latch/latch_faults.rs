@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zk_recipes::{CountDown, DistributedCountDownLatch, Framework};
+use zk_recipes::latch::CountDown;
+use zk_recipes::{DistributedCountDownLatch, Framework};
 use zk_recipes_testing::fixtures;
 use zk_recipes_testing::{expire_session, ProxyMode, TcpProxy, TestingServer};
 

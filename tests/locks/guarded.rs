@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use zk_recipes::ops::TxnResult;
-use zk_recipes::zk::CreateMode;
+use zk_recipes::CreateMode;
+
 use zk_recipes::{Error, InterProcessMutex, LeaderLatch, LossReason};
 use zk_recipes_testing::{expire_session, fixtures};
 
@@ -26,7 +27,7 @@ async fn a_guarded_write_commits_while_held_and_is_refused_once_the_node_is_gone
         other.delete(hold.path()).await.unwrap();
         let refused = fw.transaction().guarded_by(&hold).set_data(&data, b"2", None).commit().await;
         assert!(
-            matches!(&refused, Err(Error::LockLost { path, reason: LossReason::NodeDeleted }) if path == hold.path()),
+            matches!(&refused, Err(Error::LockLost { path, reason: LossReason::NodeDeleted, .. }) if path == hold.path()),
             "{kind:?}: {refused:?}"
         );
         assert_eq!(fw.get_data(&data).await.unwrap().0, b"1", "{kind:?}: nothing applied");
@@ -70,17 +71,26 @@ async fn a_write_guarded_by_leadership() {
     let data = format!("{path}-data");
     fw.create(&data, b"", CreateMode::Persistent).await.unwrap();
     let latch = LeaderLatch::new(&fw, &path, "a").unwrap();
-    let refused =
-        fw.transaction().guarded_by_leadership(&latch.leadership()).set_data(&data, b"x", None).commit().await;
-    assert!(matches!(refused, Err(Error::LockLost { .. })), "not started: not leading: {refused:?}");
+    assert_eq!(latch.leadership(), None, "not started: not leading");
     latch.start().await.unwrap();
-    latch.await_leadership().await.unwrap();
-    let leadership = latch.leadership();
+    let leadership = latch.await_leadership().await.unwrap();
     fw.transaction().guarded_by_leadership(&leadership).set_data(&data, b"led", None).commit().await.unwrap();
     latch.close().await.unwrap();
+    // the leadership knows it ended: refused at once
     let late = fw.transaction().guarded_by_leadership(&leadership).set_data(&data, b"late", None).commit().await;
-    assert!(matches!(late, Err(Error::LockLost { reason: LossReason::NodeDeleted, .. })), "{late:?}");
+    assert!(matches!(late, Err(Error::LockLost { reason: LossReason::Closed, .. })), "{late:?}");
     assert_eq!(fw.get_data(&data).await.unwrap().0, b"led");
+    // a node deleted by someone else: refused, whether the leadership heard of it yet or the
+    // commit's check finds the node gone
+    let again = LeaderLatch::new(&fw, &path, "a").unwrap();
+    again.start().await.unwrap();
+    let leadership = again.await_leadership().await.unwrap();
+    let other = fixtures::framework(&cs).await;
+    other.delete(leadership.node()).await.unwrap();
+    let gone = fw.transaction().guarded_by_leadership(&leadership).set_data(&data, b"gone", None).commit().await;
+    assert!(matches!(gone, Err(Error::LockLost { reason: LossReason::NodeDeleted, .. })), "{gone:?}");
+    assert_eq!(fw.get_data(&data).await.unwrap().0, b"led");
+    again.close().await.unwrap();
 }
 
 /// `LockGuard::commit_and_release`: the writes and the release are one commit. Applied: the

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use zk_recipes::{Framework, InterProcessMutex};
-use zk_recipes_testing::fixtures;
+use zk_recipes_testing::{fixtures, ProxyMode, TcpProxy};
 
 use super::WAIT;
 
@@ -102,6 +102,57 @@ async fn waiters_beyond_eight_queue_locally_in_order_and_time_out_and_cancel_the
     assert!(order.windows(2).all(|w| w[0].1 < w[1].1), "fencing tokens increase: {order:?}");
     fixtures::settle(&[&a, &b]).await;
     assert!(fixtures::ephemerals(&a, &path).await.unwrap().is_empty(), "no node left");
+    a.close();
+    b.close();
+}
+
+/// An acquire whose create is lost with its connection (sent, unanswered, then the link drops)
+/// still holds before a local acquire that arrives after it: the later one's create, sent at
+/// once on the new connection, must not sort before the earlier one's, which is retried (and
+/// first looks for the node it may have made).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acquire_whose_create_is_lost_with_the_connection_holds_before_one_that_arrived_later() {
+    let cs = fixtures::shared_server().await;
+    let proxy = TcpProxy::start(cs.split(',').next().unwrap()).await.unwrap();
+    let a = fixtures::framework(proxy.connect_string()).await;
+    let b = fixtures::framework(&cs).await;
+    let path = format!("/{}", fixtures::unique("lost-create"));
+    // b holds: neither of a's acquires holds before b lets go, whatever their nodes' order
+    let head = InterProcessMutex::new(&b, &path).unwrap().acquire().await.unwrap();
+    let mutex = InterProcessMutex::new(&a, &path).unwrap();
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let hold = |who: &'static str| {
+        let (m, order) = (mutex.clone(), order.clone());
+        tokio::spawn(async move {
+            let guard = m.acquire().await.unwrap();
+            order.lock().unwrap().push((who, guard.fencing_token()));
+            guard.release().await.unwrap();
+        })
+    };
+    // the first one's create goes into a link that answers nothing
+    proxy.set_mode(ProxyMode::Blackhole);
+    let first = hold("first");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // the link drops (the create fails with a lost connection) and comes back slow: the first
+    // one's retry takes several round trips, a create sent at once takes one
+    let before = a.status().suspensions;
+    proxy.set_mode(ProxyMode::Delay(Duration::from_millis(100)));
+    proxy.cut();
+    fixtures::eventually(WAIT, "a reconnected", || async {
+        let s = a.status();
+        s.suspensions > before && s.state.is_connected()
+    })
+    .await;
+    let second = hold("second");
+    fixtures::eventually(WAIT, "both queued", || async { b.children(&path).await.unwrap().len() == 3 }).await;
+    proxy.set_mode(ProxyMode::Pass);
+    head.release().await.unwrap();
+    for t in [first, second] {
+        tokio::time::timeout(WAIT, t).await.expect("acquired in time").unwrap();
+    }
+    let order = order.lock().unwrap().clone();
+    let names: Vec<&str> = order.iter().map(|(who, _)| *who).collect();
+    assert_eq!(names, ["first", "second"], "held in arrival order: {order:?}");
     a.close();
     b.close();
 }

@@ -1,6 +1,7 @@
 //! Lock recipes against a real ZooKeeper server: contract tests shared by every exclusive lock
 //! kind, then what is specific to each.
 
+use assert_matches::assert_matches;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -590,7 +591,7 @@ async fn bad_input_gets_typed_errors() {
     let closed = fixtures::framework(&cs).await;
     let m = InterProcessMutex::new(&closed, "/closed").unwrap();
     closed.close();
-    assert_eq!(m.acquire().await.unwrap_err(), Error::Closed);
+    assert_matches!(m.acquire().await.unwrap_err(), Error::Closed);
 }
 
 /// Compile-time bounds, as tokio's `tests/async_send_sync.rs` checks them: every guard and
@@ -600,6 +601,7 @@ async fn bad_input_gets_typed_errors() {
 mod guarded;
 mod leased;
 mod local_queue;
+mod loss_line;
 mod read_under_lock;
 mod reentry;
 mod semaphore;
@@ -609,10 +611,11 @@ mod bounds {
     use std::sync::Arc;
     use std::time::Duration;
 
+    use zk_recipes::lock::ReadLock;
+    use zk_recipes::lock::WriteLock;
     use zk_recipes::{
         HeldLock, HeldNode, InterProcessLock, InterProcessMultiLock, InterProcessMutex, InterProcessReadWriteLock,
-        InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, MultiLockGuard, ReadLock, WriteGuard,
-        WriteLock,
+        InterProcessSemaphoreMutex, InterProcessSemaphoreV2, Lease, LockGuard, MultiLockGuard, WriteGuard,
     };
 
     fn send_sync_static<T: Send + Sync + 'static>() {}

@@ -3,7 +3,8 @@
 //! (the read pipelined behind it) or from a hand-off without one (read right after).
 
 use futures_util::future::join_all;
-use zk_recipes::zk::CreateMode;
+
+use zk_recipes::CreateMode;
 use zk_recipes::{Error, InterProcessMutex};
 use zk_recipes_testing::fixtures;
 

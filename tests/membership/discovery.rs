@@ -8,10 +8,12 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use zk_recipes::zk::CreateMode;
-use zk_recipes::{
-    DownInstancePolicy, Error, Framework, ProviderStrategy, ServiceDiscovery, ServiceInstance, ServiceType,
-};
+use zk_recipes::discovery::DownInstancePolicy;
+use zk_recipes::discovery::ProviderStrategy;
+use zk_recipes::discovery::ServiceType;
+use zk_recipes::CreateMode;
+
+use zk_recipes::{Error, Framework, ServiceDiscovery, ServiceInstance};
 use zk_recipes_testing::fixtures::{self, eventually, within};
 use zk_recipes_testing::{expire_session, ProxyMode, TcpProxy, TestingServer};
 
@@ -51,7 +53,9 @@ async fn register_query_update_unregister() {
     let reader = ServiceDiscovery::<Value>::new(&observer, &base).unwrap();
     let a = instance("orders", "a", 8080);
     let b = instance("orders", "b", 8081);
-    let s = ServiceInstance { service_type: ServiceType::Static, ..instance("billing", "s", 9000) };
+    let s = with(instance("billing", "s", 9000), |i| {
+        i.service_type = ServiceType::Static;
+    });
     assert_eq!(d.register(&a).await.unwrap(), format!("{base}/orders/a"));
     d.register(&b).await.unwrap();
     d.register(&s).await.unwrap();
@@ -86,7 +90,10 @@ async fn register_query_update_unregister() {
     assert_eq!(reader.query_for_instances("nothing").await.unwrap(), vec![]);
 
     // update: the new JSON replaces the old
-    let a2 = ServiceInstance { enabled: false, payload: Some(json!([1, "two", null])), ..a.clone() };
+    let a2 = with(a.clone(), |i| {
+        i.enabled = false;
+        i.payload = Some(json!([1, "two", null]));
+    });
     d.update(&a2).unwrap();
     eventually(LIVENESS, "updated", || async {
         reader.query_for_instance("orders", "a").await.unwrap() == Some(a2.clone())
@@ -227,9 +234,13 @@ async fn provider_strategies_filters_and_down_instances() {
     let base = unique_root();
     let d = ServiceDiscovery::<Value>::new(&fw, &base).unwrap();
     for (id, enabled) in [("a", true), ("b", true), ("c", true), ("off", false)] {
-        d.register(&ServiceInstance { enabled, ..instance("web", id, 80) }).await.unwrap();
+        d.register(&with(instance("web", id, 80), |i| {
+            i.enabled = enabled;
+        }))
+        .await
+        .unwrap();
     }
-    let policy = DownInstancePolicy { timeout: Duration::from_millis(1500), error_threshold: 2 };
+    let policy = DownInstancePolicy::new(Duration::from_millis(1500), 2);
     let d = &d;
     let provider = |strategy| async move {
         let p =
@@ -296,8 +307,12 @@ async fn bad_input_is_typed_and_leaves_nothing() {
     let d = ServiceDiscovery::<Value>::new(&fw, &base).unwrap();
     let ok = instance("svc", "1", 80);
     for bad in ["", "/", "a/b", ".", ".."] {
-        let by_name = ServiceInstance { name: bad.into(), ..ok.clone() };
-        let by_id = ServiceInstance { id: bad.into(), ..ok.clone() };
+        let by_name = with(ok.clone(), |i| {
+            i.name = bad.into();
+        });
+        let by_id = with(ok.clone(), |i| {
+            i.id = bad.into();
+        });
         assert!(matches!(d.register(&by_name).await, Err(Error::InvalidArgument { .. })), "{bad:?}");
         assert!(matches!(d.register(&by_id).await, Err(Error::InvalidArgument { .. })), "{bad:?}");
         assert!(matches!(d.query_for_instances(bad).await, Err(Error::InvalidArgument { .. })));
@@ -308,7 +323,9 @@ async fn bad_input_is_typed_and_leaves_nothing() {
         let built = ServiceInstance::<Value>::builder("svc").port(port).build();
         assert!(matches!(built, Err(Error::InvalidArgument { .. })), "{port}");
     }
-    let zero = ServiceInstance { port: Some(0), ..ok.clone() };
+    let zero = with(ok.clone(), |i| {
+        i.port = Some(0);
+    });
     assert!(matches!(d.register(&zero).await, Err(Error::InvalidArgument { .. })));
     // a payload that cannot be JSON
     let typed = ServiceDiscovery::<std::collections::HashMap<(u8, u8), u8>>::new(&fw, &base).unwrap();
@@ -336,7 +353,9 @@ async fn dynamic_sequential_instances() {
     let d = ServiceDiscovery::<Value>::new(&fw, &base).unwrap();
     let mut a = ServiceInstance::<Value>::builder("svc").id("a").port(1).build().unwrap();
     a.service_type = ServiceType::DynamicSequential;
-    let b = ServiceInstance { id: "b".into(), ..a.clone() };
+    let b = with(a.clone(), |i| {
+        i.id = "b".into();
+    });
     let path_a = d.register(&a).await.unwrap();
     let path_b = d.register(&b).await.unwrap();
     for (path, id) in [(&path_a, "a"), (&path_b, "b")] {
@@ -351,7 +370,9 @@ async fn dynamic_sequential_instances() {
     ids.sort();
     assert_eq!(ids, ["a", "b"]);
     assert_eq!(d.query_for_instance("svc", "a").await.unwrap().map(|i| i.id), Some("a".to_string()));
-    let moved = ServiceInstance { port: Some(2), ..a.clone() };
+    let moved = with(a.clone(), |i| {
+        i.port = Some(2);
+    });
     d.update(&moved).unwrap();
     fixtures::eventually(fixtures::SETTLE_TIMEOUT, "updated", || async {
         d.query_for_instance("svc", "a").await.unwrap().is_some_and(|i| i.port == Some(2))
@@ -362,4 +383,31 @@ async fn dynamic_sequential_instances() {
     assert_eq!(d.query_for_instance("svc", "a").await.unwrap(), None);
     d.close().await.unwrap();
     assert_eq!(fw.exists(&path_b).await.unwrap(), None);
+}
+
+/// The README's flow: a provider started just after a registration returns loaded, so its
+/// first `get_instance` finds the instance (Curator's `ServiceProvider.start()` does the same);
+/// a second framework's provider too, with nothing polled.
+#[tokio::test]
+async fn a_provider_started_after_a_registration_returns_with_the_instance() {
+    let cs = fixtures::shared_server().await;
+    let (fw, other) = (fixtures::framework(&cs).await, fixtures::framework(&cs).await);
+    let base = unique_root();
+    let registry = ServiceDiscovery::<Value>::new(&fw, &base).unwrap();
+    let me = instance("orders", "orders-1", 8081);
+    registry.register(&me).await.unwrap();
+    for fw in [&fw, &other] {
+        let provider = ServiceDiscovery::<Value>::new(fw, &base).unwrap().provider("orders").build().unwrap();
+        provider.start().await.unwrap();
+        assert!(provider.cache().is_initialized());
+        assert_eq!(provider.get_instance().map(|i| i.id), Some("orders-1".to_string()));
+        provider.close().await.unwrap();
+    }
+    registry.close().await.unwrap();
+}
+
+/// `base` changed by `change` (`ServiceInstance` is `#[non_exhaustive]`: no struct update).
+fn with<T>(mut base: ServiceInstance<T>, change: impl FnOnce(&mut ServiceInstance<T>)) -> ServiceInstance<T> {
+    change(&mut base);
+    base
 }

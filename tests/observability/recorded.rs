@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use zk_recipes::metrics::*;
+use zk_recipes::CreateMode;
 use zk_recipes::{Cache, Framework, InterProcessMutex, LeaderLatch, LossReason, SimpleDistributedQueue};
 use zk_recipes_testing::expire_session;
 use zk_recipes_testing::fixtures::{eventually, framework_with, shared_server, unique};
@@ -133,7 +134,7 @@ async fn cache_nodes_and_events_are_counted() {
     let root = format!("/{}", unique("obs-cache"));
     let labels = [(LABEL_PATH, root.as_str()), (LABEL_KIND, "tree")];
     for child in ["a", "b"] {
-        fw.create(&format!("{root}/{child}"), b"1", zk_recipes::zk::CreateMode::Persistent).await.unwrap();
+        fw.create(&format!("{root}/{child}"), b"1", CreateMode::Persistent).await.unwrap();
     }
     let cache = Cache::tree(&fw, &root).build().unwrap();
     cache.start().await.unwrap();
@@ -142,7 +143,7 @@ async fn cache_nodes_and_events_are_counted() {
     assert_eq!(m.gauge(CACHE_NODES, &labels), Some(3.0), "the root and two children");
     let events = |m: &Metrics, event| m.counter(CACHE_EVENTS, &[(LABEL_PATH, &root), (LABEL_EVENT, event)]);
     assert_eq!(events(&m, "created"), 3);
-    fw.create(&format!("{root}/c"), b"1", zk_recipes::zk::CreateMode::Persistent).await.unwrap();
+    fw.create(&format!("{root}/c"), b"1", CreateMode::Persistent).await.unwrap();
     fw.set_data(&format!("{root}/a"), b"2", None).await.unwrap();
     fw.delete(&format!("{root}/b")).await.unwrap();
     eventually(WAIT, "the changes are seen", || async {
@@ -187,7 +188,7 @@ async fn operations_are_timed_by_name_and_result() {
     let fw = labelled().await;
     let path = format!("/{}", unique("obs-ops"));
     let before = Metrics::now();
-    fw.create(&path, b"x", zk_recipes::zk::CreateMode::Persistent).await.unwrap();
+    fw.create(&path, b"x", CreateMode::Persistent).await.unwrap();
     fw.get_data(&path).await.unwrap();
     fw.get_data(&path).await.unwrap();
     assert!(fw.get_data(&format!("{path}/missing")).await.is_err());

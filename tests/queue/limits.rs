@@ -1,11 +1,13 @@
 //! Bad input gets typed errors and writes nothing; a bounded queue makes producers wait (or
 //! fail at their deadline) until a consumer makes room.
 
+use assert_matches::assert_matches;
 use std::time::Duration;
 
+use zk_recipes::queue::QueueBuilder;
 use zk_recipes::queue::MAX_ITEM_BYTES;
 use zk_recipes::{
-    DistributedDelayQueue, DistributedIdQueue, DistributedPriorityQueue, DistributedQueue, Error, QueueBuilder,
+    DistributedDelayQueue, DistributedIdQueue, DistributedPriorityQueue, DistributedQueue, Error,
     SimpleDistributedQueue,
 };
 use zk_recipes_testing::fixtures;
@@ -44,10 +46,10 @@ async fn bad_input_gets_typed_errors_and_writes_nothing() {
     // bad paths and options
     assert!(matches!(SimpleDistributedQueue::new(&fw, "relative"), Err(Error::InvalidPath { .. })));
     assert!(matches!(DistributedQueue::new(&fw, "/"), Err(Error::InvalidPath { .. })));
-    let inside = QueueBuilder::new(&fw, "/q").lock_path("/q/locks").build::<zk_recipes::Fifo>();
+    let inside = QueueBuilder::new(&fw, "/q").lock_path("/q/locks").build::<zk_recipes::queue::Fifo>();
     assert!(matches!(inside, Err(Error::InvalidArgument { .. })));
     assert!(matches!(
-        QueueBuilder::new(&fw, "/q").max_items(0).build::<zk_recipes::Fifo>(),
+        QueueBuilder::new(&fw, "/q").max_items(0).build::<zk_recipes::queue::Fifo>(),
         Err(Error::InvalidArgument { .. })
     ));
     assert!(matches!(simple.clone().with_max_items(0), Err(Error::InvalidArgument { .. })));
@@ -70,7 +72,7 @@ async fn a_bounded_queue_makes_puts_wait_or_fail() {
     queue.put(&b"1".to_vec()).await.unwrap();
     queue.put(&b"2".to_vec()).await.unwrap();
     let full = queue.put_timeout(&b"3".to_vec(), Duration::from_millis(200)).await;
-    assert_eq!(full, Err(Error::Timeout(Duration::from_millis(200))));
+    assert_matches!(full, Err(Error::Timeout { timeout, step: zk_recipes::TimeoutStep::Waiting, .. }) if timeout == Duration::from_millis(200));
     assert_eq!(queue.size().await.unwrap(), 2);
     let producer = queue.clone();
     let waiting = tokio::spawn(async move { producer.put(&b"3".to_vec()).await });
@@ -85,10 +87,10 @@ async fn a_bounded_queue_makes_puts_wait_or_fail() {
         QueueBuilder::new(&fw, &format!("{path}-prio")).max_items(1).build().unwrap();
     prio.put(&b"a".to_vec(), 1).await.unwrap();
     let full = prio.put_timeout(&b"b".to_vec(), 0, Duration::from_millis(100)).await;
-    assert_eq!(full, Err(Error::Timeout(Duration::from_millis(100))));
+    assert_matches!(full, Err(Error::Timeout { timeout, step: zk_recipes::TimeoutStep::Waiting, .. }) if timeout == Duration::from_millis(100));
     // the simple queue's bound
     let simple = SimpleDistributedQueue::new(&fw, &format!("{path}-simple")).unwrap().with_max_items(1).unwrap();
     simple.offer(b"a").await.unwrap();
     let full = simple.offer_timeout(b"b", Duration::from_millis(100)).await;
-    assert_eq!(full, Err(Error::Timeout(Duration::from_millis(100))));
+    assert_matches!(full, Err(Error::Timeout { timeout, step: zk_recipes::TimeoutStep::Waiting, .. }) if timeout == Duration::from_millis(100));
 }

@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::StreamExt;
-use zk_recipes::{Error, Framework, LossReason, Scheduled, ShedLock, TickOutcome};
+use zk_recipes::scheduled::TickOutcome;
+use zk_recipes::CreateMode;
+use zk_recipes::{Error, Framework, LossReason, Scheduled, ShedLock};
 use zk_recipes_testing::fixtures;
 
 mod java;
@@ -101,7 +103,7 @@ async fn empty_or_unparsable_data_counts_as_locked_and_javas_shorter_forms_parse
     let fw = fixtures::framework(&cs).await;
     let lock = locks(&fw);
     for (name, data) in [("empty", &b""[..]), ("garbage", b"locked by a script"), ("no-zone", b"2000-01-01T00:00:00")] {
-        fw.create(&lock.path_of(name).unwrap(), data, zk_recipes::zk::CreateMode::Persistent).await.unwrap();
+        fw.create(&lock.path_of(name).unwrap(), data, CreateMode::Persistent).await.unwrap();
         assert!(lock.try_lock(name, SEC, Duration::ZERO).await.unwrap().is_none(), "{name}: counts as locked");
         assert!(lock.is_locked(name).await.unwrap(), "{name}");
     }
@@ -111,7 +113,7 @@ async fn empty_or_unparsable_data_counts_as_locked_and_javas_shorter_forms_parse
         ("nanos", b"2000-01-01T00:00:00.123456789Z"),
         ("offset", b"2000-01-01T01:00:00.000+01:00"),
     ] {
-        fw.create(&lock.path_of(name).unwrap(), data, zk_recipes::zk::CreateMode::Persistent).await.unwrap();
+        fw.create(&lock.path_of(name).unwrap(), data, CreateMode::Persistent).await.unwrap();
         let guard = lock.try_lock(name, SEC, Duration::ZERO).await.unwrap();
         assert!(guard.is_some(), "{name}: a past instant is free");
         guard.unwrap().unlock().await.unwrap();

@@ -31,6 +31,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sample::Sample;
+use zk_recipes::CreateMode;
 use zk_recipes::Framework;
 use zk_recipes_testing::{fixtures, TcpProxy, TestingServer};
 
@@ -171,7 +172,7 @@ async fn run(plan: Plan, cs: String, proxy: Arc<TcpProxy>) -> Vec<String> {
         fws.push(fixtures::framework(proxy.connect_string()).await);
     }
     let root = fixtures::unique("/soak");
-    fws[0].create(&root, b"", zk_recipes::zk::CreateMode::Persistent).await.expect("root");
+    fws[0].create(&root, b"", CreateMode::Persistent).await.expect("root");
     let started = Instant::now();
     let soak = Arc::new(Soak {
         deadline: started + Duration::from_secs(plan.secs),

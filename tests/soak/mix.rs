@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use tokio::task::JoinHandle;
-use zk_recipes::zk::{CreateMode, Error as ZkError};
+use zk_recipes::zk::Error as ZkError;
+use zk_recipes::CreateMode;
 use zk_recipes::{Cache, Error, Framework, InterProcessMutex, LeaderLatch};
 use zk_recipes_testing::TcpProxy;
 
@@ -99,14 +100,11 @@ async fn elections(soak: Arc<Soak>, e: usize) {
 async fn election_round(a: &LeaderLatch, b: &LeaderLatch, c: &crate::Counts) -> Result<(), Error> {
     a.start().await?;
     b.start().await?;
-    let first = tokio::time::timeout(STEP, async {
-        tokio::select! {
-            r = a.await_leadership() => r.map(|()| 0),
-            r = b.await_leadership() => r.map(|()| 1),
-        }
-    })
-    .await
-    .map_err(|_| Error::Timeout(STEP))??;
+    // the first to lead; both waits end with `Timeout` after STEP
+    let first = tokio::select! {
+        r = a.await_leadership_timeout(STEP) => r.map(|_| 0),
+        r = b.await_leadership_timeout(STEP) => r.map(|_| 1),
+    }?;
     c.elections.fetch_add(1, Ordering::Relaxed);
     let (leader, other) = if first == 0 { (a, b) } else { (b, a) };
     leader.close().await?;

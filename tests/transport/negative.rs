@@ -1,6 +1,7 @@
 //! Connections that can never work fail with an error that says why, well within the
 //! connection timeout, and leave no connection behind on the server.
 
+use assert_matches::assert_matches;
 use std::time::{Duration, Instant};
 
 use zk_recipes::{Error, FrameworkBuilder, SaslConfig, TlsFailure};
@@ -45,7 +46,7 @@ async fn wrong_ca_missing_client_certificate_and_wrong_ports_are_named() {
     // a CA that did not sign the server's certificate
     let error = refused(builder(&secure).tls(tls(&other, true))).await;
     assert_eq!(tls_failure(&error), &TlsFailure::UnknownCa, "{error}");
-    assert_eq!(error, Error::Tls { server: secure.clone(), failure: TlsFailure::UnknownCa });
+    assert_matches!(&error, Error::Tls { server, failure: TlsFailure::UnknownCa, .. } if *server == secure);
     assert!(error.to_string().contains("unknown certificate authority"), "{error}");
 
     // no client certificate for a server that requires one
@@ -91,6 +92,6 @@ async fn sasl_digest_logs_in_and_a_wrong_password_is_refused() {
     fw.close();
 
     let error = refused(builder(cs).sasl(SaslConfig::digest_md5("alice", "looking-glass"))).await;
-    assert_eq!(error, Error::AuthFailed { connect_string: cs.to_owned() });
+    assert_matches!(&error, Error::AuthFailed { connect_string, .. } if connect_string == cs);
     no_connection_left(&server).await;
 }

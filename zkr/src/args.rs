@@ -125,6 +125,9 @@ pub enum Command {
     /// Show which recipe lives at PATH, who holds and who waits
     #[command(long_about = include_str!("../help/inspect.txt"))]
     Inspect(InspectArgs),
+    /// Delete a node; with -r, the node and everything under it
+    #[command(long_about = include_str!("../help/rm.txt"))]
+    Rm(RmArgs),
     /// Print what happens under PATH (a cache's events) until SIGINT/SIGTERM
     #[command(long_about = include_str!("../help/watch.txt"))]
     Watch(WatchArgs),
@@ -206,7 +209,7 @@ pub enum LockKind {
 /// and CMD with its supervision.
 #[derive(Debug, Args)]
 pub struct HoldArgs {
-    /// Give up waiting after DUR (exit 75)
+    /// Give up waiting after DUR, connecting included (exit 75), whatever the server does
     #[arg(long, value_name = "DUR", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
     /// The data of our nodes (each subcommand's help says which)
@@ -441,6 +444,19 @@ impl SharedCountOp {
             Self::Get { path } | Self::Set { path, .. } | Self::Watch { path } => path,
         }
     }
+}
+
+/// `zkr rm [-r [-y]] PATH`.
+#[derive(Debug, Args)]
+pub struct RmArgs {
+    /// The node to delete
+    pub path: String,
+    /// Delete the node's children too, and theirs (asks for confirmation on a terminal)
+    #[arg(short, long)]
+    pub recursive: bool,
+    /// With -r: delete without asking (needed when stdin is not a terminal)
+    #[arg(short, long)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,12 +1,10 @@
 //! What `lock`, `semaphore` and `elect` share once they hold: run CMD under supervision, or
 //! print the held nodes and wait for a signal; then release and pick the exit code.
 
-use std::pin::pin;
 use std::time::Duration;
 
 use futures_util::future::select_all;
-use futures_util::StreamExt;
-use zk_recipes::{Error, HeldLock, LeaderLatch, Lease, MultiLockGuard, TimedHold};
+use zk_recipes::{Error, HeldLock, LeaderLatch, Leadership, Lease, MultiLockGuard, TimedHold};
 
 use crate::args::Supervision;
 use crate::child::{self, Child};
@@ -39,7 +37,8 @@ pub enum Held {
     /// A multi-lock (its members in the order of the PATH arguments).
     Multi(MultiLockGuard),
     Leases(Vec<Lease>),
-    Leader(LeaderLatch, Node),
+    /// The latch and the leadership it returned.
+    Leader(LeaderLatch, Leadership),
     /// A lock bounded by a lease; renewed for this long whenever CMD writes a line, if given.
     Leased(TimedHold, Option<Duration>),
 }
@@ -51,7 +50,9 @@ impl Held {
             Held::Lock(g) => vec![Node::of(g)],
             Held::Multi(m) => m.nodes().map(Node::of).collect(),
             Held::Leases(leases) => leases.iter().map(|l| Node::of(l)).collect(),
-            Held::Leader(_, node) => vec![node.clone()],
+            Held::Leader(_, leadership) => {
+                vec![Node { path: leadership.node().to_string(), token: leadership.fencing_token() }]
+            }
             Held::Leased(held, _) => vec![Node::of(held)],
         }
     }
@@ -63,18 +64,7 @@ impl Held {
             Held::Leased(held, _) => held.lost().await.to_string(),
             Held::Multi(m) => m.lost().await.to_string(),
             Held::Leases(leases) => select_all(leases.iter().map(|l| Box::pin(l.lost()))).await.0.to_string(),
-            Held::Leader(latch, node) => {
-                // subscribe first, then look: no change can slip between the two
-                let mut changes = pin!(latch.leadership_changes());
-                loop {
-                    if leadership_lost(latch, node) {
-                        return "no longer the leader".into();
-                    }
-                    if changes.next().await.is_none() {
-                        return "the latch closed".into();
-                    }
-                }
-            }
+            Held::Leader(_, leadership) => format!("no longer the leader: {}", leadership.lost().await),
         }
     }
 
@@ -86,18 +76,20 @@ impl Held {
             Held::Leased(held, _) => held.release().await,
             Held::Multi(m) => m.release().await,
             Held::Leases(leases) => zk_recipes::InterProcessSemaphoreV2::return_all(leases).await,
-            Held::Leader(latch, node) => {
-                let lost = leadership_lost(&latch, &node);
-                return match latch.close().await {
-                    Err(e) => Released::Failed(e),
-                    Ok(()) if lost => Released::Lost(format!("{}: no longer the leader before closing", node.path)),
-                    Ok(()) => Released::Done,
+            Held::Leader(latch, leadership) => {
+                let lost = leadership.loss();
+                return match (latch.close().await, lost) {
+                    (Err(e), _) => Released::Failed(e),
+                    (Ok(()), Some(reason)) => {
+                        Released::Lost(format!("{}: no longer the leader before closing: {reason}", leadership.node()))
+                    }
+                    (Ok(()), None) => Released::Done,
                 };
             }
         };
         match released {
             Ok(()) => Released::Done,
-            Err(Error::LockLost { path, reason }) => Released::Lost(format!("{path} before release: {reason}")),
+            Err(Error::LockLost { path, reason, .. }) => Released::Lost(format!("{path} before release: {reason}")),
             Err(e) => Released::Failed(e),
         }
     }
@@ -109,11 +101,6 @@ enum Released {
     /// The hold had been lost before (why, for the message).
     Lost(String),
     Failed(Error),
-}
-
-fn leadership_lost(latch: &LeaderLatch, node: &Node) -> bool {
-    let now = latch.leadership();
-    !now.is_leader() || now.node() != Some(node.path.as_str())
 }
 
 /// Holds `held` while CMD runs (exit: CMD's code, or 76 when the hold was lost meanwhile),

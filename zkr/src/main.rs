@@ -26,6 +26,8 @@ mod signals;
 
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use clap::Parser;
 use zk_recipes::Framework;
 
@@ -38,6 +40,17 @@ const CLOSE_TIMEOUT: Duration = Duration::from_millis(500);
 /// How long pending background deletes (of abandoned acquires) may take on the way out.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How long closing may take after a wait ran out of time.
+const HURRIED_CLOSE: Duration = Duration::from_millis(250);
+
+/// Why [`Ctx::connect_by`] failed.
+pub enum ConnectFailure {
+    /// No session by the command's deadline.
+    Deadline,
+    /// As [`Ctx::connect`].
+    Other(CliError),
+}
+
 /// What every subcommand gets: the global options and the signals.
 pub struct Ctx {
     pub global: Global,
@@ -48,11 +61,30 @@ impl Ctx {
     /// Connects with the global options (`data`: the recipe nodes' data). Exit 69 when no
     /// session comes up within `--connection-timeout`.
     pub async fn connect(&mut self, data: Option<&str>) -> CliResult<Framework> {
+        let timeout = self.global.connection_timeout;
+        self.connect_within(data, timeout).await
+    }
+
+    /// [`connect`](Self::connect) by `deadline` (a command's `--timeout`) when that comes
+    /// before `--connection-timeout`: no session by then is [`ConnectFailure::Deadline`].
+    pub async fn connect_by(&mut self, data: Option<&str>, deadline: Instant) -> Result<Framework, ConnectFailure> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let timeout = self.global.connection_timeout;
+        if left >= timeout {
+            return self.connect_within(data, timeout).await.map_err(ConnectFailure::Other);
+        }
+        match self.connect_within(data, left.max(Duration::from_millis(1))).await {
+            Err(e) if e.code == exit::UNAVAILABLE && Instant::now() >= deadline => Err(ConnectFailure::Deadline),
+            other => other.map_err(ConnectFailure::Other),
+        }
+    }
+
+    async fn connect_within(&mut self, data: Option<&str>, connection_timeout: Duration) -> CliResult<Framework> {
         let g = &self.global;
         let mut builder = Framework::builder()
             .connect_string(&g.connect)
             .session_timeout(g.session_timeout)
-            .connection_timeout(g.connection_timeout);
+            .connection_timeout(connection_timeout);
         if let Some(ns) = &g.namespace {
             builder = builder.namespace(ns);
         }
@@ -81,8 +113,11 @@ impl Ctx {
     /// Ends the session cleanly with [`Framework::shutdown`]: lets background deletes (of
     /// abandoned acquires) finish, closes the session (the server drops our ephemeral nodes at
     /// once) and waits until the server acknowledged it — briefly when disconnected already.
-    pub async fn close(&mut self, fw: Framework) {
+    /// `hurried`: the command's wait ran out (perhaps on a server that stopped answering):
+    /// the close gets [`HURRIED_CLOSE`] in all, so that `--timeout` is kept.
+    pub async fn close(&mut self, fw: Framework, hurried: bool) {
         let limit = match fw.connection_state().is_connected() {
+            _ if hurried => HURRIED_CLOSE,
             true => DRAIN_TIMEOUT + CLOSE_TIMEOUT,
             false => CLOSE_TIMEOUT,
         };

@@ -12,7 +12,7 @@ use crate::exit::{CliError, CliResult};
 /// A usage error (exit 2) for a file that cannot be read.
 pub fn apply(options: &Security, mut builder: FrameworkBuilder) -> CliResult<FrameworkBuilder> {
     if let Some(ca) = &options.tls_ca {
-        let mut tls = TlsConfig::from_ca_file(ca)?.verify_hostname(!options.tls_no_verify_hostname);
+        let mut tls = TlsConfig::from_ca_file(ca)?.danger_accept_invalid_hostnames(options.tls_no_verify_hostname);
         if let (Some(cert), Some(key)) = (&options.tls_cert, &options.tls_key) {
             tls = tls.with_client_identity_files(cert, key)?;
         }

@@ -222,7 +222,7 @@ impl<T: AtomicNumber> Combiner<T> {
             // an error (`Contended` when the tries ran out): the same for every member
             other => {
                 for (_, reply) in members {
-                    let _ = reply.send(other.clone());
+                    let _ = reply.send(other.as_ref().map(AtomicValue::clone).map_err(Error::duplicate));
                 }
             }
         }

@@ -58,7 +58,7 @@ pub(crate) async fn version(fw: &Framework, value_path: &str) -> Result<i32> {
     };
     let mut created = create_gate().await;
     if let Err(Error::ZooKeeper(ZkError::NoNode)) = created {
-        match fw.create(value_path, &[], CreateMode::Persistent).await {
+        match fw.create_if_absent(value_path, &[], CreateMode::Persistent).await {
             Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => created = create_gate().await,
             Err(e) => return Err(e),
         }

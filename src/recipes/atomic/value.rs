@@ -168,6 +168,7 @@ pub struct PromotedToLock {
 /// }
 /// # Ok(()) }
 /// ```
+#[must_use = "options do nothing until given to a counter"]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AtomicOptions {
     /// Attempts of an operation (default 10,000): optimistic ones before giving up or
@@ -386,7 +387,7 @@ impl DistributedAtomicValue {
     /// Not cancel safe.
     pub async fn initialize(&self, value: &[u8]) -> Result<bool> {
         check_value(value)?;
-        match self.inner.fw.create(&self.inner.path, value, CreateMode::Persistent).await {
+        match self.inner.fw.create_if_absent(&self.inner.path, value, CreateMode::Persistent).await {
             Ok(_) => Ok(true),
             Err(Error::ZooKeeper(ZkError::NodeExists)) => Ok(false),
             Err(e) => Err(e),
@@ -613,7 +614,7 @@ impl DistributedAtomicValue {
         let mutex = InterProcessMutex::new(&self.inner.fw, &p.lock_path)?;
         let guard = match mutex.acquire_timeout(p.timeout).await {
             Ok(guard) => guard,
-            Err(Error::Timeout(_)) => return Ok(None),
+            Err(Error::Timeout { .. }) => return Ok(None),
             Err(e) => return Err(e),
         };
         let start = Start { known: None, guessed: false };
@@ -740,7 +741,7 @@ impl DistributedAtomicValue {
         let Some(version) = version else {
             // Create the node empty (idempotent: empty reads as the initial value), then write
             // with a version check like any other write.
-            match fw.create(&self.inner.path, &[], CreateMode::Persistent).await {
+            match fw.create_if_absent(&self.inner.path, &[], CreateMode::Persistent).await {
                 Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => return Ok(Attempt::Created),
                 Err(e) => return Err(e),
             }

@@ -6,6 +6,7 @@ use tokio::time::Instant;
 use zookeeper_client::{CreateMode, Error as ZkError};
 
 use crate::error::{Error, Result};
+use crate::framework::deadline;
 use crate::framework::wait::{wait, Wake};
 use crate::framework::{paths, Framework};
 
@@ -66,7 +67,7 @@ impl DistributedBarrier {
     /// Cancel safe in the sense that nothing of ours is left half-done: the barrier may or may
     /// not have been set.
     pub async fn set_barrier(&self) -> Result<()> {
-        match self.fw.create(&self.path, self.fw.default_data(), CreateMode::Persistent).await {
+        match self.fw.create_if_absent(&self.path, self.fw.default_data(), CreateMode::Persistent).await {
             Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => Ok(()),
             Err(e) => Err(e),
         }
@@ -115,17 +116,17 @@ impl DistributedBarrier {
     /// use std::time::Duration;
     /// match barrier.wait_on_barrier_timeout(Duration::from_secs(5)).await {
     ///     Ok(()) => println!("through"),
-    ///     Err(zk_recipes::Error::Timeout(_)) => println!("still set after 5 s"),
+    ///     Err(zk_recipes::Error::Timeout { .. }) => println!("still set after 5 s"),
     ///     Err(e) => return Err(e),
     /// }
     /// # Ok(()) }
     /// ```
     #[doc(alias = "waitOnBarrier")]
     pub async fn wait_on_barrier_timeout(&self, timeout: Duration) -> Result<()> {
-        match self.wait_until(Some(Instant::now() + timeout)).await? {
-            true => Ok(()),
-            false => Err(Error::Timeout(timeout)),
-        }
+        deadline::timed(self.fw.operation_timeout(), timeout, |at| async move {
+            Ok(self.wait_until(Some(at)).await?.then_some(()))
+        })
+        .await
     }
 
     async fn wait_until(&self, deadline: Option<Instant>) -> Result<bool> {

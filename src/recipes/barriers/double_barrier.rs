@@ -7,6 +7,7 @@ use tokio::time::Instant;
 use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher};
 
 use crate::error::{Error, Result};
+use crate::framework::deadline;
 use crate::framework::wait::{wait, wait_any, Wake};
 use crate::framework::{paths, Framework, IfExists};
 use crate::recipes::layout::DOUBLE_BARRIER_READY;
@@ -152,10 +153,10 @@ impl DistributedDoubleBarrier {
     /// Cancel safe, as [`enter`](Self::enter).
     #[doc(alias = "enter")]
     pub async fn enter_timeout(&self, timeout: Duration) -> Result<()> {
-        match self.enter_until(Some(Instant::now() + timeout)).await? {
-            true => Ok(()),
-            false => Err(Error::Timeout(timeout)),
-        }
+        deadline::timed(self.fw.operation_timeout(), timeout, |at| async move {
+            Ok(self.enter_until(Some(at)).await?.then_some(()))
+        })
+        .await
     }
 
     /// Leaves: deletes our member node and waits until every member has left, then deletes
@@ -181,10 +182,10 @@ impl DistributedDoubleBarrier {
     /// Cancel safe, as [`leave`](Self::leave).
     #[doc(alias = "leave")]
     pub async fn leave_timeout(&self, timeout: Duration) -> Result<()> {
-        match self.leave_until(Some(Instant::now() + timeout)).await? {
-            true => Ok(()),
-            false => Err(Error::Timeout(timeout)),
-        }
+        deadline::timed(self.fw.operation_timeout(), timeout, |at| async move {
+            Ok(self.leave_until(Some(at)).await?.then_some(()))
+        })
+        .await
     }
 
     async fn enter_until(&self, deadline: Option<Instant>) -> Result<bool> {
@@ -210,7 +211,7 @@ impl DistributedDoubleBarrier {
                 continue;
             }
             if members.len() >= self.member_qty {
-                match self.fw.create(&self.ready_path, self.fw.default_data(), CreateMode::Persistent).await {
+                match self.fw.create_if_absent(&self.ready_path, self.fw.default_data(), CreateMode::Persistent).await {
                     Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => break,
                     Err(e) => return Err(e),
                 }
@@ -252,7 +253,7 @@ impl DistributedDoubleBarrier {
     async fn create_member(&self) -> Result<i64> {
         let data = self.fw.default_data();
         for _ in 0..10 {
-            match self.fw.create(&self.our_path, data, CreateMode::Ephemeral).await {
+            match self.fw.create_if_absent(&self.our_path, data, CreateMode::Ephemeral).await {
                 Ok(node) => return Ok(node.stat.ephemeral_owner),
                 Err(Error::ZooKeeper(ZkError::NodeExists)) => {}
                 Err(e) => return Err(e),
@@ -280,7 +281,8 @@ impl DistributedDoubleBarrier {
 
     /// Deletes our member node (a missing one is fine); a failure continues in the background.
     async fn delete_member(&self) {
-        if let Err(e) = self.fw.delete_guaranteed(&self.our_path).await {
+        // past a timed wait's deadline: the time left is the cleanup grace
+        if let Err(e) = deadline::cleanup(self.fw.delete_guaranteed(&self.our_path)).await {
             tracing::debug!(path = %self.our_path, error = %e, "member delete continues in the background");
         }
     }

@@ -89,14 +89,14 @@ pub(crate) async fn run(
                     // not the connection: reading again would fail again
                     Err(e @ Error::ZooKeeper(_)) => {
                         span.in_scope(
-                            || tracing::error!(error = %e, "cache: reading the subtree failed; the cache stops"),
+                            || tracing::error!(path = %shared.scope.root, error = %e, "cache: reading the subtree failed; the cache stops"),
                         );
                         return shared.fail(e);
                     }
                     // the retry policy gave up: read again once connected (again); told once
                     Err(e) => {
                         span.in_scope(|| match failures {
-                            0 => tracing::warn!(error = %e, "cache: reading the subtree failed; again when connected (further failures at debug)"),
+                            0 => tracing::warn!(path = %shared.scope.root, error = %e, "cache: reading the subtree failed; again when connected (further failures at debug)"),
                             _ => tracing::debug!(error = %e, failures, "cache: reading the subtree failed; again when connected"),
                         });
                         failures += 1;

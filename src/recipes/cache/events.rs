@@ -15,6 +15,8 @@ pub(crate) struct Subscriber {
     queue: Mutex<Queue>,
     wake: Notify,
     capacity: usize,
+    /// The cache's root path, for the log line of a slow subscriber.
+    root: String,
 }
 
 #[derive(Debug, Default)]
@@ -24,8 +26,13 @@ struct Queue {
 }
 
 impl Subscriber {
-    pub fn new(capacity: usize) -> Arc<Self> {
-        Arc::new(Self { queue: Mutex::default(), wake: Notify::new(), capacity: capacity.max(1) })
+    pub fn new(capacity: usize, root: &str) -> Arc<Self> {
+        Arc::new(Self {
+            queue: Mutex::default(),
+            wake: Notify::new(),
+            capacity: capacity.max(1),
+            root: root.to_string(),
+        })
     }
 
     /// Queues `event`. A full queue is emptied and replaced by one `Resynced` counting every
@@ -42,7 +49,7 @@ impl Subscriber {
                 })
                 .sum::<u64>()
                 + 1;
-            tracing::warn!(dropped, "cache subscriber too slow: events dropped, Resynced sent in their place");
+            tracing::warn!(dropped, path = %self.root, "cache subscriber too slow: events dropped, Resynced sent in their place");
             queue.events.push_back(CacheEvent::Resynced { dropped });
         } else {
             queue.events.push_back(event);
@@ -88,7 +95,7 @@ mod tests {
 
     #[tokio::test]
     async fn overflow_is_announced_not_silent() {
-        let sub = Subscriber::new(2);
+        let sub = Subscriber::new(2, "/r");
         sub.push(CacheEvent::Initialized);
         sub.push(CacheEvent::Initialized);
         sub.push(CacheEvent::Initialized); // overflows: 3 dropped

@@ -3,18 +3,20 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures_core::Stream;
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
+use tokio::time::Instant;
 
 use super::engine::run;
 use super::node::{CacheEvent, CachedNode};
 use super::scope::{GuardedFilter, PathFilter, Scope};
 use super::source::WatchMode;
-use super::state::Shared;
+use super::state::{Phase, Shared};
 use crate::error::{Error, Result};
-use crate::framework::{validate_path, Framework};
+use crate::framework::{deadline, validate_path, Framework};
 use crate::observe::CacheSite;
 use crate::sync::lock;
 
@@ -111,7 +113,8 @@ impl CacheBuilder {
     ///
     /// ```no_run
     /// # fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
-    /// use zk_recipes::{Cache, WatchMode};
+    /// use zk_recipes::Cache;
+    /// use zk_recipes::cache::WatchMode;
     ///
     /// let cache = Cache::children(&fw, "/workers").watch_mode(WatchMode::OneShot).build()?;
     /// # Ok(()) }
@@ -272,9 +275,8 @@ impl Cache {
     /// then [`CacheEvent::Initialized`]), then follows them.
     ///
     /// Resolves once the task is spawned, without waiting for the initial load (which needs a
-    /// connection): wait for [`CacheEvent::Initialized`] on [`events`](Self::events), or for
-    /// [`is_initialized`](Self::is_initialized) through [`version`](Self::version), when the
-    /// content must be there.
+    /// connection): await [`initialized`](Self::initialized) (or
+    /// [`initialized_timeout`](Self::initialized_timeout)) when the content must be there.
     ///
     /// # Errors
     /// [`Error::InvalidState`] when already started; [`Error::Closed`] after
@@ -336,6 +338,73 @@ impl Cache {
         self.shared.is_initialized()
     }
 
+    /// Waits until the started cache's first load is done: every node of the tree is in the
+    /// cache (and [`CacheEvent::Initialized`] was sent). At once when it is done already. Under
+    /// a [`with_deadline`](crate::with_deadline) scope it ends by the scope's deadline.
+    ///
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// let cache = zk_recipes::Cache::tree(&fw, "/config").build()?;
+    /// cache.start().await?;
+    /// cache.initialized().await?;
+    /// println!("{} nodes", cache.len());
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] when the cache was not started; the error the cache stopped
+    /// with when it failed before its first load ([`Error::Closed`] when it was closed);
+    /// [`Error::Timeout`] when a scope's deadline passed first.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: it only waits; the cache goes on loading.
+    pub async fn initialized(&self) -> Result<()> {
+        match crate::current_deadline() {
+            Some(deadline) => self.initialized_timeout(deadline.remaining()).await,
+            None => self.loaded_by(None).await.map(drop),
+        }
+    }
+
+    /// [`initialized`](Self::initialized), waiting at most `timeout`.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] when the first load is not done by then (the cache goes on
+    /// loading); as [`initialized`](Self::initialized) otherwise.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn initialized_timeout(&self, timeout: Duration) -> Result<()> {
+        deadline::timed(self.fw.operation_timeout(), timeout, |at| async move {
+            Ok(self.loaded_by(Some(at)).await?.then_some(()))
+        })
+        .await
+    }
+
+    /// [`initialized`](Self::initialized) bounded as a framework operation: by the scope's
+    /// deadline, else by the framework's operation timeout (a `start()` that returns loaded).
+    pub(crate) async fn initialized_as_operation(&self) -> Result<()> {
+        let deadline = deadline::of_operation(self.fw.operation_timeout());
+        self.initialized_timeout(deadline.remaining()).await
+    }
+
+    /// Waits for the first load until `until`: `false` when it passed first.
+    async fn loaded_by(&self, until: Option<Instant>) -> Result<bool> {
+        if matches!(*lock(&self.task), Task::NotStarted) {
+            return Err(Error::InvalidState("the cache is not started"));
+        }
+        let mut phase = self.shared.phase();
+        let loaded = async {
+            match phase.wait_for(|phase| *phase != Phase::Loading).await.map(|phase| *phase) {
+                Ok(Phase::Loaded) => Ok(true),
+                _ => Err(self.shared.failure().unwrap_or(Error::Closed)),
+            }
+        };
+        match until {
+            None => loaded.await,
+            Some(at) => tokio::time::timeout_at(at, loaded).await.unwrap_or(Ok(false)),
+        }
+    }
+
     /// A counter bumped on every applied change (each `Created`, `Changed` and `Deleted`), as
     /// a `watch::Receiver`: only its latest value matters ("the content changed since I last
     /// read it"); [`events`](Self::events) is the `Stream` of each change.
@@ -350,8 +419,9 @@ impl Cache {
     }
 
     /// Why the cache stopped following the server, if it did: a non-retryable error from
-    /// `addWatch` (with [`WatchMode::Persistent`]: a server older than 3.6 answers
-    /// `Unimplemented`), from setting one-shot watches, or from reading the subtree. Its event
+    /// `addWatch` (with [`WatchMode::Persistent`], a server older than 3.6 refuses it:
+    /// [`Error::ServerUnsupported`]`(`[`ServerFeature::PersistentWatches`](crate::ServerFeature::PersistentWatches)`)`),
+    /// from setting one-shot watches, or from reading the subtree. Its event
     /// streams have ended then. (Nodes the session may not read, `NoAuth`, are left out of the
     /// cache and logged, not a failure.) Also the first panic of the
     /// [`filter`](CacheBuilder::filter), as [`Error::InvalidArgument`]: the cache goes on

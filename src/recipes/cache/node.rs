@@ -1,6 +1,6 @@
 //! What a cache holds and reports: [`CachedNode`] and [`CacheEvent`].
 
-use zookeeper_client::Stat;
+use crate::framework::Stat;
 
 /// One node as the cache holds it.
 ///
@@ -21,6 +21,7 @@ use zookeeper_client::Stat;
 /// }
 /// # Ok(()) }
 /// ```
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CachedNode {
     /// The node's path, relative to the framework's namespace.
@@ -29,6 +30,23 @@ pub struct CachedNode {
     pub data: Option<Vec<u8>>,
     /// The node's stat (see the type's docs).
     pub stat: Stat,
+}
+
+impl CachedNode {
+    /// A cached node (for tests of code that consumes a cache's events).
+    ///
+    /// # Examples
+    /// ```
+    /// use zk_recipes::cache::CachedNode;
+    /// use zk_recipes::Stat;
+    ///
+    /// let stat = Stat { czxid: 7, mzxid: 7, pzxid: 7, data_length: 2, ..Stat::default() };
+    /// let node = CachedNode::new("/config/limits", Some(b"10".to_vec()), stat);
+    /// assert_eq!(node.stat.czxid, 7);
+    /// ```
+    pub fn new(path: impl Into<String>, data: Option<Vec<u8>>, stat: Stat) -> Self {
+        Self { path: path.into(), data, stat }
+    }
 }
 
 /// What happened to a cache, in the order it was applied.

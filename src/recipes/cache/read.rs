@@ -11,8 +11,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::framework::Stat;
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use zookeeper_client::{Client, Error as ZkError, MultiReadResult, Stat};
+use zookeeper_client::{Client, Error as ZkError, MultiReadResult};
 
 use super::node::CachedNode;
 use super::scope::Scope;
@@ -38,11 +39,17 @@ pub(crate) fn read_node(client: &Client, path: &str, with_data: bool) -> Read {
     if with_data {
         let reading = client.get_data(path);
         Box::pin(async move {
-            Ok(readable(reading.await, &owned)?.map(|(data, stat)| CachedNode { path: owned, data: Some(data), stat }))
+            Ok(readable(reading.await, &owned)?.map(|(data, stat)| CachedNode {
+                path: owned,
+                data: Some(data),
+                stat: Stat::from_client(&stat),
+            }))
         })
     } else {
         let reading = client.check_stat(path);
-        Box::pin(async move { Ok(reading.await?.map(|stat| CachedNode { path: owned, data: None, stat })) })
+        Box::pin(async move {
+            Ok(reading.await?.map(|stat| CachedNode { path: owned, data: None, stat: Stat::from_client(&stat) }))
+        })
     }
 }
 
@@ -84,7 +91,7 @@ impl TreeReader {
             let batched = self.batched.load(Ordering::Relaxed);
             match walk(&client, scope, batched).await {
                 Err(ZkError::Unimplemented) if batched => {
-                    tracing::warn!("cache: the server refuses multiRead; reading node by node");
+                    tracing::warn!(path = %scope.root, "cache: the server refuses multiRead; reading node by node");
                     self.batched.store(false, Ordering::Relaxed);
                     walk(&client, scope, false).await
                 }
@@ -169,7 +176,7 @@ impl<'a> Walk<'a> {
             // gone meanwhile (its deletion comes as an event), or not ours to read
             (_, Answer::Node(None) | Answer::Children(None)) => {}
             (op, _) => {
-                tracing::error!(?op, "cache: an answer of the wrong kind");
+                tracing::error!(?op, path = %self.scope.root, "cache: an answer of the wrong kind");
                 return Err(ZkError::UnexpectedError("multiRead answered with the wrong kind".into()));
             }
         }
@@ -254,7 +261,7 @@ fn send_batch<'a>(client: &'a Client, ops: Vec<Op>) -> std::result::Result<Batch
             .zip(answers)
             .map(|(op, answer)| {
                 let answer = match answer {
-                    MultiReadResult::Data { data, stat } => Answer::Node(Some((Some(data), stat))),
+                    MultiReadResult::Data { data, stat } => Answer::Node(Some((Some(data), Stat::from_client(&stat)))),
                     MultiReadResult::Children { children } => Answer::Children(Some(children)),
                     MultiReadResult::Error { err } => match (&op, readable::<()>(Err(err), op.path())?) {
                         (Op::Node { .. }, _) => Answer::Node(None),

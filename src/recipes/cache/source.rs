@@ -4,12 +4,11 @@
 use std::pin::Pin;
 
 use futures_core::Stream;
-use zookeeper_client::Error as ZkError;
 
 use super::oneshot;
 use super::scope::Scope;
 use super::watcher::{PersistentWatcher, WatchEvent};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ServerFeature};
 use crate::framework::Framework;
 
 /// Which kind of ZooKeeper watch a [`Cache`](crate::Cache) follows its nodes with; see
@@ -18,7 +17,8 @@ use crate::framework::Framework;
 /// # Examples
 /// ```no_run
 /// # fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
-/// use zk_recipes::{Cache, WatchMode};
+/// use zk_recipes::Cache;
+/// use zk_recipes::cache::WatchMode;
 ///
 /// // a ZooKeeper 3.5 ensemble: no `addWatch`
 /// let cache = Cache::tree(&fw, "/config").watch_mode(WatchMode::OneShot).build()?;
@@ -58,7 +58,7 @@ pub(crate) fn start(fw: &Framework, scope: &Scope, recursive: bool, mode: WatchM
 /// (`Unimplemented`, what servers before 3.6 answer to an unknown operation before closing the
 /// connection). Anything else stays the cache's failure.
 pub(crate) fn falls_back(mode: WatchMode, error: &Error) -> bool {
-    mode == WatchMode::Auto && matches!(error, Error::ZooKeeper(ZkError::Unimplemented))
+    mode == WatchMode::Auto && matches!(error, Error::ServerUnsupported(ServerFeature::PersistentWatches))
 }
 
 #[cfg(test)]
@@ -67,11 +67,13 @@ mod tests {
 
     #[test]
     fn only_auto_falls_back_and_only_on_a_refusal() {
-        let refused = Error::ZooKeeper(ZkError::Unimplemented);
+        let refused = Error::ServerUnsupported(ServerFeature::PersistentWatches);
         assert!(falls_back(WatchMode::Auto, &refused));
         assert!(!falls_back(WatchMode::Persistent, &refused), "an explicit choice is kept");
         assert!(!falls_back(WatchMode::OneShot, &refused));
+        use zookeeper_client::Error as ZkError;
         for other in [
+            Error::ZooKeeper(ZkError::Unimplemented),
             Error::ZooKeeper(ZkError::NoAuth),
             Error::ZooKeeper(ZkError::BadArguments(&"bad")),
             Error::ZooKeeper(ZkError::ConnectionLoss),

@@ -15,6 +15,18 @@ use crate::error::Error;
 use crate::observe::CacheSite;
 use crate::sync::lock;
 
+/// How far a cache's first load got: what [`Cache::initialized`](super::Cache::initialized)
+/// waits on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Not loaded yet.
+    Loading,
+    /// The first load is done.
+    Loaded,
+    /// It stopped (failed or closed) before its first load was done.
+    Stopped,
+}
+
 /// What the cache's task and its handle share.
 #[derive(Debug)]
 pub(crate) struct Shared {
@@ -22,6 +34,7 @@ pub(crate) struct Shared {
     pub capacity: usize,
     state: Mutex<State>,
     version: watch::Sender<u64>,
+    phase: watch::Sender<Phase>,
     /// The cache's metrics (feature `metrics`).
     site: CacheSite,
 }
@@ -38,7 +51,14 @@ struct State {
 
 impl Shared {
     pub fn new(scope: Scope, capacity: usize, site: CacheSite) -> Arc<Self> {
-        Arc::new(Self { scope, capacity, state: Mutex::default(), version: watch::Sender::new(0), site })
+        Arc::new(Self {
+            scope,
+            capacity,
+            state: Mutex::default(),
+            version: watch::Sender::new(0),
+            phase: watch::Sender::new(Phase::Loading),
+            site,
+        })
     }
 
     pub fn get(&self, path: &str) -> Option<CachedNode> {
@@ -70,7 +90,7 @@ impl Shared {
     }
 
     pub fn failure(&self) -> Option<Error> {
-        lock(&self.state).failure.clone()
+        lock(&self.state).failure.as_ref().map(Error::duplicate)
     }
 
     pub fn watch_mode(&self) -> Option<WatchMode> {
@@ -86,10 +106,26 @@ impl Shared {
         self.version.subscribe()
     }
 
+    /// How far the first load got, as it changes.
+    pub fn phase(&self) -> watch::Receiver<Phase> {
+        self.phase.subscribe()
+    }
+
+    /// Leaves [`Phase::Loading`] for `to` (a later change of phase is not one of the first load).
+    fn first_load(&self, to: Phase) {
+        self.phase.send_if_modified(|phase| {
+            let first = *phase == Phase::Loading;
+            if first {
+                *phase = to;
+            }
+            first
+        });
+    }
+
     /// A new subscriber: a `Created` for every node cached now (and `Initialized` if the
     /// initial load is done), then every event applied from now on.
     pub fn subscribe(&self) -> impl Stream<Item = CacheEvent> + Send + 'static {
-        let subscriber = Subscriber::new(self.capacity);
+        let subscriber = Subscriber::new(self.capacity, &self.scope.root);
         let mut state = lock(&self.state);
         let mut replay: Vec<CacheEvent> = state.nodes.values().cloned().map(CacheEvent::Created).collect();
         if state.initialized {
@@ -160,11 +196,14 @@ impl Shared {
         state.initialized = true;
         gone.push(done);
         Self::emit(&mut state, &self.version, &self.site, gone);
+        drop(state);
+        self.first_load(Phase::Loaded);
     }
 
     /// Records why the cache stopped.
     pub fn fail(&self, error: Error) {
         lock(&self.state).failure = Some(error);
+        self.first_load(Phase::Stopped);
     }
 
     /// Ends every subscriber's stream (after its queued events); later subscribers get only
@@ -175,6 +214,8 @@ impl Shared {
         for subscriber in state.subscribers.drain(..).filter_map(|s| s.upgrade()) {
             subscriber.close();
         }
+        drop(state);
+        self.first_load(Phase::Stopped);
     }
 
     fn emit(state: &mut State, version: &watch::Sender<u64>, site: &CacheSite, events: Vec<CacheEvent>) {
@@ -210,8 +251,8 @@ impl Shared {
 
 #[cfg(test)]
 mod tests {
+    use crate::framework::Stat;
     use futures_util::{FutureExt, StreamExt};
-    use zookeeper_client::Stat;
 
     use super::*;
 

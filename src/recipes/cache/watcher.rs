@@ -6,7 +6,7 @@ use futures_core::Stream;
 use futures_util::FutureExt;
 use zookeeper_client::{AddWatchMode, Client, EventType, SessionState, WatchedEvent};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ServerFeature};
 use crate::framework::{validate_path, ConnectionState, Framework};
 
 /// Why a [`WatchEvent::Reset`] was emitted: events may have been missed since the previous
@@ -145,7 +145,8 @@ impl WatchEvent {
 /// ```no_run
 /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
 /// use futures_util::StreamExt;
-/// use zk_recipes::{PersistentWatcher, WatchEvent};
+/// use zk_recipes::PersistentWatcher;
+/// use zk_recipes::cache::WatchEvent;
 ///
 /// let events = PersistentWatcher::new(&fw, "/config", true)?.events();
 /// futures_util::pin_mut!(events);
@@ -289,7 +290,7 @@ impl PersistentWatcher {
 
 /// A failure that a later attempt on a (new) connection may not repeat.
 fn is_transient(error: &Error) -> bool {
-    matches!(error, Error::RetriesExhausted { .. } | Error::ConnectTimeout { .. } | Error::Timeout(_))
+    matches!(error, Error::RetriesExhausted { .. } | Error::ConnectTimeout { .. } | Error::Timeout { .. })
 }
 
 /// Adds the watch on the framework's current session, through the retry loop. The client is
@@ -299,9 +300,17 @@ async fn register(
     path: &str,
     mode: AddWatchMode,
 ) -> Result<(zookeeper_client::PersistentWatcher, Client)> {
-    fw.retry_op("watch", path, |client| async move {
-        let watcher = client.watch(path, mode).await?;
-        Ok((watcher, client))
-    })
-    .await
+    let added = fw
+        .retry_op("watch", path, |client| async move {
+            let watcher = client.watch(path, mode).await?;
+            Ok((watcher, client))
+        })
+        .await;
+    // a server before 3.6 answers the unknown request `Unimplemented`
+    match added {
+        Err(Error::ZooKeeper(zookeeper_client::Error::Unimplemented)) => {
+            Err(Error::ServerUnsupported(ServerFeature::PersistentWatches))
+        }
+        other => other,
+    }
 }

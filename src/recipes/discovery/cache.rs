@@ -51,18 +51,24 @@ impl<T: DeserializeOwned + Send + Sync + 'static> ServiceCache<T> {
         Ok(Self { inner: Arc::new(Inner { path: path.to_string(), cache }), _payload: PhantomData })
     }
 
-    /// Starts following the service. As [`Cache::start`], resolves once the cache's task is
-    /// spawned, without waiting for the initial load: the first item of
-    /// [`changes`](Self::changes) comes once it is done.
+    /// Starts following the service and returns once the instances are loaded, as Curator's
+    /// `ServiceCache.start()` does: [`instances`](Self::instances) right after it has every
+    /// instance registered before the call. The wait is bounded as a framework operation: by
+    /// the [`with_deadline`](crate::with_deadline) scope's deadline, else by the framework's
+    /// [operation timeout](crate::FrameworkBuilder::operation_timeout).
     ///
     /// # Errors
     /// As [`Cache::start`]: [`Error::InvalidState`](crate::Error::InvalidState) when already
-    /// started, [`Error::Closed`](crate::Error::Closed) after close.
+    /// started, [`Error::Closed`](crate::Error::Closed) after close; and as
+    /// [`Cache::initialized_timeout`]: [`Error::Timeout`](crate::Error::Timeout) when the first
+    /// load is not done in time (the cache is started and goes on loading: a later
+    /// [`changes`](Self::changes) item tells when it is done).
     ///
     /// # Cancel safety
-    /// Cancel safe.
+    /// Cancel safe: once started, the cache goes on loading whether or not this is awaited.
     pub async fn start(&self) -> Result<()> {
-        self.inner.cache.start().await
+        self.inner.cache.start().await?;
+        self.inner.cache.initialized_as_operation().await
     }
 
     /// The service's node (`BASE/NAME`).
@@ -73,6 +79,29 @@ impl<T: DeserializeOwned + Send + Sync + 'static> ServiceCache<T> {
     /// Whether the initial load is done.
     pub fn is_initialized(&self) -> bool {
         self.inner.cache.is_initialized()
+    }
+
+    /// Waits until the first load is done (after a [`start`](Self::start) that timed out), as
+    /// [`Cache::initialized`].
+    ///
+    /// # Errors
+    /// As [`Cache::initialized`].
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn initialized(&self) -> Result<()> {
+        self.inner.cache.initialized().await
+    }
+
+    /// [`initialized`](Self::initialized), waiting at most `timeout`.
+    ///
+    /// # Errors
+    /// As [`Cache::initialized_timeout`].
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn initialized_timeout(&self, timeout: std::time::Duration) -> Result<()> {
+        self.inner.cache.initialized_timeout(timeout).await
     }
 
     /// The instances now, sorted by id.

@@ -13,11 +13,12 @@ use crate::error::{Error, Result};
 ///
 /// # Examples
 /// ```
-/// use zk_recipes::ServiceType;
+/// use zk_recipes::discovery::ServiceType;
 ///
 /// assert_eq!(serde_json::to_string(&ServiceType::Dynamic).unwrap(), "\"DYNAMIC\"");
 /// assert!(ServiceType::Dynamic.is_dynamic());
 /// ```
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ServiceType {
@@ -44,7 +45,7 @@ impl ServiceType {
 ///
 /// # Examples
 /// ```
-/// use zk_recipes::UriSpec;
+/// use zk_recipes::discovery::UriSpec;
 ///
 /// let spec = UriSpec::parse("{scheme}://{address}:{port}");
 /// assert_eq!(spec.parts.len(), 5);
@@ -132,6 +133,7 @@ impl UriSpec {
 /// assert!(json.starts_with(r#"{"name":"orders","id":"a1","address":"10.0.0.1","port":8080,"sslPort":null,"payload":{"zone":"eu-1"}"#));
 /// # Ok::<(), zk_recipes::Error>(())
 /// ```
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceInstance<T> {

@@ -20,8 +20,8 @@ use crate::sync::lock;
 ///
 /// # Examples
 /// ```
-/// let strategy = zk_recipes::ProviderStrategy::RoundRobin;
-/// assert_eq!(strategy, zk_recipes::ProviderStrategy::default());
+/// let strategy = zk_recipes::discovery::ProviderStrategy::RoundRobin;
+/// assert_eq!(strategy, zk_recipes::discovery::ProviderStrategy::default());
 /// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -42,15 +42,33 @@ pub enum ProviderStrategy {
 ///
 /// # Examples
 /// ```
-/// let policy = zk_recipes::DownInstancePolicy::default();
+/// let policy = zk_recipes::discovery::DownInstancePolicy::default();
 /// assert_eq!((policy.timeout.as_secs(), policy.error_threshold), (30, 2));
 /// ```
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DownInstancePolicy {
     /// The window, and how long a down instance is skipped (Curator's default: 30 s).
     pub timeout: Duration,
     /// How many errors make an instance down (Curator's default: 2).
     pub error_threshold: u32,
+}
+
+impl DownInstancePolicy {
+    /// An instance is down after `error_threshold` errors within `timeout`, and skipped for
+    /// `timeout` (Curator's `DownInstancePolicy(timeout, errorThreshold)`).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use zk_recipes::discovery::DownInstancePolicy;
+    ///
+    /// let policy = DownInstancePolicy::new(Duration::from_secs(10), 1);
+    /// assert_eq!(policy.error_threshold, 1);
+    /// ```
+    pub fn new(timeout: Duration, error_threshold: u32) -> Self {
+        Self { timeout, error_threshold }
+    }
 }
 
 impl Default for DownInstancePolicy {
@@ -76,7 +94,7 @@ type Filter<T> = Arc<dyn Fn(&ServiceInstance<T>) -> bool + Send + Sync>;
 ///     .provider("orders")
 ///     .strategy(ProviderStrategy::Random)
 ///     .filter(|instance| instance.payload.as_ref().is_some_and(|p| p["zone"] == "eu-1"))
-///     .down_instance_policy(DownInstancePolicy { timeout: Duration::from_secs(30), error_threshold: 2 })
+///     .down_instance_policy(DownInstancePolicy::new(Duration::from_secs(30), 2))
 ///     .build()?;
 /// provider.start().await?;
 /// # Ok(()) }
@@ -153,7 +171,7 @@ impl<T: DeserializeOwned + Clone + Send + Sync + 'static> ServiceProviderBuilder
 /// # Examples
 /// ```no_run
 /// # async fn demo(d: zk_recipes::ServiceDiscovery<serde_json::Value>) -> zk_recipes::Result<()> {
-/// use zk_recipes::ProviderStrategy;
+/// use zk_recipes::discovery::ProviderStrategy;
 ///
 /// let provider = d.provider("orders").strategy(ProviderStrategy::Random).filter(|i| i.enabled).build()?;
 /// provider.start().await?;
@@ -180,8 +198,10 @@ impl<T> fmt::Debug for ServiceProvider<T> {
 }
 
 impl<T: DeserializeOwned + Clone + Send + Sync + 'static> ServiceProvider<T> {
-    /// Starts the provider's cache; resolves without waiting for its initial load (as
-    /// [`ServiceCache::start`]).
+    /// Starts the provider's cache and returns once the instances are loaded (as
+    /// [`ServiceCache::start`], and as Curator's `ServiceProvider.start()`): a
+    /// [`get_instance`](Self::get_instance) right after it sees every instance registered
+    /// before the call.
     ///
     /// # Errors
     /// As [`ServiceCache::start`].

@@ -9,6 +9,7 @@ use tokio::time::Instant;
 use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher};
 
 use crate::error::{Error, Result};
+use crate::framework::deadline;
 use crate::framework::wait::{wait, Wake};
 use crate::framework::{paths, Framework, IfExists};
 use state::{check_count, check_participant, decode, encode, generation_dir, generation_of};
@@ -193,8 +194,8 @@ impl DistributedCountDownLatch {
         let parent = paths::parent(&self.path);
         self.fw.retry(|client| async move { self.fw.make_parents(&client, parent).await }).await?;
         let dir = generation_dir(&self.path, 1);
-        let txn = self.fw.transaction().create(&self.path, &encode(1), CreateMode::Persistent);
-        txn.create(&dir, &encode(count), CreateMode::Persistent).commit().await.map(|_| 1)
+        let txn = self.fw.transaction().create(&self.path, &encode(1), crate::CreateMode::Persistent);
+        txn.create(&dir, &encode(count), crate::CreateMode::Persistent).commit().await.map(|_| 1)
     }
 
     /// Starts the generation after `generation` (at the latch's data `version`), `skip`
@@ -202,7 +203,7 @@ impl DistributedCountDownLatch {
     async fn next_generation(&self, generation: u64, version: i32, count: u64, skip: u64) -> Result<u64> {
         let next = generation + 1 + skip;
         let txn = self.fw.transaction().set_data(&self.path, &encode(next), Some(version));
-        txn.create(&generation_dir(&self.path, next), &encode(count), CreateMode::Persistent)
+        txn.create(&generation_dir(&self.path, next), &encode(count), crate::CreateMode::Persistent)
             .commit()
             .await
             .map(|_| next)
@@ -341,10 +342,10 @@ impl DistributedCountDownLatch {
     /// Cancel safe.
     #[doc(alias = "await")]
     pub async fn wait_timeout(&self, timeout: Duration) -> Result<()> {
-        match self.wait_until(Some(Instant::now() + timeout)).await? {
-            true => Ok(()),
-            false => Err(Error::Timeout(timeout)),
-        }
+        deadline::timed(self.fw.operation_timeout(), timeout, |at| async move {
+            Ok(self.wait_until(Some(at)).await?.then_some(()))
+        })
+        .await
     }
 
     async fn wait_until(&self, deadline: Option<Instant>) -> Result<bool> {

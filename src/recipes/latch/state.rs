@@ -70,6 +70,7 @@ pub(crate) fn check_participant(participant: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use assert_matches::assert_matches;
 
     #[test]
     fn generation_dirs_round_trip_and_sort() {
@@ -83,7 +84,7 @@ mod tests {
 
     #[test]
     fn numbers_decode_strictly() {
-        assert_eq!(decode("/l", &encode(16)), Ok(16));
+        assert_matches!(decode("/l", &encode(16)), Ok(16));
         for bad in [&b""[..], b"-1", b"1 ", b"x", b"\xff", b"99999999999999999999999"] {
             assert!(matches!(decode("/l", bad), Err(Error::CorruptData { .. })), "{bad:?}");
         }

@@ -1,20 +1,20 @@
 //! Writes that commit only while we lead: a [`Transaction`] guarded by a [`Leadership`].
 
-use super::latch::Leadership;
-use crate::framework::{LossReason, Transaction};
+use super::leadership::Leadership;
+use crate::framework::Transaction;
 
 impl Transaction<'_> {
-    /// Commits only while the participant whose `leadership` this is still leads: the
-    /// transaction also checks that its latch node exists, in the same `multi`. A
-    /// `leadership` that is not leading refuses at once with
-    /// [`Error::LockLost`](crate::Error::LockLost); a latch node found gone at commit fails
-    /// the transaction with it too, nothing applied.
+    /// Commits only while `leadership` lasts: the transaction also checks that its node (the
+    /// latch's, or the selector's lock node) exists, in the same `multi`. A leadership known
+    /// to be over ([`Leadership::is_lost`]) refuses at once with
+    /// [`Error::LockLost`](crate::Error::LockLost) and its reason; a node found gone at commit
+    /// fails the transaction with it too, nothing applied.
     ///
     /// ```no_run
     /// # async fn demo(fw: zk_recipes::Framework, latch: zk_recipes::LeaderLatch) -> zk_recipes::Result<()> {
-    /// latch.await_leadership().await?;
+    /// let leadership = latch.await_leadership().await?;
     /// fw.transaction()
-    ///     .guarded_by_leadership(&latch.leadership())
+    ///     .guarded_by_leadership(&leadership)
     ///     .set_data("/service/config", b"v2", None)
     ///     .commit()
     ///     .await?;
@@ -22,10 +22,6 @@ impl Transaction<'_> {
     /// # }
     /// ```
     pub fn guarded_by_leadership(self, leadership: &Leadership) -> Self {
-        match (leadership.node(), leadership.is_leader()) {
-            (Some(node), true) => self.guard(node, None),
-            // never led (no node: the error's path is empty), or leads no more
-            (node, _) => self.guard(node.unwrap_or_default(), Some(LossReason::NodeDeleted)),
-        }
+        self.guard(leadership.node(), leadership.loss())
     }
 }

@@ -9,6 +9,7 @@ use futures_core::Stream;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::leadership::Leadership;
 use super::participant::{participants, Participant};
 use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
@@ -23,47 +24,6 @@ use crate::sync::lock;
 
 const DRIVER: Exclusive = Exclusive { names: &[LATCH_NAME], max_leases: 1 };
 
-/// The leadership state of a latch.
-///
-/// # Examples
-/// ```no_run
-/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
-/// use zk_recipes::LeaderLatch;
-///
-/// let latch = LeaderLatch::new(&fw, "/elections/billing", "replica-1")?;
-/// latch.start().await?;
-/// let mut leadership = latch.watch();
-/// leadership.wait_for(|l| l.is_leader()).await.ok();
-/// let token = latch.leadership().fencing_token();   // Some(..) while leading
-/// println!("leading as {:?} with token {token:?}", latch.leadership().node());
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Leadership {
-    is_leader: bool,
-    token: Option<i64>,
-    node: Option<String>,
-}
-
-impl Leadership {
-    /// Whether this participant leads (in this state).
-    pub fn is_leader(&self) -> bool {
-        self.is_leader
-    }
-
-    /// While leading: the leadership's fencing token, our latch node's `czxid`. It strictly
-    /// increases from one leadership to the next on this path: downstream stores compare it to
-    /// reject a leader that lost its leadership without knowing yet. `None` when not leading.
-    pub fn fencing_token(&self) -> Option<i64> {
-        self.token
-    }
-
-    /// While leading: our latch node.
-    pub fn node(&self) -> Option<&str> {
-        self.node.as_deref()
-    }
-}
-
 /// How [`LeaderLatch::close_with`] treats observers.
 ///
 /// # Examples
@@ -77,6 +37,7 @@ impl Leadership {
 /// latch.close_with(CloseMode::Silent).await?;
 /// # Ok(()) }
 /// ```
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CloseMode {
     /// Observers of [`LeaderLatch::leadership_changes`] are told leadership ended.
@@ -106,8 +67,8 @@ pub enum CloseMode {
 ///
 /// let latch = LeaderLatch::new(&fw, "/elections/scheduler", "replica-1")?;
 /// latch.start().await?;
-/// latch.await_leadership_timeout(Duration::from_secs(30)).await?;
-/// println!("leading with token {:?}", latch.leadership().fencing_token());
+/// let leadership = latch.await_leadership_timeout(Duration::from_secs(30)).await?;
+/// println!("leading with token {}", leadership.fencing_token());
 /// if let Some(leader) = latch.leader().await? {
 ///     println!("the leader is {}", leader.id);
 /// }
@@ -124,7 +85,8 @@ struct Inner {
     fw: Framework,
     path: String,
     id: String,
-    state: watch::Sender<Leadership>,
+    /// The leadership held now, if any.
+    state: watch::Sender<Option<Leadership>>,
     leader: AtomicBool,
     silent: AtomicBool,
     task: Mutex<Option<JoinHandle<()>>>,
@@ -151,7 +113,7 @@ impl LeaderLatch {
                 fw: fw.clone(),
                 path: path.to_string(),
                 id: id.to_string(),
-                state: watch::Sender::new(Leadership::default()),
+                state: watch::Sender::new(None),
                 leader: AtomicBool::new(false),
                 silent: AtomicBool::new(false),
                 task: Mutex::new(None),
@@ -200,23 +162,27 @@ impl LeaderLatch {
         self.inner.leader.load(Ordering::SeqCst)
     }
 
-    /// The current leadership state (with the fencing token while leading).
-    pub fn leadership(&self) -> Leadership {
+    /// The leadership held now, if any: the same value [`await_leadership`](Self::await_leadership)
+    /// returned for it (its fencing token, its node, its loss signal).
+    pub fn leadership(&self) -> Option<Leadership> {
         self.inner.state.borrow().clone()
     }
 
-    /// The current leadership state as a `watch::Receiver`: for code that needs only the
-    /// latest state (is it leading now, with which fencing token), not every change;
-    /// `changed()` wakes on the next change. Errs (`RecvError`) once the latch is dropped.
-    pub fn watch(&self) -> watch::Receiver<Leadership> {
+    /// The leadership held now (`None` while not leading) as a `watch::Receiver`: for code that
+    /// needs only the latest state, not every change; `changed()` wakes on the next change.
+    /// Errs (`RecvError`) once the latch is dropped.
+    ///
+    /// To wait for the end of one leadership, [`Leadership::lost`] is simpler.
+    pub fn watch(&self) -> watch::Receiver<Option<Leadership>> {
         self.inner.state.subscribe()
     }
 
-    /// Every leadership change from now on, as a `Stream`: for code that acts on each change
-    /// (the latest state when several happen quickly; compare fencing tokens to tell two
-    /// leaderships apart). Ends when the latch is dropped.
+    /// Every leadership change from now on, as a `Stream`: `Some(leadership)` when one is
+    /// gained, `None` when it ends (the latest state when several happen quickly; compare the
+    /// values, or their fencing tokens, to tell two leaderships apart). Ends when the latch is
+    /// dropped.
     #[doc(alias = "addListener")]
-    pub fn leadership_changes(&self) -> impl Stream<Item = Leadership> + Send + 'static {
+    pub fn leadership_changes(&self) -> impl Stream<Item = Option<Leadership>> + Send + 'static {
         let mut rx = self.inner.state.subscribe();
         async_stream::stream! {
             while rx.changed().await.is_ok() {
@@ -226,24 +192,40 @@ impl LeaderLatch {
         }
     }
 
-    /// Waits until this participant leads.
+    /// Waits until this participant leads, and returns that leadership: its fencing token, its
+    /// node, and [`lost`](Leadership::lost), which resolves when it ends. When leading already,
+    /// returns the current leadership at once. A leadership known to be over is never
+    /// returned: the wait goes on for the next one.
     ///
     /// # Errors
     /// [`Error::Closed`] when the latch or framework closes first.
     ///
     /// # Cancel safety
     /// Cancel safe.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(latch: zk_recipes::LeaderLatch) -> zk_recipes::Result<()> {
+    /// let leadership = latch.await_leadership().await?;
+    /// println!("leading through {} with token {}", leadership.node(), leadership.fencing_token());
+    /// let reason = leadership.lost().await;                 // stop leading work when this returns
+    /// println!("leadership ended: {reason}");
+    /// # Ok(()) }
+    /// ```
     #[doc(alias = "await")]
-    pub async fn await_leadership(&self) -> Result<()> {
+    pub async fn await_leadership(&self) -> Result<Leadership> {
         let mut rx = self.inner.state.subscribe();
         let closed = self.inner.fw.closed();
         tokio::select! {
-            r = rx.wait_for(|s| s.is_leader) => r.map(|_| ()).map_err(|_| Error::Closed),
+            r = rx.wait_for(|s| s.as_ref().is_some_and(|l| !l.is_lost())) => {
+                r.ok().and_then(|s| s.clone()).ok_or(Error::Closed)
+            }
             _ = closed => Err(Error::Closed),
         }
     }
 
-    /// Waits at most `timeout` for leadership.
+    /// Waits at most `timeout` for leadership; returns it as
+    /// [`await_leadership`](Self::await_leadership) does.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (the latch stays in the election); as
@@ -252,10 +234,10 @@ impl LeaderLatch {
     /// # Cancel safety
     /// Cancel safe.
     #[doc(alias = "await")]
-    pub async fn await_leadership_timeout(&self, timeout: Duration) -> Result<()> {
+    pub async fn await_leadership_timeout(&self, timeout: Duration) -> Result<Leadership> {
         match tokio::time::timeout(timeout, self.await_leadership()).await {
             Ok(r) => r,
-            Err(_) => Err(Error::Timeout(timeout)),
+            Err(_) => Err(Error::timeout(timeout, crate::TimeoutStep::Waiting)),
         }
     }
 
@@ -270,8 +252,9 @@ impl LeaderLatch {
         self.close_with(CloseMode::NotifyLeader).await
     }
 
-    /// Leaves the election: leadership ends, our node is deleted. Resolves once the latch's
-    /// task has stopped and our node is deleted. Idempotent: a second close (or a close of a
+    /// Leaves the election: leadership ends (its [`Leadership::lost`] resolves with
+    /// [`LossReason::Closed`]), our node is deleted. Resolves once the latch's task has stopped
+    /// and our node is deleted. Idempotent: a second close (or a close of a
     /// latch never started) is `Ok(())`.
     ///
     /// # Errors
@@ -286,7 +269,8 @@ impl LeaderLatch {
             task.abort();
             let _ = task.await; // the task's node guard releases in the background on abort
         }
-        let node = self.inner.state.borrow().node.clone();
+        // the task's `Term` was dropped with it: the leadership it handed out is over
+        let node = self.inner.state.borrow().as_ref().map(|l| l.node().to_string());
         set_leadership(&self.inner, None);
         if let Some(node) = node {
             self.inner.fw.delete_guaranteed(&node).await?;
@@ -327,25 +311,16 @@ impl LeaderLatch {
     }
 }
 
-fn set_leadership(inner: &Inner, node: Option<&HeldNode>) {
-    let state = match node {
-        Some(n) => Leadership { is_leader: true, token: Some(n.fencing_token()), node: Some(n.path().to_string()) },
-        None => Leadership::default(),
-    };
-    inner.leader.store(state.is_leader, Ordering::SeqCst);
-    if state.is_leader || !inner.silent.load(Ordering::SeqCst) {
-        inner.state.send_if_modified(|s| {
-            let changed = *s != state;
-            *s = state;
-            changed
-        });
-    } else {
-        // silent: the state changes, observers are not woken
-        inner.state.send_if_modified(|s| {
-            *s = Leadership::default();
-            false
-        });
-    }
+fn set_leadership(inner: &Inner, now: Option<Leadership>) {
+    let leading = now.is_some();
+    inner.leader.store(leading, Ordering::SeqCst);
+    // silent: the state changes, observers are not woken
+    let notify = leading || !inner.silent.load(Ordering::SeqCst);
+    inner.state.send_if_modified(|s| {
+        let changed = *s != now;
+        *s = now;
+        changed && notify
+    });
 }
 
 /// Contends, leads until the hold is lost, re-queues; until the latch goes away.
@@ -393,16 +368,21 @@ async fn run(inner: std::sync::Weak<Inner>) {
         let leading = observe::Leading::start("latch", &path);
         let session = observe::session_hex(node.session_id());
         tracing::info!(%path, id = %id, token = node.fencing_token(), %session, "leader latch: leadership gained");
-        set_leadership(&this, Some(&node));
+        let (term, leadership) = Leadership::begin(&node);
+        set_leadership(&this, Some(leadership));
         drop(this);
         let reason = node.lost().await;
+        term.end(reason);
         if let Some(this) = inner.upgrade() {
             set_leadership(&this, None);
         }
         leading.end();
         match reason {
             LossReason::Closed => tracing::info!(%path, %session, "leader latch: leadership ended with the framework"),
-            _ => tracing::warn!(%path, %reason, %session, "leader latch: leadership LOST; queueing again"),
+            _ => {
+                let token = node.fencing_token();
+                tracing::warn!(%path, kind = "latch", token, %session, %reason, "leader latch: leadership LOST; queueing again")
+            }
         }
         let _ = node.release().await;
         if reason == LossReason::Closed {

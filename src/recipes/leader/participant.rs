@@ -18,6 +18,7 @@ use crate::framework::{paths, Framework};
 /// }
 /// # Ok(()) }
 /// ```
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Participant {
     /// The participant's id (its node's data as UTF-8, lossy).

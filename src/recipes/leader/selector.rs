@@ -10,6 +10,7 @@ use std::time::Duration;
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
+use super::leadership::Leadership;
 use super::participant::{participants, Participant};
 use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
@@ -20,7 +21,12 @@ use crate::recipes::layout;
 use crate::recipes::locks::InterProcessMutex;
 use crate::sync::lock;
 
-/// What the leadership task gets: the leadership's fencing token, our lock node and our id.
+/// What the leadership task gets: its [`Leadership`] (it derefs to it: fencing token, node,
+/// [`lost`](Leadership::lost), [`is_lost`](Leadership::is_lost)) and our id.
+///
+/// The task is cancelled when the leadership ends; a clone of the context (or of its
+/// leadership) handed to work that outlives an await point can ask `is_lost()` or await
+/// `lost()` itself.
 ///
 /// # Examples
 /// ```no_run
@@ -30,28 +36,25 @@ use crate::sync::lock;
 /// let selector = LeaderSelector::new(&fw, "/elections/compactor", "replica-1", |ctx| async move {
 ///     // write downstream with the token, so that a stale leader is refused
 ///     println!("{} leads through {} with token {}", ctx.id(), ctx.node(), ctx.fencing_token());
+///     let ending = ctx.clone();
+///     tokio::spawn(async move {
+///         let reason = ending.lost().await;            // also when the task is cancelled
+///         println!("leadership {} ended: {reason}", ending.fencing_token());
+///     });
 /// })?;
 /// selector.start().await?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
 pub struct LeaderContext {
-    token: i64,
-    node: String,
+    leadership: Leadership,
     id: String,
 }
 
 impl LeaderContext {
-    /// The leadership's fencing token: the lock node's `czxid`. It strictly increases from one
-    /// leadership to the next on this path: downstream stores compare it to reject a leader
-    /// that lost its leadership without knowing yet.
-    pub fn fencing_token(&self) -> i64 {
-        self.token
-    }
-
-    /// Our lock node.
-    pub fn node(&self) -> &str {
-        &self.node
+    /// The leadership this task runs under (the context derefs to it too).
+    pub fn leadership(&self) -> &Leadership {
+        &self.leadership
     }
 
     /// The participant id.
@@ -60,12 +63,21 @@ impl LeaderContext {
     }
 }
 
+impl std::ops::Deref for LeaderContext {
+    type Target = Leadership;
+
+    fn deref(&self) -> &Leadership {
+        &self.leadership
+    }
+}
+
 /// How a leadership ended.
 ///
 /// # Examples
 /// ```no_run
 /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
-/// use zk_recipes::{LeaderSelector, LeadershipEnd};
+/// use zk_recipes::LeaderSelector;
+/// use zk_recipes::leader::LeadershipEnd;
 ///
 /// let selector = LeaderSelector::new(&fw, "/elections/exporter", "replica-1", |_ctx| async move {
 ///     std::future::pending::<()>().await;
@@ -79,6 +91,7 @@ impl LeaderContext {
 /// }
 /// # Ok(()) }
 /// ```
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LeadershipEnd {
     /// The task returned: leadership is given up (Curator's `takeLeadership` returning).
@@ -223,7 +236,7 @@ impl LeaderSelector {
     }
 
     /// The fencing token of the current leadership while leading (as
-    /// [`LeaderContext::fencing_token`]), `None` otherwise.
+    /// [`Leadership::fencing_token`](crate::Leadership::fencing_token), which a [`LeaderContext`] derefs to), `None` otherwise.
     pub fn fencing_token(&self) -> Option<i64> {
         *self.inner.leading.borrow()
     }
@@ -327,21 +340,30 @@ async fn run(inner: std::sync::Weak<Inner>) {
         let leading = observe::Leading::start("selector", path);
         let session = observe::session_hex(guard.session_id());
         tracing::info!(%path, id = %this.id, token = guard.fencing_token(), %session, "leader selector: leadership gained");
-        let ctx = LeaderContext { token: guard.fencing_token(), node: guard.path().to_string(), id: this.id.clone() };
-        this.leading.send_replace(Some(ctx.token));
+        let (term, leadership) = Leadership::begin(&guard);
+        this.leading.send_replace(Some(leadership.fencing_token()));
+        let ctx = LeaderContext { leadership, id: this.id.clone() };
         let task = (this.task)(ctx);
         let end = tokio::select! {
             () = task => LeadershipEnd::Finished,
             reason = guard.lost() => LeadershipEnd::Lost(reason),
             () = this.interrupt.notified() => LeadershipEnd::Interrupted,
         };
+        term.end(match end {
+            LeadershipEnd::Lost(reason) => reason,
+            // given up: what the task was handed is over
+            LeadershipEnd::Finished | LeadershipEnd::Interrupted => LossReason::Closed,
+        });
         this.leading.send_replace(None);
         leading.end();
         match end {
             LeadershipEnd::Lost(LossReason::Closed) | LeadershipEnd::Finished | LeadershipEnd::Interrupted => {
                 tracing::info!(%path, ?end, %session, "leader selector: leadership ended")
             }
-            LeadershipEnd::Lost(reason) => tracing::warn!(%path, %reason, %session, "leader selector: leadership LOST"),
+            LeadershipEnd::Lost(reason) => {
+                let token = guard.fencing_token();
+                tracing::warn!(%path, kind = "selector", token, %session, %reason, "leader selector: leadership LOST")
+            }
         }
         this.ends.send_replace(Some(end));
         if let Err(e) = guard.release().await {

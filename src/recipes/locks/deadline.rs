@@ -72,7 +72,7 @@ pub(crate) fn in_time<T>(waited: Waited<T, Until>) -> Option<T> {
 /// The public shape of a wait with a timeout: the value, or [`Error::Timeout`] naming
 /// `timeout`.
 pub(crate) fn timed<T>(waited: Waited<T, Until>, timeout: Duration) -> Result<T> {
-    waited.map_err(|TimedOut| Error::Timeout(timeout))
+    waited.map_err(|TimedOut| Error::timeout(timeout, crate::TimeoutStep::Waiting))
 }
 
 /// A wait of at most `timeout` from now.
@@ -83,6 +83,7 @@ pub(crate) fn until_after(timeout: Duration) -> Until {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use assert_matches::assert_matches;
 
     #[test]
     fn forever_has_no_deadline_and_until_has_its_own() {
@@ -92,7 +93,7 @@ mod tests {
         assert_eq!(held::<u8>(Ok(7)), 7);
         assert_eq!(in_time::<u8>(Err(TimedOut)), None);
         let timeout = Duration::from_millis(5);
-        assert_eq!(timed::<u8>(Err(TimedOut), timeout), Err(Error::Timeout(timeout)));
-        assert_eq!(timed::<u8>(Ok(3), timeout), Ok(3));
+        assert_matches!(timed::<u8>(Err(TimedOut), timeout), Err(Error::Timeout { timeout: t, step: crate::TimeoutStep::Waiting }) if t == timeout);
+        assert_matches!(timed::<u8>(Ok(3), timeout), Ok(3));
     }
 }

@@ -22,8 +22,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::framework::Stat;
 use tokio::time::Instant;
-use zookeeper_client::{Client, CreateMode, Error as ZkError, EventType, OneshotWatcher, Stat};
+use zookeeper_client::{Client, CreateMode, Error as ZkError, EventType, OneshotWatcher};
 
 use super::deadline::{held, Forever, Wait, Waited};
 use super::driver::{Contenders, Decision, Driver};
@@ -32,9 +33,10 @@ use super::gate::{Gates, Place, Turn};
 use super::holds::{HoldEntry, Holds};
 use super::listings::{Listing, Listings};
 use crate::error::{Error, Result};
+use crate::framework::deadline;
 use crate::framework::wait::{PendingWatch, Wake, WatchSet};
 use crate::framework::{
-    paths, CreatedNode, Framework, IfExists, LossReason, ProtectedName, SessionStatus, TTL_UNSUPPORTED,
+    paths, CreatedNode, Framework, IfExists, LossReason, ProtectedName, RetryAttempt, SessionStatus, TTL_UNSUPPORTED,
 };
 use crate::observe::{self, Kind};
 
@@ -189,7 +191,7 @@ pub(crate) async fn contend_or_yield<W: Wait>(
         token = Empty,
         session = Empty,
     );
-    let result = match contend_in_span(fw, req, wait).instrument(span.clone()).await {
+    let result = match bounded(fw, req, wait).instrument(span.clone()).await {
         Ok(Ended::Held(acquired)) => Ok(Ok(acquired)),
         Ok(Ended::TimedOut(timed_out)) => Ok(Err(timed_out)),
         Ok(Ended::Yielded) => {
@@ -220,6 +222,14 @@ pub(crate) async fn contend_or_yield<W: Wait>(
     result.map(Some)
 }
 
+/// [`contend_in_span`] under the wait's deadline, where it has one: every request of the
+/// contention is bounded by it, and the whole by it and the cleanup grace (past that the
+/// contention is dropped: its node goes in the background). A `try_` (a deadline that has
+/// passed already) is bounded by one operation's time instead.
+async fn bounded<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Ended<W>> {
+    deadline::bounded_wait(wait.instant(), fw.operation_timeout(), contend_in_span(fw, req, wait)).await
+}
+
 /// [`contend`], inside its span: a place in the local queue first (where the request has
 /// one), then the contention in ZooKeeper's queue.
 async fn contend_in_span<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Ended<W>> {
@@ -244,7 +254,7 @@ async fn contend_in_span<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) ->
 
 /// The contention in ZooKeeper's queue: create our node, list, watch, until we hold.
 ///
-/// `turn`: the local queue's turn (see `locks::gate`), given up once our first create is sent.
+/// `turn`: the local queue's turn (see `locks::gate`), given up once our first node is created.
 async fn contend_in_queue<W: Wait>(
     fw: &Framework,
     req: &Request<'_>,
@@ -474,7 +484,11 @@ impl<W: Wait> Contention<'_, '_, W> {
         self.pending.forget_node();
         let lost = ZkError::NoNode;
         let retry = self.req.recreate
-            && self.fw.retry_policy().allow_retry(self.recreations, self.started.elapsed(), &lost).is_some();
+            && self
+                .fw
+                .retry_policy()
+                .allow_retry(&RetryAttempt::new(self.recreations, self.started.elapsed(), &lost))
+                .is_some();
         if !retry {
             let reason = if session_changed { LossReason::SessionLost } else { LossReason::NodeDeleted };
             return Err(Error::LockLost { path: ours.node.path.clone(), reason });
@@ -630,7 +644,8 @@ impl<W: Wait> Contention<'_, '_, W> {
     /// is cancelled: our node is forgotten only once the delete has been tried).
     async fn withdraw(&mut self, ours: &Queued) {
         let path = &ours.node.path;
-        if let Err(e) = self.fw.delete_guaranteed(path).await {
+        // past the wait's deadline: the time left is the cleanup grace
+        if let Err(e) = deadline::cleanup(self.fw.delete_guaranteed(path)).await {
             tracing::debug!(%path, error = %e, "delete of a withdrawn node continues in the background");
         }
         self.pending.forget_node();
@@ -715,23 +730,22 @@ async fn create_node(
         let (created, listed) = match req.prefetch {
             // our own listing and read, pipelined behind our create
             Some(read) => {
-                let create = create();
-                // sent: the next local acquire may send its own
-                drop(turn.take());
-                let (created, listed) = tokio::join!(create, list_and_read(&client, req.dir, read));
+                let create = placed(create(), turn);
+                let (created, listed) =
+                    fw.answered(async { tokio::join!(create, list_and_read(&client, req.dir, read)) }).await?;
                 (created, listed.map(|(l, p)| (l, Some(p))))
             }
             // a listing sent after our create: ours, pipelined behind it, or one shared with
             // the local contenders that asked while another listing was in flight
             None => {
                 let (create, list) = fw.session_extension::<Listings>().after(&client, req.dir, create);
-                drop(turn.take());
-                let (created, listed) = tokio::join!(create, list);
+                let (created, listed) = fw.answered(async { tokio::join!(placed(create, turn), list) }).await?;
                 (created, listed.map(|l| (l, None)))
             }
         };
         match created {
             Ok((stat, sequence)) => {
+                let stat = Stat::from_client(&stat);
                 let node = CreatedNode { path: format!("{path}{sequence}"), stat };
                 let owner = owner(&stat, client.session_id().0);
                 pending.node = Some((node.path.clone(), owner));
@@ -748,6 +762,22 @@ async fn create_node(
     let owner = owner(&node.stat, session);
     pending.node = Some((node.path.clone(), owner));
     Ok((node, owner, None))
+}
+
+/// Our create's answer; the local queue's turn is given up once it says that our node exists
+/// (its sequence is below every create sent after). Kept when it failed: our node is created
+/// again (or found) with the turn held, so that no later local acquire's create (a pipelined
+/// one right after a reconnect, while our retry still looks for the node it may have made)
+/// sorts before ours.
+async fn placed<T>(
+    create: impl std::future::Future<Output = std::result::Result<T, ZkError>>,
+    turn: &mut Option<Turn>,
+) -> std::result::Result<T, ZkError> {
+    let created = create.await;
+    if created.is_ok() {
+        drop(turn.take());
+    }
+    created
 }
 
 /// A listing of the request's directory sent after this call: shared with the other local
@@ -796,7 +826,7 @@ async fn watch_nodes(fw: &Framework, paths: &[&str]) -> Result<Vec<Option<Onesho
         let watched: Vec<_> = paths.iter().map(|p| client.get_and_watch_data(p)).collect();
         let mut out = Vec::with_capacity(watched.len());
         for w in watched {
-            let answer: Option<(Vec<u8>, Stat, OneshotWatcher)> = w.await.if_exists()?;
+            let answer: Option<(Vec<u8>, zookeeper_client::Stat, OneshotWatcher)> = w.await.if_exists()?;
             out.push(answer.map(|(_, _, w)| w));
         }
         Ok(out)

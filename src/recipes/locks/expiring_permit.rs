@@ -14,7 +14,7 @@
 use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
-use zookeeper_client::{CreateMode, Error as ZkError};
+use zookeeper_client::Error as ZkError;
 
 use super::lease::Lease;
 use super::permit_name::permit_name;
@@ -171,7 +171,7 @@ pub(crate) async fn swap_for_permit(
 ) -> Result<ExpiringPermit> {
     let (expires_at, deadline) = (SystemTime::now() + expiry, Instant::now() + expiry);
     let name = ProtectedName::new(leases_dir, &permit_name(expires_at)).path();
-    let (data, mode) = (fw.default_data(), CreateMode::PersistentSequential);
+    let (data, mode) = (fw.default_data(), crate::CreateMode::PersistentSequential);
     let txn = fw.transaction().delete(lease.path(), None);
     let txn = if ttl { txn.create_with_ttl(&name, data, mode, expiry) } else { txn.create(&name, data, mode) };
     let created = match txn.commit().await {

@@ -8,10 +8,13 @@
 //! path hold [`DEPTH`] nodes, not 10,000.
 //!
 //! Order: within a process, acquires hold in the order they arrived. A waiter takes the gate's
-//! turn (a fair lock) before its place, and gives the turn up only once its create is sent: so
-//! the creates go out, and the sequence numbers come back, in arrival order, however late the
-//! runtime gets to a waiter it woke (without the turn, the next place's owner could send its
-//! create first and hold first). Against
+//! turn (a fair lock) before its place, and gives the turn up only once its create has
+//! answered that its node exists: so the sequence numbers come back in arrival order, however
+//! late the runtime gets to a waiter it woke (without the turn, the next place's owner could
+//! send its create first and hold first), and when the connection drops under a create (the
+//! create is retried, and looks for the node it may have made first, with the turn still
+//! held: the next waiter's create, pipelined right after the reconnect, would sort first).
+//! Against
 //! other processes, a process is in ZooKeeper's queue with at most [`DEPTH`] contenders: one
 //! arriving later elsewhere may hold before this process's waiters beyond the first
 //! [`DEPTH`]. Curator's contenders (a thread each) see fewer nodes and behave as before.
@@ -44,7 +47,7 @@ pub(crate) struct Gates {
 #[derive(Debug)]
 struct Gate {
     places: Arc<Semaphore>,
-    /// Held from before a place is taken until that place's create is sent.
+    /// Held from before a place is taken until that place's node is created.
     turn: Arc<AsyncMutex<()>>,
     /// Acquires in flight: waiting here or in ZooKeeper's queue.
     users: usize,
@@ -60,8 +63,8 @@ pub(crate) struct Place {
     turn: Option<Turn>,
 }
 
-/// The gate's turn, held by the acquire that takes the next place until it has sent its
-/// create (see [`Place::take_turn`]).
+/// The gate's turn, held by the acquire that takes the next place until its node is created
+/// (see [`Place::take_turn`]).
 pub(crate) type Turn = OwnedMutexGuard<()>;
 
 impl Gates {
@@ -97,7 +100,7 @@ impl Gates {
 }
 
 impl Place {
-    /// The turn, for the acquire to give up once its create is sent (the next local acquire
+    /// The turn, for the acquire to give up once its node is created (the next local acquire
     /// takes the next place then); `None` once taken.
     pub(crate) fn take_turn(&mut self) -> Option<Turn> {
         self.turn.take()

@@ -4,8 +4,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::framework::Stat;
 use tokio::sync::watch;
-use zookeeper_client::{Error as ZkError, EventType, Stat};
+use zookeeper_client::{Error as ZkError, EventType};
 
 use super::engine::Acquired;
 use super::holds::HoldEntry;
@@ -24,7 +25,8 @@ struct Watched {
     revoke_requested: bool,
 }
 
-/// A node we hold: what every guard, lease and leadership exposes (guards deref to it).
+/// A node we hold: what every guard and lease exposes (they deref to it; a leadership is a
+/// [`Leadership`](crate::Leadership), with the same token and loss signal).
 ///
 /// # The loss signal
 /// [`lost`](Self::lost) resolves when the hold can no longer be trusted: the connection was
@@ -92,8 +94,15 @@ impl HeldNode {
             session = %observe::session_hex(session),
         );
         span.in_scope(|| tracing::debug!(waited = acquired.waited, "held"));
-        let report =
-            Arc::new(LossReport { kind: acquired.kind, label: path_label.clone(), told: AtomicBool::new(false), span });
+        let report = Arc::new(LossReport {
+            kind: acquired.kind,
+            label: path_label.clone(),
+            path: acquired.path.clone(),
+            token: acquired.stat.czxid,
+            session,
+            told: AtomicBool::new(false),
+            span,
+        });
         let held = HeldNode {
             fw: fw.clone(),
             _holding: Holding::start(acquired.kind, path_label),
@@ -215,6 +224,11 @@ impl HeldNode {
         self.lease_expired.send_replace(true);
     }
 
+    /// The session status when the hold was taken (what a loss is measured against).
+    pub(crate) fn baseline(&self) -> SessionStatus {
+        self.baseline
+    }
+
     /// The framework the hold was taken through.
     pub(crate) fn framework(&self) -> &Framework {
         &self.fw
@@ -278,12 +292,16 @@ impl Drop for HeldNode {
     }
 }
 
-/// Tells of a hold's loss once: a warning in the hold's span (path, kind, fencing token,
-/// session) with the reason, and the losses counter.
+/// Tells of a hold's loss once: a warning that names the hold in its own fields (path, kind,
+/// fencing token, session, reason: an INFO filter, which disables the `DEBUG` hold span, still
+/// shows which lock was lost), and the losses counter.
 #[derive(Debug)]
 struct LossReport {
     kind: Kind,
     label: PathLabel,
+    path: String,
+    token: i64,
+    session: i64,
     told: AtomicBool,
     /// The `hold` span: from acquired to the drop of the last of the hold and its monitor.
     span: tracing::Span,
@@ -295,10 +313,12 @@ impl LossReport {
             return;
         }
         observe::hold_lost(self.kind, &self.label, reason.as_label());
+        let (path, kind, token) = (&self.path, self.kind.as_str(), self.token);
+        let session = observe::session_hex(self.session);
         self.span.in_scope(|| match reason {
             // the holder's own doing: nothing to warn of
             LossReason::Closed => tracing::debug!(%reason, "hold ended: the framework was closed"),
-            _ => tracing::warn!(%reason, "hold LOST: stop using what it protects"),
+            _ => tracing::warn!(%path, kind, token, %session, %reason, "hold LOST: stop using what it protects"),
         });
     }
 }

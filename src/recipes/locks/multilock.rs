@@ -11,6 +11,7 @@ use super::held::HeldNode;
 use super::lock::{HeldLock, InterProcessLock, READ_RANK, SEMAPHORE_RANK, WRITE_RANK};
 use super::mutex::InterProcessMutex;
 use crate::error::{Error, Result};
+use crate::framework::deadline;
 use crate::framework::Framework;
 use crate::framework::LossReason;
 
@@ -157,6 +158,14 @@ impl InterProcessMultiLock {
     }
 
     async fn acquire_until<W: MemberWait>(&self, wait: W) -> Result<Waited<MultiLockGuard, W>> {
+        // one deadline over every member and the rollback on failure
+        let operation_timeout =
+            self.members.first().map_or(crate::DEFAULT_OPERATION_TIMEOUT, |m| m.lock.framework().operation_timeout());
+        deadline::bounded_wait(wait.instant(), operation_timeout, self.acquire_within(wait)).await
+    }
+
+    /// [`acquire_until`](Self::acquire_until), inside its deadline.
+    async fn acquire_within<W: MemberWait>(&self, wait: W) -> Result<Waited<MultiLockGuard, W>> {
         let mut held = Vec::with_capacity(self.members.len());
         for member in &self.members {
             let earlier = held.last().filter(|(m, _): &&(Member, HeldLock)| member.held_with(m));
@@ -221,7 +230,7 @@ impl MemberWait for Until {
         Box::pin(async move {
             match lock.acquire_timeout(left).await {
                 Ok(held) => Ok(Ok(held)),
-                Err(Error::Timeout(_)) => Ok(Err(TimedOut)),
+                Err(Error::Timeout { .. }) => Ok(Err(TimedOut)),
                 Err(e) => Err(e),
             }
         })
@@ -230,7 +239,8 @@ impl MemberWait for Until {
 
 async fn rollback(held: Vec<(Member, HeldLock)>) {
     for (_, h) in held.into_iter().rev() {
-        if let Err(e) = h.release().await {
+        // past a timed acquire's deadline: the time left is the cleanup grace
+        if let Err(e) = deadline::cleanup(h.release()).await {
             tracing::debug!(error = %e, "multi-lock rollback: release failed (continues in the background)");
         }
     }

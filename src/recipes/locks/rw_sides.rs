@@ -41,7 +41,7 @@ impl ReadLock {
     ///
     /// # Examples
     /// ```no_run
-    /// # async fn demo(side: zk_recipes::ReadLock) -> zk_recipes::Result<()> {
+    /// # async fn demo(side: zk_recipes::lock::ReadLock) -> zk_recipes::Result<()> {
     /// side.acquire().await?.release().await?;
     /// # Ok(()) }
     /// ```
@@ -61,7 +61,7 @@ impl ReadLock {
     ///
     /// # Examples
     /// ```no_run
-    /// # async fn demo(side: zk_recipes::ReadLock) -> zk_recipes::Result<()> {
+    /// # async fn demo(side: zk_recipes::lock::ReadLock) -> zk_recipes::Result<()> {
     /// let guard = side.acquire_timeout(std::time::Duration::from_secs(1)).await?;
     /// guard.release().await?;
     /// # Ok(()) }
@@ -81,7 +81,7 @@ impl ReadLock {
     ///
     /// # Examples
     /// ```no_run
-    /// # async fn demo(side: zk_recipes::ReadLock) -> zk_recipes::Result<()> {
+    /// # async fn demo(side: zk_recipes::lock::ReadLock) -> zk_recipes::Result<()> {
     /// if let Some(guard) = side.try_acquire().await? {
     ///     guard.release().await?;
     /// }
@@ -141,7 +141,7 @@ impl WriteLock {
     ///
     /// # Examples
     /// ```no_run
-    /// # async fn demo(side: zk_recipes::WriteLock) -> zk_recipes::Result<()> {
+    /// # async fn demo(side: zk_recipes::lock::WriteLock) -> zk_recipes::Result<()> {
     /// side.acquire().await?.release().await?;
     /// # Ok(()) }
     /// ```
@@ -161,7 +161,7 @@ impl WriteLock {
     ///
     /// # Examples
     /// ```no_run
-    /// # async fn demo(side: zk_recipes::WriteLock) -> zk_recipes::Result<()> {
+    /// # async fn demo(side: zk_recipes::lock::WriteLock) -> zk_recipes::Result<()> {
     /// let guard = side.acquire_timeout(std::time::Duration::from_secs(1)).await?;
     /// guard.release().await?;
     /// # Ok(()) }
@@ -181,7 +181,7 @@ impl WriteLock {
     ///
     /// # Examples
     /// ```no_run
-    /// # async fn demo(side: zk_recipes::WriteLock) -> zk_recipes::Result<()> {
+    /// # async fn demo(side: zk_recipes::lock::WriteLock) -> zk_recipes::Result<()> {
     /// if let Some(guard) = side.try_acquire().await? {
     ///     guard.release().await?;
     /// }

@@ -14,6 +14,7 @@ use super::lease_rank::LeaseRank;
 use super::mutex::{participants, InterProcessMutex};
 use super::permit_name::check_permit_id;
 use crate::error::{Error, Result};
+use crate::framework::deadline;
 use crate::framework::{paths, validate_ttl, Framework};
 use crate::observe::Kind;
 use crate::recipes::layout::{LEASE_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS};
@@ -248,6 +249,13 @@ impl InterProcessSemaphoreV2 {
     }
 
     async fn acquire_expiring<W: Wait>(&self, expiry: Duration, wait: W) -> Result<Waited<ExpiringPermit, W>> {
+        // the lease and its swap for the permit under one deadline
+        deadline::bounded_wait(wait.instant(), self.fw.operation_timeout(), self.acquire_expiring_within(expiry, wait))
+            .await
+    }
+
+    /// [`acquire_expiring`](Self::acquire_expiring), inside its deadline.
+    async fn acquire_expiring_within<W: Wait>(&self, expiry: Duration, wait: W) -> Result<Waited<ExpiringPermit, W>> {
         validate_ttl(expiry)?;
         let ttl = self.fw.capabilities().await?.ttl_nodes;
         let lease = match self.acquire_one(wait).await? {
@@ -281,6 +289,12 @@ impl InterProcessSemaphoreV2 {
     }
 
     pub(crate) async fn acquire_until<W: Wait>(&self, n: usize, wait: W) -> Result<Waited<Vec<Lease>, W>> {
+        // one deadline over every step: the internal lock, each lease, the returns on failure
+        deadline::bounded_wait(wait.instant(), self.fw.operation_timeout(), self.acquire_within(n, wait)).await
+    }
+
+    /// [`acquire_until`](Self::acquire_until), inside its deadline.
+    async fn acquire_within<W: Wait>(&self, n: usize, wait: W) -> Result<Waited<Vec<Lease>, W>> {
         if n == 0 || n > self.max_leases {
             return Err(Error::invalid("n", format!("cannot acquire {n} of {} leases", self.max_leases)));
         }
@@ -303,7 +317,12 @@ impl InterProcessSemaphoreV2 {
                 // wait for a waiter that waits for us: from the top, as the retry policy allows.
                 Err(lost @ Error::LockLost { .. }) => {
                     let vanished = zookeeper_client::Error::NoNode;
-                    if self.fw.retry_policy().allow_retry(restarts, started.elapsed(), &vanished).is_none() {
+                    if self
+                        .fw
+                        .retry_policy()
+                        .allow_retry(&crate::RetryAttempt::new(restarts, started.elapsed(), &vanished))
+                        .is_none()
+                    {
                         return Err(lost);
                     }
                     restarts += 1;

@@ -158,7 +158,8 @@ fn touch_in_background(held: &Arc<HeldLock>) {
     let held = held.clone();
     held.framework().runtime().clone().spawn(async move {
         if let Err(e) = held.touch().await {
-            tracing::warn!(path = %held.path(), error = %e, "touching the lock's TTL node failed");
+            let (token, session) = (held.fencing_token(), crate::observe::session_hex(held.session_id()));
+            tracing::warn!(path = %held.path(), token, %session, error = %e, "touching the lock's TTL node failed");
         }
     });
 }
@@ -174,7 +175,8 @@ async fn expire_at_deadline(held: Arc<HeldLock>, mut deadline: watch::Receiver<I
                 }
                 if held.loss().is_none() {
                     held.expire_lease();
-                    tracing::warn!(path = %held.path(), "lease expired: the hold ends");
+                    let (token, session) = (held.fencing_token(), crate::observe::session_hex(held.session_id()));
+                    tracing::warn!(path = %held.path(), token, %session, "lease expired: the hold ends");
                     let _ = held.framework().delete_guaranteed(held.path()).await;
                 }
                 return;

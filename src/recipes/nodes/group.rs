@@ -279,6 +279,7 @@ const _: () = {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use assert_matches::assert_matches;
 
     #[test]
     fn ids() {
@@ -286,7 +287,7 @@ mod tests {
             assert!(matches!(validate_member_id(bad), Err(Error::InvalidArgument { .. })), "{bad:?}");
         }
         for good in ["a", "worker-1", "10.0.0.1:8080", "ü"] {
-            assert_eq!(validate_member_id(good), Ok(()));
+            assert_matches!(validate_member_id(good), Ok(()));
         }
     }
 }

@@ -6,9 +6,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::framework::Stat;
 use tokio::sync::watch;
 use tokio::time::Instant;
-use zookeeper_client::{Client, Error as ZkError, OneshotWatcher, Stat};
+use zookeeper_client::{Client, Error as ZkError, OneshotWatcher};
 
 use super::mode::{classify, Found, NodeMode};
 use super::status::{Hub, NodeStatus};
@@ -210,7 +211,9 @@ impl Keeper {
         let Some(name) = self.spec.protected.clone() else {
             let path = self.spec.path.clone();
             return match client.get_and_watch_data(&path).await {
-                Ok((data, stat, watcher)) => self.found(client, &path, &data, &stat, watcher, session).await,
+                Ok((data, stat, watcher)) => {
+                    self.found(client, &path, &data, &Stat::from_client(&stat), watcher, session).await
+                }
                 Err(ZkError::NoNode) => {
                     self.gone();
                     self.create(client, &path, session).await
@@ -221,7 +224,7 @@ impl Keeper {
         if let Some(kept) = self.shared.kept() {
             match client.get_and_watch_data(&kept.path).await {
                 Ok((data, stat, watcher)) => {
-                    return self.found(client, &kept.path, &data, &stat, watcher, session).await
+                    return self.found(client, &kept.path, &data, &Stat::from_client(&stat), watcher, session).await
                 }
                 Err(ZkError::NoNode) => self.gone(),
                 Err(e) => return Err(e),
@@ -237,6 +240,7 @@ impl Keeper {
         for child in children.iter().filter(|c| name.matches(c)) {
             let path = paths::join(name.parent(), child);
             let Some(stat) = client.check_stat(&path).await? else { continue };
+            let stat = Stat::from_client(&stat);
             if stat.ephemeral_owner == session {
                 self.adopt(&path, &stat, session);
                 return Ok(Step::Again);

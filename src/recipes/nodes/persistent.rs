@@ -175,7 +175,7 @@ impl PersistentNode {
             !matches!(s, NodeStatus::Pending | NodeStatus::Lost { .. } | NodeStatus::StaleReplaced { .. })
         });
         let status = match tokio::time::timeout(timeout, settled).await {
-            Err(_) => return Err(Error::Timeout(timeout)),
+            Err(_) => return Err(Error::timeout(timeout, crate::TimeoutStep::Waiting)),
             Ok(Err(_)) => return Err(Error::Closed),
             Ok(Ok(status)) => status.clone(),
         };

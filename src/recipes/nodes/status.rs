@@ -32,7 +32,7 @@ const EVENT_CAPACITY: usize = 64;
 /// # }
 /// ```
 #[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum NodeStatus {
     /// Not started, or started and not created yet.
     Pending,
@@ -81,6 +81,40 @@ pub enum NodeStatus {
     /// The node was closed (or its framework was).
     Closed,
 }
+
+/// A copy; a `Failed` status carries a copy of its error.
+impl Clone for NodeStatus {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Pending => Self::Pending,
+            Self::Created { path, czxid } => Self::Created { path: path.clone(), czxid: *czxid },
+            Self::Lost { reason } => Self::Lost { reason: *reason },
+            Self::StaleReplaced { path, owner } => Self::StaleReplaced { path: path.clone(), owner: *owner },
+            Self::Recreated { path, czxid } => Self::Recreated { path: path.clone(), czxid: *czxid },
+            Self::Conflict { path, owner } => Self::Conflict { path: path.clone(), owner: *owner },
+            Self::Failed(e) => Self::Failed(e.duplicate()),
+            Self::Closed => Self::Closed,
+        }
+    }
+}
+
+/// Two `Failed` statuses are equal when their errors are of one kind with one message.
+impl PartialEq for NodeStatus {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Pending, Self::Pending) | (Self::Closed, Self::Closed) => true,
+            (Self::Created { path: a, czxid: x }, Self::Created { path: b, czxid: y })
+            | (Self::Recreated { path: a, czxid: x }, Self::Recreated { path: b, czxid: y }) => a == b && x == y,
+            (Self::Lost { reason: a }, Self::Lost { reason: b }) => a == b,
+            (Self::StaleReplaced { path: a, owner: x }, Self::StaleReplaced { path: b, owner: y })
+            | (Self::Conflict { path: a, owner: x }, Self::Conflict { path: b, owner: y }) => a == b && x == y,
+            (Self::Failed(a), Self::Failed(b)) => a.same(b),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for NodeStatus {}
 
 impl NodeStatus {
     /// The node's path and `czxid` while it exists (`Created` or `Recreated`).

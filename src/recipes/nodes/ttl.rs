@@ -18,12 +18,18 @@ use crate::recipes::layout::TTL_TOUCH_CHILD;
 use crate::sync::lock;
 
 /// The toucher's progress.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 struct Touch {
     /// The child was touched (created or written) at least once.
     touched: bool,
     /// Why the latest touch failed, if it did.
     failure: Option<Error>,
+}
+
+impl Clone for Touch {
+    fn clone(&self) -> Self {
+        Touch { touched: self.touched, failure: self.failure.as_ref().map(Error::duplicate) }
+    }
 }
 
 /// A node that exists while its owner runs and is removed by the server a TTL after the
@@ -158,7 +164,7 @@ impl PersistentTtlNode {
         let mut rx = self.touch.subscribe();
         let touched = rx.wait_for(|t| t.touched || t.failure.is_some());
         let touch = match tokio::time::timeout_at(deadline, touched).await {
-            Err(_) => return Err(Error::Timeout(timeout)),
+            Err(_) => return Err(Error::timeout(timeout, crate::TimeoutStep::Waiting)),
             Ok(Err(_)) => return Err(Error::Closed),
             Ok(Ok(touch)) => touch.clone(),
         };
@@ -167,7 +173,7 @@ impl PersistentTtlNode {
         }
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         match self.node.wait_for_initial_create(left).await {
-            Err(Error::Timeout(_)) => Err(Error::Timeout(timeout)),
+            Err(Error::Timeout { .. }) => Err(Error::timeout(timeout, crate::TimeoutStep::Waiting)),
             other => other,
         }
     }
@@ -206,7 +212,7 @@ impl PersistentTtlNode {
     /// The container's status; [`NodeStatus::Failed`] while touching the child fails with a
     /// non-retryable error (a server without TTL support: [`Error::ServerUnsupported`]).
     pub fn status(&self) -> NodeStatus {
-        match self.touch.borrow().failure.clone() {
+        match self.touch.borrow().failure.as_ref().map(Error::duplicate) {
             Some(failure) => NodeStatus::Failed(failure),
             None => self.node.status(),
         }

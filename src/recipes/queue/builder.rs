@@ -28,6 +28,7 @@ use crate::framework::Framework;
 /// queue.put(&b"hello".to_vec()).await?;
 /// # Ok(()) }
 /// ```
+#[must_use = "a builder does nothing until built"]
 pub struct QueueBuilder<T> {
     fw: Framework,
     path: String,
@@ -76,8 +77,8 @@ impl<T: Send + 'static> QueueBuilder<T> {
         self
     }
 
-    /// The queue, of kind `K` ([`Fifo`](crate::Fifo), [`ById`](crate::ById),
-    /// [`ByPriority`](crate::ByPriority), [`Delayed`](crate::Delayed)).
+    /// The queue, of kind `K` ([`Fifo`](crate::queue::Fifo), [`ById`](crate::queue::ById),
+    /// [`ByPriority`](crate::queue::ByPriority), [`Delayed`](crate::queue::Delayed)).
     ///
     /// # Errors
     /// [`Error::InvalidPath`](crate::Error::InvalidPath) for an invalid path or lock path; [`Error::InvalidArgument`](crate::Error::InvalidArgument)

@@ -1,6 +1,6 @@
 //! [`Delivery`]: items handed over in safe mode, deleted once processed.
 
-use super::locking::ItemLock;
+use super::taken::ItemLock;
 use crate::error::Result;
 use crate::framework::Framework;
 use crate::HeldNode;

@@ -7,14 +7,17 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::CreateMode;
 use futures_util::FutureExt;
 use tokio::time::Instant;
-use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher};
+use zookeeper_client::{Error as ZkError, OneshotWatcher};
 
 use super::framing::check_size;
-use super::locking::{Deleted, ItemLock};
+use super::locking::Deleted;
 use super::state::{now_ms, Engine, Fired};
+use super::taken::Taken;
 use crate::error::{Error, Result};
+use crate::framework::deadline;
 use crate::framework::wait::{Wake, WatchSet};
 use crate::framework::{paths, IfExists, TxnResult};
 use crate::observe;
@@ -36,19 +39,6 @@ pub(crate) enum Mode {
     Safe,
 }
 
-/// An item node taken (at most once: already deleted) or held (safe: locked).
-#[derive(Debug)]
-pub(crate) struct Taken {
-    /// The item node's full path.
-    pub path: String,
-    /// Its data.
-    pub data: Vec<u8>,
-    /// Its version when read (the delete checks it).
-    pub version: i32,
-    /// The lock on it (safe mode).
-    pub hold: Option<ItemLock>,
-}
-
 /// The outcome of trying one listed item.
 enum Tried {
     Taken(Box<Taken>),
@@ -65,6 +55,17 @@ impl Engine {
     /// transaction (applied exactly once, also after a lost reply), once the queue has room;
     /// the created paths, in order.
     pub(crate) async fn put(&self, items: Vec<(String, Vec<u8>)>, timeout: Option<Duration>) -> Result<Vec<String>> {
+        match timeout {
+            Some(timeout) => {
+                let (at, operation) = (deadline::after(timeout), self.fw.operation_timeout());
+                deadline::bounded_wait(Some(at), operation, self.put_within(items, Some(timeout))).await
+            }
+            None => self.put_within(items, None).await,
+        }
+    }
+
+    /// [`put`](Self::put), inside the deadline of its timeout.
+    async fn put_within(&self, items: Vec<(String, Vec<u8>)>, timeout: Option<Duration>) -> Result<Vec<String>> {
         // each node's data, and a transaction of several creates as a whole (names and
         // per-operation overhead included), must stay below the request limit
         for (_, data) in &items {
@@ -157,7 +158,7 @@ impl Engine {
                 _ => return Ok(()),
             };
             if WatchSet::new([watcher]).wait(&self.fw, deadline, session).await.0 == Wake::Deadline {
-                return Err(Error::Timeout(timeout.unwrap_or_default()));
+                return Err(Error::timeout(timeout.unwrap_or_default(), crate::TimeoutStep::Waiting));
             }
         }
     }
@@ -190,7 +191,8 @@ impl Engine {
         let span = tracing::debug_span!(
             "queue_take", path = %self.dir, kind = self.layout.label(), ?mode, item = tracing::field::Empty,
         );
-        let taken = self.take_in_span(mode, deadline).instrument(span.clone()).await;
+        let bounded = deadline::bounded_wait(deadline, self.fw.operation_timeout(), self.take_in_span(mode, deadline));
+        let taken = bounded.instrument(span.clone()).await;
         if let Ok(Some(taken)) = &taken {
             span.record("item", taken.path.as_str());
             observe::queue_taken(self.layout.label(), &self.fw.path_label(&self.dir));
@@ -202,14 +204,16 @@ impl Engine {
         if mode == Mode::Safe && self.locks.is_none() {
             return Err(Error::Unsupported("this queue has no lock path: safe takes need one"));
         }
+        if mode == Mode::AtMostOnce {
+            if let Some(taken) = self.cursor.lock().await.claimed.pop_front() {
+                return Ok(Some(taken));
+            }
+        }
         self.ensure_dirs(false).await?;
         loop {
             let next = self.next_pending().await;
             if let Some(name) = next {
-                let tried = match mode {
-                    Mode::AtMostOnce => self.try_take(&name, mode).await?,
-                    Mode::Safe => self.try_take_detached(&name).await?,
-                };
+                let tried = self.take_detached(&name, mode).await?;
                 match tried {
                     Tried::Taken(taken) => {
                         self.cursor.lock().await.misses = 0;
@@ -270,16 +274,19 @@ impl Engine {
         cursor.pending.pop_front()
     }
 
-    /// [`try_take`](Self::try_take) in safe mode, run to its end in a task of its own: when
-    /// the caller is gone by then, a lock it took is released, never left behind.
-    async fn try_take_detached(self: &Arc<Self>, name: &str) -> Result<Tried> {
+    /// [`try_take`](Self::try_take), run to its end in a task of its own (not cut by the
+    /// caller's deadline or drop). When the caller is gone by then, nothing taken is lost or
+    /// left behind: a safe take's lock is released; an at-most-once take's item, whose delete
+    /// was sent, is kept for this handle's next take.
+    async fn take_detached(self: &Arc<Self>, name: &str, mode: Mode) -> Result<Tried> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let (engine, name) = (self.clone(), name.to_string());
         self.fw.runtime().spawn(async move {
-            let tried = engine.try_take(&name, Mode::Safe).await;
+            let tried = engine.try_take(&name, mode).await;
             if let Err(Ok(Tried::Taken(taken))) = tx.send(tried) {
-                if let Some(lock) = &taken.hold {
-                    lock.release();
+                match &taken.hold {
+                    Some(lock) => lock.release(),
+                    None => engine.cursor.lock().await.claimed.push_back(*taken),
                 }
             }
         });

@@ -2,49 +2,16 @@
 //! holds one while the item is processed; an at-most-once take creates and deletes one in the
 //! transaction that deletes the item, so it never takes an item another consumer holds.
 
-use zookeeper_client::{Client, CreateMode, Error as ZkError, OneshotWatcher, Stat};
+use crate::framework::Stat;
+use zookeeper_client::{Client, CreateMode, Error as ZkError, OneshotWatcher};
 
 use super::state::Engine;
+use super::taken::ItemLock;
 use crate::error::{Error, Result};
 use crate::framework::paths;
 use crate::observe::Kind;
 use crate::recipes::locks::engine::Acquired;
 use crate::HeldNode;
-
-/// Our lock node on an item (safe mode), and the client of the session that created it.
-///
-/// Lock nodes are named after their item, so another consumer's lock on the same item has
-/// the same path once ours is gone: ours is released through the client of its own session
-/// only, whose requests fail once that session is over, and never deletes theirs.
-#[derive(Debug)]
-pub(crate) struct ItemLock {
-    pub hold: HeldNode,
-    client: Client,
-}
-
-impl ItemLock {
-    /// Deletes our lock node in the background (retried while our session lives).
-    pub(crate) fn release(&self) {
-        let (fw, client, path) = (self.hold.framework().clone(), self.client.clone(), self.hold.path().to_string());
-        self.hold.framework().runtime().spawn(async move {
-            let outcome = fw
-                .retry(|_| {
-                    let (client, path) = (client.clone(), path.clone());
-                    async move {
-                        match client.delete(&path, None).await {
-                            // gone, or gone with its session
-                            Ok(()) | Err(ZkError::NoNode | ZkError::SessionExpired | ZkError::ClientClosed) => Ok(()),
-                            Err(e) => Err(e),
-                        }
-                    }
-                })
-                .await;
-            if let Err(e) = outcome {
-                tracing::debug!(%path, error = %e, "queue lock release: left to the session's end");
-            }
-        });
-    }
-}
 
 impl Engine {
     /// An exists watch on the lock of `name` (held by another consumer).
@@ -68,7 +35,7 @@ impl Engine {
             let mut txn = self.fw.transaction();
             let lock = self.locks.as_ref().map(|locks| paths::join(locks, name));
             if let Some(lock) = &lock {
-                txn = txn.create(lock, self.fw.default_data(), CreateMode::Ephemeral).delete(lock, None);
+                txn = txn.create(lock, self.fw.default_data(), crate::CreateMode::Ephemeral).delete(lock, None);
             }
             let guarded = usize::from(lock.is_some()) * 2;
             match txn.delete(&path, version).commit().await {
@@ -109,7 +76,7 @@ impl Engine {
                         }
                         Err(e) => return Err(e),
                     };
-                    Ok(stat.map(|stat| (stat, client)))
+                    Ok(stat.map(|stat| (Stat::from_client(&stat), client)))
                 })
                 .await;
             let (stat, client): (Stat, Client) = match created {

@@ -16,6 +16,7 @@ mod puts;
 mod queue;
 mod simple;
 mod state;
+mod taken;
 
 pub use builder::QueueBuilder;
 pub use delivery::Delivery;

@@ -9,10 +9,11 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::delivery::Delivery;
-use super::engine::{Mode, Taken};
+use super::engine::Mode;
 use super::framing::{self, QueueSerializer};
 use super::kinds::{ById, ByPriority, Delayed, Fifo, QueueKind};
 use super::state::Engine;
+use super::taken::Taken;
 use crate::error::Result;
 use crate::sync::lock;
 
@@ -214,7 +215,7 @@ impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
                 return Ok(item);
             }
             if Instant::now() >= deadline {
-                return Err(crate::Error::Timeout(timeout));
+                return Err(crate::Error::timeout(timeout, crate::TimeoutStep::Waiting));
             }
         }
     }
@@ -274,7 +275,7 @@ impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
                 return Ok(delivery);
             }
             if Instant::now() >= deadline {
-                return Err(crate::Error::Timeout(timeout));
+                return Err(crate::Error::timeout(timeout, crate::TimeoutStep::Waiting));
             }
         }
     }

@@ -48,7 +48,7 @@ use crate::recipes::layout::SIMPLE_QUEUE_ITEM_NAME;
 /// let job = queue.take().await?;
 /// assert_eq!(job, b"image-17.png");
 /// assert_eq!(queue.try_take().await?, None);
-/// assert!(queue.take_timeout(Duration::from_millis(100)).await.is_err_and(|e| matches!(e, zk_recipes::Error::Timeout(_))));
+/// assert!(queue.take_timeout(Duration::from_millis(100)).await.is_err_and(|e| matches!(e, zk_recipes::Error::Timeout { .. })));
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
@@ -151,7 +151,7 @@ impl SimpleDistributedQueue {
     pub async fn take_timeout(&self, timeout: Duration) -> Result<Vec<u8>> {
         match self.engine.take(Mode::AtMostOnce, Some(Instant::now() + timeout)).await? {
             Some(taken) => Ok(taken.data),
-            None => Err(Error::Timeout(timeout)),
+            None => Err(Error::timeout(timeout, crate::TimeoutStep::Waiting)),
         }
     }
 

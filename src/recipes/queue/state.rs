@@ -10,6 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher};
 
 use super::naming::Layout;
+use super::taken::Taken;
 use crate::error::{Error, Result};
 use crate::framework::{paths, Framework};
 
@@ -26,6 +27,10 @@ pub(super) struct Cursor {
     pub(super) locked: Vec<(String, OneshotWatcher)>,
     /// Items in a row found gone (taken by other consumers) since the last one we took.
     pub(super) misses: u32,
+    /// Items an at-most-once take claimed (deleted) after its caller was gone (its deadline
+    /// passed while the claim was in flight): the next take returns them, so that a timeout
+    /// does not lose an item.
+    pub(super) claimed: VecDeque<Taken>,
 }
 
 /// The byte-level queue at one path.
@@ -105,7 +110,7 @@ impl Engine {
         }
         let mode = if self.layout == Layout::Simple { CreateMode::Container } else { CreateMode::Persistent };
         for dir in std::iter::once(&self.dir).chain(self.locks.as_ref()) {
-            match self.fw.create(dir, &[], mode).await {
+            match self.fw.create_if_absent(dir, &[], mode).await {
                 Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => {}
                 Err(e) => return Err(e),
             }

@@ -161,12 +161,13 @@ fn decode(path: &str, bytes: &[u8]) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use assert_matches::assert_matches;
 
     #[test]
     fn decodes_curator_bytes() {
-        assert_eq!(decode("/c", &[0, 0, 0, 0x2d]), Ok(45));
-        assert_eq!(decode("/c", &(-7i32).to_be_bytes()), Ok(-7));
-        assert_eq!(decode("/c", &i32::MIN.to_be_bytes()), Ok(i32::MIN));
+        assert_matches!(decode("/c", &[0, 0, 0, 0x2d]), Ok(45));
+        assert_matches!(decode("/c", &(-7i32).to_be_bytes()), Ok(-7));
+        assert_matches!(decode("/c", &i32::MIN.to_be_bytes()), Ok(i32::MIN));
         for bad in [&[][..], &[1, 2, 3], &[0, 0, 0, 0, 1]] {
             assert!(matches!(decode("/c", bad), Err(Error::CorruptData { .. })), "{bad:?}");
         }

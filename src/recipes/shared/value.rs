@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
+use crate::framework::Stat;
 use futures_core::Stream;
-use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher, Stat};
+use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher};
 
 use super::cas::{self, Cas, VersionedValue};
 use crate::error::{Error, Result};
@@ -73,7 +74,7 @@ impl SharedValue {
     /// Cancel safe in the sense that nothing is left half-done: the node may or may not have
     /// been created.
     pub async fn start(&self) -> Result<()> {
-        match self.fw.create(&self.path, &self.seed, CreateMode::Persistent).await {
+        match self.fw.create_if_absent(&self.path, &self.seed, CreateMode::Persistent).await {
             Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => Ok(()),
             Err(e) => Err(e),
         }
@@ -108,7 +109,7 @@ impl SharedValue {
             if self.fw.set_data(&self.path, value, None).await.if_exists()?.is_some() {
                 return Ok(());
             }
-            match self.fw.create(&self.path, value, CreateMode::Persistent).await {
+            match self.fw.create_if_absent(&self.path, value, CreateMode::Persistent).await {
                 Ok(_) => return Ok(()),
                 Err(Error::ZooKeeper(ZkError::NodeExists)) => continue,
                 Err(e) => return Err(e),
@@ -248,7 +249,7 @@ where
                     let path = path.as_str();
                     async move {
                         match client.get_and_watch_data(path).await {
-                            Ok((data, stat, watcher)) => Ok(Seen::Value(data, stat, watcher)),
+                            Ok((data, stat, watcher)) => Ok(Seen::Value(data, Stat::from_client(&stat), watcher)),
                             Err(ZkError::NoNode) => match client.check_and_watch_stat(path).await? {
                                 (None, watcher) => Ok(Seen::Missing(watcher)),
                                 (Some(_), _) => Ok(Seen::Appeared),

@@ -4,9 +4,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use crate::framework::Stat;
 use tokio::sync::watch;
 use tokio::time::Instant;
-use zookeeper_client::{Error as ZkError, Stat};
+use zookeeper_client::Error as ZkError;
 
 use super::clock::{millis, Clock};
 use super::instant::{self, END_OF_FORMAT_MS};

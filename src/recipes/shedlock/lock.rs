@@ -11,6 +11,7 @@ use super::guard::{ScheduledLockGuard, Taking};
 use super::instant::{self, END_OF_FORMAT_MS};
 use super::write::{write, Written};
 use crate::error::{Error, Result};
+use crate::framework::deadline;
 use crate::framework::{validate_path, Framework};
 
 /// Where ShedLock's ZooKeeper provider keeps its lock nodes unless told otherwise.
@@ -208,6 +209,18 @@ impl ShedLock {
     /// ```
     #[doc(alias = "lock")]
     pub async fn try_lock(
+        &self,
+        name: &str,
+        at_most_for: Duration,
+        at_least_for: Duration,
+    ) -> Result<Option<ScheduledLockGuard>> {
+        // a try: one operation's time for its read and its write together
+        let timeout = self.fw.operation_timeout();
+        deadline::bounded_for(timeout, self.try_lock_within(name, at_most_for, at_least_for)).await
+    }
+
+    /// [`try_lock`](Self::try_lock), inside its deadline.
+    async fn try_lock_within(
         &self,
         name: &str,
         at_most_for: Duration,

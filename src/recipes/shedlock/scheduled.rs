@@ -49,7 +49,8 @@ pub const SCHEDULED_EVENT_CAPACITY: usize = 1024;
 /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
 /// use std::time::Duration;
 /// use futures_util::StreamExt;
-/// use zk_recipes::{Scheduled, TickOutcome};
+/// use zk_recipes::Scheduled;
+/// use zk_recipes::scheduled::TickOutcome;
 ///
 /// let job = Scheduled::new(&fw, "nightly-report")
 ///     .cron("0 3 * * *")
@@ -105,7 +106,7 @@ pub struct Scheduled {
     lock: ShedLock,
     name: String,
     schedule: Option<Schedule>,
-    error: Option<Error>,
+    error: Option<std::sync::Arc<Error>>,
     at_most_for: Option<Duration>,
     at_least_for: Option<Duration>,
     keep_alive: bool,
@@ -165,7 +166,7 @@ impl Scheduled {
         let ms = millis(interval);
         if ms == 0 {
             self.error =
-                Some(Error::invalid("every", format!("every: an interval of at least 1 ms, not {interval:?}")));
+                Some(Error::invalid("every", format!("every: an interval of at least 1 ms, not {interval:?}")).into());
         }
         self.schedule = Some(Schedule::Every(ms.max(1)));
         self
@@ -188,7 +189,7 @@ impl Scheduled {
         cron.with_seconds_optional();
         match cron.parse() {
             Ok(cron) => self.schedule = Some(Schedule::Cron(Box::new(cron), expr.to_string())),
-            Err(e) => self.error = Some(Error::invalid("cron", format!("cron {expr:?}: {e}"))),
+            Err(e) => self.error = Some(Error::invalid("cron", format!("cron {expr:?}: {e}")).into()),
         }
         self
     }
@@ -235,7 +236,7 @@ impl Scheduled {
 
     fn checked_schedule(&self) -> Result<&Schedule> {
         if let Some(e) = &self.error {
-            return Err(e.clone());
+            return Err(e.duplicate());
         }
         self.schedule.as_ref().ok_or_else(|| Error::invalid("schedule", "a schedule needs `every(..)` or `cron(..)`"))
     }
@@ -348,13 +349,14 @@ impl ScheduledJob {
     pub fn events(&self) -> impl Stream<Item = TickOutcome> + Send + 'static {
         let first = lock(&self.first).take();
         let mut rx = first.or_else(|| self.events.upgrade().map(|tx| tx.subscribe()));
+        let name = self.name.clone();
         async_stream::stream! {
             let Some(rx) = rx.as_mut() else { return };
             loop {
                 match rx.recv().await {
                     Ok(outcome) => yield outcome,
                     Err(broadcast::error::RecvError::Lagged(missed)) => {
-                        tracing::warn!(missed, "a scheduled job's events consumer fell behind");
+                        tracing::warn!(missed, %name, "a scheduled job's events consumer fell behind");
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 }

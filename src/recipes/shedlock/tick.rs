@@ -46,7 +46,8 @@ impl Schedule {
 /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
 /// use std::time::Duration;
 /// use futures_util::StreamExt;
-/// use zk_recipes::{Scheduled, TickOutcome};
+/// use zk_recipes::Scheduled;
+/// use zk_recipes::scheduled::TickOutcome;
 ///
 /// let job = Scheduled::new(&fw, "cleanup")
 ///     .every(Duration::from_secs(60))
@@ -65,7 +66,7 @@ impl Schedule {
 /// # Ok(()) }
 /// ```
 #[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum TickOutcome {
     /// This replica took the lock and the job ran to its end with `Ok`.
     Ran {
@@ -108,6 +109,50 @@ pub enum TickOutcome {
         error: Error,
     },
 }
+
+/// A copy; a `LockFailed` outcome carries a copy of its error.
+impl Clone for TickOutcome {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Ran { tick, fencing_token, elapsed } => {
+                Self::Ran { tick: *tick, fencing_token: *fencing_token, elapsed: *elapsed }
+            }
+            Self::Skipped { tick } => Self::Skipped { tick: *tick },
+            Self::Failed { tick, fencing_token, error } => {
+                Self::Failed { tick: *tick, fencing_token: *fencing_token, error: error.clone() }
+            }
+            Self::Cancelled { tick, fencing_token, reason } => {
+                Self::Cancelled { tick: *tick, fencing_token: *fencing_token, reason: *reason }
+            }
+            Self::LockFailed { tick, error } => Self::LockFailed { tick: *tick, error: error.duplicate() },
+        }
+    }
+}
+
+/// Two `LockFailed` outcomes are equal when their errors are of one kind with one message.
+impl PartialEq for TickOutcome {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (
+                Self::Ran { tick: a, fencing_token: x, elapsed: p },
+                Self::Ran { tick: b, fencing_token: y, elapsed: q },
+            ) => (a, x, p) == (b, y, q),
+            (Self::Skipped { tick: a }, Self::Skipped { tick: b }) => a == b,
+            (
+                Self::Failed { tick: a, fencing_token: x, error: p },
+                Self::Failed { tick: b, fencing_token: y, error: q },
+            ) => (a, x, p) == (b, y, q),
+            (
+                Self::Cancelled { tick: a, fencing_token: x, reason: p },
+                Self::Cancelled { tick: b, fencing_token: y, reason: q },
+            ) => (a, x, p) == (b, y, q),
+            (Self::LockFailed { tick: a, error: p }, Self::LockFailed { tick: b, error: q }) => a == b && p.same(q),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for TickOutcome {}
 
 impl TickOutcome {
     /// The tick this outcome is about.

@@ -3,7 +3,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use zookeeper_client::{CreateMode, Error as ZkError, Stat};
+use crate::framework::Stat;
+use zookeeper_client::{CreateMode, Error as ZkError};
 
 use crate::error::Result;
 use crate::framework::Framework;
@@ -39,7 +40,7 @@ pub(super) async fn write(fw: &Framework, path: &str, version: Option<i32>, data
                     Err(e) => return Err(e),
                 },
                 Some(v) => match client.set_data(path, data, Some(v)).await {
-                    Ok(stat) => return Ok(Written::Applied(stat)),
+                    Ok(stat) => return Ok(Written::Applied(Stat::from_client(&stat))),
                     Err(ZkError::NoNode) => return Ok(Written::Missing),
                     Err(ZkError::BadVersion) => ZkError::BadVersion,
                     Err(e) => return Err(e),
@@ -52,7 +53,9 @@ pub(super) async fn write(fw: &Framework, path: &str, version: Option<i32>, data
             // one create) succeeded; if it left other bytes than ours, it was not ours.
             let expected_version = version.map_or(0, |v| v + 1);
             match client.get_data(path).await {
-                Ok((now, stat)) if now == data && stat.version == expected_version => Ok(Written::Ambiguous(stat)),
+                Ok((now, stat)) if now == data && stat.version == expected_version => {
+                    Ok(Written::Ambiguous(Stat::from_client(&stat)))
+                }
                 Ok(_) => Ok(Written::Refused),
                 Err(ZkError::NoNode) if refused == ZkError::BadVersion => Ok(Written::Missing),
                 Err(ZkError::NoNode) => Ok(Written::Refused),

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use futures_util::{stream, StreamExt};
 use tokio::time::Instant;
-use zk_recipes::zk::{Acls, CreateMode};
+use zk_recipes::zk::Acls;
+use zk_recipes::CreateMode;
 use zk_recipes::{Cache, CacheEvent, Framework};
 
 use super::{fail, rss_mb, BenchArgs, Failure, Report};
@@ -50,7 +51,7 @@ async fn ensure_tree(fw: &Framework, root: &str, nodes: usize) -> Result<(), Fai
     }
     let started = Instant::now();
     let client = fw.client().map_err(fail)?;
-    let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    let options = zk_recipes::zk::CreateMode::Persistent.with_acls(Acls::anyone_all());
     let paths = tree_paths(root, nodes);
     let mut created = stream::iter(&paths[1..]).map(|p| client.create(p, DATA, &options)).buffered(IN_FLIGHT);
     let bar = crate::progress::bar(paths.len().saturating_sub(1) as u64, "nodes");
@@ -80,16 +81,8 @@ pub(crate) async fn load(fw: &Framework, args: &BenchArgs) -> Result<Report, Fai
     let before = rss_mb();
     let started = Instant::now();
     let cache = Cache::tree(fw, &root).build().map_err(|e| (2, e.to_string()))?;
-    let mut version = cache.version();
     cache.start().await.map_err(fail)?;
-    while !cache.is_initialized() {
-        if let Some(e) = cache.failure() {
-            return Err(fail(e));
-        }
-        if tokio::time::timeout(Duration::from_secs(600), version.changed()).await.is_err() {
-            return Err((1, "the cache never initialized".into()));
-        }
-    }
+    cache.initialized_timeout(Duration::from_secs(600)).await.map_err(fail)?;
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     let rss = rss_mb();
     let loaded = cache.len();
@@ -122,7 +115,7 @@ pub(crate) async fn delay(fw: &Framework, base: &str, args: &BenchArgs) -> Resul
     create_root(fw, &root).await?;
     let paths = tree_paths(&root, args.nodes.max(2));
     let client = fw.client().map_err(fail)?;
-    let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
+    let options = zk_recipes::zk::CreateMode::Persistent.with_acls(Acls::anyone_all());
     let mut created = stream::iter(&paths[1..]).map(|p| client.create(p, b"0", &options)).buffered(IN_FLIGHT);
     while let Some(result) = created.next().await {
         result.map_err(fail)?;

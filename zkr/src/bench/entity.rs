@@ -20,7 +20,8 @@ use std::sync::Arc;
 
 use futures_util::future::join_all;
 use tokio::time::Instant;
-use zk_recipes::zk::{Client, CreateMode, Error as ZkError};
+use zk_recipes::zk::{Client, Error as ZkError};
+use zk_recipes::CreateMode;
 use zk_recipes::{Error, Framework, InterProcessMutex};
 
 use super::floor::{ensure_dir, zk_client_lock};

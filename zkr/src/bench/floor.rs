@@ -20,7 +20,8 @@
 //! With N clients each client has its own node. `--peer zookeeper-client` runs `raw` and
 //! `raw_set` on a session as zookeeper-client's users get it (Nagle's algorithm on).
 
-use zk_recipes::zk::{Acls, Client, CreateMode, LockClient, LockOptions, LockPrefix};
+use zk_recipes::zk::{Acls, Client, LockClient, LockOptions, LockPrefix};
+use zk_recipes::CreateMode;
 use zk_recipes::Framework;
 
 use super::stock::{parse, STOCK};
@@ -63,13 +64,13 @@ impl Raw {
             Kind::Entity => {
                 let lock_dir = format!("{dir}/e-{k}");
                 ensure_dir(fw, &lock_dir).await?;
-                let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
+                let options = zk_recipes::zk::CreateMode::Persistent.with_acls(Acls::anyone_all());
                 client.create(&stock_of(&lock_dir), STOCK.to_string().as_bytes(), &options).await.map_err(fail)?;
                 (lock_dir, 0)
             }
             Kind::Set => {
                 let path = format!("{dir}/set-{k}");
-                let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
+                let options = zk_recipes::zk::CreateMode::Persistent.with_acls(Acls::anyone_all());
                 let (stat, _) = client.create(&path, &0u64.to_be_bytes(), &options).await.map_err(fail)?;
                 (path, stat.version)
             }
@@ -81,7 +82,7 @@ impl Raw {
     pub async fn once(&mut self) -> zk_recipes::Result<()> {
         match self.kind {
             Kind::CreateDelete => {
-                let options = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
+                let options = zk_recipes::zk::CreateMode::Ephemeral.with_acls(Acls::anyone_all());
                 self.client.create(&self.path, b"", &options).await?;
                 self.client.delete(&self.path, None).await?;
             }
@@ -92,7 +93,7 @@ impl Raw {
             }
             Kind::Seq => {
                 let prefix = format!("{}/n-", self.path);
-                let options = CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
+                let options = zk_recipes::zk::CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
                 let create = self.client.create(&prefix, b"", &options);
                 let list = self.client.list_children(&self.path);
                 let (created, listed) = tokio::join!(create, list);
@@ -102,7 +103,7 @@ impl Raw {
             }
             Kind::Entity => {
                 let (prefix, stock) = (format!("{}/_c_raw-lock-", self.path), stock_of(&self.path));
-                let options = CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
+                let options = zk_recipes::zk::CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
                 let create = self.client.create(&prefix, b"", &options);
                 let list = self.client.list_children(&self.path);
                 let read = self.client.get_data(&stock);
@@ -145,6 +146,6 @@ fn stock_of(lock_dir: &str) -> String {
 /// releases it (its delete is ordered before the session's next request).
 pub(crate) async fn zk_client_lock<'c>(client: &'c Client, dir: &str) -> zk_recipes::Result<LockClient<'c>> {
     let options = LockOptions::new(Acls::anyone_all())
-        .with_ancestor_options(CreateMode::Container.with_acls(Acls::anyone_all()))?;
+        .with_ancestor_options(zk_recipes::zk::CreateMode::Container.with_acls(Acls::anyone_all()))?;
     Ok(client.lock(LockPrefix::new_curator(dir, "lock-")?, b"", options).await?)
 }

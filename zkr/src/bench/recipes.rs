@@ -5,10 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
+use zk_recipes::counter::VersionedValue;
 use zk_recipes::zk::Client;
 use zk_recipes::{
     DistributedAtomicLong, Framework, InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreMutex,
-    InterProcessSemaphoreV2, SharedCount, VersionedValue,
+    InterProcessSemaphoreV2, SharedCount,
 };
 
 use super::entity::{Entities, EntityTask};

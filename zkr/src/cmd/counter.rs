@@ -3,8 +3,10 @@
 use std::pin::pin;
 
 use futures_util::StreamExt;
+use zk_recipes::counter::AtomicNumber;
+use zk_recipes::counter::DistributedAtomicNumber;
 use zk_recipes::zk::Error as ZkError;
-use zk_recipes::{AtomicNumber, DistributedAtomicNumber, Error, Framework, SharedCount};
+use zk_recipes::{Error, Framework, SharedCount};
 
 use crate::args::{AtomicArgs, AtomicOp, SharedCountArgs, SharedCountOp};
 use crate::exit::{self, CliError, CliResult};

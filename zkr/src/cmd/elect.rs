@@ -4,12 +4,12 @@ use std::pin::pin;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use zk_recipes::{Framework, LeaderLatch};
+use zk_recipes::{Framework, LeaderLatch, Leadership};
 
 use super::{before_deadline, timed_out};
 use crate::args::ElectArgs;
 use crate::exit::{self, CliError, CliResult};
-use crate::hold::{self, Held, Node};
+use crate::hold::{self, Held};
 use serde_json::json;
 
 use crate::{output, Ctx};
@@ -30,9 +30,12 @@ pub async fn elect(fw: &Framework, args: ElectArgs, ctx: &mut Ctx) -> CliResult 
         .await
         .and_then(|led| led);
     let failure = match led {
-        Ok(Some(node)) => {
-            let env = [("ZK_LEADER_PATH", node.path.clone()), ("ZK_FENCING_TOKEN", node.token.to_string())];
-            let held = Held::Leader(latch, node);
+        Ok(Some(leadership)) => {
+            let env = [
+                ("ZK_LEADER_PATH", leadership.node().to_string()),
+                ("ZK_FENCING_TOKEN", leadership.fencing_token().to_string()),
+            ];
+            let held = Held::Leader(latch, leadership);
             return hold::run(ctx, held, "leadership", &args.cmd, &env, &args.supervision).await;
         }
         Ok(None) => timed_out(args.timeout.unwrap_or_default(), &format!("leadership of {}", args.path)),
@@ -42,24 +45,11 @@ pub async fn elect(fw: &Framework, args: ElectArgs, ctx: &mut Ctx) -> CliResult 
     Err(failure)
 }
 
-/// Waits until the latch leads (`None`: timed out) and returns its node.
-async fn lead(latch: &LeaderLatch, timeout: Option<Duration>) -> CliResult<Option<Node>> {
-    let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
-    loop {
-        match deadline {
-            None => latch.await_leadership().await?,
-            Some(at) => {
-                let left = at.saturating_duration_since(tokio::time::Instant::now());
-                if before_deadline(latch.await_leadership_timeout(left).await)?.is_none() {
-                    return Ok(None);
-                }
-            }
-        }
-        // leadership may have gone again in between: then wait for the next one
-        let now = latch.leadership();
-        if let (true, Some(path), Some(token)) = (now.is_leader(), now.node(), now.fencing_token()) {
-            return Ok(Some(Node { path: path.to_string(), token }));
-        }
+/// Waits until the latch leads (`None`: timed out) and returns that leadership.
+async fn lead(latch: &LeaderLatch, timeout: Option<Duration>) -> CliResult<Option<Leadership>> {
+    match timeout {
+        None => Ok(Some(latch.await_leadership().await?)),
+        Some(t) => Ok(before_deadline(latch.await_leadership_timeout(t).await)?),
     }
 }
 

@@ -6,7 +6,8 @@
 //! `count` prints the missing count-downs (0: open, or never set); `wait` prints nothing and
 //! exits 0 once open, 75 on `--timeout`. With `--json`, one object per command.
 
-use zk_recipes::{CountDown, DistributedCountDownLatch, Framework};
+use zk_recipes::latch::CountDown;
+use zk_recipes::{DistributedCountDownLatch, Framework};
 
 use super::{recipe_path, wait_within};
 use crate::args::{LatchArgs, LatchOp};

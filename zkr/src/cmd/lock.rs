@@ -73,7 +73,7 @@ where
     match timeout {
         None => forever.await.map(Some),
         Some(t) => match bounded(t).await {
-            Err(zk_recipes::Error::Timeout(_)) => Ok(None),
+            Err(zk_recipes::Error::Timeout { .. }) => Ok(None),
             other => other.map(Some),
         },
     }

@@ -13,15 +13,18 @@ mod inspect;
 mod latch;
 mod lock;
 mod queue;
+mod rm;
 mod watch;
 
 use std::collections::HashSet;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use crate::args::{AtomicOp, Command, WatchMode};
 use crate::exit::{self, CliError, CliResult};
 use crate::output::humanize;
-use crate::Ctx;
+use crate::{ConnectFailure, Ctx};
 
 /// Runs `command`: checks its arguments, connects, runs it, closes the session.
 pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
@@ -38,15 +41,41 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
         return Ok(exit::OK);
     }
     check(&command)?;
+    if let Command::Rm(args) = &command {
+        rm::confirm(args, ctx).await?;
+    }
     let data = match &command {
         Command::Lock(a) => a.hold.data.as_deref(),
         Command::Semaphore(a) => a.hold.data.as_deref(),
         _ => None,
     };
-    let fw = ctx.connect(data).await?;
+    // a holding command's --timeout bounds its connect too: it is the caller's whole wait
+    let deadline = match &command {
+        Command::Lock(a) => a.hold.timeout,
+        Command::Semaphore(a) => a.hold.timeout,
+        _ => None,
+    }
+    .map(|t| (t, Instant::now() + t));
+    let fw = match deadline {
+        Some((timeout, at)) => ctx.connect_by(data, at).await.map_err(|e| match e {
+            ConnectFailure::Deadline => timed_out(timeout, "a session with ZooKeeper"),
+            ConnectFailure::Other(e) => e,
+        })?,
+        None => ctx.connect(data).await?,
+    };
+    // what is left of the wait once connected
+    let left = |t: Option<Duration>| {
+        t.zip(deadline).map(|(_, (_, at))| at.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)))
+    };
     let result = match command {
-        Command::Lock(args) => lock::lock(&fw, args, ctx).await,
-        Command::Semaphore(args) => lock::semaphore(&fw, args, ctx).await,
+        Command::Lock(mut args) => {
+            args.hold.timeout = left(args.hold.timeout);
+            lock::lock(&fw, args, ctx).await
+        }
+        Command::Semaphore(mut args) => {
+            args.hold.timeout = left(args.hold.timeout);
+            lock::semaphore(&fw, args, ctx).await
+        }
         Command::Elect(args) => elect::elect(&fw, args, ctx).await,
         Command::Barrier(args) => barrier::barrier(&fw, args, ctx).await,
         Command::DoubleBarrier(args) => barrier::double_barrier(&fw, args, ctx).await,
@@ -54,6 +83,7 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
         Command::Atomic(args) => counter::atomic(&fw, args, ctx).await,
         Command::SharedCount(args) => counter::shared_count(&fw, args, ctx).await,
         Command::Inspect(args) => inspect::inspect(&fw, args, ctx).await,
+        Command::Rm(args) => rm::rm(&fw, args, ctx).await,
         Command::Watch(args) => watch::watch(&fw, args, ctx).await,
         Command::Group(args) => group::group(&fw, args, ctx).await,
         Command::Discover(args) => discover::discover(&fw, args, ctx).await,
@@ -61,7 +91,10 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
         Command::Once(args) => crate::once::once(&fw, args, ctx).await,
         Command::Bench(_) | Command::Completions(_) | Command::Man(_) => unreachable!("handled before connecting"),
     };
-    ctx.close(fw).await;
+    // a wait that ran out may be on a server that stopped answering: no long goodbye then
+    // (closing the session removes our nodes; unacknowledged, it expires)
+    let timed_out = matches!(&result, Err(e) if e.code == exit::TIMEOUT);
+    ctx.close(fw, timed_out).await;
     result
 }
 
@@ -115,6 +148,7 @@ fn check(command: &Command) -> CliResult<()> {
         }
         Command::SharedCount(a) => recipe_path(a.op.path())?,
         Command::Inspect(a) => zk_recipes::ops::validate_path(&a.path)?,
+        Command::Rm(a) => rm::check(a)?,
         Command::Watch(a) => {
             zk_recipes::ops::validate_path(&a.path)?;
             match (a.mode, a.max_depth) {
@@ -146,7 +180,7 @@ fn recipe_path(path: &str) -> CliResult<()> {
 fn before_deadline<T>(result: zk_recipes::Result<T>) -> zk_recipes::Result<Option<T>> {
     match result {
         Ok(value) => Ok(Some(value)),
-        Err(zk_recipes::Error::Timeout(_)) => Ok(None),
+        Err(zk_recipes::Error::Timeout { .. }) => Ok(None),
         Err(e) => Err(e),
     }
 }

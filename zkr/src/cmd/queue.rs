@@ -3,8 +3,9 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
+use zk_recipes::queue::Delivery;
 use zk_recipes::{
-    Delivery, DistributedDelayQueue, DistributedIdQueue, DistributedPriorityQueue, DistributedQueue, Error, Framework,
+    DistributedDelayQueue, DistributedIdQueue, DistributedPriorityQueue, DistributedQueue, Error, Framework,
     SimpleDistributedQueue,
 };
 
@@ -133,7 +134,7 @@ async fn take(
     }
 }
 
-async fn next<K: zk_recipes::QueueKind>(
+async fn next<K: zk_recipes::queue::QueueKind>(
     queue: &zk_recipes::Queue<Vec<u8>, K>,
     left: Option<Duration>,
 ) -> CliResult<Option<Delivery<Vec<u8>>>> {

@@ -100,7 +100,7 @@ impl Printed {
 
     fn remove(&mut self, path: &str) -> Option<String> {
         let old = self.nodes.remove(path)?;
-        Some(self.line("deleted", &CachedNode { data: None, ..old }))
+        Some(self.line("deleted", &CachedNode::new(old.path, None, old.stat)))
     }
 
     /// After dropped events: the differences between what was printed and `now`.
@@ -149,7 +149,7 @@ impl Printed {
 
 #[cfg(test)]
 mod tests {
-    use zk_recipes::zk::Stat;
+    use zk_recipes::Stat;
 
     use super::*;
 
@@ -167,7 +167,7 @@ mod tests {
             data_length: data.len() as i32,
             num_children: 0,
         };
-        CachedNode { path: path.into(), data: Some(data.to_vec()), stat }
+        CachedNode::new(path, Some(data.to_vec()), stat)
     }
 
     fn printed(json: bool) -> Printed {

@@ -3,7 +3,8 @@
 //! and exit 0, never panic; inspect marks the children a recipe ignores as `foreign`.
 
 use serde_json::Value;
-use zk_recipes::zk::CreateMode;
+
+use zk_recipes::CreateMode;
 use zk_recipes::Framework;
 use zk_recipes_testing::fixtures;
 

@@ -12,6 +12,7 @@ mod latch;
 mod lease;
 mod queue;
 mod registry;
+mod rm;
 mod tooling;
 mod transport;
 mod watch;

@@ -2,7 +2,8 @@
 //! connection (a node deleted and re-created meanwhile is reported), and its exit codes.
 
 use serde_json::{json, Value};
-use zk_recipes::zk::CreateMode;
+
+use zk_recipes::CreateMode;
 use zk_recipes_testing::{fixtures, ProxyMode, TcpProxy};
 
 use super::{path, run, Zkr};
@@ -19,7 +20,7 @@ fn kind(event: &Value) -> (String, String) {
     (text("event"), text("path"))
 }
 
-async fn stat(fw: &zk_recipes::Framework, path: &str) -> zk_recipes::zk::Stat {
+async fn stat(fw: &zk_recipes::Framework, path: &str) -> zk_recipes::Stat {
     fw.get_data(path).await.unwrap().1
 }
 
