@@ -134,7 +134,8 @@ pub enum LossReason {
     Suspended,
     /// The session was lost (expired, or suspended past the session timeout).
     SessionLost,
-    /// Our node was deleted by someone else.
+    /// Our node was deleted: by another client, or by the server as it ended our session
+    /// before the framework heard of the expiry.
     NodeDeleted,
     /// The framework was closed, or the recipe that held it gave it up: a closed or dropped
     /// [`LeaderLatch`](crate::LeaderLatch), a [`LeaderSelector`](crate::LeaderSelector)
