@@ -14,7 +14,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fw = Framework::connect(&connect).await?;
     let cache = "/examples/rwlock/cache";
     match fw.create(cache, b"v1", CreateMode::Persistent).await {
-        Ok(_) | Err(Error::ZooKeeper(zk_recipes::zk::Error::NodeExists)) => {}
+        Ok(_) => {}
+        Err(e) if e.is_conflict() => {} // there already (NodeExists)
         Err(e) => return Err(e.into()),
     }
     let mut readers = Vec::new();

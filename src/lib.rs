@@ -220,6 +220,16 @@ pub mod latch {
 
 /// Retry policies of the [`Framework`]: every policy (the common ones are at the crate root
 /// too) and the bound of the exponential ones.
+///
+/// Every operation of the framework and of the recipes runs in the framework's retry loop:
+/// before each attempt it waits for a connection; a retryable failure (connection loss, an
+/// operation timeout, a moved session) is tried again as the policy says. The loop's own
+/// errors are [`Error::RetriesExhausted`] when the policy
+/// gives up, [`Error::Timeout`] when the deadline passes (the
+/// [`with_deadline`] scope's, or the
+/// [`operation_timeout`](crate::FrameworkBuilder::operation_timeout)) and
+/// [`Error::Closed`] once the framework is closed; the operation's own
+/// non-retryable failure is [`Error::ZooKeeper`].
 pub mod retry {
     pub use crate::framework::{
         BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryAttempt, RetryForever, RetryNTimes,
@@ -264,8 +274,11 @@ pub mod metrics {
     pub use crate::observe::names::*;
 }
 
-/// The underlying `zookeeper-client` crate, re-exported for its types (`Acl`, `Stat`,
-/// `CreateMode`, `Client`, ...).
+/// The underlying `zookeeper-client` crate, re-exported for the raw client's types (`Client`,
+/// its `Error`, ...). Only with the `raw-client` feature: these types follow zookeeper-client's
+/// versions, not this crate's.
+#[cfg(feature = "raw-client")]
+#[cfg_attr(docsrs, doc(cfg(feature = "raw-client")))]
 pub use zookeeper_client as zk;
 
 // The README's and the guide's code blocks are compiled as doc tests (`cargo test --doc`).

@@ -37,7 +37,7 @@ impl Framework {
     /// [`Error::InvalidArgument`] (argument `path`) for `"/"`; [`Error::InvalidPath`];
     /// `NoAuth` as [`Error::ZooKeeper`] for a node this session may not list or delete;
     /// [`Error::Timeout`] when the deadline passes first (a writer that keeps adding children
-    /// faster than they are deleted ends there); the errors of [`retry`](Self::retry).
+    /// faster than they are deleted ends there); the retry loop's errors (see [`retry`](crate::retry)).
     ///
     /// # Cancel safety
     /// Not cancel safe: the nodes deleted before the cancel stay deleted (calling again

@@ -27,6 +27,7 @@ mod tls_probe;
 mod transaction;
 mod update;
 pub(crate) mod wait;
+mod watch_event;
 mod watches;
 
 pub(crate) use api::{validate_ttl, TTL_UNSUPPORTED};
@@ -53,4 +54,5 @@ pub use session::Framework;
 pub use stat::Stat;
 pub use state::{ConnectionState, ErrorPolicy, LossReason, SessionStatus};
 pub use transaction::{Transaction, TxnResult};
+pub use watch_event::{ResetReason, WatchEvent};
 pub use watches::OneShotWatch;

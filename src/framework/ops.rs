@@ -157,12 +157,23 @@ impl Framework {
     /// # Cancel safety
     /// Cancelling abandons the current attempt; a request already sent may still be applied by
     /// the server.
+    #[cfg(feature = "raw-client")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "raw-client")))]
     pub async fn retry<T, F, Fut>(&self, op: F) -> Result<T>
     where
         F: FnMut(Client) -> Fut,
         Fut: Future<Output = std::result::Result<T, ZkError>>,
     {
-        self.retry_with(self.retry_policy(), op).await
+        self.retry_raw(op).await
+    }
+
+    /// What `retry` does, for the recipes (whatever the features).
+    pub(crate) async fn retry_raw<T, F, Fut>(&self, op: F) -> Result<T>
+    where
+        F: FnMut(Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, ZkError>>,
+    {
+        self.retries(Named { op: "custom", path: "", write: false }, self.retry_policy(), op).await
     }
 
     /// [`retry`](Self::retry) with another policy than the framework's.
@@ -172,6 +183,8 @@ impl Framework {
     ///
     /// # Cancel safety
     /// As [`retry`](Self::retry).
+    #[cfg(feature = "raw-client")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "raw-client")))]
     pub async fn retry_with<T, F, Fut>(&self, policy: &dyn RetryPolicy, op: F) -> Result<T>
     where
         F: FnMut(Client) -> Fut,
@@ -244,7 +257,7 @@ impl Framework {
                 }
                 Err(_) => Err(ZkError::ConnectionLoss),
                 Ok(()) => {
-                    let attempt = op(self.client()?);
+                    let attempt = op(self.raw_client()?);
                     sent = true;
                     match tokio::time::timeout_at(bound.instant(), attempt).await {
                         Ok(outcome) => outcome,
@@ -308,7 +321,7 @@ impl Framework {
     ///
     /// # Errors
     /// [`Error::InvalidPath`]; [`Error::ZooKeeper`] with `NodeExists`, `NoAuth`,
-    /// `NoChildrenForEphemerals`...; the errors of [`retry`](Self::retry). A retried
+    /// `NoChildrenForEphemerals`...; the retry loop's errors (see [`retry`](crate::retry)). A retried
     /// non-sequential create that finds the node already there reports `NodeExists`; use
     /// [`create_protected`](Self::create_protected) for sequential nodes that must not be
     /// duplicated by a retry. [`Error::OutcomeUnknown`] when the deadline passed after the
@@ -531,7 +544,7 @@ impl Framework {
     /// usable from `Drop`.
     pub(crate) fn delete_now_in_background(&self, path: String, ephemeral_owner: Option<i64>) {
         let same_session = ephemeral_owner.is_none_or(|owner| owner == self.status().session_id);
-        let client = match self.client() {
+        let client = match self.raw_client() {
             Ok(client) if same_session && self.status().state.is_connected() => client,
             _ => return self.delete_in_background(path, ephemeral_owner),
         };
@@ -656,7 +669,7 @@ impl Framework {
     /// Reads a node's data, through the retry loop.
     ///
     /// # Errors
-    /// `NoNode` as [`Error::ZooKeeper`]; the errors of [`retry`](Self::retry).
+    /// `NoNode` as [`Error::ZooKeeper`]; the retry loop's errors (see [`retry`](crate::retry)).
     ///
     /// # Cancel safety
     /// Cancel safe.
@@ -669,7 +682,7 @@ impl Framework {
     /// Writes a node's data (optionally only at `expected_version`), through the retry loop.
     ///
     /// # Errors
-    /// `NoNode`, `BadVersion` as [`Error::ZooKeeper`]; the errors of [`retry`](Self::retry).
+    /// `NoNode`, `BadVersion` as [`Error::ZooKeeper`]; the retry loop's errors (see [`retry`](crate::retry)).
     /// With `expected_version`, [`Error::OutcomeUnknown`] when the deadline passed after the
     /// write was sent and before it was answered (sent again, an applied write would be
     /// refused as `BadVersion`); without, a plain [`Error::Timeout`] (sending it again is
@@ -690,7 +703,7 @@ impl Framework {
     /// The node's stat, or `None` if it does not exist, through the retry loop.
     ///
     /// # Errors
-    /// The errors of [`retry`](Self::retry).
+    /// The retry loop's errors (see [`retry`](crate::retry)).
     ///
     /// # Cancel safety
     /// Cancel safe.
@@ -702,7 +715,7 @@ impl Framework {
     /// The names of a node's children (unsorted), through the retry loop.
     ///
     /// # Errors
-    /// `NoNode` as [`Error::ZooKeeper`]; the errors of [`retry`](Self::retry).
+    /// `NoNode` as [`Error::ZooKeeper`]; the retry loop's errors (see [`retry`](crate::retry)).
     ///
     /// # Cancel safety
     /// Cancel safe.
@@ -715,8 +728,8 @@ impl Framework {
     /// [`delete_guaranteed`](Self::delete_guaranteed) a missing node is an error.
     ///
     /// # Errors
-    /// `NoNode`, `NotEmpty`, `NoAuth` as [`Error::ZooKeeper`]; the errors of
-    /// [`retry`](Self::retry); [`Error::OutcomeUnknown`] when the deadline passed after the
+    /// `NoNode`, `NotEmpty`, `NoAuth` as [`Error::ZooKeeper`]; the retry loop's
+    /// errors (see [`retry`](crate::retry)); [`Error::OutcomeUnknown`] when the deadline passed after the
     /// delete was sent and before it was answered.
     ///
     /// # Cancel safety

@@ -208,7 +208,7 @@ impl Framework {
     ///
     /// # Errors
     /// [`Error::CorruptData`] when the configuration cannot be parsed; `NoAuth` as
-    /// [`Error::ZooKeeper`]; the errors of [`retry`](Self::retry).
+    /// [`Error::ZooKeeper`]; the retry loop's errors (see [`retry`](crate::retry)).
     ///
     /// # Cancel safety
     /// Cancel safe.
@@ -243,7 +243,7 @@ impl Framework {
     /// (the connection was lost, as it is when the session's own server leaves), its retry
     /// was refused and the configuration does not show the change (when it does, that
     /// configuration is the answer); [`Error::CorruptData`] when the new
-    /// configuration cannot be parsed; the errors of [`retry`](Self::retry).
+    /// configuration cannot be parsed; the retry loop's errors (see [`retry`](crate::retry)).
     ///
     /// # Cancel safety
     /// Not cancel safe: the change may have been applied.

@@ -64,8 +64,8 @@ pub(crate) struct Inner {
 /// * After the server expires the session — or the connection stays suspended longer than the
 ///   negotiated session timeout (Curator's simulated expiry) — the state goes `LOST`, a new
 ///   session is built (retrying until it succeeds or the framework is closed) and the state
-///   goes `RECONNECTED`. Everything that asks for [`client`](Self::client) from then on gets the
-///   new session. Ephemeral nodes of the old session are gone: recipes tell their holders.
+///   goes `RECONNECTED`. Every operation from then on (and every client the `raw-client` feature's
+///   `client()` hands out) uses the new session. Ephemeral nodes of the old session are gone: recipes tell their holders.
 /// * When the ensemble *refuses* the new session — its TLS handshake fails for a reason that
 ///   retrying cannot fix (unknown CA, expired certificate...) or the server refuses the SASL
 ///   login — the framework stops trying: the state goes
@@ -128,7 +128,15 @@ impl Framework {
     ///
     /// # Errors
     /// [`Error::Closed`] once [`close`](Self::close) or [`shutdown`](Self::shutdown) was called.
+    #[cfg(feature = "raw-client")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "raw-client")))]
     pub fn client(&self) -> Result<Client> {
+        self.raw_client()
+    }
+
+    /// The current session's client, rooted at the namespace (what [`client`](Self::client)
+    /// hands out with the `raw-client` feature).
+    pub(crate) fn raw_client(&self) -> Result<Client> {
         // (only the rooted client cloned: the lock engine asks for it several times an acquire)
         self.with_session(|s| s.rooted.clone())
     }
@@ -293,7 +301,7 @@ impl Framework {
     /// # Errors
     /// [`Error::Timeout`] (in [`TimeoutStep::Closing`](crate::TimeoutStep::Closing)) when the
     /// server did not acknowledge the close within `timeout` — unreachable, stopped answering,
-    /// or a [`client`](Self::client) taken by the caller is still alive and keeps the session
+    /// or a client taken by the caller (the `raw-client` feature's `client()`) is still alive and keeps the session
     /// open — and at once when the connection was down when the close was asked for (no
     /// server can acknowledge it then). The session's ephemeral nodes then stay until the
     /// server expires the session (its timeout after it last heard from us). `Ok` only when
@@ -501,6 +509,8 @@ impl Framework {
     ///
     /// # Errors
     /// [`Error::Closed`] for a closed framework.
+    #[cfg(feature = "raw-client")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "raw-client")))]
     pub fn session_info(&self) -> Result<zookeeper_client::SessionInfo> {
         Ok(self.session()?.raw.session().clone())
     }

@@ -3,7 +3,9 @@
 //! Persistent watches are [`PersistentWatcher`](crate::PersistentWatcher).
 
 use crate::framework::Stat;
-use zookeeper_client::{OneshotWatcher, WatchedEvent};
+use zookeeper_client::OneshotWatcher;
+
+use super::watch_event::{ResetReason, WatchEvent};
 
 use super::paths::validate_path;
 use super::session::Framework;
@@ -19,22 +21,24 @@ use crate::error::Result;
 /// let (data, _stat, watch) = fw.watch_data("/config/limits").await?;
 /// println!("limits: {}", String::from_utf8_lossy(&data));
 /// let event = watch.changed().await;          // fires once, at the next change
-/// println!("changed: {:?}", event.event_type);
+/// println!("changed: {event:?}");
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
 pub struct OneShotWatch(OneshotWatcher);
 
 impl OneShotWatch {
-    /// Waits for the change: the event's path is relative to the namespace. Across a
+    /// Waits for the change: a node event whose path is relative to the namespace. Across a
     /// reconnect the server sends the events missed meanwhile; when the session ends
-    /// (expired, closed) the event is that session state instead (`EventType::Session`):
-    /// read and watch again on the framework's new session.
+    /// (expired, closed) the event is [`WatchEvent::Reset`] with
+    /// [`ResetReason::SessionEnded`] instead: read and watch again on the framework's new
+    /// session.
     ///
     /// # Cancel safety
     /// Not cancel safe: dropping the future drops (removes) the watch.
-    pub async fn changed(self) -> WatchedEvent {
-        self.0.changed().await
+    pub async fn changed(self) -> WatchEvent {
+        // a session event (the only kind that is not a node's) ends the watch
+        WatchEvent::from_node_event(self.0.changed().await).unwrap_or(WatchEvent::Reset(ResetReason::SessionEnded))
     }
 
     /// Removes the watch (the same as dropping it).

@@ -31,8 +31,8 @@ pub const LABEL_EVENT: &str = "event";
 /// Label: a framework operation: `create`, `get_data`, `set_data`, `exists`, `children`,
 /// `delete`, `sync`, `get_acl`, `set_acl`, `touch`, `ephemerals`, `descendants_count`,
 /// `whoami`, `multi_read`, `transaction`, `watch`, `list` (a lock queue's or a queue's
-/// listing), `read_tree` (a cache's full read), `capabilities`, and `custom`: a
-/// [`Framework::retry`](crate::Framework::retry) loop (yours, or a recipe's compound step).
+/// listing), `read_tree` (a cache's full read), `capabilities`, and `custom`: a retry loop
+/// (a recipe's compound step, or yours: `Framework::retry` with the `raw-client` feature).
 pub const LABEL_OP: &str = "op";
 /// Label: an operation's result (`ok`, `error`).
 pub const LABEL_RESULT: &str = "result";

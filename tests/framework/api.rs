@@ -5,8 +5,9 @@
 use assert_matches::assert_matches;
 use std::time::Duration;
 
+use zk_recipes::cache::{ResetReason, WatchEvent};
 use zk_recipes::ops::{ReadOp, ReadResult};
-use zk_recipes::zk::{Acl, Acls, Error as ZkError, EventType};
+use zk_recipes::zk::{Acl, Acls, Error as ZkError};
 use zk_recipes::CreateMode;
 use zk_recipes::{Error, Framework};
 use zk_recipes_testing::{fixtures, refusing, RefusingProxy};
@@ -80,7 +81,7 @@ async fn one_shot_watches_fire_once_and_can_be_removed() {
     assert_eq!(data, b"0");
     fw.set_data("/w", b"1", None).await.unwrap();
     let event = tokio::time::timeout(WAIT, watch.changed()).await.unwrap();
-    assert_eq!((event.event_type, event.path.as_str()), (EventType::NodeDataChanged, "/w"));
+    assert_matches!(event, WatchEvent::DataChanged { path, .. } if path == "/w");
 
     let (stat, watch) = fw.watch_exists("/w/c").await.unwrap();
     assert_eq!(stat, None);
@@ -88,9 +89,9 @@ async fn one_shot_watches_fire_once_and_can_be_removed() {
     assert!(children.is_empty());
     fw.create("/w/c", b"", CreateMode::Persistent).await.unwrap();
     let event = tokio::time::timeout(WAIT, watch.changed()).await.unwrap();
-    assert_eq!((event.event_type, event.path.as_str()), (EventType::NodeCreated, "/w/c"));
+    assert_matches!(event, WatchEvent::Created { path, .. } if path == "/w/c");
     let event = tokio::time::timeout(WAIT, child_watch.changed()).await.unwrap();
-    assert_eq!((event.event_type, event.path.as_str()), (EventType::NodeChildrenChanged, "/w"));
+    assert_matches!(event, WatchEvent::ChildrenChanged { path, .. } if path == "/w");
 
     // removed: the server no longer holds it
     let full = format!("/{ns}/w/c");
@@ -100,6 +101,24 @@ async fn one_shot_watches_fire_once_and_can_be_removed() {
     watch.remove();
     fixtures::eventually(WAIT, "the watch is removed from the server", || async { !held().await }).await;
     assert!(matches!(fw.watch_data("/none").await, Err(Error::ZooKeeper(ZkError::NoNode))));
+}
+
+/// A one-shot watch whose session ends fires once with `Reset(SessionEnded)`, not a node event;
+/// a watch set again on the framework's next session fires for the next change.
+#[tokio::test]
+async fn a_one_shot_watch_reports_the_end_of_its_session() {
+    let cs = fixtures::shared_server().await;
+    let ns = fixtures::unique("api-watch-end");
+    let fw = owner(&cs, &ns).await;
+    fw.create("/w", b"0", CreateMode::Persistent).await.unwrap();
+    let (_, _, watch) = fw.watch_data("/w").await.unwrap();
+    zk_recipes_testing::expire_session(&fw).await.unwrap();
+    let event = tokio::time::timeout(WAIT, watch.changed()).await.unwrap();
+    assert_eq!(event, WatchEvent::Reset(ResetReason::SessionEnded));
+    let (_, _, watch) = fw.watch_data("/w").await.unwrap();
+    fw.set_data("/w", b"1", None).await.unwrap();
+    let event = tokio::time::timeout(WAIT, watch.changed()).await.unwrap();
+    assert_matches!(event, WatchEvent::DataChanged { path, .. } if path == "/w");
 }
 
 #[tokio::test]

@@ -51,7 +51,7 @@ pub(crate) async fn version(fw: &Framework, value_path: &str) -> Result<i32> {
     }
     let options = fw.create_options(CreateMode::Persistent);
     let create_gate = || {
-        fw.retry(|client| {
+        fw.retry_raw(|client| {
             let options = &options;
             async move { client.create(gate, &[], options).await.map(|_| ()) }
         })
@@ -79,7 +79,7 @@ pub(crate) async fn version(fw: &Framework, value_path: &str) -> Result<i32> {
 /// # Cancel safety
 /// Cancel safe: a gate raised for nothing only sends optimistic writers to the queue once.
 pub(crate) async fn raise_and_read(fw: &Framework, gate: &str, value_path: &str) -> Result<(Vec<u8>, Option<i32>)> {
-    fw.retry(|client| async move {
+    fw.retry_raw(|client| async move {
         // requests go out in the order their futures are made: the read after the raise
         let (raised, read) = tokio::join!(client.set_data(gate, &[], None), client.get_data(value_path));
         match raised {

@@ -188,7 +188,7 @@ impl Drop for Abandoned<'_> {
         let (dir, key, marker) = (self.dir.to_string(), std::mem::take(&mut self.key), self.marker.to_string());
         self.fw.spawn_counted_delete(|fw| async move {
             let cleaned = fw
-                .retry(|client| {
+                .retry_raw(|client| {
                     let (dir, key, marker) = (&dir, &key, &marker);
                     async move {
                         let children = client.list_children(dir).await.if_exists()?.unwrap_or_default();
@@ -213,7 +213,7 @@ impl Drop for Abandoned<'_> {
 /// transaction can apply the addition any more.
 async fn settled(fw: &Framework, ours: Option<&str>, marker: &str) -> Result<Taken> {
     let read = fw
-        .retry(|client| async move {
+        .retry_raw(|client| async move {
             // requests go out in the order their futures are made: the read after the delete
             let delete = ours.map(|path| client.delete(path, None));
             let read = client.get_data(marker);
@@ -233,7 +233,7 @@ async fn list_read_and_check(
     value_path: &str,
     marker: &str,
 ) -> Result<(Arc<Listing>, Prefetched, Option<Vec<u8>>)> {
-    fw.retry(|client| async move {
+    fw.retry_raw(|client| async move {
         let (listed, value, applied) =
             tokio::join!(client.list_children(dir), client.get_data(value_path), client.get_data(marker));
         let listing = Arc::new(Listing::new(listed.if_exists()?.unwrap_or_default()));

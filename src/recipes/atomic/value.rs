@@ -789,7 +789,7 @@ impl DistributedAtomicValue {
         // read yet: if the retries run out then, the outcome is unknown and we say so.
         let in_doubt = AtomicBool::new(false);
         let written = fw
-            .retry(|client| {
+            .retry_raw(|client| {
                 let (txn, options, in_doubt, marker) = (&txn, &options, &in_doubt, &marker);
                 async move {
                     // After a lost reply, the marker tells whether that write happened.

@@ -135,7 +135,7 @@ impl DistributedBarrier {
             let session = self.fw.status().session_id;
             let watcher = self
                 .fw
-                .retry(|client| async move {
+                .retry_raw(|client| async move {
                     let (stat, watcher) = client.check_and_watch_stat(path).await?;
                     Ok(stat.map(|_| watcher))
                 })

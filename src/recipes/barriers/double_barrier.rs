@@ -230,7 +230,7 @@ impl DistributedDoubleBarrier {
     async fn look_entering(&self) -> Result<Entering> {
         let (path, ready_path) = (self.path.as_str(), self.ready_path.as_str());
         self.fw
-            .retry(|client| async move {
+            .retry_raw(|client| async move {
                 let ready = client.check_and_watch_stat(ready_path);
                 let children = client.list_and_watch_children(path);
                 let (ready, children) = tokio::join!(ready, children);
@@ -262,7 +262,7 @@ impl DistributedDoubleBarrier {
             let owner = self.fw.status().session_id;
             let adopted = self
                 .fw
-                .retry(|client| async move {
+                .retry_raw(|client| async move {
                     match client.check_stat(path).await? {
                         Some(stat) if stat.ephemeral_owner == client.session_id().0 => Ok(Some(stat.ephemeral_owner)),
                         Some(_) => client.delete(path, None).await.if_exists().map(|_| None),
@@ -342,7 +342,7 @@ impl DistributedDoubleBarrier {
     async fn watch_and_delete(&self, watched: &str, delete_ours: bool) -> Result<Option<OneshotWatcher>> {
         let ours = self.our_path.as_str();
         self.fw
-            .retry(|client| async move {
+            .retry_raw(|client| async move {
                 let watch = client.check_and_watch_stat(watched);
                 let delete = delete_ours.then(|| client.delete(ours, None));
                 let (stat, watcher) = watch.await?;

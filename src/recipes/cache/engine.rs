@@ -11,9 +11,9 @@ use tracing::Instrument;
 use super::read::{read_node, TreeReader};
 use super::source::{self, WatchMode};
 use super::state::Shared;
-use super::watcher::WatchEvent;
 use crate::error::{Error, Result};
 use crate::framework::Framework;
+use crate::framework::WatchEvent;
 
 /// How many events that are ready at once are re-read together (their requests pipelined).
 const BATCH: usize = 512;
@@ -142,7 +142,7 @@ pub(crate) async fn run(
 /// awaited) and applies each answer in order. A failed read is skipped: it failed because
 /// the connection went, and the reset that follows reads everything again.
 async fn reread(fw: &Framework, shared: &Shared, batch: &mut Vec<WatchEvent>) -> Result<()> {
-    let client = fw.client()?;
+    let client = fw.raw_client()?;
     let reads: Vec<_> = batch
         .drain(..)
         .filter(|event| !matches!(event, WatchEvent::ChildrenChanged { .. }))

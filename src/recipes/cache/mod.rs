@@ -44,7 +44,8 @@ mod source;
 mod state;
 mod watcher;
 
+pub use crate::framework::{ResetReason, WatchEvent};
 pub use handle::{Cache, CacheBuilder, DEFAULT_EVENT_CAPACITY};
 pub use node::{CacheEvent, CachedNode};
 pub use source::WatchMode;
-pub use watcher::{PersistentWatcher, ResetReason, WatchEvent};
+pub use watcher::PersistentWatcher;

@@ -20,10 +20,10 @@ use futures_util::StreamExt;
 use zookeeper_client::{Client, Error as ZkError, EventType, OneshotWatcher, WatchedEvent};
 
 use super::scope::Scope;
-use super::watcher::{ResetReason, WatchEvent};
 use crate::error::{Error, Result};
 use crate::framework::paths::join;
 use crate::framework::{is_retryable, Framework, SessionStatus};
+use crate::framework::{ResetReason, WatchEvent};
 
 /// How many watches are set before their answers are awaited.
 const PIPELINE: usize = 512;
@@ -181,7 +181,7 @@ pub(crate) fn events(fw: Framework, scope: Scope) -> impl Stream<Item = Result<W
             }
             let mut status = fw.status_watch();
             let since = *status.borrow_and_update();
-            let client = match fw.client() {
+            let client = match fw.raw_client() {
                 Ok(client) => client,
                 Err(_) => return,
             };

@@ -7,9 +7,10 @@ use futures_core::Stream;
 
 use super::oneshot;
 use super::scope::Scope;
-use super::watcher::{PersistentWatcher, WatchEvent};
+use super::watcher::PersistentWatcher;
 use crate::error::{Error, Result, ServerFeature};
 use crate::framework::Framework;
+use crate::framework::WatchEvent;
 
 /// Which kind of ZooKeeper watch a [`Cache`](crate::Cache) follows its nodes with; see
 /// [`CacheBuilder::watch_mode`](crate::CacheBuilder::watch_mode).

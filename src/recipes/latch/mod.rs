@@ -192,7 +192,7 @@ impl DistributedCountDownLatch {
 
     async fn first_generation(&self, count: u64) -> Result<u64> {
         let parent = paths::parent(&self.path);
-        self.fw.retry(|client| async move { self.fw.make_parents(&client, parent).await }).await?;
+        self.fw.retry_raw(|client| async move { self.fw.make_parents(&client, parent).await }).await?;
         let dir = generation_dir(&self.path, 1);
         let txn = self.fw.transaction().create(&self.path, &encode(1), crate::CreateMode::Persistent);
         txn.create(&dir, &encode(count), crate::CreateMode::Persistent).commit().await.map(|_| 1)
@@ -255,7 +255,7 @@ impl DistributedCountDownLatch {
         let (dir, node, token, sent) = (dir.as_str(), node.as_str(), token.as_bytes(), &sent);
         let outcome = self
             .fw
-            .retry(|client| async move {
+            .retry_raw(|client| async move {
                 // one round trip: our node, then the generation as it is after it
                 let options = self.fw.create_options(CreateMode::Persistent);
                 let create = client.create(node, token, &options);
@@ -374,7 +374,7 @@ impl DistributedCountDownLatch {
     /// The latch's current generation and its data version; `None` when there is no latch.
     async fn current(&self) -> Result<Option<(u64, i32)>> {
         let path = self.path.as_str();
-        let read = self.fw.retry(|client| async move { client.get_data(path).await.if_exists() }).await?;
+        let read = self.fw.retry_raw(|client| async move { client.get_data(path).await.if_exists() }).await?;
         read.map(|(data, stat)| Ok((decode(path, &data)?, stat.version))).transpose()
     }
 
@@ -383,7 +383,7 @@ impl DistributedCountDownLatch {
     async fn read_generation(&self, dir: &str, watch: bool) -> Result<Option<(Generation, Option<OneshotWatcher>)>> {
         let read = self
             .fw
-            .retry(|client| async move {
+            .retry_raw(|client| async move {
                 let counted = async {
                     if watch {
                         client.list_and_watch_children(dir).await.map(|(list, w)| (list, Some(w)))

@@ -46,7 +46,7 @@ pub(crate) fn observe(
 
 /// A watch on the children of `path`, or on its creation when it does not exist yet.
 async fn watch_dir(fw: &Framework, path: &str) -> Result<OneshotWatcher> {
-    fw.retry(|client| async move {
+    fw.retry_raw(|client| async move {
         match client.list_and_watch_children(path).await {
             Ok((_, watcher)) => Ok(watcher),
             Err(ZkError::NoNode) => match client.check_and_watch_stat(path).await {

@@ -719,7 +719,7 @@ async fn create_node(
     let owner = |stat: &Stat, session: i64| if req.ttl.is_some() { session } else { stat.ephemeral_owner };
     let mut maybe_created = false;
     if pipelined && fw.wait_connected(Duration::ZERO).await.is_ok() {
-        let client: Client = fw.client()?;
+        let client: Client = fw.raw_client()?;
         let options = match req.ttl {
             Some(ttl) => fw.create_options(mode).with_ttl(ttl),
             None => fw.create_options(mode),

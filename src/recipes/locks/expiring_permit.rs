@@ -144,7 +144,7 @@ impl ExpiringPermit {
 pub(crate) async fn delete_permit(fw: &Framework, path: &str) -> Result<()> {
     let deleted_earlier = std::sync::atomic::AtomicBool::new(false);
     let sent = &deleted_earlier;
-    fw.retry(|client| async move {
+    fw.retry_raw(|client| async move {
         match client.delete(path, None).await {
             // a retry after a lost reply finds it gone: our first attempt deleted it
             Err(ZkError::NoNode) if sent.load(std::sync::atomic::Ordering::SeqCst) => Ok(()),

@@ -341,7 +341,7 @@ impl Monitor {
             if let Some(reason) = self.loss(&seen) {
                 return self.lost(reason);
             }
-            let watch = match self.fw.client() {
+            let watch = match self.fw.raw_client() {
                 Ok(client) => client.get_and_watch_data(&self.path).await,
                 Err(_) => Err(ZkError::ClientClosed),
             };

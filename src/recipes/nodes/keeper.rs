@@ -161,7 +161,7 @@ impl Keeper {
                 }
                 _ = control.changed() => continue,
             }
-            let Ok(client) = self.fw.client() else { return End::FrameworkClosed };
+            let Ok(client) = self.fw.raw_client() else { return End::FrameworkClosed };
             let status = self.fw.status();
             let session = client.session_id().0;
             self.forget_lost_session(session);

@@ -295,7 +295,7 @@ async fn touch(fw: &Framework, child: &str, ttl: Duration) -> Result<()> {
         other => return other.map(drop),
     }
     let created = fw
-        .retry(|client| async move {
+        .retry_raw(|client| async move {
             fw.create_with_parents_ttl(&client, child, data, CreateMode::Persistent, Some(ttl)).await
         })
         .await;

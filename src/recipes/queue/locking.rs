@@ -20,7 +20,8 @@ impl Engine {
         let Some(locks) = &self.locks else { return Ok(None) };
         let lock = paths::join(locks, name);
         let lock = lock.as_str();
-        let (stat, watcher) = self.fw.retry(|client| async move { client.check_and_watch_stat(lock).await }).await?;
+        let (stat, watcher) =
+            self.fw.retry_raw(|client| async move { client.check_and_watch_stat(lock).await }).await?;
         Ok(stat.map(|_| watcher))
     }
 
@@ -66,7 +67,7 @@ impl Engine {
             let lock = lock.as_str();
             let created = self
                 .fw
-                .retry(|client| async move {
+                .retry_raw(|client| async move {
                     let options = self.fw.create_options(CreateMode::Ephemeral);
                     let stat = match client.create(lock, data, &options).await {
                         Ok((stat, _)) => Some(stat),

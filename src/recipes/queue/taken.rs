@@ -36,7 +36,7 @@ impl ItemLock {
         let (fw, client, path) = (self.hold.framework().clone(), self.client.clone(), self.hold.path().to_string());
         self.hold.framework().runtime().spawn(async move {
             let outcome = fw
-                .retry(|_| {
+                .retry_raw(|_| {
                     let (client, path) = (client.clone(), path.clone());
                     async move {
                         match client.delete(&path, None).await {

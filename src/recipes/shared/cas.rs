@@ -77,7 +77,7 @@ pub(super) async fn compare_and_set(
 ) -> Result<Cas> {
     let sent = AtomicBool::new(false);
     let answer = fw
-        .retry(|client| {
+        .retry_raw(|client| {
             let sent = &sent;
             async move {
                 let resent = sent.swap(true, Ordering::SeqCst);

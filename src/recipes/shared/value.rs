@@ -245,7 +245,7 @@ where
         loop {
             let session = fw.status().session_id;
             let seen = fw
-                .retry(|client| {
+                .retry_raw(|client| {
                     let path = path.as_str();
                     async move {
                         match client.get_and_watch_data(path).await {

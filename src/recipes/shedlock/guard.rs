@@ -407,7 +407,7 @@ impl Inner {
             if *done.borrow_and_update() || self.lost.borrow().is_some() {
                 return;
             }
-            let watched = match self.fw.client() {
+            let watched = match self.fw.raw_client() {
                 Ok(client) => client.get_and_watch_data(&self.path).await,
                 Err(_) => Err(ZkError::ClientClosed),
             };

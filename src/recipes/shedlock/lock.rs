@@ -228,7 +228,7 @@ impl ShedLock {
     ) -> Result<Option<ScheduledLockGuard>> {
         let path = self.path_of(name)?;
         validate_durations(at_most_for, at_least_for)?;
-        let data = self.fw.retry(|client| {
+        let data = self.fw.retry_raw(|client| {
             let path = &path;
             async move {
                 match client.get_data(path).await {

@@ -29,7 +29,7 @@ pub(super) enum Written {
 /// lost reply reads the node back to tell our write from a competitor's.
 pub(super) async fn write(fw: &Framework, path: &str, version: Option<i32>, data: &[u8]) -> Result<Written> {
     let sent = AtomicBool::new(false);
-    fw.retry(|client| {
+    fw.retry_raw(|client| {
         let sent = &sent;
         async move {
             let resent = sent.swap(true, Ordering::SeqCst);
