@@ -117,7 +117,7 @@ mod recipes;
 mod sync;
 
 // The crate root: the types a service names. Everything else is in its family's module below.
-pub use error::{Error, ErrorKind, Result, ServerFeature, TimeoutStep, TlsFailure};
+pub use error::{Error, ErrorKind, Result, ServerFeature, TimeoutStep, TlsFailure, ZooKeeperError};
 #[cfg(any(feature = "sasl", feature = "sasl-gssapi"))]
 pub use framework::SaslConfig;
 #[cfg(feature = "tls")]

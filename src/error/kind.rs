@@ -1,7 +1,7 @@
 //! [`ErrorKind`]: the one category of each error, for code that must keep compiling as
 //! variants are added.
 
-use zookeeper_client::Error as Zk;
+use super::ZooKeeperError as Zk;
 
 use super::Error;
 
@@ -85,10 +85,10 @@ pub enum ErrorKind {
     Other,
 }
 
-/// The kind of a client error, as the server's answer or the connection's failure.
-fn of_client(e: &Zk) -> ErrorKind {
+/// The kind of ZooKeeper's answer or the connection's failure.
+fn of_zookeeper(e: &Zk) -> ErrorKind {
     match e {
-        Zk::ConnectionLoss | Zk::Timeout | Zk::NoHosts | Zk::Custom(_) => ErrorKind::Connection,
+        Zk::ConnectionLoss | Zk::Timeout | Zk::NoHosts | Zk::Io(_) => ErrorKind::Connection,
         Zk::SessionExpired | Zk::SessionMoved => ErrorKind::Session,
         Zk::NoNode => ErrorKind::NotFound,
         Zk::NodeExists | Zk::BadVersion | Zk::NotEmpty => ErrorKind::Conflict,
@@ -117,7 +117,7 @@ impl Error {
             Error::Tls { .. } => ErrorKind::Tls,
             Error::AuthFailed { .. } => ErrorKind::Auth,
             Error::ZooKeeper(e) | Error::RetriesExhausted { last: e, .. } | Error::Transaction { source: e, .. } => {
-                of_client(e)
+                of_zookeeper(e)
             }
             Error::Closed => ErrorKind::Closed,
             Error::SessionLost | Error::LockLost { .. } => ErrorKind::Lost,

@@ -5,9 +5,11 @@ use std::time::Duration;
 mod copy;
 mod details;
 mod kind;
+mod zookeeper;
 
 pub use details::{ServerFeature, TimeoutStep, TlsFailure};
 pub use kind::ErrorKind;
+pub use zookeeper::ZooKeeperError;
 
 /// Every error this crate returns.
 ///
@@ -137,7 +139,7 @@ pub enum Error {
     /// A ZooKeeper operation failed with a non-retryable error, or the error policy forbade a
     /// retry. The inner error tells which (`NoNode`, `NodeExists`, `NoAuth`, `BadVersion`, ...).
     #[error(transparent)]
-    ZooKeeper(#[from] zookeeper_client::Error),
+    ZooKeeper(ZooKeeperError),
 
     /// A retryable error (connection loss, timeout, session moved or expired) kept happening
     /// until the retry policy gave up.
@@ -151,7 +153,7 @@ pub enum Error {
         elapsed: Duration,
         /// The error of the last attempt.
         #[source]
-        last: zookeeper_client::Error,
+        last: ZooKeeperError,
     },
 
     /// The framework was closed; no further operations are possible.
@@ -304,7 +306,7 @@ pub enum Error {
         /// Its path.
         path: String,
         /// What the server answered.
-        source: zookeeper_client::Error,
+        source: ZooKeeperError,
     },
 
     /// An atomic update ([`DistributedAtomicLong`](crate::DistributedAtomicLong),
@@ -346,7 +348,7 @@ impl Error {
             | Error::Timeout { .. }
             | Error::Suspended
             | Error::Contended { .. } => true,
-            Error::ZooKeeper(e) => crate::framework::is_retryable(e),
+            Error::ZooKeeper(e) => e.is_retryable(),
             _ => false,
         }
     }

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use zookeeper_client::Error as Zk;
+use crate::ZooKeeperError as Zk;
 
 use super::*;
 
@@ -28,9 +28,9 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
 fn samples() -> Vec<Error> {
     vec![
         Error::ZooKeeper(Zk::NoNode),
-        Error::ZooKeeper(Zk::UnexpectedError("odd reply".into())),
+        Error::ZooKeeper(Zk::Other("odd reply".into())),
         retries(Zk::ConnectionLoss),
-        retries(Zk::UnexpectedError("odd reply".into())),
+        retries(Zk::Other("odd reply".into())),
         Error::Transaction { index: 2, path: "/a".into(), source: Zk::BadVersion },
         Error::Tls { server: "h:1".into(), failure: TlsFailure::UnknownCa },
         Error::Tls { server: "h:1".into(), failure: TlsFailure::Other("handshake eof".into()) },
@@ -183,7 +183,7 @@ fn invalid_input() {
     assert_eq!(e.to_string(), "invalid argument `max_leases`: must be at least 1");
     assert!(Error::InvalidPath { path: "a".into(), reason: "relative" }.is_invalid_input());
     assert!(!Error::Unsupported("x").is_invalid_input());
-    assert!(!Error::ZooKeeper(Zk::BadArguments(&"bad")).is_invalid_input());
+    assert!(!Error::ZooKeeper(Zk::BadArguments("bad".into())).is_invalid_input());
 }
 
 #[test]

@@ -12,7 +12,7 @@ use zookeeper_client::{Acl, AuthUser, CreateMode, Error as ZkError, MultiReadRes
 use super::paths::validate_path;
 use super::session::Framework;
 use super::CreatedNode;
-use crate::error::{Error, Result, ServerFeature};
+use crate::error::{Error, Result, ServerFeature, ZooKeeperError};
 
 /// The largest time to live ZooKeeper accepts (40 bits of milliseconds, about 34 years).
 const MAX_TTL_MILLIS: u128 = 0xFF_FFFF_FFFF;
@@ -99,7 +99,7 @@ pub enum ReadResult {
     /// The children's names of a [`ReadOp::Children`].
     Children(Vec<String>),
     /// This read failed on its own (`NoNode`, `NoAuth`...); the others are answered.
-    Failed(ZkError),
+    Failed(ZooKeeperError),
 }
 
 impl Framework {
@@ -149,8 +149,8 @@ impl Framework {
                 .map(|answer| match answer {
                     MultiReadResult::Data { data, stat } => ReadResult::Data(data, Stat::from_client(&stat)),
                     MultiReadResult::Children { children } => ReadResult::Children(children),
-                    MultiReadResult::Error { err } => ReadResult::Failed(err),
-                    _ => ReadResult::Failed(ZkError::UnexpectedError("multiRead: an unknown answer".into())),
+                    MultiReadResult::Error { err } => ReadResult::Failed(ZooKeeperError::from_client(&err)),
+                    _ => ReadResult::Failed(ZooKeeperError::Other("multiRead: an unknown answer".into())),
                 })
                 .collect())
         })

@@ -34,7 +34,7 @@ pub(crate) async fn open_client(cfg: &Config) -> Result<Client> {
         Ok(Err(zookeeper_client::Error::AuthFailed)) => {
             Err(Error::AuthFailed { connect_string: cfg.connect_string.clone() })
         }
-        Ok(Err(e)) => Err(e.into()),
+        Ok(Err(e)) => Err(Error::from_client(e)),
         Ok(Ok(client)) => Ok(client),
     }
 }

@@ -1,12 +1,11 @@
 //! `delete_recursive`: a node and everything under it, children first (Curator's
 //! `deletingChildrenIfNeeded`), iterative so that a deep tree needs no deep stack.
 
-use zookeeper_client::Error as ZkError;
-
 use super::deadline::{self, with_deadline};
 use super::paths::validate_path;
 use super::session::Framework;
 use crate::error::{Error, Result};
+use crate::ZooKeeperError;
 
 /// A node met on the way down: its path, and whether its children were pushed above it (then
 /// it is deleted when it is on top again; a `NotEmpty` lists it again).
@@ -85,7 +84,7 @@ impl Framework {
             match self.delete_if_exists(&top.path).await {
                 Ok(()) => {}
                 // a child was created since the listing: list again
-                Err(Error::ZooKeeper(ZkError::NotEmpty)) => {
+                Err(Error::ZooKeeper(ZooKeeperError::NotEmpty)) => {
                     tracing::debug!(path = %top.path, "delete_recursive: a child appeared; listing again");
                     stack.push(Pending { listed: false, ..top });
                 }

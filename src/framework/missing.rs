@@ -5,6 +5,7 @@ use zookeeper_client::Error as ZkError;
 
 use super::Framework;
 use crate::error::{Error, Result};
+use crate::ZooKeeperError;
 
 /// Errors that can say "no such node".
 pub(crate) trait NoNode {
@@ -19,7 +20,7 @@ impl NoNode for ZkError {
 
 impl NoNode for Error {
     fn is_no_node(&self) -> bool {
-        matches!(self, Error::ZooKeeper(ZkError::NoNode))
+        matches!(self, Error::ZooKeeper(ZooKeeperError::NoNode))
     }
 }
 
@@ -63,7 +64,7 @@ mod tests {
         assert_eq!(Ok::<_, ZkError>(3).if_exists(), Ok(Some(3)));
         assert_eq!(Err::<i32, _>(ZkError::NoNode).if_exists(), Ok(None));
         assert_eq!(Err::<i32, _>(ZkError::NodeExists).if_exists(), Err(ZkError::NodeExists));
-        assert_matches!(Err::<i32, _>(Error::ZooKeeper(ZkError::NoNode)).if_exists(), Ok(None));
+        assert_matches!(Err::<i32, _>(Error::ZooKeeper(ZooKeeperError::NoNode)).if_exists(), Ok(None));
         assert_matches!(Err::<i32, _>(Error::Closed).if_exists(), Err(Error::Closed));
     }
 }

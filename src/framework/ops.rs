@@ -15,7 +15,7 @@ use super::missing::IfExists;
 use super::paths::{self, validate_path};
 use super::retry::{caught_up, is_retryable, RetryAttempt, RetryPolicy};
 use super::Framework;
-use crate::error::{Error, Result, TimeoutStep};
+use crate::error::{Error, Result, TimeoutStep, ZooKeeperError};
 
 /// A node created by the framework.
 ///
@@ -270,8 +270,8 @@ impl Framework {
             };
             let error = match outcome {
                 Ok(value) => return Ok(value),
-                Err(e) if !is_retryable(&e) => return Err(e.into()),
-                Err(e) => e,
+                Err(e) if !is_retryable(&e) => return Err(Error::from_client(e)),
+                Err(e) => ZooKeeperError::from_client(&e),
             };
             // a shutdown draining the background deletes refuses new attempts in `client()`
             if self.status().closed {

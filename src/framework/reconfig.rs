@@ -2,6 +2,7 @@
 //! reconfiguration, from the framework (Curator's `getConfig()` and `reconfig()`).
 
 use super::session::Framework;
+use crate::ZooKeeperError;
 use crate::{Error, Result};
 
 /// Where ZooKeeper keeps the ensemble's configuration.
@@ -292,9 +293,7 @@ impl Framework {
             Ok((data, _)) => EnsembleConfig::parse(data),
             // an attempt was lost (a leaving server drops its clients, the change applied):
             // the retry is refused because of it, or because another change came first
-            Err(Error::ZooKeeper(zookeeper_client::Error::BadVersion | zookeeper_client::Error::BadArguments(_)))
-                if attempts > 1 =>
-            {
+            Err(Error::ZooKeeper(ZooKeeperError::BadVersion | ZooKeeperError::BadArguments(_))) if attempts > 1 => {
                 self.after_a_lost_attempt(change).await
             }
             Err(e) => Err(e),

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use zookeeper_client::{Client, Error as ZkError};
 
+use crate::ZooKeeperError;
+
 /// Curator caps exponential retries at 29 so that `1 << (n + 1)` cannot overflow an `i32`.
 pub const MAX_EXPONENTIAL_RETRIES: u32 = 29;
 
@@ -25,7 +27,7 @@ pub const MAX_EXPONENTIAL_RETRIES: u32 = 29;
 /// # Examples
 /// ```
 /// use std::time::Duration;
-/// use zk_recipes::zk::Error as ZkError;
+/// use zk_recipes::ZooKeeperError;
 /// use zk_recipes::{RetryAttempt, RetryPolicy};
 ///
 /// /// Retries for at most 10 attempts, 50 ms apart (less when the deadline is close), but
@@ -36,10 +38,10 @@ pub const MAX_EXPONENTIAL_RETRIES: u32 = 29;
 /// impl RetryPolicy for TenTimes {
 ///     fn allow_retry(&self, attempt: &RetryAttempt<'_>) -> Option<Duration> {
 ///         let pause = Duration::from_millis(50).min(attempt.remaining() / 2);
-///         (attempt.retries() < 10 && *attempt.error() != ZkError::SessionExpired).then_some(pause)
+///         (attempt.retries() < 10 && *attempt.error() != ZooKeeperError::SessionExpired).then_some(pause)
 ///     }
 /// }
-/// let first = RetryAttempt::new(0, Duration::ZERO, &ZkError::ConnectionLoss);
+/// let first = RetryAttempt::new(0, Duration::ZERO, &ZooKeeperError::ConnectionLoss);
 /// assert_eq!(TenTimes.allow_retry(&first), Some(Duration::from_millis(50)));
 /// let late = first.with_remaining(Duration::from_millis(20));
 /// assert_eq!(TenTimes.allow_retry(&late), Some(Duration::from_millis(10)));
@@ -57,14 +59,14 @@ pub struct RetryAttempt<'a> {
     retries: u32,
     elapsed: Duration,
     remaining: Duration,
-    error: &'a ZkError,
+    error: &'a ZooKeeperError,
 }
 
 impl<'a> RetryAttempt<'a> {
     /// An attempt that failed with `error` after `retries` retries, `elapsed` after the first
     /// attempt started, with no deadline in sight (see [`with_remaining`](Self::with_remaining)).
     /// For testing a policy; the framework makes these.
-    pub fn new(retries: u32, elapsed: Duration, error: &'a ZkError) -> Self {
+    pub fn new(retries: u32, elapsed: Duration, error: &'a ZooKeeperError) -> Self {
         Self { retries, elapsed, remaining: Duration::MAX, error }
     }
 
@@ -91,7 +93,7 @@ impl<'a> RetryAttempt<'a> {
     }
 
     /// The error of the attempt that failed (always a retryable one).
-    pub fn error(&self) -> &'a ZkError {
+    pub fn error(&self) -> &'a ZooKeeperError {
         self.error
     }
 }
@@ -105,14 +107,8 @@ impl<'a> RetryAttempt<'a> {
 /// I/O error. The client raises custom errors only from its connection handling, so they count
 /// as a connection loss here (the request may or may not have been applied).
 pub(crate) fn is_retryable(error: &ZkError) -> bool {
-    matches!(
-        error,
-        ZkError::ConnectionLoss
-            | ZkError::Timeout
-            | ZkError::SessionMoved
-            | ZkError::SessionExpired
-            | ZkError::Custom(_)
-    )
+    // (one rule: the crate's own error type's)
+    ZooKeeperError::from_client(error).is_retryable()
 }
 
 /// Brings the server `client` is connected to up to date with the leader, before a read of the
@@ -224,12 +220,12 @@ impl RetryPolicy for BoundedExponentialBackoff {
 /// # Examples
 /// ```
 /// use std::time::Duration;
-/// use zk_recipes::zk::Error as ZkError;
+/// use zk_recipes::ZooKeeperError;
 /// use zk_recipes::{RetryAttempt, RetryNTimes, RetryPolicy};
 ///
 /// let policy = RetryNTimes::new(3, Duration::from_millis(500));
-/// assert_eq!(policy.allow_retry(&RetryAttempt::new(2, Duration::ZERO, &ZkError::ConnectionLoss)), Some(Duration::from_millis(500)));
-/// assert_eq!(policy.allow_retry(&RetryAttempt::new(3, Duration::ZERO, &ZkError::ConnectionLoss)), None);
+/// assert_eq!(policy.allow_retry(&RetryAttempt::new(2, Duration::ZERO, &ZooKeeperError::ConnectionLoss)), Some(Duration::from_millis(500)));
+/// assert_eq!(policy.allow_retry(&RetryAttempt::new(3, Duration::ZERO, &ZooKeeperError::ConnectionLoss)), None);
 /// ```
 #[derive(Debug, Clone)]
 pub struct RetryNTimes {
@@ -255,13 +251,13 @@ impl RetryPolicy for RetryNTimes {
 /// # Examples
 /// ```
 /// use std::time::Duration;
-/// use zk_recipes::zk::Error as ZkError;
+/// use zk_recipes::ZooKeeperError;
 /// use zk_recipes::retry::RetryOneTime;
 /// use zk_recipes::{RetryAttempt, RetryPolicy};
 ///
 /// let policy = RetryOneTime::new(Duration::from_millis(100));
-/// assert!(policy.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &ZkError::ConnectionLoss)).is_some());
-/// assert!(policy.allow_retry(&RetryAttempt::new(1, Duration::ZERO, &ZkError::ConnectionLoss)).is_none());
+/// assert!(policy.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &ZooKeeperError::ConnectionLoss)).is_some());
+/// assert!(policy.allow_retry(&RetryAttempt::new(1, Duration::ZERO, &ZooKeeperError::ConnectionLoss)).is_none());
 /// ```
 #[derive(Debug, Clone)]
 pub struct RetryOneTime(RetryNTimes);
@@ -285,14 +281,14 @@ impl RetryPolicy for RetryOneTime {
 /// # Examples
 /// ```
 /// use std::time::Duration;
-/// use zk_recipes::zk::Error as ZkError;
+/// use zk_recipes::ZooKeeperError;
 /// use zk_recipes::retry::RetryUntilElapsed;
 /// use zk_recipes::{RetryAttempt, RetryPolicy};
 ///
 /// // retry every 200 ms for up to 10 s
 /// let policy = RetryUntilElapsed::new(Duration::from_secs(10), Duration::from_millis(200));
-/// assert!(policy.allow_retry(&RetryAttempt::new(7, Duration::from_secs(3), &ZkError::ConnectionLoss)).is_some());
-/// assert!(policy.allow_retry(&RetryAttempt::new(7, Duration::from_secs(11), &ZkError::ConnectionLoss)).is_none());
+/// assert!(policy.allow_retry(&RetryAttempt::new(7, Duration::from_secs(3), &ZooKeeperError::ConnectionLoss)).is_some());
+/// assert!(policy.allow_retry(&RetryAttempt::new(7, Duration::from_secs(11), &ZooKeeperError::ConnectionLoss)).is_none());
 /// ```
 #[derive(Debug, Clone)]
 pub struct RetryUntilElapsed {
@@ -318,11 +314,11 @@ impl RetryPolicy for RetryUntilElapsed {
 /// # Examples
 /// ```
 /// use std::time::Duration;
-/// use zk_recipes::zk::Error as ZkError;
+/// use zk_recipes::ZooKeeperError;
 /// use zk_recipes::{RetryAttempt, RetryForever, RetryPolicy};
 ///
 /// let policy = RetryForever::new(Duration::from_secs(1));
-/// assert_eq!(policy.allow_retry(&RetryAttempt::new(1_000, Duration::from_secs(3_600), &ZkError::ConnectionLoss)), Some(Duration::from_secs(1)));
+/// assert_eq!(policy.allow_retry(&RetryAttempt::new(1_000, Duration::from_secs(3_600), &ZooKeeperError::ConnectionLoss)), Some(Duration::from_secs(1)));
 /// ```
 #[derive(Debug, Clone)]
 pub struct RetryForever {
@@ -348,20 +344,20 @@ impl RetryPolicy for RetryForever {
 /// # Examples
 /// ```
 /// use std::time::Duration;
-/// use zk_recipes::zk::Error as ZkError;
+/// use zk_recipes::ZooKeeperError;
 /// use zk_recipes::retry::NoRetryOnSessionExpiry;
 /// use zk_recipes::{ExponentialBackoff, RetryAttempt, RetryPolicy};
 ///
 /// let policy = NoRetryOnSessionExpiry(ExponentialBackoff::new(Duration::from_millis(100), 3));
-/// assert!(policy.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &ZkError::ConnectionLoss)).is_some());
-/// assert!(policy.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &ZkError::SessionExpired)).is_none());
+/// assert!(policy.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &ZooKeeperError::ConnectionLoss)).is_some());
+/// assert!(policy.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &ZooKeeperError::SessionExpired)).is_none());
 /// ```
 #[derive(Debug, Clone)]
 pub struct NoRetryOnSessionExpiry<P>(pub P);
 
 impl<P: RetryPolicy> RetryPolicy for NoRetryOnSessionExpiry<P> {
     fn allow_retry(&self, attempt: &RetryAttempt<'_>) -> Option<Duration> {
-        if *attempt.error() == ZkError::SessionExpired {
+        if *attempt.error() == ZooKeeperError::SessionExpired {
             return None;
         }
         self.0.allow_retry(attempt)
@@ -373,7 +369,7 @@ mod tests {
     use super::*;
 
     const MS: Duration = Duration::from_millis(1);
-    const LOSS: ZkError = ZkError::ConnectionLoss;
+    const LOSS: ZooKeeperError = ZooKeeperError::ConnectionLoss;
 
     #[test]
     fn retryable_errors_are_the_four_transient_ones() {
@@ -452,8 +448,8 @@ mod tests {
     #[test]
     fn session_expiry_is_never_retried_by_the_wrapper() {
         let p = NoRetryOnSessionExpiry(RetryForever::new(MS));
-        assert_eq!(p.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &ZkError::SessionExpired)), None);
+        assert_eq!(p.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &ZooKeeperError::SessionExpired)), None);
         assert_eq!(p.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &LOSS)), Some(MS));
-        assert_eq!(p.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &ZkError::SessionMoved)), Some(MS));
+        assert_eq!(p.allow_retry(&RetryAttempt::new(0, Duration::ZERO, &ZooKeeperError::SessionMoved)), Some(MS));
     }
 }

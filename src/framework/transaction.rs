@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::framework::Stat;
+use crate::ZooKeeperError;
 use futures_util::future::try_join_all;
 use zookeeper_client::{Client, CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult};
 
@@ -291,7 +292,7 @@ impl Transaction<'_> {
                 })
                 .await;
             match attempt.and_then(|refused| refused) {
-                Err(Error::ZooKeeper(ZkError::NoNode)) if marker.is_some() && tries < MARKER_PARENT_TRIES => {
+                Err(Error::ZooKeeper(ZooKeeperError::NoNode)) if marker.is_some() && tries < MARKER_PARENT_TRIES => {
                     // the markers' parent is missing (first use in this namespace)
                     tries += 1;
                     fw.retry_op("create", root, |client| async move {
@@ -387,7 +388,7 @@ async fn attempt(
             let path = guards[index].path.clone();
             Ok(Err(match source {
                 ZkError::NoNode => Error::LockLost { path, reason: LossReason::NodeDeleted },
-                source => Error::ZooKeeper(source),
+                source => Error::from_client(source),
             }))
         }
         Err(MultiWriteError::OperationFailed { index, source })
@@ -405,7 +406,9 @@ async fn attempt(
 fn refused(op: &Op, index: usize, source: ZkError) -> Error {
     match (op, source) {
         (Op::Create { ttl: Some(_), .. }, ZkError::Unimplemented) => TTL_UNSUPPORTED,
-        (op, source) => Error::Transaction { index, path: op.path().to_string(), source },
+        (op, source) => {
+            Error::Transaction { index, path: op.path().to_string(), source: ZooKeeperError::from_client(&source) }
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::framework::Stat;
+use crate::ZooKeeperError;
 use futures_util::future::try_join_all;
 use zookeeper_client::Error as ZkError;
 
@@ -95,7 +96,7 @@ impl Framework {
             match txn.commit().await {
                 Ok(_) => return Ok(new),
                 Err(Error::Transaction {
-                    source: ZkError::BadVersion | ZkError::NoNode | ZkError::NodeExists,
+                    source: ZooKeeperError::BadVersion | ZooKeeperError::NoNode | ZooKeeperError::NodeExists,
                     path,
                     ..
                 }) if paths.contains(&path.as_str()) => pause.sleep().await,

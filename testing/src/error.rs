@@ -124,7 +124,7 @@ mod tests {
         assert!(matches!(lib, Error::Recipes(zk_recipes::Error::Closed)), "{lib:?}");
         let client: Error = zookeeper_client::Error::NoNode.into();
         assert!(
-            matches!(client, Error::Recipes(zk_recipes::Error::ZooKeeper(zookeeper_client::Error::NoNode))),
+            matches!(client, Error::Recipes(zk_recipes::Error::ZooKeeper(zk_recipes::ZooKeeperError::NoNode))),
             "{client:?}"
         );
     }

@@ -23,6 +23,7 @@ use std::future::Future;
 use std::panic::Location;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
+use zk_recipes::ZooKeeperError;
 
 use zk_recipes::{Framework, FrameworkBuilder, RetryNTimes};
 
@@ -223,13 +224,12 @@ pub fn settle<'a>(fws: &'a [&'a Framework]) -> impl Future<Output = ()> + 'a {
 /// # Errors
 /// The first error of the walk other than a node gone.
 pub async fn ephemerals(fw: &Framework, path: &str) -> zk_recipes::Result<Vec<String>> {
-    use zk_recipes::zk::Error as ZkError;
     use zk_recipes::Error;
     let mut found = Vec::new();
     let mut stack = vec![path.to_string()];
     while let Some(dir) = stack.pop() {
         let children = match fw.children(&dir).await {
-            Err(Error::ZooKeeper(ZkError::NoNode)) => continue,
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => continue,
             other => other?,
         };
         for c in children {

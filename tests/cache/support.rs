@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::time::Duration;
+use zk_recipes::ZooKeeperError;
 
 use futures_util::{Stream, StreamExt};
 use zk_recipes::zk::Acls;
@@ -52,7 +53,7 @@ pub async fn read_tree(fw: &Framework, root: &str, max_depth: Option<usize>) -> 
     let mut stack = vec![(root.to_string(), 0usize)];
     while let Some((path, depth)) = stack.pop() {
         let (data, stat) = match fw.get_data(&path).await {
-            Err(Error::ZooKeeper(zk_recipes::zk::Error::NoNode)) => continue,
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => continue,
             other => other.unwrap(),
         };
         out.insert(path.clone(), (Some(data), stat.version, stat.czxid, stat.mzxid));
@@ -60,7 +61,7 @@ pub async fn read_tree(fw: &Framework, root: &str, max_depth: Option<usize>) -> 
             continue;
         }
         let children = match fw.children(&path).await {
-            Err(Error::ZooKeeper(zk_recipes::zk::Error::NoNode)) => continue,
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => continue,
             other => other.unwrap(),
         };
         for c in children {

@@ -5,6 +5,7 @@ use assert_matches::assert_matches;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use zk_recipes::ZooKeeperError;
 
 use zk_recipes::counter::PromotedToLock;
 use zk_recipes::CreateMode;
@@ -96,7 +97,7 @@ async fn sixteen_sessions_increment(queue_on_contention: bool) {
 /// The nodes in the queue of the counter at `path` (none when the queue's container is gone).
 async fn queue_nodes(fw: &zk_recipes::Framework, path: &str) -> Vec<String> {
     match fw.children(&format!("{path}/_lock_")).await {
-        Err(Error::ZooKeeper(zk_recipes::zk::Error::NoNode)) => Vec::new(),
+        Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Vec::new(),
         other => other.unwrap(),
     }
 }

@@ -5,8 +5,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use zk_recipes::ZooKeeperError;
 
-use zk_recipes::zk::Error as ZkError;
 use zk_recipes::{DistributedBarrier, DistributedDoubleBarrier, Error, Framework};
 use zk_recipes_testing::fixtures;
 use zk_recipes_testing::{expire_session, TestingServer};
@@ -30,7 +30,7 @@ async fn frameworks(cs: &str, n: usize) -> Vec<Framework> {
 /// The member nodes under a double barrier (without `ready`); none when the path is gone.
 async fn members(fw: &Framework, path: &str) -> Vec<String> {
     match fw.children(path).await {
-        Err(Error::ZooKeeper(ZkError::NoNode)) => Vec::new(),
+        Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Vec::new(),
         other => other.unwrap().into_iter().filter(|c| c != "ready").collect(),
     }
 }

@@ -6,10 +6,10 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use zk_recipes::ZooKeeperError;
 
 use futures_util::{Stream, StreamExt};
 use zk_recipes::counter::VersionedValue;
-use zk_recipes::zk::Error as ZkError;
 use zk_recipes::{Error, Framework, Result, SharedCount, SharedValue};
 use zk_recipes_testing::fixtures::{self, framework};
 use zk_recipes_testing::{expire_session, ProxyMode, TcpProxy, TestingServer};
@@ -186,9 +186,9 @@ async fn compare_and_set_returns_what_a_fresh_get_returns() {
 
     // a missing node: no current value to give (try_set says false)
     a_fw.delete(&path).await.unwrap();
-    assert!(matches!(b.compare_and_set(&written, 12).await, Err(Error::ZooKeeper(ZkError::NoNode))));
+    assert!(matches!(b.compare_and_set(&written, 12).await, Err(Error::ZooKeeper(ZooKeeperError::NoNode))));
     assert!(!b.try_set(&written, 12).await.unwrap());
-    assert!(matches!(a.get().await, Err(Error::ZooKeeper(ZkError::NoNode))), "not created");
+    assert!(matches!(a.get().await, Err(Error::ZooKeeper(ZooKeeperError::NoNode))), "not created");
 }
 
 #[tokio::test]
@@ -199,7 +199,10 @@ async fn shared_value_compare_and_set_bytes() {
     let a = SharedValue::new(&a_fw, &path, b"seed".to_vec()).unwrap();
     let b = SharedValue::new(&b_fw, &path, Vec::new()).unwrap();
     let none = VersionedValue { version: 0, value: Vec::new() };
-    assert!(matches!(a.compare_and_set(&none, b"x").await, Err(Error::ZooKeeper(ZkError::NoNode))), "not started");
+    assert!(
+        matches!(a.compare_and_set(&none, b"x").await, Err(Error::ZooKeeper(ZooKeeperError::NoNode))),
+        "not started"
+    );
     a.start().await.unwrap();
     // (another client's writes: on an ensemble b's server may not have them yet without a sync)
     b_fw.sync(&path).await.unwrap();
@@ -400,7 +403,7 @@ async fn shared_value_bytes_seed_and_compare_and_set() {
     let path = format!("/{}/config", fixtures::unique("value"));
     let va = SharedValue::new(&a, &path, b"seed".to_vec()).unwrap();
     let vb = SharedValue::new(&b, &path, b"other seed".to_vec()).unwrap();
-    assert!(matches!(va.get().await, Err(Error::ZooKeeper(ZkError::NoNode))), "not started");
+    assert!(matches!(va.get().await, Err(Error::ZooKeeper(ZooKeeperError::NoNode))), "not started");
     va.start().await.unwrap();
     vb.start().await.unwrap(); // keeps the first seed
     let first = vb.get().await.unwrap();

@@ -2,7 +2,8 @@
 //! the recipes still work.
 
 use assert_matches::assert_matches;
-use zk_recipes::zk::{Acls, Error as ZkError};
+use zk_recipes::zk::Acls;
+use zk_recipes::ZooKeeperError;
 use zk_recipes::{DistributedAtomicLong, Error, Framework, InterProcessMutex};
 use zk_recipes_testing::fixtures;
 
@@ -30,13 +31,13 @@ async fn creator_only_nodes_are_safe_from_other_sessions() {
     let other = InterProcessMutex::new(&b, &lock).unwrap();
     assert!(other.try_acquire().await.unwrap().is_none());
     // a stranger can neither delete the holder's node nor queue
-    assert_matches!(stranger.delete(held.path()).await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
+    assert_matches!(stranger.delete(held.path()).await.unwrap_err(), Error::ZooKeeper(ZooKeeperError::NoAuth));
     assert_matches!(
         stranger.set_data(held.path(), b"__REVOKE__", None).await.unwrap_err(),
-        Error::ZooKeeper(ZkError::NoAuth)
+        Error::ZooKeeper(ZooKeeperError::NoAuth)
     );
     let intruder = InterProcessMutex::new(&stranger, &lock).unwrap();
-    assert_matches!(intruder.try_acquire().await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
+    assert_matches!(intruder.try_acquire().await.unwrap_err(), Error::ZooKeeper(ZooKeeperError::NoAuth));
     held.release().await.unwrap();
     assert!(other.try_acquire().await.unwrap().is_some());
 
@@ -46,12 +47,12 @@ async fn creator_only_nodes_are_safe_from_other_sessions() {
     assert_eq!(ours.add(5).await.unwrap().post_value, 5);
     assert_eq!(DistributedAtomicLong::new(&b, &counter).unwrap().increment().await.unwrap().post_value, 6);
     let theirs = DistributedAtomicLong::new(&stranger, &counter).unwrap();
-    assert_matches!(theirs.increment().await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
+    assert_matches!(theirs.increment().await.unwrap_err(), Error::ZooKeeper(ZooKeeperError::NoAuth));
     assert_matches!(
         stranger.set_data(&counter, &99i64.to_be_bytes(), None).await.unwrap_err(),
-        Error::ZooKeeper(ZkError::NoAuth)
+        Error::ZooKeeper(ZooKeeperError::NoAuth)
     );
-    assert_matches!(stranger.delete(&counter).await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
+    assert_matches!(stranger.delete(&counter).await.unwrap_err(), Error::ZooKeeper(ZooKeeperError::NoAuth));
     assert_eq!(ours.get().await.unwrap(), 6);
     ours.close().await.unwrap();
 }

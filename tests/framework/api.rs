@@ -4,10 +4,11 @@
 
 use assert_matches::assert_matches;
 use std::time::Duration;
+use zk_recipes::ZooKeeperError;
 
 use zk_recipes::cache::{ResetReason, WatchEvent};
 use zk_recipes::ops::{ReadOp, ReadResult};
-use zk_recipes::zk::{Acl, Acls, Error as ZkError};
+use zk_recipes::zk::{Acl, Acls};
 use zk_recipes::CreateMode;
 use zk_recipes::{Error, Framework};
 use zk_recipes_testing::{fixtures, refusing, RefusingProxy};
@@ -41,7 +42,7 @@ async fn reads_acls_ephemerals_and_whoami_under_a_namespace() {
     let ReadResult::Children(mut names) = answers[1].clone() else { panic!("{answers:?}") };
     names.sort();
     assert_eq!(names, ["e1", "x", "y"]);
-    assert_eq!(answers[2], ReadResult::Failed(ZkError::NoNode));
+    assert_eq!(answers[2], ReadResult::Failed(ZooKeeperError::NoNode));
 
     fw.sync("/a").await.unwrap();
     assert_eq!(fw.descendants_count("/a").await.unwrap(), 5);
@@ -55,7 +56,7 @@ async fn reads_acls_ephemerals_and_whoami_under_a_namespace() {
     // creator-only: a stranger cannot read; after set_acl anyone may
     let stranger = fixtures::framework(&cs).await;
     let full = format!("/{ns}/a/x");
-    assert_matches!(stranger.get_data(&full).await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
+    assert_matches!(stranger.get_data(&full).await.unwrap_err(), Error::ZooKeeper(ZooKeeperError::NoAuth));
     let (acl, stat) = fw.get_acl("/a/x").await.unwrap();
     assert_eq!(acl.len(), 1);
     assert_eq!(acl[0].scheme(), "digest");
@@ -65,7 +66,7 @@ async fn reads_acls_ephemerals_and_whoami_under_a_namespace() {
     assert_eq!(stranger.get_data(&full).await.unwrap().0, b"1");
     assert_matches!(
         fw.set_acl("/a/x", &opened, Some(stat.aversion)).await.unwrap_err(),
-        Error::ZooKeeper(ZkError::BadVersion),
+        Error::ZooKeeper(ZooKeeperError::BadVersion),
         "the ACL version moved"
     );
 }
@@ -100,7 +101,7 @@ async fn one_shot_watches_fire_once_and_can_be_removed() {
     assert!(held().await);
     watch.remove();
     fixtures::eventually(WAIT, "the watch is removed from the server", || async { !held().await }).await;
-    assert!(matches!(fw.watch_data("/none").await, Err(Error::ZooKeeper(ZkError::NoNode))));
+    assert!(matches!(fw.watch_data("/none").await, Err(Error::ZooKeeper(ZooKeeperError::NoNode))));
 }
 
 /// A one-shot watch whose session ends fires once with `Reset(SessionEnded)`, not a node event;
@@ -138,7 +139,7 @@ async fn ttl_nodes_are_kept_by_touches_and_reaped_after() {
     }
     assert_eq!(fw.get_data("/t/n").await.unwrap().0, b"keep", "a touch keeps the data");
     fixtures::eventually(WAIT, "the TTL node is reaped", || async { fw.exists("/t/n").await.unwrap().is_none() }).await;
-    assert!(matches!(fw.touch("/t/n").await, Err(Error::ZooKeeper(ZkError::NoNode))));
+    assert!(matches!(fw.touch("/t/n").await, Err(Error::ZooKeeper(ZooKeeperError::NoNode))));
     assert!(matches!(fw.touch("t/n").await, Err(Error::InvalidPath { .. })));
 }
 

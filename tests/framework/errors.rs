@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use zk_recipes::zk::Error as ZkError;
 use zk_recipes::CreateMode;
+use zk_recipes::ZooKeeperError;
 use zk_recipes::{Error, RetryNTimes};
 use zk_recipes_testing::{fixtures, TestingServer};
 
@@ -30,7 +30,7 @@ async fn answers_of_the_server_are_not_found_or_conflicts_never_retryable() {
     let root = format!("/{}", fixtures::unique("errors"));
     let missing = fw.get_data(&format!("{root}/missing")).await.unwrap_err();
     assert!(missing.is_not_found() && !missing.is_retryable() && !missing.is_conflict(), "{missing:?}");
-    assert_eq!(assert_printed_once(&missing), vec![ZkError::NoNode.to_string()]);
+    assert_eq!(assert_printed_once(&missing), vec![ZooKeeperError::NoNode.to_string()]);
 
     fw.create(&root, b"", CreateMode::Persistent).await.unwrap();
     let exists = fw.create(&root, b"", CreateMode::Persistent).await.unwrap_err();
@@ -42,7 +42,7 @@ async fn answers_of_the_server_are_not_found_or_conflicts_never_retryable() {
     assert!(refused.is_conflict() && !refused.is_retryable(), "{refused:?}");
     let messages = assert_printed_once(&refused);
     assert_eq!(messages.len(), 2, "the server's answer is the source: {messages:?}");
-    assert_eq!(messages[1], ZkError::BadVersion.to_string());
+    assert_eq!(messages[1], ZooKeeperError::BadVersion.to_string());
 
     let bad = fw.get_data("relative").await.unwrap_err();
     assert!(bad.is_invalid_input() && !bad.is_retryable(), "{bad:?}");

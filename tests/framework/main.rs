@@ -16,9 +16,10 @@ mod update;
 
 use assert_matches::assert_matches;
 use std::time::Duration;
+use zk_recipes::ZooKeeperError;
 
 use futures_util::StreamExt;
-use zk_recipes::zk::{Acl, Acls, Error as ZkError};
+use zk_recipes::zk::{Acl, Acls};
 use zk_recipes::CreateMode;
 use zk_recipes::{ConnectionState, Error, Framework, RetryNTimes};
 use zk_recipes_testing::{expire_session, fixtures, TestingCluster, TestingServer};
@@ -172,7 +173,7 @@ async fn namespaces_isolate_paths() {
     let b = Framework::builder().connect_string(&server).namespace(format!("/{ns}/b")).connect().await.unwrap();
     a.create("/x/y", b"from a", CreateMode::Persistent).await.unwrap();
     assert_eq!(a.get_data("/x/y").await.unwrap().0, b"from a");
-    assert!(matches!(b.get_data("/x/y").await, Err(Error::ZooKeeper(ZkError::NoNode))));
+    assert!(matches!(b.get_data("/x/y").await, Err(Error::ZooKeeper(ZooKeeperError::NoNode))));
     assert_eq!(root.get_data(&format!("/{ns}/a/x/y")).await.unwrap().0, b"from a");
     assert_eq!(a.namespace(), Some(format!("/{ns}/a").as_str()));
     // parents are containers: ephemeralOwner 0 and the container flag is not visible in Stat,
@@ -198,15 +199,18 @@ async fn default_acl_and_digest_auth_apply_to_created_nodes() {
     assert_eq!(acl[0].scheme(), "digest");
     assert!(acl[0].id().starts_with("alice:"), "{:?}", acl[0]);
     let stranger = fixtures::framework(&server).await;
-    assert_matches!(stranger.get_data(&format!("{path}/node")).await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
+    assert_matches!(
+        stranger.get_data(&format!("{path}/node")).await.unwrap_err(),
+        Error::ZooKeeper(ZooKeeperError::NoAuth)
+    );
     assert_matches!(
         stranger.set_data(&format!("{path}/node"), b"theirs", None).await.unwrap_err(),
-        Error::ZooKeeper(ZkError::NoAuth)
+        Error::ZooKeeper(ZooKeeperError::NoAuth)
     );
     // the container parent carries the creator-only ACL too, so the stranger cannot add a child
     assert_matches!(
         stranger.create(&format!("{path}/intruder"), b"", CreateMode::Persistent).await.unwrap_err(),
-        Error::ZooKeeper(ZkError::NoAuth)
+        Error::ZooKeeper(ZooKeeperError::NoAuth)
     );
     assert_eq!(owner.get_data(&format!("{path}/node")).await.unwrap().0, b"mine");
     let _: Vec<Acl> = acl;
@@ -226,7 +230,7 @@ async fn retry_gives_up_with_a_typed_error_and_background_delete_finishes_after_
     fw.create("/doomed", b"", CreateMode::Persistent).await.unwrap();
     server.stop().await;
     match fw.get_data("/doomed").await {
-        Err(Error::RetriesExhausted { attempts: 3, last: ZkError::ConnectionLoss, .. }) => {}
+        Err(Error::RetriesExhausted { attempts: 3, last: ZooKeeperError::ConnectionLoss, .. }) => {}
         other => panic!("expected RetriesExhausted after 3 attempts, got {other:?}"),
     }
     assert!(matches!(fw.delete_guaranteed("/doomed").await, Err(Error::RetriesExhausted { .. })));

@@ -2,10 +2,10 @@
 //! `/zookeeper/config`, not the connect string it was built with.
 
 use std::time::{Duration, Instant};
+use zk_recipes::ZooKeeperError;
 
 use assert_matches::assert_matches;
 use zk_recipes::ops::{ReconfigChange, ServerRole};
-use zk_recipes::zk::Error as ZkError;
 use zk_recipes::{ConnectionState, CreateMode, Error};
 use zk_recipes_testing::{fixtures, Backend, TestingCluster};
 
@@ -116,7 +116,7 @@ async fn config_and_reconfig_from_the_framework() {
     // a change at the stale version is refused, and nothing changed
     let stale = fw.reconfig(&ReconfigChange::add([leaving.spec()]), Some(v0)).await.unwrap_err();
     assert!(stale.is_conflict(), "{stale:?}");
-    assert_matches!(stale, Error::ZooKeeper(ZkError::BadVersion));
+    assert_matches!(stale, Error::ZooKeeper(ZooKeeperError::BadVersion));
     let unchanged = fw.config().await.expect("config after the refusal");
     assert_eq!((unchanged.servers.len(), unchanged.version), (2, Some(v1)), "{}", unchanged.raw);
 
@@ -139,5 +139,5 @@ async fn reconfig_without_reconfig_enabled_is_unsupported() {
     let fw = fixtures::framework(&cs).await;
     let err = fw.reconfig(&ReconfigChange::remove([1]), None).await.unwrap_err();
     assert!(err.is_unsupported(), "{err:?}");
-    assert_matches!(err, Error::ZooKeeper(ZkError::ReconfigDisabled | ZkError::Unimplemented));
+    assert_matches!(err, Error::ZooKeeper(ZooKeeperError::ReconfigDisabled | ZooKeeperError::Unimplemented));
 }

@@ -4,9 +4,10 @@
 
 use assert_matches::assert_matches;
 use std::time::Duration;
+use zk_recipes::ZooKeeperError;
 
 use zk_recipes::ops::TxnResult;
-use zk_recipes::zk::{Acls, Error as ZkError};
+use zk_recipes::zk::Acls;
 use zk_recipes::CreateMode;
 use zk_recipes::{Error, Framework};
 use zk_recipes_testing::{fixtures, ProxyMode, TcpProxy, TestingServer};
@@ -56,9 +57,12 @@ async fn operations_apply_together_under_the_namespace_and_acl() {
     assert_eq!(fw.exists("/acct/gone").await.unwrap(), None);
     // under the namespace, with our ACL: a stranger sees the nodes and cannot write them
     let stranger = fixtures::framework(&cs).await;
-    assert_matches!(stranger.get_data(&format!("/{ns}/acct/b")).await.unwrap_err(), Error::ZooKeeper(ZkError::NoAuth));
+    assert_matches!(
+        stranger.get_data(&format!("/{ns}/acct/b")).await.unwrap_err(),
+        Error::ZooKeeper(ZooKeeperError::NoAuth)
+    );
     let theirs = stranger.transaction().set_data(&format!("/{ns}/acct/a"), b"0", None).commit().await;
-    assert!(matches!(theirs, Err(Error::Transaction { index: 0, source: ZkError::NoAuth, .. })), "{theirs:?}");
+    assert!(matches!(theirs, Err(Error::Transaction { index: 0, source: ZooKeeperError::NoAuth, .. })), "{theirs:?}");
     no_marker_left(&fw).await;
 }
 
@@ -74,13 +78,13 @@ async fn a_refused_operation_applies_nothing() {
         .commit()
         .await;
     assert!(
-        matches!(&refused, Err(Error::Transaction { index: 1, path, source: ZkError::BadVersion, .. }) if path == "/v"),
+        matches!(&refused, Err(Error::Transaction { index: 1, path, source: ZooKeeperError::BadVersion, .. }) if path == "/v"),
         "{refused:?}"
     );
     assert_eq!(fw.exists("/created-first").await.unwrap(), None, "all or nothing");
     assert_eq!(fw.get_data("/v").await.unwrap().0, b"1");
     let missing = fw.transaction().check("/nowhere", 0).commit().await;
-    assert!(matches!(missing, Err(Error::Transaction { index: 0, source: ZkError::NoNode, .. })), "{missing:?}");
+    assert!(matches!(missing, Err(Error::Transaction { index: 0, source: ZooKeeperError::NoNode, .. })), "{missing:?}");
     no_marker_left(&fw).await;
 }
 
@@ -204,7 +208,10 @@ async fn a_commit_without_marker_writes_none() {
     fw.transaction().check("/v", 1).commit().await.unwrap();
     let before = settled_root(&fw, "/zk-recipes-txn").await;
     let refused = fw.transaction().set_data("/v", b"x", Some(0)).without_marker().commit().await;
-    assert!(matches!(refused, Err(Error::Transaction { index: 0, source: ZkError::BadVersion, .. })), "{refused:?}");
+    assert!(
+        matches!(refused, Err(Error::Transaction { index: 0, source: ZooKeeperError::BadVersion, .. })),
+        "{refused:?}"
+    );
     fw.transaction().set_data("/v", b"2", Some(1)).without_marker().commit().await.unwrap();
     assert_eq!(fw.exists("/zk-recipes-txn").await.unwrap().unwrap().cversion, before.cversion, "no marker written");
     assert_eq!(fw.get_data("/v").await.unwrap().0, b"2");

@@ -5,8 +5,8 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use zk_recipes::ZooKeeperError;
 
-use zk_recipes::zk::Error as ZkError;
 use zk_recipes::CreateMode;
 use zk_recipes::{Error, Framework};
 use zk_recipes_testing::fixtures;
@@ -86,7 +86,7 @@ pub async fn plant(fw: &Framework, dir: &str, name: &str, data: &[u8], ephemeral
     let path = format!("{dir}/{name}");
     let mode = if ephemeral { CreateMode::Ephemeral } else { CreateMode::Persistent };
     match fw.create(&path, data, mode).await {
-        Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => path,
+        Ok(_) | Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => path,
         Err(e) => panic!("planting {path:?}: {e}"),
     }
 }

@@ -6,9 +6,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use zk_recipes::ZooKeeperError;
 
 use futures_util::StreamExt;
-use zk_recipes::zk::Error as ZkError;
 use zk_recipes::CreateMode;
 use zk_recipes::{Cache, CacheEvent, CachedNode, Error, Framework};
 use zk_recipes_testing::curator::{CuratorCacheNode, CuratorPeer};
@@ -67,7 +67,7 @@ async fn direct(fw: &Framework, root: &str) -> Option<Vec<CuratorCacheNode>> {
 fn lost_race(result: Result<(), Error>) -> bool {
     match result {
         Ok(()) => false,
-        Err(Error::ZooKeeper(ZkError::NoNode | ZkError::NodeExists | ZkError::NotEmpty)) => true,
+        Err(Error::ZooKeeper(ZooKeeperError::NoNode | ZooKeeperError::NodeExists | ZooKeeperError::NotEmpty)) => true,
         Err(other) => panic!("unexpected error from our write: {other:?}"),
     }
 }
@@ -94,14 +94,14 @@ async fn delete_tree(fw: &Framework, path: &str) -> Result<(), Error> {
         let parent = order[i].clone();
         match fw.children(&parent).await {
             Ok(children) => order.extend(children.into_iter().map(|c| format!("{parent}/{c}"))),
-            Err(Error::ZooKeeper(ZkError::NoNode)) if i > 0 => {}
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) if i > 0 => {}
             Err(e) => return Err(e),
         }
         i += 1;
     }
     for node in order.iter().rev() {
         match fw.delete(node).await {
-            Err(Error::ZooKeeper(ZkError::NoNode)) if node != path => {}
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) if node != path => {}
             other => other?,
         }
     }

@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use zk_recipes::ZooKeeperError;
 
 use futures_util::StreamExt;
-use zk_recipes::zk::Error as ZkError;
 use zk_recipes::{DistributedBarrier, DistributedDoubleBarrier, Error, Framework, SharedCount};
 use zk_recipes_testing::fixtures;
 
@@ -36,7 +36,7 @@ fn is_uuid(s: &str) -> bool {
 /// Children of `path` (none when it is gone).
 async fn children(fw: &Framework, path: &str) -> Vec<String> {
     match fw.children(path).await {
-        Err(Error::ZooKeeper(ZkError::NoNode)) => Vec::new(),
+        Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Vec::new(),
         other => other.unwrap(),
     }
 }

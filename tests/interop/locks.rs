@@ -8,6 +8,7 @@
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use zk_recipes::ZooKeeperError;
 
 use tokio::task::JoinHandle;
 use zk_recipes::{
@@ -165,7 +166,7 @@ struct Znode {
 /// The children of `dir` (none if it is missing), sorted by sequence text like both sides sort.
 async fn children(fw: &Framework, dir: &str) -> Vec<Znode> {
     let names = match fw.children(dir).await {
-        Err(Error::ZooKeeper(zk_recipes::zk::Error::NoNode)) => return Vec::new(),
+        Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => return Vec::new(),
         other => other.unwrap_or_else(|e| panic!("list {dir}: {e}")),
     };
     let mut out = Vec::new();

@@ -7,6 +7,7 @@ use assert_matches::assert_matches;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use zk_recipes::ZooKeeperError;
 
 use tokio::sync::OnceCell;
 use zk_recipes::{Error, Framework, InterProcessSemaphoreV2, LossReason};
@@ -24,7 +25,7 @@ fn sem_path() -> String {
 
 async fn leases(fw: &Framework, path: &str) -> Vec<String> {
     match fw.children(&format!("{path}/leases")).await {
-        Err(Error::ZooKeeper(zk_recipes::zk::Error::NoNode)) => Vec::new(),
+        Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Vec::new(),
         other => other.unwrap(),
     }
 }

@@ -2,6 +2,7 @@
 //! leaves and drops; one id cannot be held twice; bad ids are typed errors that leave nothing.
 
 use std::collections::BTreeMap;
+use zk_recipes::ZooKeeperError;
 
 use futures_util::{Stream, StreamExt};
 use zk_recipes::{Error, GroupMember};
@@ -59,7 +60,7 @@ async fn members_see_each_other_and_follow_changes() {
     members[0].close().await.unwrap();
     within(LIVENESS, async { while changes.next().await.is_some() {} }).await;
     let left = match fws[0].children(&path).await {
-        Err(Error::ZooKeeper(zk_recipes::zk::Error::NoNode)) => Vec::new(),
+        Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Vec::new(),
         other => other.unwrap(),
     };
     assert_eq!(left, Vec::<String>::new(), "every member node gone");

@@ -3,10 +3,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use zk_recipes::ZooKeeperError;
 
 use futures_util::StreamExt;
 use tokio::task::JoinHandle;
-use zk_recipes::zk::Error as ZkError;
 use zk_recipes::CreateMode;
 use zk_recipes::{Cache, Error, Framework, InterProcessMutex, LeaderLatch};
 use zk_recipes_testing::TcpProxy;
@@ -152,7 +152,7 @@ async fn cache(soak: Arc<Soak>) {
 
 async fn delete_if_there(fw: &Framework, path: &str) -> Result<(), Error> {
     match fw.delete(path).await {
-        Err(Error::ZooKeeper(ZkError::NoNode)) => Ok(()),
+        Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Ok(()),
         other => other,
     }
 }
@@ -205,7 +205,7 @@ pub async fn left_under(fw: &Framework, root: &str) -> Vec<String> {
     while let Some((dir, depth)) = stack.pop() {
         let children = match fw.children(&dir).await {
             Ok(c) => c,
-            Err(Error::ZooKeeper(ZkError::NoNode)) => continue,
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => continue,
             Err(e) => {
                 left.push(format!("{dir}: {e}"));
                 continue;

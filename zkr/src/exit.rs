@@ -1,7 +1,7 @@
 //! Exit codes (a contract: scripts branch on them) and the error that carries one.
 
-use zk_recipes::zk::Error as ZkError;
 use zk_recipes::Error;
+use zk_recipes::ZooKeeperError;
 
 /// Success; also what a holding zkr without a command exits with after SIGINT/SIGTERM.
 pub const OK: i32 = 0;
@@ -52,7 +52,9 @@ impl From<Error> for CliError {
             Error::ItemTooLarge { .. } => USAGE,
             Error::ConnectTimeout { .. } | Error::RetriesExhausted { .. } => UNAVAILABLE,
             Error::Tls { .. } | Error::AuthFailed { .. } => UNAVAILABLE,
-            Error::ZooKeeper(ZkError::ConnectionLoss | ZkError::NoHosts | ZkError::Timeout) => UNAVAILABLE,
+            Error::ZooKeeper(ZooKeeperError::ConnectionLoss | ZooKeeperError::NoHosts | ZooKeeperError::Timeout) => {
+                UNAVAILABLE
+            }
             Error::Timeout { .. } => TIMEOUT,
             Error::LockLost { .. } => LOST,
             _ => FAILURE,
@@ -80,8 +82,8 @@ mod tests {
         assert_eq!(code(Error::Unsupported("re-entering a lease")), USAGE);
         assert_eq!(code(Error::InvalidState("already started")), USAGE);
         assert_eq!(code(Error::ServerUnsupported(zk_recipes::ServerFeature::TtlNodes)), USAGE);
-        assert_eq!(code(Error::ZooKeeper(ZkError::ConnectionLoss)), UNAVAILABLE);
-        assert_eq!(code(Error::ZooKeeper(ZkError::NoAuth)), FAILURE);
+        assert_eq!(code(Error::ZooKeeper(zk_recipes::ZooKeeperError::ConnectionLoss)), UNAVAILABLE);
+        assert_eq!(code(Error::ZooKeeper(zk_recipes::ZooKeeperError::NoAuth)), FAILURE);
         assert_eq!(code(Error::corrupt_data("/c", "not a number")), FAILURE);
         assert_eq!(code(Error::Closed), FAILURE);
         assert_eq!(signalled(15), 143);

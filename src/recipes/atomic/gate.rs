@@ -21,6 +21,7 @@ use zookeeper_client::{CreateMode, Error as ZkError};
 use crate::error::{Error, Result};
 use crate::framework::{paths, Framework, IfExists};
 use crate::recipes::layout;
+use crate::ZooKeeperError;
 
 /// Refused writes in one queue turn after which the turn holder raises the gate.
 ///
@@ -57,15 +58,15 @@ pub(crate) async fn version(fw: &Framework, value_path: &str) -> Result<i32> {
         })
     };
     let mut created = create_gate().await;
-    if let Err(Error::ZooKeeper(ZkError::NoNode)) = created {
+    if let Err(Error::ZooKeeper(ZooKeeperError::NoNode)) = created {
         match fw.create_if_absent(value_path, &[], CreateMode::Persistent).await {
-            Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => created = create_gate().await,
+            Ok(_) | Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => created = create_gate().await,
             Err(e) => return Err(e),
         }
     }
     match created {
         Ok(()) => Ok(0),
-        Err(Error::ZooKeeper(ZkError::NodeExists)) => match fw.exists(gate).await? {
+        Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => match fw.exists(gate).await? {
             Some(stat) => Ok(stat.version),
             None => Ok(0), // deleted meanwhile: a check of it fails and is read again
         },

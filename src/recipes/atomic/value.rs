@@ -34,6 +34,7 @@ use crate::framework::{caught_up, is_retryable, paths, Framework, IfExists};
 use crate::recipes::layout;
 use crate::recipes::locks::InterProcessMutex;
 use crate::sync::lock;
+use crate::ZooKeeperError;
 
 use super::gate;
 use super::joint::{self, Addition, Joiner};
@@ -389,7 +390,7 @@ impl DistributedAtomicValue {
         check_value(value)?;
         match self.inner.fw.create_if_absent(&self.inner.path, value, CreateMode::Persistent).await {
             Ok(_) => Ok(true),
-            Err(Error::ZooKeeper(ZkError::NodeExists)) => Ok(false),
+            Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => Ok(false),
             Err(e) => Err(e),
         }
     }
@@ -742,7 +743,7 @@ impl DistributedAtomicValue {
             // Create the node empty (idempotent: empty reads as the initial value), then write
             // with a version check like any other write.
             match fw.create_if_absent(&self.inner.path, &[], CreateMode::Persistent).await {
-                Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => return Ok(Attempt::Created),
+                Ok(_) | Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => return Ok(Attempt::Created),
                 Err(e) => return Err(e),
             }
         };
@@ -871,7 +872,7 @@ impl DistributedAtomicValue {
             Written::Failed(Some(Op::JoinerMarker(k) | Op::JoinerNode(k)), ZkError::NodeExists | ZkError::NoNode) => {
                 Ok(Attempt::JoinerGone(k))
             }
-            Written::Failed(_, e) => Err(e.into()),
+            Written::Failed(_, e) => Err(Error::from_client(e)),
         }
     }
 }

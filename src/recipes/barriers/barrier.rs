@@ -3,12 +3,13 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
-use zookeeper_client::{CreateMode, Error as ZkError};
+use zookeeper_client::CreateMode;
 
 use crate::error::{Error, Result};
 use crate::framework::deadline;
 use crate::framework::wait::{wait, Wake};
 use crate::framework::{paths, Framework};
+use crate::ZooKeeperError;
 
 /// A barrier that blocks every waiter while it is set: Curator's `DistributedBarrier`.
 ///
@@ -68,7 +69,7 @@ impl DistributedBarrier {
     /// not have been set.
     pub async fn set_barrier(&self) -> Result<()> {
         match self.fw.create_if_absent(&self.path, self.fw.default_data(), CreateMode::Persistent).await {
-            Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => Ok(()),
+            Ok(_) | Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => Ok(()),
             Err(e) => Err(e),
         }
     }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
-use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher};
+use zookeeper_client::{CreateMode, OneshotWatcher};
 
 use crate::error::{Error, Result};
 use crate::framework::deadline;
@@ -12,6 +12,7 @@ use crate::framework::wait::{wait, wait_any, Wake};
 use crate::framework::{paths, Framework, IfExists};
 use crate::recipes::layout::DOUBLE_BARRIER_READY;
 use crate::recipes::locks::foreign::ForeignNodes;
+use crate::ZooKeeperError;
 
 /// A double barrier: Curator's `DistributedDoubleBarrier`. [`enter`](Self::enter) blocks until
 /// `member_qty` members have entered; [`leave`](Self::leave) blocks until every member has
@@ -212,7 +213,7 @@ impl DistributedDoubleBarrier {
             }
             if members.len() >= self.member_qty {
                 match self.fw.create_if_absent(&self.ready_path, self.fw.default_data(), CreateMode::Persistent).await {
-                    Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => break,
+                    Ok(_) | Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => break,
                     Err(e) => return Err(e),
                 }
             }
@@ -255,7 +256,7 @@ impl DistributedDoubleBarrier {
         for _ in 0..10 {
             match self.fw.create_if_absent(&self.our_path, data, CreateMode::Ephemeral).await {
                 Ok(node) => return Ok(node.stat.ephemeral_owner),
-                Err(Error::ZooKeeper(ZkError::NodeExists)) => {}
+                Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => {}
                 Err(e) => return Err(e),
             }
             let path = self.our_path.as_str();
@@ -276,7 +277,7 @@ impl DistributedDoubleBarrier {
             tracing::debug!(path, owner, "a member node of an older session was in the way");
         }
         // someone keeps creating a node under our (random) name
-        Err(Error::ZooKeeper(ZkError::NodeExists))
+        Err(Error::ZooKeeper(ZooKeeperError::NodeExists))
     }
 
     /// Deletes our member node (a missing one is fine); a failure continues in the background.

@@ -265,7 +265,7 @@ async fn after_failed_arm(
     e: ZkError,
 ) -> std::result::Result<ResetReason, Error> {
     if !is_retryable(&e) {
-        return Err(Error::ZooKeeper(e));
+        return Err(Error::from_client(e));
     }
     tracing::debug!(error = %e, "cache: setting one-shot watches failed; set anew after the gap");
     let reason = gap(since, &fw.status()).unwrap_or(ResetReason::Reconnected);

@@ -72,12 +72,12 @@ mod tests {
         assert!(falls_back(WatchMode::Auto, &refused));
         assert!(!falls_back(WatchMode::Persistent, &refused), "an explicit choice is kept");
         assert!(!falls_back(WatchMode::OneShot, &refused));
-        use zookeeper_client::Error as ZkError;
+        use crate::ZooKeeperError;
         for other in [
-            Error::ZooKeeper(ZkError::Unimplemented),
-            Error::ZooKeeper(ZkError::NoAuth),
-            Error::ZooKeeper(ZkError::BadArguments(&"bad")),
-            Error::ZooKeeper(ZkError::ConnectionLoss),
+            Error::ZooKeeper(ZooKeeperError::Unimplemented),
+            Error::ZooKeeper(ZooKeeperError::NoAuth),
+            Error::ZooKeeper(ZooKeeperError::BadArguments("bad".into())),
+            Error::ZooKeeper(ZooKeeperError::ConnectionLoss),
             Error::Closed,
         ] {
             assert!(!falls_back(WatchMode::Auto, &other), "{other:?}");

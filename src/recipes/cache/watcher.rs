@@ -8,6 +8,7 @@ use zookeeper_client::{AddWatchMode, Client, EventType, SessionState};
 
 use crate::error::{Error, Result, ServerFeature};
 use crate::framework::{validate_path, ConnectionState, Framework, ResetReason, WatchEvent};
+use crate::ZooKeeperError;
 
 /// A persistent watch on a path (ZooKeeper 3.6+ `addWatch`), kept for as long as its stream
 /// lives: registered on the framework's current session, registered again after every
@@ -193,7 +194,7 @@ async fn register(
         .await;
     // a server before 3.6 answers the unknown request `Unimplemented`
     match added {
-        Err(Error::ZooKeeper(zookeeper_client::Error::Unimplemented)) => {
+        Err(Error::ZooKeeper(ZooKeeperError::Unimplemented)) => {
             Err(Error::ServerUnsupported(ServerFeature::PersistentWatches))
         }
         other => other,

@@ -9,7 +9,6 @@ use std::time::Duration;
 use futures_core::Stream;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use zookeeper_client::Error as ZkError;
 
 use super::cache::ServiceCache;
 use super::instance::{validate_name, ServiceInstance, ServiceType};
@@ -18,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::framework::{paths, validate_path, Framework, ProtectedName};
 use crate::recipes::nodes::{NodeMode, NodeStatus, PersistentNode};
 use crate::sync::lock;
+use crate::ZooKeeperError;
 
 /// A registry of services in curator-x-discovery's layout: register our instances, find
 /// everyone's.
@@ -348,7 +348,7 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
 
     async fn children(&self, path: &str) -> Result<Vec<String>> {
         match self.fw.children(path).await {
-            Err(Error::ZooKeeper(ZkError::NoNode)) => Ok(Vec::new()),
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Ok(Vec::new()),
             other => other,
         }
     }
@@ -356,7 +356,7 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
     async fn read(&self, path: &str) -> Result<Option<ServiceInstance<T>>> {
         match self.fw.get_data(path).await {
             Ok((data, _)) => ServiceInstance::from_json(path, &data).map(Some),
-            Err(Error::ZooKeeper(ZkError::NoNode)) => Ok(None),
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Ok(None),
             Err(e) => Err(e),
         }
     }

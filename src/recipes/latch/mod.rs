@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::framework::deadline;
 use crate::framework::wait::{wait, Wake};
 use crate::framework::{paths, Framework, IfExists};
+use crate::ZooKeeperError;
 use state::{check_count, check_participant, decode, encode, generation_dir, generation_of};
 
 /// How many generation numbers one `try_set_count` skips because foreign nodes hold their
@@ -174,14 +175,16 @@ impl DistributedCountDownLatch {
                 // its parent vanished (a reaped container): look again
                 Err(Error::Transaction {
                     index: 0,
-                    source: ZkError::NodeExists | ZkError::BadVersion | ZkError::NoNode,
+                    source: ZooKeeperError::NodeExists | ZooKeeperError::BadVersion | ZooKeeperError::NoNode,
                     ..
                 }) => {}
                 // the next generation's directory exists though the latch never named that
                 // generation (a setter makes both in one transaction): a foreign node, which
                 // would refuse every setter — skip its number (it is deleted with the older
                 // generations)
-                Err(Error::Transaction { index: 1, source: ZkError::NodeExists, path }) if skip < MAX_SKIPPED => {
+                Err(Error::Transaction { index: 1, source: ZooKeeperError::NodeExists, path })
+                    if skip < MAX_SKIPPED =>
+                {
                     tracing::warn!(%path, "latch: a foreign node holds the next generation's name: skipping it");
                     skip += 1;
                 }
@@ -358,7 +361,7 @@ impl DistributedCountDownLatch {
                 // one is set only once this one opened
                 return match self.current().await? {
                     Some((now, _)) if now > generation => Ok(true),
-                    _ => Err(Error::ZooKeeper(ZkError::NoNode)),
+                    _ => Err(Error::ZooKeeper(ZooKeeperError::NoNode)),
                 };
             };
             if g.remaining() == 0 {

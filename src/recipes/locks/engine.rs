@@ -482,7 +482,7 @@ impl<W: Wait> Contention<'_, '_, W> {
             }
         }
         self.pending.forget_node();
-        let lost = ZkError::NoNode;
+        let lost = crate::ZooKeeperError::NoNode;
         let retry = self.req.recreate
             && self
                 .fw
@@ -753,7 +753,7 @@ async fn create_node(
             }
             Err(ZkError::NoNode) => {}
             Err(e) if crate::framework::is_retryable(&e) => maybe_created = true,
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(Error::from_client(e)),
         }
     }
     pending.armed = true;
@@ -901,7 +901,7 @@ mod tests {
         let left = fw.children(&path).await;
         assert!(
             matches!(&left, Ok(c) if c.is_empty())
-                || matches!(left, Err(crate::Error::ZooKeeper(zookeeper_client::Error::NoNode))),
+                || matches!(left, Err(crate::Error::ZooKeeper(crate::ZooKeeperError::NoNode))),
             "no node left: {left:?}"
         );
         fw.close();

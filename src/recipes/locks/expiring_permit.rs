@@ -20,6 +20,7 @@ use super::lease::Lease;
 use super::permit_name::permit_name;
 use crate::error::{Error, Result};
 use crate::framework::{paths, Framework, LossReason, ProtectedName, TxnResult};
+use crate::ZooKeeperError;
 
 /// A permit of an [`InterProcessSemaphoreV2`](crate::InterProcessSemaphoreV2) that ends at a
 /// deadline: from
@@ -127,7 +128,7 @@ impl ExpiringPermit {
     /// tells.
     pub async fn release(self) -> Result<()> {
         match delete_permit(&self.fw, &self.path).await {
-            Err(Error::ZooKeeper(ZkError::NoNode)) => {
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => {
                 let reason = if self.is_expired() { LossReason::LeaseExpired } else { LossReason::NodeDeleted };
                 Err(Error::LockLost { path: self.path, reason })
             }
@@ -176,7 +177,7 @@ pub(crate) async fn swap_for_permit(
     let txn = if ttl { txn.create_with_ttl(&name, data, mode, expiry) } else { txn.create(&name, data, mode) };
     let created = match txn.commit().await {
         Ok(results) => results.into_iter().nth(1),
-        Err(Error::Transaction { index: 0, source: ZkError::NoNode, .. }) => {
+        Err(Error::Transaction { index: 0, source: ZooKeeperError::NoNode, .. }) => {
             let path = lease.path().to_string();
             lease.forget();
             return Err(Error::LockLost { path, reason: LossReason::NodeDeleted });

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::framework::Stat;
+use crate::ZooKeeperError;
 use tokio::sync::watch;
 use zookeeper_client::{Error as ZkError, EventType};
 
@@ -163,7 +164,7 @@ impl HeldNode {
         }
         match self.fw.touch(&self.path).await {
             Ok(_) => Ok(()),
-            Err(Error::ZooKeeper(ZkError::NoNode)) => {
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => {
                 if self.ttl.is_some() {
                     self.expire_lease();
                 }

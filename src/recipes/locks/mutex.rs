@@ -17,7 +17,7 @@ use crate::framework::{validate_ttl, Framework};
 use crate::observe::Kind;
 use crate::recipes::layout::LOCK_NAME;
 use crate::recipes::VersionedValue;
-use zookeeper_client::Error as ZkError;
+use crate::ZooKeeperError;
 
 /// A fair distributed mutex, re-entrant through its guard: Curator's `InterProcessMutex`.
 ///
@@ -295,7 +295,7 @@ impl InterProcessMutex {
             Some(read) => read,
             None => match self.shared.fw.get_data(path).await {
                 Ok((data, stat)) => Some((data, stat.version)),
-                Err(Error::ZooKeeper(ZkError::NoNode)) => None,
+                Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => None,
                 Err(e) => {
                     // the hold is of no use to the caller: let go of it before answering
                     let _ = guard.release().await;

@@ -18,6 +18,7 @@ use crate::framework::deadline;
 use crate::framework::{paths, validate_ttl, Framework};
 use crate::observe::Kind;
 use crate::recipes::layout::{LEASE_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS};
+use crate::ZooKeeperError;
 
 /// A counting semaphore across processes: Curator's `InterProcessSemaphoreV2`.
 ///
@@ -280,7 +281,7 @@ impl InterProcessSemaphoreV2 {
     pub async fn release_permit(&self, permit_id: &str) -> Result<()> {
         check_permit_id(permit_id)?;
         match delete_permit(&self.fw, &paths::join(&self.leases_dir, permit_id)).await {
-            Err(Error::ZooKeeper(zookeeper_client::Error::NoNode)) => Err(Error::UnknownPermit {
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Err(Error::UnknownPermit {
                 semaphore: paths::parent(&self.leases_dir).to_string(),
                 permit_id: permit_id.to_string(),
             }),
@@ -316,7 +317,7 @@ impl InterProcessSemaphoreV2 {
                 // (the lock with it) or someone deleted it. Waiting on without the lock could
                 // wait for a waiter that waits for us: from the top, as the retry policy allows.
                 Err(lost @ Error::LockLost { .. }) => {
-                    let vanished = zookeeper_client::Error::NoNode;
+                    let vanished = crate::ZooKeeperError::NoNode;
                     if self
                         .fw
                         .retry_policy()

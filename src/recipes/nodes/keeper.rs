@@ -381,6 +381,6 @@ impl Keeper {
 fn to_error(e: ZkError) -> Error {
     match e {
         ZkError::Unimplemented => crate::framework::TTL_UNSUPPORTED,
-        other => Error::ZooKeeper(other),
+        other => Error::from_client(other),
     }
 }

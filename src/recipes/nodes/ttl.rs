@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use zookeeper_client::{CreateMode, Error as ZkError};
+use zookeeper_client::CreateMode;
 
 use super::mode::NodeMode;
 use super::persistent::PersistentNode;
@@ -16,6 +16,7 @@ use crate::framework::validate_ttl;
 use crate::framework::{paths, Framework};
 use crate::recipes::layout::TTL_TOUCH_CHILD;
 use crate::sync::lock;
+use crate::ZooKeeperError;
 
 /// The toucher's progress.
 #[derive(Debug, Default)]
@@ -291,7 +292,7 @@ async fn touch_loop(
 async fn touch(fw: &Framework, child: &str, ttl: Duration) -> Result<()> {
     let data = fw.default_data();
     match fw.set_data(child, data, None).await {
-        Err(Error::ZooKeeper(ZkError::NoNode)) => {}
+        Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => {}
         other => return other.map(drop),
     }
     let created = fw
@@ -300,8 +301,10 @@ async fn touch(fw: &Framework, child: &str, ttl: Duration) -> Result<()> {
         })
         .await;
     match created {
-        Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => Ok(()),
-        Err(Error::ZooKeeper(ZkError::Unimplemented)) => Err(Error::ServerUnsupported(crate::ServerFeature::TtlNodes)),
+        Ok(_) | Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => Ok(()),
+        Err(Error::ZooKeeper(ZooKeeperError::Unimplemented)) => {
+            Err(Error::ServerUnsupported(crate::ServerFeature::TtlNodes))
+        }
         Err(e) => Err(e),
     }
 }

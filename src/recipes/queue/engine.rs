@@ -8,9 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::CreateMode;
+use crate::ZooKeeperError;
 use futures_util::FutureExt;
 use tokio::time::Instant;
-use zookeeper_client::{Error as ZkError, OneshotWatcher};
+use zookeeper_client::OneshotWatcher;
 
 use super::framing::check_size;
 use super::locking::Deleted;
@@ -104,14 +105,14 @@ impl Engine {
                     return Ok(created);
                 }
                 // the queue's node vanished (a container reaped, a delete): make it again
-                Err(Error::Transaction { source: ZkError::NoNode, .. }) if !forced => {
+                Err(Error::Transaction { source: ZooKeeperError::NoNode, .. }) if !forced => {
                     forced = true;
                     self.ensure_dirs(true).await?;
                 }
                 // A node squats on the name of the sequence we were given: no compliant client
                 // made it (a sequence not reached yet), and a failed create does not advance
                 // the counter, so every put would fail on it. Advance it past the squatter.
-                Err(Error::Transaction { source: ZkError::NodeExists, .. }) if squatted < MAX_SQUATTERS => {
+                Err(Error::Transaction { source: ZooKeeperError::NodeExists, .. }) if squatted < MAX_SQUATTERS => {
                     squatted += 1;
                     if squatted == 1 {
                         tracing::warn!(dir = %self.dir, "a foreign node holds the next item name: skipping its sequence");

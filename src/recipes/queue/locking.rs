@@ -3,6 +3,7 @@
 //! transaction that deletes the item, so it never takes an item another consumer holds.
 
 use crate::framework::Stat;
+use crate::ZooKeeperError;
 use zookeeper_client::{Client, CreateMode, Error as ZkError, OneshotWatcher};
 
 use super::state::Engine;
@@ -42,13 +43,13 @@ impl Engine {
             match txn.delete(&path, version).commit().await {
                 Ok(_) => return Ok(Deleted::Yes),
                 Err(Error::Transaction { index, source, .. }) => match (index < guarded, source) {
-                    (true, ZkError::NodeExists) => return Ok(Deleted::Locked),
-                    (true, ZkError::NoNode) if !forced => {
+                    (true, ZooKeeperError::NodeExists) => return Ok(Deleted::Locked),
+                    (true, ZooKeeperError::NoNode) if !forced => {
                         // the lock path is missing: make it, and try again
                         forced = true;
                         self.ensure_dirs(true).await?;
                     }
-                    (false, ZkError::NoNode | ZkError::BadVersion) => return Ok(Deleted::Gone),
+                    (false, ZooKeeperError::NoNode | ZooKeeperError::BadVersion) => return Ok(Deleted::Gone),
                     (_, source) => return Err(Error::ZooKeeper(source)),
                 },
                 Err(e) => return Err(e),
@@ -83,7 +84,7 @@ impl Engine {
             let (stat, client): (Stat, Client) = match created {
                 Ok(Some(created)) => created,
                 Ok(None) => return Ok(None),
-                Err(Error::ZooKeeper(ZkError::NoNode)) if !forced => {
+                Err(Error::ZooKeeper(ZooKeeperError::NoNode)) if !forced => {
                     forced = true;
                     self.ensure_dirs(true).await?;
                     continue;

@@ -7,12 +7,13 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher};
+use zookeeper_client::{CreateMode, OneshotWatcher};
 
 use super::naming::Layout;
 use super::taken::Taken;
 use crate::error::{Error, Result};
 use crate::framework::{paths, Framework};
+use crate::ZooKeeperError;
 
 pub(super) type Fired = Pin<Box<dyn Future<Output = ()> + Send>>;
 
@@ -111,7 +112,7 @@ impl Engine {
         let mode = if self.layout == Layout::Simple { CreateMode::Container } else { CreateMode::Persistent };
         for dir in std::iter::once(&self.dir).chain(self.locks.as_ref()) {
             match self.fw.create_if_absent(dir, &[], mode).await {
-                Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => {}
+                Ok(_) | Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => {}
                 Err(e) => return Err(e),
             }
         }

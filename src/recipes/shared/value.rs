@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::framework::Stat;
+use crate::ZooKeeperError;
 use futures_core::Stream;
 use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher};
 
@@ -75,7 +76,7 @@ impl SharedValue {
     /// been created.
     pub async fn start(&self) -> Result<()> {
         match self.fw.create_if_absent(&self.path, &self.seed, CreateMode::Persistent).await {
-            Ok(_) | Err(Error::ZooKeeper(ZkError::NodeExists)) => Ok(()),
+            Ok(_) | Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => Ok(()),
             Err(e) => Err(e),
         }
     }
@@ -111,7 +112,7 @@ impl SharedValue {
             }
             match self.fw.create_if_absent(&self.path, value, CreateMode::Persistent).await {
                 Ok(_) => return Ok(()),
-                Err(Error::ZooKeeper(ZkError::NodeExists)) => continue,
+                Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => continue,
                 Err(e) => return Err(e),
             }
         }
@@ -166,7 +167,7 @@ impl SharedValue {
             // reply did not: read again
             Cas::Refused(None) => Ok(Err(self.get().await?)),
             Cas::Refused(Some(Err(e))) if is_retryable(&e) => Ok(Err(self.get().await?)),
-            Cas::Refused(Some(Err(e))) => Err(e.into()),
+            Cas::Refused(Some(Err(e))) => Err(Error::from_client(e)),
         }
     }
 

@@ -13,6 +13,7 @@ use super::write::{write, Written};
 use crate::error::{Error, Result};
 use crate::framework::deadline;
 use crate::framework::{validate_path, Framework};
+use crate::ZooKeeperError;
 
 /// Where ShedLock's ZooKeeper provider keeps its lock nodes unless told otherwise.
 pub const SHEDLOCK_DEFAULT_ROOT: &str = "/shedlock";
@@ -297,7 +298,7 @@ impl ShedLock {
         let path = self.path_of(name)?;
         match self.fw.get_data(&path).await {
             Ok((data, _)) => Ok(Some(String::from_utf8_lossy(&data).into_owned())),
-            Err(Error::ZooKeeper(ZkError::NoNode)) => Ok(None),
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Ok(None),
             Err(e) => Err(e),
         }
     }

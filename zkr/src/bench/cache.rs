@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use zk_recipes::ZooKeeperError;
 
 use futures_util::{stream, StreamExt};
 use tokio::time::Instant;
@@ -37,7 +38,7 @@ pub(crate) fn tree_paths(root: &str, nodes: usize) -> Vec<String> {
 /// Creates `root` (persistent; missing parents as containers) unless it exists.
 async fn create_root(fw: &Framework, root: &str) -> Result<(), Failure> {
     match fw.create(root, b"", CreateMode::Persistent).await {
-        Ok(_) | Err(zk_recipes::Error::ZooKeeper(zk_recipes::zk::Error::NodeExists)) => Ok(()),
+        Ok(_) | Err(zk_recipes::Error::ZooKeeper(ZooKeeperError::NodeExists)) => Ok(()),
         Err(e) => Err(fail(e)),
     }
 }

@@ -17,10 +17,11 @@
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
+use zk_recipes::ZooKeeperError;
 
 use futures_util::future::join_all;
 use tokio::time::Instant;
-use zk_recipes::zk::{Client, Error as ZkError};
+use zk_recipes::zk::Client;
 use zk_recipes::CreateMode;
 use zk_recipes::{Error, Framework, InterProcessMutex};
 
@@ -190,7 +191,7 @@ impl EntityTask {
                 // the stock read pipelined behind the listing that says we hold
                 let (guard, read) = self.entities.locks[k].acquire_and_read(&stock).await?;
                 held = Instant::now();
-                let read = read.ok_or(Error::ZooKeeper(ZkError::NoNode))?;
+                let read = read.ok_or(Error::ZooKeeper(ZooKeeperError::NoNode))?;
                 let left = parse(&stock, &read.value)?;
                 // the decrement and the release in one commit (one write, where a set then a
                 // release are two); at most once, without a marker node
@@ -215,7 +216,7 @@ impl EntityTask {
                 self.entities.sold[k].fetch_add(1, Ordering::SeqCst);
                 Ok(held)
             }
-            Err(Error::ZooKeeper(ZkError::BadVersion)) => {
+            Err(Error::ZooKeeper(ZooKeeperError::BadVersion)) => {
                 eprintln!("entity {k}: a versioned write under the lock was refused (another writer)");
                 shared.violations.fetch_add(1, Ordering::SeqCst);
                 Ok(held)

@@ -23,6 +23,7 @@
 use zk_recipes::zk::{Acls, Client, LockClient, LockOptions, LockPrefix};
 use zk_recipes::CreateMode;
 use zk_recipes::Framework;
+use zk_recipes::ZooKeeperError;
 
 use super::stock::{parse, STOCK};
 use super::{fail, Failure};
@@ -49,7 +50,7 @@ pub(crate) struct Raw {
 /// Creates the run's directory `dir` (persistent) unless it exists.
 pub(crate) async fn ensure_dir(fw: &Framework, dir: &str) -> Result<(), Failure> {
     match fw.create(dir, b"", CreateMode::Persistent).await {
-        Ok(_) | Err(zk_recipes::Error::ZooKeeper(zk_recipes::zk::Error::NodeExists)) => Ok(()),
+        Ok(_) | Err(zk_recipes::Error::ZooKeeper(ZooKeeperError::NodeExists)) => Ok(()),
         Err(e) => Err(fail(e)),
     }
 }
@@ -115,7 +116,7 @@ impl Raw {
                 let mut multi = self.client.new_multi_writer();
                 multi.add_delete(&format!("{prefix}{seq}"), None)?;
                 multi.add_set_data(&stock, (left - 1).to_string().as_bytes(), Some(stat.version))?;
-                multi.commit().await.map_err(|e| zk_recipes::Error::ZooKeeper(e.into()))?;
+                multi.commit().await.map_err(|e| zk_recipes::Error::from(zk_recipes::zk::Error::from(e)))?;
             }
         }
         Ok(())

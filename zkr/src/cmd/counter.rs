@@ -1,11 +1,11 @@
 //! `zkr atomic` and `zkr shared-count`.
 
 use std::pin::pin;
+use zk_recipes::ZooKeeperError;
 
 use futures_util::StreamExt;
 use zk_recipes::counter::AtomicNumber;
 use zk_recipes::counter::DistributedAtomicNumber;
-use zk_recipes::zk::Error as ZkError;
 use zk_recipes::{Error, Framework, SharedCount};
 
 use crate::args::{AtomicArgs, AtomicOp, SharedCountArgs, SharedCountOp};
@@ -74,7 +74,7 @@ pub async fn shared_count(fw: &Framework, args: SharedCountArgs, ctx: &mut Ctx) 
     match args.op {
         SharedCountOp::Get { .. } => match ctx.signals.interruptible(count.get()).await? {
             Ok(v) => print(v.value, as_json),
-            Err(Error::ZooKeeper(ZkError::NoNode)) => {
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => {
                 return Err(CliError::new(exit::FAILURE, format!("no shared count at {path}")))
             }
             Err(e) => return Err(e.into()),

@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::pin::pin;
 use std::time::Duration;
+use zk_recipes::ZooKeeperError;
 
 use futures_util::StreamExt;
 use serde_json::json;
@@ -133,7 +134,7 @@ pub(super) async fn keep(
 
 async fn members(fw: &Framework, args: MembersArgs, ctx: &mut Ctx) -> CliResult {
     let ids = match fw.children(&args.path).await {
-        Err(zk_recipes::Error::ZooKeeper(zk_recipes::zk::Error::NoNode)) => Vec::new(),
+        Err(zk_recipes::Error::ZooKeeper(ZooKeeperError::NoNode)) => Vec::new(),
         other => other?,
     };
     let mut ids = ids;
@@ -141,7 +142,7 @@ async fn members(fw: &Framework, args: MembersArgs, ctx: &mut Ctx) -> CliResult 
     for id in ids {
         let data = match fw.get_data(&format!("{}/{id}", args.path)).await {
             Ok((data, _)) => data,
-            Err(zk_recipes::Error::ZooKeeper(zk_recipes::zk::Error::NoNode)) => continue,
+            Err(zk_recipes::Error::ZooKeeper(ZooKeeperError::NoNode)) => continue,
             Err(e) => return Err(e.into()),
         };
         let data = String::from_utf8_lossy(&data);

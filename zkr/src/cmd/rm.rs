@@ -2,8 +2,8 @@
 //! ([`Framework::delete_recursive`]), after a confirmation on the terminal unless `--yes`.
 
 use std::io::{BufRead, IsTerminal, Write};
+use zk_recipes::ZooKeeperError;
 
-use zk_recipes::zk::Error as ZkError;
 use zk_recipes::{Error, Framework};
 
 use crate::args::RmArgs;
@@ -60,13 +60,13 @@ pub async fn rm(fw: &Framework, args: RmArgs, ctx: &mut Ctx) -> CliResult {
     } else {
         let path = &args.path;
         match ctx.signals.interruptible(fw.delete(path)).await? {
-            Err(Error::ZooKeeper(ZkError::NotEmpty)) => {
+            Err(Error::ZooKeeper(ZooKeeperError::NotEmpty)) => {
                 return Err(CliError::new(
                     exit::FAILURE,
                     format!("{path} has children: nothing deleted (-r deletes them too)"),
                 ))
             }
-            Err(Error::ZooKeeper(ZkError::NoNode)) => {
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => {
                 return Err(CliError::new(exit::FAILURE, format!("{path} does not exist")))
             }
             other => other?,

@@ -23,6 +23,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use zk_recipes::ZooKeeperError;
 
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -175,7 +176,7 @@ fn path(prefix: &str) -> String {
 /// Children of `path` (none when it does not exist), sorted.
 async fn children(fw: &Framework, path: &str) -> Vec<String> {
     let mut found = match fw.children(path).await {
-        Err(Error::ZooKeeper(zk_recipes::zk::Error::NoNode)) => Vec::new(),
+        Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Vec::new(),
         other => other.unwrap(),
     };
     found.sort();
