@@ -463,6 +463,21 @@ public final class CuratorPeer {
                 return queueRemove(client(a[0]), a[1], a[2]);
 
             default:
+                if (cmd.startsWith("selector.")) {
+                    return selectorCommand(cmd, a);
+                }
+                if (cmd.startsWith("multilock.")) {
+                    return multiLockCommand(cmd, a);
+                }
+                if (cmd.startsWith("sharedvalue.") || cmd.startsWith("atomicvalue.")) {
+                    return valueCommand(cmd, a);
+                }
+                if (cmd.startsWith("pnode.") || cmd.startsWith("ttlnode.") || cmd.equals("session.expire")) {
+                    return persistentNodeCommand(cmd, a);
+                }
+                if (cmd.startsWith("revmutex.") || cmd.equals("revoke.attempt")) {
+                    return revocationCommand(cmd, a);
+                }
                 if (cmd.startsWith("shedlock.")) {
                     return ShedLockCommands.dispatch(cmd, a, CuratorPeer::client);
                 }
@@ -534,6 +549,12 @@ public final class CuratorPeer {
                     ((CacheHolder) e.getValue()).cache.close();
                 } else if (e.getValue() instanceof GroupMember) {
                     ((GroupMember) e.getValue()).close();
+                } else if (e.getValue() instanceof Closeable) {
+                    try {
+                        ((Closeable) e.getValue()).close();
+                    } catch (Exception ignored) {
+                        // the client's close below ends what it kept anyway
+                    }
                 }
             }
         }
@@ -1146,6 +1167,452 @@ public final class CuratorPeer {
             return Integer.toString(q.remove(id));
         } finally {
             q.close();
+        }
+    }
+
+    // --- shared by the blocks below: a dedicated thread per (client, holder) ---
+
+    /**
+     * Runs {@code body} on the holder's own thread (Curator's mutexes belong to the thread that
+     * acquired them); the thread is shut down with the client.
+     */
+    private static <T> T onOwnThread(String cid, String hid, java.util.concurrent.Callable<T> body) throws Exception {
+        return ownThread(cid, hid).submit(body).get();
+    }
+
+    private static ExecutorService ownThread(String cid, String hid) {
+        return HOLDER_THREADS.computeIfAbsent(key(cid, hid) + "\0own",
+                k -> Executors.newSingleThreadExecutor(daemon("peer-holder")));
+    }
+
+    // --- leader selector ---
+
+    /** A LeaderSelector whose takeLeadership holds on until selector.relinquish (or a loss). */
+    private static final class SelectorHolder implements Closeable {
+        final org.apache.curator.framework.recipes.leader.LeaderSelector selector;
+        final AtomicInteger terms = new AtomicInteger();
+        volatile boolean leading;
+        volatile CountDownLatch relinquish = new CountDownLatch(1);
+
+        SelectorHolder(CuratorFramework client, String path, String id) {
+            selector = new org.apache.curator.framework.recipes.leader.LeaderSelector(client, path,
+                    new org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter() {
+                        @Override
+                        public void takeLeadership(CuratorFramework c) throws Exception {
+                            CountDownLatch release = new CountDownLatch(1);
+                            relinquish = release;
+                            terms.incrementAndGet();
+                            leading = true;
+                            try {
+                                release.await();
+                            } finally {
+                                leading = false;
+                            }
+                        }
+                    });
+            selector.setId(id);
+        }
+
+        @Override
+        public void close() {
+            relinquish.countDown();
+            selector.close();
+        }
+    }
+
+    private static String selectorCommand(String cmd, String[] a) throws Exception {
+        switch (cmd) {
+            case "selector.start": {
+                need(a, 4, "selector.start <cid> <hid> <path> <id>");
+                SelectorHolder h = new SelectorHolder(client(a[0]), a[2], a[3]);
+                if (HOLDERS.putIfAbsent(key(a[0], a[1]), h) != null) {
+                    throw new IllegalStateException("holder " + a[1] + " is in use");
+                }
+                h.selector.start();
+                return "started";
+            }
+            case "selector.has":
+                need(a, 2, "selector.has <cid> <hid>");
+                return Boolean.toString(holder(a[0], a[1], SelectorHolder.class).leading);
+            case "selector.await": {
+                need(a, 3, "selector.await <cid> <hid> <timeoutMs>");
+                SelectorHolder h = holder(a[0], a[1], SelectorHolder.class);
+                long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Long.parseLong(a[2]));
+                while (!h.leading && System.nanoTime() < deadline) {
+                    Thread.sleep(5);
+                }
+                return Boolean.toString(h.leading);
+            }
+            case "selector.terms":
+                need(a, 2, "selector.terms <cid> <hid>");
+                return Integer.toString(holder(a[0], a[1], SelectorHolder.class).terms.get());
+            case "selector.relinquish": {
+                need(a, 2, "selector.relinquish <cid> <hid>");
+                SelectorHolder h = holder(a[0], a[1], SelectorHolder.class);
+                if (!h.leading) {
+                    throw new IllegalStateException("holder " + a[1] + " does not lead");
+                }
+                h.relinquish.countDown();
+                return "relinquished";
+            }
+            case "selector.requeue":
+                need(a, 2, "selector.requeue <cid> <hid>");
+                return Boolean.toString(holder(a[0], a[1], SelectorHolder.class).selector.requeue());
+            case "selector.leader":
+                need(a, 2, "selector.leader <cid> <hid>");
+                return holder(a[0], a[1], SelectorHolder.class).selector.getLeader().getId();
+            case "selector.close": {
+                need(a, 2, "selector.close <cid> <hid>");
+                SelectorHolder h = holder(a[0], a[1], SelectorHolder.class);
+                HOLDERS.remove(key(a[0], a[1]), h);
+                h.close();
+                return "closed";
+            }
+            default:
+                throw new IllegalArgumentException("unknown command " + cmd);
+        }
+    }
+
+    // --- multi-lock ---
+
+    private static String multiLockCommand(String cmd, String[] a) throws Exception {
+        switch (cmd) {
+            case "multilock.acquire": {
+                need(a, 4, "multilock.acquire <cid> <hid> <path>[,<path>...] <timeoutMs>");
+                CuratorFramework client = client(a[0]);
+                String k = key(a[0], a[1]);
+                long ms = Long.parseLong(a[3]);
+                return onOwnThread(a[0], a[1], () -> {
+                    if (HOLDERS.containsKey(k)) {
+                        throw new IllegalStateException("holder " + a[1] + " is in use");
+                    }
+                    org.apache.curator.framework.recipes.locks.InterProcessMultiLock lock =
+                            new org.apache.curator.framework.recipes.locks.InterProcessMultiLock(client,
+                                    java.util.Arrays.asList(a[2].split(",")));
+                    boolean ok;
+                    if (ms < 0) {
+                        lock.acquire();
+                        ok = true;
+                    } else {
+                        ok = lock.acquire(ms, TimeUnit.MILLISECONDS);
+                    }
+                    if (ok) {
+                        HOLDERS.put(k, lock);
+                    }
+                    return Boolean.toString(ok);
+                });
+            }
+            case "multilock.release": {
+                need(a, 2, "multilock.release <cid> <hid>");
+                org.apache.curator.framework.recipes.locks.InterProcessMultiLock lock =
+                        holder(a[0], a[1], org.apache.curator.framework.recipes.locks.InterProcessMultiLock.class);
+                return onOwnThread(a[0], a[1], () -> {
+                    lock.release();
+                    HOLDERS.remove(key(a[0], a[1]), lock);
+                    return "released";
+                });
+            }
+            default:
+                throw new IllegalArgumentException("unknown command " + cmd);
+        }
+    }
+
+    // --- shared value, atomic value ---
+
+    /** A started SharedValue and the versioned value it read last (what tryset compares with). */
+    private static final class SharedValueHolder implements Closeable {
+        final org.apache.curator.framework.recipes.shared.SharedValue value;
+        volatile VersionedValue<byte[]> last;
+
+        SharedValueHolder(CuratorFramework client, String path, byte[] seed) {
+            value = new org.apache.curator.framework.recipes.shared.SharedValue(client, path, seed);
+        }
+
+        @Override
+        public void close() throws java.io.IOException {
+            value.close();
+        }
+    }
+
+    private static String formatBytes(AtomicValue<byte[]> v) {
+        return v.succeeded() + " " + hex(v.preValue()) + " " + hex(v.postValue());
+    }
+
+    private static org.apache.curator.framework.recipes.atomic.DistributedAtomicValue atomicValue(String cid,
+            String path) {
+        return new org.apache.curator.framework.recipes.atomic.DistributedAtomicValue(client(cid), path,
+                new RetryNTimes(1000, 1));
+    }
+
+    private static String valueCommand(String cmd, String[] a) throws Exception {
+        switch (cmd) {
+            case "sharedvalue.start": {
+                need(a, 4, "sharedvalue.start <cid> <hid> <path> <hexSeed|->");
+                SharedValueHolder h = new SharedValueHolder(client(a[0]), a[2], unhex(a[3]));
+                if (HOLDERS.putIfAbsent(key(a[0], a[1]), h) != null) {
+                    throw new IllegalStateException("holder " + a[1] + " is in use");
+                }
+                h.value.start();
+                return "started";
+            }
+            case "sharedvalue.read": {
+                need(a, 2, "sharedvalue.read <cid> <hid>");
+                SharedValueHolder h = holder(a[0], a[1], SharedValueHolder.class);
+                VersionedValue<byte[]> v = h.value.getVersionedValue();
+                h.last = v;
+                return v.getVersion() + " " + hex(v.getValue());
+            }
+            case "sharedvalue.tryset": {
+                need(a, 3, "sharedvalue.tryset <cid> <hid> <hexData|->");
+                SharedValueHolder h = holder(a[0], a[1], SharedValueHolder.class);
+                if (h.last == null) {
+                    throw new IllegalStateException("holder " + a[1] + " has read nothing yet");
+                }
+                return Boolean.toString(h.value.trySetValue(h.last, unhex(a[2])));
+            }
+            case "sharedvalue.set":
+                need(a, 3, "sharedvalue.set <cid> <hid> <hexData|->");
+                holder(a[0], a[1], SharedValueHolder.class).value.setValue(unhex(a[2]));
+                return "set";
+            case "sharedvalue.close": {
+                need(a, 2, "sharedvalue.close <cid> <hid>");
+                SharedValueHolder h = holder(a[0], a[1], SharedValueHolder.class);
+                HOLDERS.remove(key(a[0], a[1]), h);
+                h.close();
+                return "closed";
+            }
+            case "atomicvalue.get":
+                need(a, 2, "atomicvalue.get <cid> <path>");
+                return formatBytes(atomicValue(a[0], a[1]).get());
+            case "atomicvalue.cas":
+                need(a, 4, "atomicvalue.cas <cid> <path> <expectedHex|-> <newHex|->");
+                return formatBytes(atomicValue(a[0], a[1]).compareAndSet(unhex(a[2]), unhex(a[3])));
+            case "atomicvalue.tryset":
+                need(a, 3, "atomicvalue.tryset <cid> <path> <newHex|->");
+                return formatBytes(atomicValue(a[0], a[1]).trySet(unhex(a[2])));
+            case "atomicvalue.force":
+                need(a, 3, "atomicvalue.force <cid> <path> <newHex|->");
+                atomicValue(a[0], a[1]).forceSet(unhex(a[2]));
+                return "set";
+            default:
+                throw new IllegalArgumentException("unknown command " + cmd);
+        }
+    }
+
+    // --- persistent nodes, TTL nodes, session expiry ---
+
+    private static String persistentNodeCommand(String cmd, String[] a) throws Exception {
+        switch (cmd) {
+            case "pnode.start": {
+                need(a, 5, "pnode.start <cid> <hid> <path> <ephemeral|protected|persistent> <hexData|->");
+                org.apache.zookeeper.CreateMode mode;
+                boolean protection = false;
+                switch (a[3]) {
+                    case "ephemeral": mode = org.apache.zookeeper.CreateMode.EPHEMERAL; break;
+                    case "protected":
+                        mode = org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL;
+                        protection = true;
+                        break;
+                    case "persistent": mode = org.apache.zookeeper.CreateMode.PERSISTENT; break;
+                    default: throw new IllegalArgumentException("unknown mode " + a[3]);
+                }
+                org.apache.curator.framework.recipes.nodes.PersistentNode n =
+                        new org.apache.curator.framework.recipes.nodes.PersistentNode(client(a[0]), mode, protection,
+                                a[2], unhex(a[4]));
+                if (HOLDERS.putIfAbsent(key(a[0], a[1]), n) != null) {
+                    throw new IllegalStateException("holder " + a[1] + " is in use");
+                }
+                n.start();
+                return "started";
+            }
+            case "pnode.await":
+                need(a, 3, "pnode.await <cid> <hid> <timeoutMs>");
+                return Boolean.toString(holder(a[0], a[1], org.apache.curator.framework.recipes.nodes.PersistentNode.class)
+                        .waitForInitialCreate(Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
+            case "pnode.path":
+                need(a, 2, "pnode.path <cid> <hid>");
+                return String.valueOf(holder(a[0], a[1], org.apache.curator.framework.recipes.nodes.PersistentNode.class)
+                        .getActualPath());
+            case "pnode.set":
+                need(a, 3, "pnode.set <cid> <hid> <hexData|->");
+                holder(a[0], a[1], org.apache.curator.framework.recipes.nodes.PersistentNode.class).setData(unhex(a[2]));
+                return "set";
+            case "ttlnode.start": {
+                need(a, 5, "ttlnode.start <cid> <hid> <path> <ttlMs> <hexData|->");
+                org.apache.curator.framework.recipes.nodes.PersistentTtlNode n =
+                        new org.apache.curator.framework.recipes.nodes.PersistentTtlNode(client(a[0]), a[2],
+                                Long.parseLong(a[3]), unhex(a[4]));
+                if (HOLDERS.putIfAbsent(key(a[0], a[1]), n) != null) {
+                    throw new IllegalStateException("holder " + a[1] + " is in use");
+                }
+                n.start();
+                return "started";
+            }
+            case "ttlnode.await":
+                need(a, 3, "ttlnode.await <cid> <hid> <timeoutMs>");
+                return Boolean.toString(holder(a[0], a[1], org.apache.curator.framework.recipes.nodes.PersistentTtlNode.class)
+                        .waitForInitialCreate(Long.parseLong(a[2]), TimeUnit.MILLISECONDS));
+            case "pnode.close":
+            case "ttlnode.close": {
+                need(a, 2, cmd + " <cid> <hid>");
+                Closeable h = holder(a[0], a[1], Closeable.class);
+                HOLDERS.remove(key(a[0], a[1]), h);
+                h.close();
+                return "closed";
+            }
+            case "pnode.read": {
+                need(a, 2, "pnode.read <cid> <path>");
+                Stat stat = new Stat();
+                try {
+                    byte[] data = client(a[0]).getData().storingStatIn(stat).forPath(a[1]);
+                    return stat.getEphemeralOwner() + " " + stat.getCzxid() + " " + hex(data);
+                } catch (org.apache.zookeeper.KeeperException.NoNodeException e) {
+                    return "none";
+                }
+            }
+            case "session.expire":
+                need(a, 1, "session.expire <cid>");
+                return expireSession(a[0]);
+            default:
+                throw new IllegalArgumentException("unknown command " + cmd);
+        }
+    }
+
+    /**
+     * Expires the client's session on the server (as the Rust kit's expire_session): an impostor
+     * connects with the session's id and password and sends closeSession in the same write, so the
+     * client cannot take the session back in between; repeated until the client sees a new session.
+     * Answers the new session id once connected again.
+     */
+    private static String expireSession(String cid) throws Exception {
+        CuratorFramework client = client(cid);
+        org.apache.zookeeper.ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
+        long old = zk.getSessionId();
+        byte[] passwd = zk.getSessionPasswd();
+        int timeout = zk.getSessionTimeout();
+        String first = client.getZookeeperClient().getCurrentConnectionString().split(",")[0];
+        int slash = first.indexOf('/');
+        if (slash >= 0) {
+            first = first.substring(0, slash);
+        }
+        String host = first.substring(0, first.lastIndexOf(':'));
+        int port = Integer.parseInt(first.substring(first.lastIndexOf(':') + 1));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try (java.net.Socket socket = new java.net.Socket(host, port)) {
+                socket.setSoTimeout(2000);
+                java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+                java.io.DataOutputStream w = new java.io.DataOutputStream(bytes);
+                w.writeInt(4 + 8 + 4 + 8 + 4 + passwd.length + 1);
+                w.writeInt(0); // protocol version
+                w.writeLong(0); // last zxid seen
+                w.writeInt(timeout);
+                w.writeLong(old);
+                w.writeInt(passwd.length);
+                w.write(passwd);
+                w.writeBoolean(false); // read-only
+                w.writeInt(8);
+                w.writeInt(1); // xid
+                w.writeInt(-11); // closeSession
+                w.flush();
+                socket.getOutputStream().write(bytes.toByteArray());
+                socket.getOutputStream().flush();
+                try {
+                    java.io.InputStream in = socket.getInputStream();
+                    byte[] sink = new byte[256];
+                    while (in.read(sink) >= 0) {
+                        // drain until the server closes the connection
+                    }
+                } catch (java.io.IOException ignored) {
+                    // timed out or reset: the session is closed or the client took it back
+                }
+            }
+            long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+            while (System.nanoTime() < waitUntil) {
+                long now = client.getZookeeperClient().getZooKeeper().getSessionId();
+                if (now != old && now != 0) {
+                    if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
+                        throw new IllegalStateException("no new session after the expiry");
+                    }
+                    return Long.toString(client.getZookeeperClient().getZooKeeper().getSessionId());
+                }
+                Thread.sleep(20);
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the session survived every attempt to expire it");
+            }
+        }
+    }
+
+    // --- lock revocation ---
+
+    /** An InterProcessMutex made revocable; its listener releases the hold on the holder's thread. */
+    private static final class RevocableHolder {
+        final InterProcessMutex mutex;
+        final AtomicInteger requests = new AtomicInteger();
+        volatile boolean held;
+
+        RevocableHolder(CuratorFramework client, String path, ExecutorService own) {
+            mutex = new InterProcessMutex(client, path);
+            mutex.makeRevocable(lock -> {
+                requests.incrementAndGet();
+                own.execute(() -> {
+                    if (held) {
+                        try {
+                            mutex.release();
+                            held = false;
+                        } catch (Exception ignored) {
+                            // stays held: the test sees it
+                        }
+                    }
+                });
+            });
+        }
+    }
+
+    private static String revocationCommand(String cmd, String[] a) throws Exception {
+        switch (cmd) {
+            case "revmutex.acquire": {
+                need(a, 4, "revmutex.acquire <cid> <hid> <path> <timeoutMs>");
+                CuratorFramework client = client(a[0]);
+                String k = key(a[0], a[1]);
+                ExecutorService own = ownThread(a[0], a[1]);
+                long ms = Long.parseLong(a[3]);
+                return onOwnThread(a[0], a[1], () -> {
+                    RevocableHolder h = (RevocableHolder) HOLDERS.computeIfAbsent(k,
+                            x -> new RevocableHolder(client, a[2], own));
+                    if (h.held) {
+                        throw new IllegalStateException("holder " + a[1] + " holds already");
+                    }
+                    boolean ok = acquire(h.mutex, ms);
+                    h.held = ok;
+                    return Boolean.toString(ok);
+                });
+            }
+            case "revmutex.state": {
+                need(a, 2, "revmutex.state <cid> <hid>");
+                RevocableHolder h = holder(a[0], a[1], RevocableHolder.class);
+                return h.held + " " + h.requests.get();
+            }
+            case "revmutex.release": {
+                need(a, 2, "revmutex.release <cid> <hid>");
+                RevocableHolder h = holder(a[0], a[1], RevocableHolder.class);
+                return onOwnThread(a[0], a[1], () -> {
+                    boolean was = h.held;
+                    if (was) {
+                        h.mutex.release();
+                        h.held = false;
+                    }
+                    HOLDERS.remove(key(a[0], a[1]), h);
+                    return Boolean.toString(was);
+                });
+            }
+            case "revoke.attempt":
+                need(a, 2, "revoke.attempt <cid> <nodePath>");
+                org.apache.curator.framework.recipes.locks.Revoker.attemptRevoke(client(a[0]), a[1]);
+                return "requested";
+            default:
+                throw new IllegalArgumentException("unknown command " + cmd);
         }
     }
 }

@@ -54,6 +54,18 @@
 //! | `queue.remove <cid> <path> <id>` (`DistributedIdQueue.remove`) | how many were removed |
 //! | `shedlock.lock <cid> <hid> <root/name> <atMostMs> <atLeastMs> [clockOffsetMs]` (as ShedLock's ZooKeeper provider; `ShedLockCommands.java`) · `shedlock.unlock <cid> <hid>` | `true <lockUntil>` / `false` · the unlock instant written |
 //! | `shedlock.islocked <cid> <root/name> [clockOffsetMs]` · `shedlock.format <epochMs>` · `shedlock.parse <text>` | `true`/`false` · the stored text · epoch ms / `unparsable` |
+//! | `selector.start <cid> <hid> <path> <id>` (a `LeaderSelector` whose `takeLeadership` holds until relinquished) · `selector.close <cid> <hid>` | `started` · `closed` |
+//! | `selector.has` · `selector.await <cid> <hid> <timeoutMs>` · `selector.terms` · `selector.leader` | `true`/`false` · `true`/`false` · how many leaderships it had · the leader's id |
+//! | `selector.relinquish <cid> <hid>` (`takeLeadership` returns) · `selector.requeue <cid> <hid>` | `relinquished` · `true`/`false` |
+//! | `multilock.acquire <cid> <hid> <path>[,<path>...] <timeoutMs>` (an `InterProcessMultiLock`, paths in that order) · `multilock.release <cid> <hid>` | `true`/`false` · `released` |
+//! | `sharedvalue.start <cid> <hid> <path> <seed>` · `sharedvalue.read <cid> <hid>` (remembered for `tryset`) · `sharedvalue.tryset <cid> <hid> <data>` · `sharedvalue.set` · `sharedvalue.close` | `started` · `<version> <data>` · `true`/`false` · `set` · `closed` |
+//! | `atomicvalue.get <cid> <path>` · `atomicvalue.cas <cid> <path> <expected> <new>` · `atomicvalue.tryset <cid> <path> <new>` · `atomicvalue.force <cid> <path> <new>` (a `DistributedAtomicValue`) | `<succeeded> <pre> <post>` (data words) · `set` for `force` |
+//! | `pnode.start <cid> <hid> <path> <ephemeral\|protected\|persistent> <data>` (a `PersistentNode`) · `pnode.await <cid> <hid> <timeoutMs>` · `pnode.path` · `pnode.set <cid> <hid> <data>` · `pnode.close` | `started` · `true`/`false` · its actual path · `set` · `closed` |
+//! | `ttlnode.start <cid> <hid> <path> <ttlMs> <data>` (a `PersistentTtlNode`) · `ttlnode.await <cid> <hid> <timeoutMs>` · `ttlnode.close` | `started` · `true`/`false` · `closed` |
+//! | `pnode.read <cid> <path>` | `none`, or `<ephemeralOwner> <czxid> <data>` |
+//! | `session.expire <cid>` (the server expires the session: an impostor's connect and `closeSession` in one write, until the client sees a new session) | the new session id |
+//! | `revmutex.acquire <cid> <hid> <path> <timeoutMs>` (an `InterProcessMutex` with `makeRevocable`: a revocation request releases it) · `revmutex.state <cid> <hid>` · `revmutex.release <cid> <hid>` | `true`/`false` · `<held> <requests seen>` · whether it still held |
+//! | `revoke.attempt <cid> <nodePath>` (`Revoker.attemptRevoke`) | `requested` |
 //! | `quit` | `bye`, then the JVM closes its clients and exits |
 //!
 //! `<data>` is lowercase hex, `-` for no bytes (`?` in an answer: Curator held no data).
@@ -63,7 +75,8 @@
 //! A negative timeout waits forever (only reachable through [`CuratorPeer::call`]). A holder id
 //! stands for a Java thread: Curator's `InterProcessMutex` and read-write lock are owned by the
 //! acquiring thread, so all `mutex.*`/`rw.*` commands of one `(cid, hid)` run on one dedicated
-//! thread, and acquiring twice through the same holder is re-entrant.
+//! thread, and acquiring twice through the same holder is re-entrant (`multilock.*` and
+//! `revmutex.*` run on a second thread of their own per holder).
 //!
 //! # Process hygiene
 //!
