@@ -3,7 +3,7 @@
 //! ([`locks`]), SharedCount and barriers ([`coordination`]), leader latch and atomic counters
 //! ([`leader_atomic`]), a `CuratorCache` next to our tree cache ([`cache`]), and group members
 //! ([`group`]), service discovery ([`discovery`]), locks with a server-side lease
-//! ([`ttl_locks`]), and a mutex over mutual TLS ([`tls`]).
+//! ([`ttl_locks`]), a mutex over mutual TLS ([`tls`]), and leader selectors ([`selector`]).
 
 mod cache;
 mod coordination;
@@ -11,6 +11,7 @@ mod discovery;
 mod group;
 mod leader_atomic;
 mod locks;
+mod selector;
 mod tls;
 mod ttl_locks;
 
@@ -25,3 +26,13 @@ async fn peer() -> Arc<CuratorPeer> {
     REPORTED.call_once(|| println!("Curator peer (pid {:?}) started: {:?}", peer.pid(), peer.timings()));
     peer
 }
+
+/// Sends one peer command (its words joined by spaces) and returns the answer's payload.
+///
+/// # Panics
+/// When the peer answers `ERR` or is gone.
+async fn cmd(peer: &CuratorPeer, words: &[&str]) -> String {
+    let line = words.join(" ");
+    peer.call(&line).await.unwrap_or_else(|e| panic!("peer command `{line}`: {e}"))
+}
+
