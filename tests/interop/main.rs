@@ -3,7 +3,7 @@
 //! ([`locks`]), SharedCount and barriers ([`coordination`]), leader latch and atomic counters
 //! ([`leader_atomic`]), a `CuratorCache` next to our tree cache ([`cache`]), and group members
 //! ([`group`]), service discovery ([`discovery`]), locks with a server-side lease
-//! ([`ttl_locks`]), a mutex over mutual TLS ([`tls`]), and leader selectors ([`selector`]).
+//! ([`ttl_locks`]), a mutex over mutual TLS ([`tls`]), leader selectors ([`selector`]) and multi-locks ([`multilock`]).
 
 mod cache;
 mod coordination;
@@ -11,6 +11,7 @@ mod discovery;
 mod group;
 mod leader_atomic;
 mod locks;
+mod multilock;
 mod selector;
 mod tls;
 mod ttl_locks;
