@@ -3,7 +3,8 @@
 //! ([`locks`]), SharedCount and barriers ([`coordination`]), leader latch and atomic counters
 //! ([`leader_atomic`]), a `CuratorCache` next to our tree cache ([`cache`]), and group members
 //! ([`group`]), service discovery ([`discovery`]), locks with a server-side lease
-//! ([`ttl_locks`]), a mutex over mutual TLS ([`tls`]), leader selectors ([`selector`]) and multi-locks ([`multilock`]).
+//! ([`ttl_locks`]), a mutex over mutual TLS ([`tls`]), leader selectors ([`selector`]), multi-locks ([`multilock`]), and
+//! shared and atomic byte values ([`values`]).
 
 mod cache;
 mod coordination;
@@ -15,6 +16,7 @@ mod multilock;
 mod selector;
 mod tls;
 mod ttl_locks;
+mod values;
 
 use std::sync::Arc;
 
@@ -37,3 +39,10 @@ async fn cmd(peer: &CuratorPeer, words: &[&str]) -> String {
     peer.call(&line).await.unwrap_or_else(|e| panic!("peer command `{line}`: {e}"))
 }
 
+/// Lowercase hex of `data`, `-` for none (the peer's data words).
+fn hex(data: &[u8]) -> String {
+    if data.is_empty() {
+        return "-".into();
+    }
+    data.iter().map(|b| format!("{b:02x}")).collect()
+}
