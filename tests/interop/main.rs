@@ -3,8 +3,9 @@
 //! ([`locks`]), SharedCount and barriers ([`coordination`]), leader latch and atomic counters
 //! ([`leader_atomic`]), a `CuratorCache` next to our tree cache ([`cache`]), and group members
 //! ([`group`]), service discovery ([`discovery`]), locks with a server-side lease
-//! ([`ttl_locks`]), a mutex over mutual TLS ([`tls`]), leader selectors ([`selector`]), multi-locks ([`multilock`]),
-//! shared and atomic byte values ([`values`]), and lock revocation ([`revocation`]).
+//! ([`ttl_locks`]), a mutex over mutual TLS ([`tls`]), leader selectors ([`selector`]),
+//! multi-locks ([`multilock`]), shared and atomic byte values ([`values`]), persistent and TTL
+//! nodes across session losses ([`persistent`]), and lock revocation ([`revocation`]).
 
 mod cache;
 mod coordination;
@@ -13,6 +14,7 @@ mod group;
 mod leader_atomic;
 mod locks;
 mod multilock;
+mod persistent;
 mod revocation;
 mod selector;
 mod tls;
