@@ -84,7 +84,10 @@ async fn persistent_nodes_are_seen_across_sides_and_come_back_after_session_loss
         cmd(&peer, &["pnode.close", &cid, "j"]).await;
         eventually(WAIT, "Curator's node gone", || async { we_read(&observer, &java_path).await.is_none() }).await;
         ours.close().await.unwrap();
-        assert_eq!(curator_reads(&peer, &cid, &rust_path).await, None);
+        eventually(WAIT, "Curator sees our node gone", || async {
+            curator_reads(&peer, &cid, &rust_path).await.is_none()
+        })
+        .await;
         peer.close(&cid).await.unwrap();
     })
     .await;
