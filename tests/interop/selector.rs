@@ -67,7 +67,7 @@ async fn curator_and_our_selectors_hand_leadership_over_both_ways() {
                     let j1 = java().await;
                     let o2 = ours_leading.load(Ordering::SeqCst);
                     let j2 = java().await;
-                    if (o1 && j1 && o2) || (j1 && o2 && j2) {
+                    if j1 && o2 && (o1 || j2) {
                         both.push(samples);
                     }
                     samples += 1;
