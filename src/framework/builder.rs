@@ -48,6 +48,10 @@ pub(crate) struct Config {
     pub default_acl: Vec<Acl>,
     pub auth: Credentials,
     pub default_data: Vec<u8>,
+    /// The provider of compressed handles (gzip by default).
+    pub compression: super::compression::Codec,
+    /// Every handle compresses unless it opts out (Curator's `enableCompression`).
+    pub compression_enabled: bool,
     pub error_policy: ErrorPolicy,
     pub read_only: bool,
     /// Sessions re-created after a reconfiguration use the servers of `/zookeeper/config`.
@@ -113,6 +117,8 @@ pub struct FrameworkBuilder {
     default_acl: Vec<Acl>,
     auth: Credentials,
     default_data: Vec<u8>,
+    compression: super::compression::Codec,
+    compression_enabled: bool,
     error_policy: ErrorPolicy,
     read_only: bool,
     ensemble_tracker: bool,
@@ -137,6 +143,8 @@ impl Default for FrameworkBuilder {
             default_acl: zookeeper_client::Acls::anyone_all().to_vec(),
             auth: Credentials::default(),
             default_data: Vec::new(),
+            compression: super::compression::Codec::default(),
+            compression_enabled: false,
             error_policy: ErrorPolicy::Standard,
             read_only: false,
             ensemble_tracker: true,
@@ -229,6 +237,56 @@ impl FrameworkBuilder {
     /// Data written into recipe nodes that have no data of their own.
     pub fn default_data(mut self, data: impl Into<Vec<u8>>) -> Self {
         self.default_data = data.into();
+        self
+    }
+
+    /// The [`CompressionProvider`](crate::CompressionProvider) of
+    /// [`compressed`](Framework::compressed) handles and of
+    /// [`enable_compression`](Self::enable_compression): Curator's `compressionProvider`.
+    /// The default is [`GzipCompression`](crate::GzipCompression), Curator's default.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo() -> zk_recipes::Result<()> {
+    /// use zk_recipes::{Framework, GzipCompression};
+    ///
+    /// let fw = Framework::builder()
+    ///     .connect_string("127.0.0.1:2181")
+    ///     .compression_provider(GzipCompression) // or a provider of your own
+    ///     .connect()
+    ///     .await?;
+    /// # drop(fw); Ok(()) }
+    /// ```
+    pub fn compression_provider(mut self, provider: impl crate::CompressionProvider) -> Self {
+        self.compression = super::compression::Codec(Arc::new(provider));
+        self
+    }
+
+    /// Compresses all node data the framework writes and decompresses all it reads, unless a
+    /// handle opts out with [`Framework::uncompressed`]: Curator 5.8's `enableCompression()`.
+    /// Off by default.
+    ///
+    /// It applies to the framework's data operations ([`create`](Framework::create),
+    /// [`create_protected`](Framework::create_protected), [`get_data`](Framework::get_data),
+    /// [`set_data`](Framework::set_data), a [`transaction`](Framework::transaction)'s creates
+    /// and writes) and to the values of the recipes that read and write them through those:
+    /// [`SharedValue`](crate::SharedValue) and [`SharedCount`](crate::SharedCount), and the
+    /// items of the distributed queues. The other recipes keep their data uncompressed (see
+    /// the guide, docs/guide/framework.md). Like Curator, a compressing read of a node that
+    /// was written uncompressed fails with [`Error::CorruptData`](crate::Error::CorruptData).
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo() -> zk_recipes::Result<()> {
+    /// use zk_recipes::Framework;
+    ///
+    /// let fw = Framework::builder().connect_string("127.0.0.1:2181").enable_compression().connect().await?;
+    /// assert!(fw.compression_enabled());
+    /// assert!(!fw.uncompressed().compression_enabled());
+    /// # Ok(()) }
+    /// ```
+    pub fn enable_compression(mut self) -> Self {
+        self.compression_enabled = true;
         self
     }
 
@@ -396,6 +454,8 @@ impl FrameworkBuilder {
             default_acl: self.default_acl,
             auth: self.auth,
             default_data: self.default_data,
+            compression: self.compression,
+            compression_enabled: self.compression_enabled,
             error_policy: self.error_policy,
             read_only: self.read_only,
             ensemble_tracker: self.ensemble_tracker,

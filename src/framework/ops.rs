@@ -325,12 +325,15 @@ impl Framework {
     /// non-sequential create that finds the node already there reports `NodeExists`; use
     /// [`create_protected`](Self::create_protected) for sequential nodes that must not be
     /// duplicated by a retry. [`Error::OutcomeUnknown`] when the deadline passed after the
-    /// create was sent and before it was answered: the node may exist.
+    /// create was sent and before it was answered: the node may exist. On a
+    /// [`compressed`](Self::compressed) handle, the provider's error when it cannot compress
+    /// `data` (nothing is sent).
     ///
     /// # Cancel safety
     /// Not cancel safe: the node may have been created.
     pub async fn create(&self, path: &str, data: &[u8], mode: crate::CreateMode) -> Result<CreatedNode> {
         validate_path(path)?;
+        let data = &*self.encode(path, data)?;
         let mode = mode.to_client();
         self.retry_write(
             "create",
@@ -432,7 +435,8 @@ impl Framework {
             return Err(Error::invalid("name", format!("node name {name:?} must not contain '/'")));
         }
         let protected = ProtectedName::new(parent, name);
-        self.create_protected_name(&protected, data, mode, false).await
+        let data = self.encode(&protected.path(), data)?;
+        self.create_protected_name(&protected, &data, mode, false).await
     }
 
     /// Creates (or, when `maybe_created`, first looks for) the protected node `name`.
@@ -670,10 +674,20 @@ impl Framework {
     ///
     /// # Errors
     /// `NoNode` as [`Error::ZooKeeper`]; the retry loop's errors (see [`retry`](crate::retry)).
+    /// On a [`compressed`](Self::compressed) handle, the provider's error for data it cannot
+    /// decompress: [`Error::CorruptData`] for data that is not gzip (also data written
+    /// uncompressed, as in Curator).
     ///
     /// # Cancel safety
     /// Cancel safe.
     pub async fn get_data(&self, path: &str) -> Result<(Vec<u8>, Stat)> {
+        let (data, stat) = self.get_data_plain(path).await?;
+        Ok((self.decode(path, data)?, stat))
+    }
+
+    /// [`get_data`](Self::get_data) without decompression, whatever the handle: for the
+    /// recipes whose data is not compressed.
+    pub(crate) async fn get_data_plain(&self, path: &str) -> Result<(Vec<u8>, Stat)> {
         validate_path(path)?;
         let (data, stat) = self.retry_op("get_data", path, |client| client.get_data(path)).await?;
         Ok((data, Stat::from_client(&stat)))
@@ -686,11 +700,19 @@ impl Framework {
     /// With `expected_version`, [`Error::OutcomeUnknown`] when the deadline passed after the
     /// write was sent and before it was answered (sent again, an applied write would be
     /// refused as `BadVersion`); without, a plain [`Error::Timeout`] (sending it again is
-    /// harmless).
+    /// harmless). On a [`compressed`](Self::compressed) handle, the provider's error when it
+    /// cannot compress `data` (nothing is sent).
     ///
     /// # Cancel safety
     /// Not cancel safe: the write may have been applied.
     pub async fn set_data(&self, path: &str, data: &[u8], expected_version: Option<i32>) -> Result<Stat> {
+        validate_path(path)?;
+        self.set_data_plain(path, &self.encode(path, data)?, expected_version).await
+    }
+
+    /// [`set_data`](Self::set_data) without compression, whatever the handle: for the
+    /// recipes whose data is not compressed.
+    pub(crate) async fn set_data_plain(&self, path: &str, data: &[u8], expected_version: Option<i32>) -> Result<Stat> {
         validate_path(path)?;
         match expected_version {
             // a versioned write applied but not answered would be refused when sent again

@@ -90,6 +90,8 @@ pub(crate) struct Inner {
 #[derive(Clone)]
 pub struct Framework {
     pub(crate) inner: Arc<Inner>,
+    /// This handle's compression: `None` follows the builder's `enable_compression`.
+    pub(crate) compress: Option<bool>,
 }
 
 impl std::fmt::Debug for Framework {
@@ -97,6 +99,7 @@ impl std::fmt::Debug for Framework {
         f.debug_struct("Framework")
             .field("connect_string", &self.inner.cfg.connect_string)
             .field("namespace", &self.inner.cfg.namespace)
+            .field("compressed", &self.compression_enabled())
             .field("status", &*self.inner.status.borrow())
             .finish()
     }

@@ -122,6 +122,8 @@ pub struct Transaction<'a> {
     guards: Vec<Guard>,
     /// Whether the commit writes a marker (exactly once across a lost reply).
     marker: bool,
+    /// Whether creates and writes compress their data (the handle's compression).
+    compress: bool,
 }
 
 /// A node the transaction commits only while it exists: a hold's own node (see
@@ -138,11 +140,24 @@ impl Framework {
     /// A new, empty transaction on this framework; add operations, then
     /// [`commit`](Transaction::commit).
     pub fn transaction(&self) -> Transaction<'_> {
-        Transaction { fw: self, ops: Vec::new(), guards: Vec::new(), marker: true }
+        Transaction {
+            fw: self,
+            ops: Vec::new(),
+            guards: Vec::new(),
+            marker: true,
+            compress: self.compression_enabled(),
+        }
     }
 }
 
 impl Transaction<'_> {
+    /// Creates and writes keep their data as given, whatever the handle's compression: for
+    /// the recipes whose data is not compressed.
+    pub(crate) fn plain(mut self) -> Self {
+        self.compress = false;
+        self
+    }
+
     /// Adds a check that `path` exists with this `version`; the transaction fails otherwise.
     pub fn check(mut self, path: &str, version: i32) -> Self {
         self.ops.push(Op::Check { path: path.to_string(), version });
@@ -246,6 +261,8 @@ impl Transaction<'_> {
     ///   [`Error::OutcomeUnknown`]: the transaction may or may not have been applied.
     /// * Without a marker ([`without_marker`](Self::without_marker)): [`Error::OutcomeUnknown`]
     ///   at once when the reply was lost.
+    /// * On a [`compressed`](Framework::compressed) handle, the provider's error when it cannot
+    ///   compress a create's or a write's data (nothing is sent).
     ///
     /// # Cancel safety
     /// Not cancel safe: a commit already sent is applied or not whatever happens to the future
@@ -263,7 +280,7 @@ impl Transaction<'_> {
     }
 
     /// [`commit`](Self::commit), inside its span.
-    async fn commit_in_span(self) -> Result<Vec<TxnResult>> {
+    async fn commit_in_span(mut self) -> Result<Vec<TxnResult>> {
         if self.ops.is_empty() {
             return Err(Error::invalid("ops", "an empty transaction"));
         }
@@ -271,6 +288,13 @@ impl Transaction<'_> {
             validate_path(op.path())?;
             if let Op::Create { path, ttl: Some(ttl), mode, .. } = op {
                 validate_ttl_create(path, *mode, *ttl)?;
+            }
+        }
+        if self.compress {
+            for op in &mut self.ops {
+                if let Op::Create { path, data, .. } | Op::SetData { path, data, .. } = op {
+                    *data = self.fw.encode(path, data)?.into_owned();
+                }
             }
         }
         if let Some(guard) = self.guards.iter().find(|g| g.lost.is_some()) {

@@ -121,6 +121,10 @@ impl Framework {
             }))
             .await
         })
-        .await
+        .await?
+        .into_iter()
+        .zip(paths)
+        .map(|(read, path)| read.map(|(data, stat)| Ok((self.decode(path, data)?, stat))).transpose())
+        .collect()
     }
 }

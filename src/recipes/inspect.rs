@@ -152,7 +152,7 @@ pub const QUEUE_ITEMS_SHOWN: usize = 100;
 pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
     paths::validate_path(path)?;
     let empty = empty_of;
-    let Some((data, _)) = fw.get_data(path).await.if_exists()? else { return Ok(empty(RecipeKind::Missing)) };
+    let Some((data, _)) = fw.get_data_plain(path).await.if_exists()? else { return Ok(empty(RecipeKind::Missing)) };
     let Some(mut children) = fw.children(path).await.if_exists()? else { return Ok(empty(RecipeKind::Missing)) };
     // an atomic value's transaction markers, its contention queue and the queue's gate
     children.retain(|c| !c.starts_with(ATOMIC_TXN_MARKER) && c != ATOMIC_QUEUE && c != ATOMIC_GATE);
@@ -217,7 +217,7 @@ async fn countdown_latch(fw: &Framework, path: &str, data: &[u8], children: &[St
         return Ok(None);
     }
     let dir = latch::generation_dir(path, generation);
-    let Some((count, _)) = fw.get_data(&dir).await.if_exists()? else { return Ok(None) };
+    let Some((count, _)) = fw.get_data_plain(&dir).await.if_exists()? else { return Ok(None) };
     let Ok(count) = latch::decode(&dir, &count) else { return Ok(None) };
     let counted = nodes(fw, &dir, &[]).await?;
     let state = if counted.len() as u64 >= count { "open" } else { "closed" };
@@ -281,7 +281,7 @@ async fn nodes_limited(
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
     let mut out = Vec::with_capacity(children.len());
     for name in children {
-        let Some((data, stat)) = fw.get_data(&paths::join(dir, &name)).await.if_exists()? else { continue };
+        let Some((data, stat)) = fw.get_data_plain(&paths::join(dir, &name)).await.if_exists()? else { continue };
         out.push(NodeInfo {
             name,
             session_id: stat.ephemeral_owner,

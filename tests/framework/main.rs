@@ -7,6 +7,7 @@ mod api;
 mod bad_input;
 mod bad_input_recipes;
 mod capabilities;
+mod compression;
 mod delete_tree;
 mod errors;
 mod inspect;

@@ -335,7 +335,7 @@ impl DistributedAtomicValue {
     }
 
     async fn read(&self) -> Result<(Vec<u8>, Option<i32>)> {
-        let read = self.inner.fw.get_data(&self.inner.path).await.if_exists()?;
+        let read = self.inner.fw.get_data_plain(&self.inner.path).await.if_exists()?;
         Ok(read.map_or((Vec::new(), None), |(data, stat)| (data, Some(stat.version))))
     }
 
@@ -546,7 +546,7 @@ impl DistributedAtomicValue {
             let taken = match Turn::take_joint(fw, path, addition, &name, &marker).await {
                 Ok(taken) => taken,
                 // whether a turn holder applied it meanwhile, only the marker can tell
-                Err(e) => match fw.get_data(&marker).await.if_exists() {
+                Err(e) => match fw.get_data_plain(&marker).await.if_exists() {
                     Ok(Some((before, _))) => Taken::Applied(before),
                     _ => {
                         tracing::debug!(error = %e, %path, "atomic value: queued addition in doubt");
@@ -702,7 +702,7 @@ impl DistributedAtomicValue {
                     let Some(t) = turn.as_mut() else { continue };
                     t.turn.node_gone();
                     if let Some(joint) = &t.joint {
-                        if let Some((before, _)) = self.inner.fw.get_data(&joint.marker).await.if_exists()? {
+                        if let Some((before, _)) = self.inner.fw.get_data_plain(&joint.marker).await.if_exists()? {
                             return Ok(self.applied_by_another(before, joint.marker.clone(), joint.addition));
                         }
                     }
@@ -858,7 +858,7 @@ impl DistributedAtomicValue {
             Written::Failed(Some(Op::Marker), ZkError::NodeExists) if joint.is_some() => {
                 drop(state);
                 // applied already: the marker holds the value before our addition
-                match fw.get_data(&marker).await.if_exists()? {
+                match fw.get_data_plain(&marker).await.if_exists()? {
                     Some((before, _)) => Ok(Attempt::Applied(before)),
                     None => Ok(Attempt::Contended), // (markers are deleted only by their owner)
                 }

@@ -354,7 +354,7 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
     }
 
     async fn read(&self, path: &str) -> Result<Option<ServiceInstance<T>>> {
-        match self.fw.get_data(path).await {
+        match self.fw.get_data_plain(path).await {
             Ok((data, _)) => ServiceInstance::from_json(path, &data).map(Some),
             Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Ok(None),
             Err(e) => Err(e),

@@ -197,7 +197,7 @@ impl DistributedCountDownLatch {
         let parent = paths::parent(&self.path);
         self.fw.retry_raw(|client| async move { self.fw.make_parents(&client, parent).await }).await?;
         let dir = generation_dir(&self.path, 1);
-        let txn = self.fw.transaction().create(&self.path, &encode(1), crate::CreateMode::Persistent);
+        let txn = self.fw.transaction().plain().create(&self.path, &encode(1), crate::CreateMode::Persistent);
         txn.create(&dir, &encode(count), crate::CreateMode::Persistent).commit().await.map(|_| 1)
     }
 
@@ -205,7 +205,7 @@ impl DistributedCountDownLatch {
     /// numbers further on.
     async fn next_generation(&self, generation: u64, version: i32, count: u64, skip: u64) -> Result<u64> {
         let next = generation + 1 + skip;
-        let txn = self.fw.transaction().set_data(&self.path, &encode(next), Some(version));
+        let txn = self.fw.transaction().plain().set_data(&self.path, &encode(next), Some(version));
         txn.create(&generation_dir(&self.path, next), &encode(count), crate::CreateMode::Persistent)
             .commit()
             .await

@@ -173,7 +173,7 @@ pub(crate) async fn swap_for_permit(
     let (expires_at, deadline) = (SystemTime::now() + expiry, Instant::now() + expiry);
     let name = ProtectedName::new(leases_dir, &permit_name(expires_at)).path();
     let (data, mode) = (fw.default_data(), crate::CreateMode::PersistentSequential);
-    let txn = fw.transaction().delete(lease.path(), None);
+    let txn = fw.transaction().plain().delete(lease.path(), None);
     let txn = if ttl { txn.create_with_ttl(&name, data, mode, expiry) } else { txn.create(&name, data, mode) };
     let created = match txn.commit().await {
         Ok(results) => results.into_iter().nth(1),

@@ -293,7 +293,7 @@ impl InterProcessMutex {
         let (guard, read) = held(self.contend(Forever, Some(path)).await?);
         let read = match read {
             Some(read) => read,
-            None => match self.shared.fw.get_data(path).await {
+            None => match self.shared.fw.get_data_plain(path).await {
                 Ok((data, stat)) => Some((data, stat.version)),
                 Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => None,
                 Err(e) => {
@@ -377,7 +377,7 @@ impl InterProcessMutex {
     /// # Cancel safety
     /// Cancel safe (the request may or may not have been written).
     pub async fn request_revoke(fw: &Framework, node_path: &str) -> Result<()> {
-        fw.set_data(node_path, REVOKE_MESSAGE, None).await.map(|_| ())
+        fw.set_data_plain(node_path, REVOKE_MESSAGE, None).await.map(|_| ())
     }
 }
 

@@ -128,7 +128,8 @@ impl Engine {
     /// creates a throwaway child and deletes it in one transaction, which no listing sees.
     async fn skip_sequence(&self) -> Result<()> {
         let throwaway = paths::join(&self.dir, &format!("{SKIP_PREFIX}{}", uuid::Uuid::new_v4()));
-        let txn = self.fw.transaction().create(&throwaway, &[], CreateMode::Persistent).delete(&throwaway, None);
+        let txn =
+            self.fw.transaction().plain().create(&throwaway, &[], CreateMode::Persistent).delete(&throwaway, None);
         txn.commit().await.map(drop)
     }
 

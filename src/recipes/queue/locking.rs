@@ -34,7 +34,7 @@ impl Engine {
         let path = paths::join(&self.dir, name);
         let mut forced = false;
         loop {
-            let mut txn = self.fw.transaction();
+            let mut txn = self.fw.transaction().plain();
             let lock = self.locks.as_ref().map(|locks| paths::join(locks, name));
             if let Some(lock) = &lock {
                 txn = txn.create(lock, self.fw.default_data(), crate::CreateMode::Ephemeral).delete(lock, None);

@@ -75,6 +75,8 @@ pub(super) async fn compare_and_set(
     new: &[u8],
     current: bool,
 ) -> Result<Cas> {
+    // compressed once: the same bytes each attempt, to tell our write from another's
+    let new = &*fw.encode(path, new)?;
     let sent = AtomicBool::new(false);
     let answer = fw
         .retry_raw(|client| {
@@ -110,6 +112,10 @@ pub(super) async fn compare_and_set(
         })
         .await?;
     match answer {
+        Answer::Done(Cas::Refused(Some(Ok(current)))) => {
+            let value = fw.decode(path, current.value)?;
+            Ok(Cas::Refused(Some(Ok(VersionedValue { value, ..current }))))
+        }
         Answer::Done(cas) => Ok(cas),
         Answer::Unknown => Err(Error::OutcomeUnknown { path: path.to_string() }),
     }

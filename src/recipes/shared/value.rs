@@ -75,7 +75,8 @@ impl SharedValue {
     /// Cancel safe in the sense that nothing is left half-done: the node may or may not have
     /// been created.
     pub async fn start(&self) -> Result<()> {
-        match self.fw.create_if_absent(&self.path, &self.seed, CreateMode::Persistent).await {
+        let seed = self.fw.encode(&self.path, &self.seed)?;
+        match self.fw.create_if_absent(&self.path, &seed, CreateMode::Persistent).await {
             Ok(_) | Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => Ok(()),
             Err(e) => Err(e),
         }
@@ -110,7 +111,8 @@ impl SharedValue {
             if self.fw.set_data(&self.path, value, None).await.if_exists()?.is_some() {
                 return Ok(());
             }
-            match self.fw.create_if_absent(&self.path, value, CreateMode::Persistent).await {
+            let stored = self.fw.encode(&self.path, value)?;
+            match self.fw.create_if_absent(&self.path, &stored, CreateMode::Persistent).await {
                 Ok(_) => return Ok(()),
                 Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => continue,
                 Err(e) => return Err(e),
@@ -275,7 +277,8 @@ where
                 Ok(Seen::Value(data, stat, watcher)) => {
                     if last != Some(stat.mzxid) {
                         last = Some(stat.mzxid);
-                        yield decode(&path, &data).map(|value| VersionedValue { version: stat.version, value });
+                        let value = fw.decode(&path, data).and_then(|data| decode(&path, &data));
+                        yield value.map(|value| VersionedValue { version: stat.version, value });
                     }
                     watcher
                 }

@@ -296,7 +296,7 @@ impl ShedLock {
     /// ```
     pub async fn locked_until(&self, name: &str) -> Result<Option<String>> {
         let path = self.path_of(name)?;
-        match self.fw.get_data(&path).await {
+        match self.fw.get_data_plain(&path).await {
             Ok((data, _)) => Ok(Some(String::from_utf8_lossy(&data).into_owned())),
             Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Ok(None),
             Err(e) => Err(e),
