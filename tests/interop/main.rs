@@ -8,6 +8,7 @@
 //! nodes across session losses ([`persistent`]), and lock revocation ([`revocation`]).
 
 mod cache;
+mod compression;
 mod coordination;
 mod discovery;
 mod group;

@@ -481,6 +481,9 @@ public final class CuratorPeer {
                 if (cmd.startsWith("shedlock.")) {
                     return ShedLockCommands.dispatch(cmd, a, CuratorPeer::client);
                 }
+                if (cmd.startsWith("gzip.")) {
+                    return CompressionCommands.dispatch(cmd, a, CuratorPeer::client);
+                }
                 throw new IllegalArgumentException("unknown command " + cmd);
         }
     }

@@ -9,6 +9,8 @@ use crate::{Error, Result};
 pub(super) const SOURCE: &str = include_str!("CuratorPeer.java");
 /// The peer's `shedlock.*` commands (a ShedLock-shaped participant), compiled with it.
 pub(super) const SHEDLOCK_SOURCE: &str = include_str!("ShedLockCommands.java");
+/// The peer's `gzip.*` commands (Curator's compressed reads and writes), compiled with it.
+pub(super) const COMPRESSION_SOURCE: &str = include_str!("CompressionCommands.java");
 
 /// The jars the peer needs, relative to the jar directory.
 pub(super) const REQUIRED_JARS: &[&str] = &[
@@ -65,7 +67,8 @@ pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// Returns the directory holding `CuratorPeer.class`, compiling it first if it is not cached.
 pub(super) async fn compiled_classes(classpath: &str) -> Result<(PathBuf, Option<Duration>)> {
-    let name = format!("zk-recipes-curator-{:016x}", fnv1a([SOURCE, SHEDLOCK_SOURCE].concat().as_bytes()));
+    let name =
+        format!("zk-recipes-curator-{:016x}", fnv1a([SOURCE, SHEDLOCK_SOURCE, COMPRESSION_SOURCE].concat().as_bytes()));
     let dir = std::env::temp_dir().join(&name);
     if dir.join("CuratorPeer.class").is_file() {
         return Ok((dir, None));
@@ -89,6 +92,8 @@ pub(super) async fn compile_into(javac: &Path, classpath: &str, work: &Path) -> 
     std::fs::write(&source, SOURCE)?;
     let shedlock = work.join("ShedLockCommands.java");
     std::fs::write(&shedlock, SHEDLOCK_SOURCE)?;
+    let compression = work.join("CompressionCommands.java");
+    std::fs::write(&compression, COMPRESSION_SOURCE)?;
     let output = tokio::process::Command::new(javac)
         .args(["-encoding", "UTF-8", "-nowarn", "-d"])
         .arg(work)
@@ -96,6 +101,7 @@ pub(super) async fn compile_into(javac: &Path, classpath: &str, work: &Path) -> 
         .arg(classpath)
         .arg(&source)
         .arg(&shedlock)
+        .arg(&compression)
         .kill_on_drop(true)
         .output()
         .await

@@ -66,6 +66,8 @@
 //! | `session.expire <cid>` (the server expires the session: an impostor's connect and `closeSession` in one write, until the client sees a new session) | the new session id |
 //! | `revmutex.acquire <cid> <hid> <path> <timeoutMs>` (an `InterProcessMutex` with `makeRevocable`: a revocation request releases it) · `revmutex.state <cid> <hid>` · `revmutex.release <cid> <hid>` | `true`/`false` · `<held> <requests seen>` · whether it still held |
 //! | `revoke.attempt <cid> <nodePath>` (`Revoker.attemptRevoke`) | `requested` |
+//! | `gzip.create <cid> <path> <data>` · `gzip.set <cid> <path> <data>` (Curator's `.compressed()`; `CompressionCommands.java`) · `gzip.get <cid> <path>` (`.decompressed()`) | `created` · the new version · the data |
+//! | `gzip.compress <data>` · `gzip.decompress <data>` (`GzipCompressionProvider`, no client) | the bytes |
 //! | `quit` | `bye`, then the JVM closes its clients and exits |
 //!
 //! `<data>` is lowercase hex, `-` for no bytes (`?` in an answer: Curator held no data).
@@ -87,6 +89,7 @@
 
 mod classes;
 mod commands;
+mod compression;
 mod discovery;
 mod group;
 mod parse;
