@@ -402,6 +402,9 @@ pub enum AtomicOp {
 
 #[derive(Debug, Args)]
 pub struct SharedCountArgs {
+    /// Gzip the count as Curator's `.compressed()` and `enableCompression()` do (reads and writes)
+    #[arg(long, global = true)]
+    pub compressed: bool,
     #[command(subcommand)]
     pub op: SharedCountOp,
 }
@@ -645,6 +648,9 @@ pub enum QueueKind {
 
 #[derive(Debug, Args)]
 pub struct QueueArgs {
+    /// Gzip the items as Curator's `enableCompression()` does (puts and takes)
+    #[arg(long, global = true)]
+    pub compressed: bool,
     #[command(subcommand)]
     pub op: QueueOp,
 }

@@ -7,6 +7,7 @@
 //! fails.
 
 mod bad_input;
+mod compressed;
 mod hostile;
 mod latch;
 mod lease;

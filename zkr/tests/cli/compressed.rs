@@ -1,0 +1,52 @@
+//! `--compressed` on `zkr shared-count` and `zkr queue`: gzip on the wire (Curator's bytes,
+//! read back by the library), items and counts exchanged with a compressing library framework,
+//! and uncompressed data refused with exit 1, as Curator refuses it.
+
+use zk_recipes::{CompressionProvider, GzipCompression, SharedCount, SimpleDistributedQueue};
+use zk_recipes_testing::fixtures;
+
+use super::{path, run};
+
+fn gunzip(stored: &[u8]) -> Vec<u8> {
+    assert_eq!(stored[..2], [0x1f, 0x8b], "stored gzipped: {stored:?}");
+    GzipCompression.decompress("/", stored).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_count_compressed() {
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    let c = path("gz-count");
+    let (code, lines, stderr) = run(&cs, &["shared-count", "--compressed", "set", &c, "42"]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(lines, ["42"]);
+    assert_eq!(gunzip(&fw.get_data(&c).await.unwrap().0), 42i32.to_be_bytes());
+    // the flag after the subcommand too
+    assert_eq!(run(&cs, &["shared-count", "get", &c, "--compressed"]).await.1, ["42"]);
+    // what a compressing library writes, zkr reads
+    SharedCount::new(&fw.compressed(), &c, 0).unwrap().set(7).await.unwrap();
+    assert_eq!(run(&cs, &["shared-count", "--compressed", "get", &c]).await.1, ["7"]);
+    // a plain count read with --compressed: a typed error, exit 1 (Curator throws there)
+    let plain = path("plain-count");
+    assert_eq!(run(&cs, &["shared-count", "set", &plain, "3"]).await.0, 0);
+    let (code, _, stderr) = run(&cs, &["shared-count", "--compressed", "get", &plain]).await;
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("gzip"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queue_items_compressed() {
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    let q = path("gz-queue");
+    let (code, lines, stderr) = run(&cs, &["queue", "--compressed", "put", "--kind", "simple", &q, "hello"]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(gunzip(&fw.get_data(&lines[0]).await.unwrap().0), b"hello");
+    let lib = SimpleDistributedQueue::new(&fw.compressed(), &q).unwrap();
+    assert_eq!(lib.take().await.unwrap(), b"hello");
+    lib.offer(b"from lib").await.unwrap();
+    let (code, lines, stderr) =
+        run(&cs, &["queue", "take", "--compressed", "--kind", "simple", "--timeout", "10s", &q]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(lines, ["from lib"]);
+}
