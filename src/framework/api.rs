@@ -109,7 +109,9 @@ impl Framework {
     /// # Errors
     /// [`Error::InvalidArgument`] for no reads; [`Error::InvalidPath`];
     /// [`Error::ServerUnsupported`] where the server has no `multiRead`; the errors of the retry
-    /// loop. A read that fails alone is a [`ReadResult::Failed`].
+    /// loop. A read that fails alone is a [`ReadResult::Failed`]. On a
+    /// [`compressed`](Self::compressed) handle, data is decompressed, and data that does not
+    /// decompress fails the call as in [`get_data`](Self::get_data).
     ///
     /// # Cancel safety
     /// Cancel safe: it only reads.
@@ -135,26 +137,35 @@ impl Framework {
         if !self.capabilities().await?.multi_read {
             return Err(Error::ServerUnsupported(ServerFeature::MultiRead));
         }
-        self.retry_op("multi_read", "", |client| async move {
-            let mut reader = client.new_multi_reader();
-            for read in reads {
-                match read {
-                    ReadOp::Data(path) => reader.add_get_data(path)?,
-                    ReadOp::Children(path) => reader.add_get_children(path)?,
+        let answers = self
+            .retry_op("multi_read", "", |client| async move {
+                let mut reader = client.new_multi_reader();
+                for read in reads {
+                    match read {
+                        ReadOp::Data(path) => reader.add_get_data(path)?,
+                        ReadOp::Children(path) => reader.add_get_children(path)?,
+                    }
                 }
-            }
-            let answers = reader.commit().await?;
-            Ok(answers
-                .into_iter()
-                .map(|answer| match answer {
-                    MultiReadResult::Data { data, stat } => ReadResult::Data(data, Stat::from_client(&stat)),
-                    MultiReadResult::Children { children } => ReadResult::Children(children),
-                    MultiReadResult::Error { err } => ReadResult::Failed(ZooKeeperError::from_client(&err)),
-                    _ => ReadResult::Failed(ZooKeeperError::Other("multiRead: an unknown answer".into())),
-                })
-                .collect())
-        })
-        .await
+                let answers = reader.commit().await?;
+                Ok(answers
+                    .into_iter()
+                    .map(|answer| match answer {
+                        MultiReadResult::Data { data, stat } => ReadResult::Data(data, Stat::from_client(&stat)),
+                        MultiReadResult::Children { children } => ReadResult::Children(children),
+                        MultiReadResult::Error { err } => ReadResult::Failed(ZooKeeperError::from_client(&err)),
+                        _ => ReadResult::Failed(ZooKeeperError::Other("multiRead: an unknown answer".into())),
+                    })
+                    .collect::<Vec<_>>())
+            })
+            .await?;
+        answers
+            .into_iter()
+            .zip(reads)
+            .map(|(answer, read)| match answer {
+                ReadResult::Data(data, stat) => Ok(ReadResult::Data(self.decode(read.path(), data)?, stat)),
+                other => Ok(other),
+            })
+            .collect()
     }
 
     /// Waits until the server this session is connected to has caught up with the leader on
@@ -209,7 +220,8 @@ impl Framework {
     /// # Errors
     /// [`Error::InvalidArgument`] for a TTL of zero, beyond the server's maximum
     /// (2^40 − 1 ms) or on another mode; [`Error::ServerUnsupported`] where the server has TTL
-    /// nodes off; otherwise as [`create`](Self::create).
+    /// nodes off; otherwise as [`create`](Self::create) (which also says what a
+    /// [`compressed`](Self::compressed) handle adds).
     ///
     /// # Cancel safety
     /// Not cancel safe: the node may have been created.
@@ -226,6 +238,7 @@ impl Framework {
         if !self.capabilities().await?.ttl_nodes {
             return Err(TTL_UNSUPPORTED);
         }
+        let data = &*self.encode(path, data)?;
         self.retry_write("create", path, |client| async move {
             self.create_with_parents_ttl(&client, path, data, mode, Some(ttl)).await
         })

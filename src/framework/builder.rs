@@ -269,7 +269,7 @@ impl FrameworkBuilder {
     /// It applies to the framework's data operations ([`create`](Framework::create),
     /// [`create_protected`](Framework::create_protected), [`get_data`](Framework::get_data),
     /// [`set_data`](Framework::set_data), a [`transaction`](Framework::transaction)'s creates
-    /// and writes) and to the values of the recipes that read and write them through those:
+    /// and writes, and the others [`Framework::compressed`] lists) and to the values of the recipes that read and write them through those:
     /// [`SharedValue`](crate::SharedValue) and [`SharedCount`](crate::SharedCount), and the
     /// items of the distributed queues. The other recipes keep their data uncompressed (see
     /// the guide, docs/guide/framework.md). Like Curator, a compressing read of a node that

@@ -253,8 +253,10 @@ impl Framework {
     ///
     /// The handle is cheap (one `Arc` clone) and shares everything with `self`; dropping it
     /// closes nothing. It applies to [`create`](Self::create),
-    /// [`create_protected`](Self::create_protected), [`get_data`](Self::get_data),
-    /// [`set_data`](Self::set_data) and the creates and writes of a
+    /// [`create_protected`](Self::create_protected),
+    /// [`create_with_ttl`](Self::create_with_ttl), [`get_data`](Self::get_data),
+    /// [`multi_read`](Self::multi_read), [`set_data`](Self::set_data),
+    /// [`update_many`](Self::update_many) and the creates and writes of a
     /// [`transaction`](Self::transaction). Errors of a data operation on it include those of
     /// the provider: [`Error::CorruptData`] for a node that is not compressed.
     ///

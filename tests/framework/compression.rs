@@ -52,6 +52,14 @@ async fn a_compressed_handle_round_trips_and_stores_gzip() {
     gz.transaction().set_data(&t, b"written", Some(0)).commit().await.unwrap();
     assert_eq!(gz.get_data(&t).await.unwrap().0, b"written");
 
+    // multi_read decompresses the data it reads
+    use zk_recipes::ops::{ReadOp, ReadResult};
+    let answers = gz.multi_read(&[ReadOp::Data(&t), ReadOp::Children(&base)]).await.unwrap();
+    assert!(matches!(&answers[0], ReadResult::Data(data, _) if data == b"written"), "{answers:?}");
+    assert!(matches!(&answers[1], ReadResult::Children(c) if c.len() == 3), "{answers:?}");
+    let answers = fw.multi_read(&[ReadOp::Data(&t)]).await.unwrap();
+    assert!(matches!(&answers[0], ReadResult::Data(data, _) if data[..2] == GZIP_MAGIC), "{answers:?}");
+
     // update_many reads and writes through the handle's compression
     gz.update_many(&[&t], |v| vec![Some([v[0].as_deref().unwrap(), b"+1"].concat())]).await.unwrap();
     assert_eq!(gz.get_data(&t).await.unwrap().0, b"written+1");
@@ -170,4 +178,17 @@ async fn a_custom_provider_is_used_for_compressed_handles() {
     assert_eq!(*provider.paths.lock().unwrap(), [path.clone(), path.clone()]);
     fw.set_data(&path, b"plain", None).await.unwrap();
     assert_eq!(gz.get_data(&path).await.unwrap_err().kind(), ErrorKind::CorruptData);
+}
+
+#[tokio::test]
+async fn a_ttl_node_of_a_compressed_handle_is_compressed() {
+    let fw = fixtures::framework(&fixtures::shared_ttl_server().await).await;
+    let base = base(&fw, "compressed-ttl").await;
+    let path = format!("{base}/ttl");
+    let gz = fw.compressed();
+    gz.create_with_ttl(&path, b"short-lived", CreateMode::Persistent, std::time::Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(gunzip(&path, &fw.get_data(&path).await.unwrap().0), b"short-lived");
+    assert_eq!(gz.get_data(&path).await.unwrap().0, b"short-lived");
 }
