@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use crate::framework::Stat;
-use zookeeper_client::{Acl, AuthUser, CreateMode, Error as ZkError, MultiReadResult};
+use crate::framework::{Acl, AuthUser, Stat};
+use zookeeper_client::{CreateMode, Error as ZkError, MultiReadResult};
 
 use super::paths::validate_path;
 use super::session::Framework;
@@ -191,7 +191,7 @@ impl Framework {
     pub async fn get_acl(&self, path: &str) -> Result<(Vec<Acl>, Stat)> {
         validate_path(path)?;
         let (acl, stat) = self.retry_op("get_acl", path, |client| async move { client.get_acl(path).await }).await?;
-        Ok((acl, Stat::from_client(&stat)))
+        Ok((acl.iter().map(Acl::from_client).collect(), Stat::from_client(&stat)))
     }
 
     /// Replaces the ACL of `path`, if its ACL version (`aversion`) is `version` (`None`: any).
@@ -208,6 +208,7 @@ impl Framework {
         if acl.is_empty() {
             return Err(Error::invalid("acl", "set_acl: an empty ACL"));
         }
+        let acl = &Acl::to_client_list(acl);
         let stat =
             self.retry_op("set_acl", path, |client| async move { client.set_acl(path, acl, version).await }).await?;
         Ok(Stat::from_client(&stat))
@@ -325,7 +326,8 @@ impl Framework {
         if !self.capabilities().await?.whoami {
             return Err(Error::ServerUnsupported(ServerFeature::WhoAmI));
         }
-        self.retry_op("whoami", "", |client| async move { client.list_auth_users().await }).await
+        let users = self.retry_op("whoami", "", |client| async move { client.list_auth_users().await }).await?;
+        Ok(users.iter().map(AuthUser::from_client).collect())
     }
 
     /// [`Error::ServerUnsupported`] unless the server has the 3.6 operations (`multiRead` among them).

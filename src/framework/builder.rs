@@ -3,8 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use zookeeper_client::Acl;
-
+use super::acl::Acl;
 use super::paths::normalize_namespace;
 use super::retry::{ExponentialBackoff, RetryPolicy};
 use super::state::ErrorPolicy;
@@ -45,7 +44,8 @@ pub(crate) struct Config {
     pub operation_timeout: Duration,
     pub retry: Arc<dyn RetryPolicy>,
     pub namespace: Option<String>,
-    pub default_acl: Vec<Acl>,
+    /// The default ACL, as the client library's entries.
+    pub default_acl: Vec<zookeeper_client::Acl>,
     pub auth: Credentials,
     pub default_data: Vec<u8>,
     /// The provider of compressed handles (gzip by default).
@@ -140,7 +140,7 @@ impl Default for FrameworkBuilder {
             operation_timeout: DEFAULT_OPERATION_TIMEOUT,
             retry: Arc::new(ExponentialBackoff::new(Duration::from_secs(1), 3)),
             namespace: String::new(),
-            default_acl: zookeeper_client::Acls::anyone_all().to_vec(),
+            default_acl: Acl::anyone_all(),
             auth: Credentials::default(),
             default_data: Vec::new(),
             compression: super::compression::Codec::default(),
@@ -221,7 +221,24 @@ impl FrameworkBuilder {
         self
     }
 
-    /// The ACL for every node the framework and its recipes create.
+    /// The ACL for every node the framework and its recipes create (default:
+    /// [`Acl::anyone_all`], ZooKeeper's `OPEN_ACL_UNSAFE`). An empty list is refused by
+    /// [`connect`](Self::connect) with [`Error::InvalidArgument`].
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo() -> zk_recipes::Result<()> {
+    /// use zk_recipes::{Acl, Framework};
+    ///
+    /// let fw = Framework::builder()
+    ///     .connect_string("zk1:2181")
+    ///     .auth("digest", "svc:s3cret")
+    ///     .default_acl(Acl::creator_all())
+    ///     .connect()
+    ///     .await?;
+    /// # drop(fw);
+    /// # Ok(()) }
+    /// ```
     pub fn default_acl(mut self, acl: Vec<Acl>) -> Self {
         self.default_acl = acl;
         self
@@ -451,7 +468,7 @@ impl FrameworkBuilder {
             operation_timeout: self.operation_timeout,
             retry: self.retry,
             namespace: normalize_namespace(&self.namespace)?,
-            default_acl: self.default_acl,
+            default_acl: Acl::to_client_list(&self.default_acl),
             auth: self.auth,
             default_data: self.default_data,
             compression: self.compression,

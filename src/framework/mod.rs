@@ -1,6 +1,7 @@
 //! The framework: a session manager over one ZooKeeper session (connect, retry, connection
 //! states, re-creation after expiry) and the building blocks every recipe shares.
 
+mod acl;
 mod api;
 pub(crate) mod backoff;
 mod builder;
@@ -31,6 +32,7 @@ pub(crate) mod wait;
 mod watch_event;
 mod watches;
 
+pub use acl::{Acl, AuthUser, Permissions};
 pub(crate) use api::{validate_ttl, TTL_UNSUPPORTED};
 pub use api::{ReadOp, ReadResult};
 pub use builder::{FrameworkBuilder, DEFAULT_OPERATION_TIMEOUT};

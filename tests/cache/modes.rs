@@ -125,12 +125,11 @@ async fn a_lock_inside_the_cached_tree_works_and_is_cached(mode: WatchMode) {
 both_modes! {
 /// A node the session may not read is left out; the rest is cached and followed.
 async fn unreadable_nodes_are_left_out(mode: WatchMode) {
-    use zk_recipes::zk::Acls;
     let cs = fixtures::shared_server().await;
     let owner = zk_recipes::Framework::builder()
         .connect_string(cs.as_str())
         .auth("digest", "svc:s3cret")
-        .default_acl(Acls::creator_all().to_vec())
+        .default_acl(zk_recipes::Acl::creator_all())
         .connect()
         .await
         .unwrap();

@@ -2,7 +2,7 @@
 //! the recipes still work.
 
 use assert_matches::assert_matches;
-use zk_recipes::zk::Acls;
+use zk_recipes::Acl;
 use zk_recipes::ZooKeeperError;
 use zk_recipes::{DistributedAtomicLong, Error, Framework, InterProcessMutex};
 use zk_recipes_testing::fixtures;
@@ -11,7 +11,7 @@ async fn owner(cs: &str) -> Framework {
     Framework::builder()
         .connect_string(cs)
         .auth("digest", "svc:s3cret")
-        .default_acl(Acls::creator_all().to_vec())
+        .default_acl(Acl::creator_all())
         .connect()
         .await
         .unwrap()

@@ -8,8 +8,9 @@ use zk_recipes::ZooKeeperError;
 
 use zk_recipes::cache::{ResetReason, WatchEvent};
 use zk_recipes::ops::{ReadOp, ReadResult};
-use zk_recipes::zk::{Acl, Acls};
+
 use zk_recipes::CreateMode;
+use zk_recipes::{Acl, Permissions};
 use zk_recipes::{Error, Framework};
 use zk_recipes_testing::{fixtures, refusing, RefusingProxy};
 
@@ -20,7 +21,7 @@ async fn owner(cs: &str, namespace: &str) -> Framework {
         .connect_string(cs)
         .namespace(namespace)
         .auth("digest", "api:s3cret")
-        .default_acl(Acls::creator_all().to_vec())
+        .default_acl(Acl::creator_all())
         .connect()
         .await
         .unwrap()
@@ -60,8 +61,9 @@ async fn reads_acls_ephemerals_and_whoami_under_a_namespace() {
     let (acl, stat) = fw.get_acl("/a/x").await.unwrap();
     assert_eq!(acl.len(), 1);
     assert_eq!(acl[0].scheme(), "digest");
+    assert_eq!(acl[0].permissions(), Permissions::ALL);
     let mut opened: Vec<Acl> = acl.clone();
-    opened.extend(Acls::anyone_read().iter().cloned());
+    opened.extend(Acl::anyone_read());
     fw.set_acl("/a/x", &opened, Some(stat.aversion)).await.unwrap();
     assert_eq!(stranger.get_data(&full).await.unwrap().0, b"1");
     assert_matches!(

@@ -1,6 +1,7 @@
 //! The framework against real ZooKeeper: connection states, session re-creation, retry,
 //! namespaces, ACLs, protected create and guaranteed delete; and in modules: ACLs on recipe
-//! nodes ([`acl`]), `inspect` ([`inspect`]), bad inputs across the API ([`bad_input`]).
+//! nodes ([`acl`]), `inspect` ([`inspect`]), bad inputs
+//! across the API ([`bad_input`]).
 
 mod acl;
 mod api;
@@ -20,7 +21,7 @@ use std::time::Duration;
 use zk_recipes::ZooKeeperError;
 
 use futures_util::StreamExt;
-use zk_recipes::zk::{Acl, Acls};
+use zk_recipes::Acl;
 use zk_recipes::CreateMode;
 use zk_recipes::{ConnectionState, Error, Framework, RetryNTimes};
 use zk_recipes_testing::{expire_session, fixtures, TestingCluster, TestingServer};
@@ -190,12 +191,12 @@ async fn default_acl_and_digest_auth_apply_to_created_nodes() {
     let owner = Framework::builder()
         .connect_string(&server)
         .auth("digest", "alice:secret")
-        .default_acl(Acls::creator_all().to_vec())
+        .default_acl(Acl::creator_all())
         .connect()
         .await
         .unwrap();
     owner.create(&format!("{path}/node"), b"mine", CreateMode::Persistent).await.unwrap();
-    let (acl, _) = owner.client().unwrap().get_acl(&format!("{path}/node")).await.unwrap();
+    let (acl, _) = owner.get_acl(&format!("{path}/node")).await.unwrap();
     assert_eq!(acl.len(), 1);
     assert_eq!(acl[0].scheme(), "digest");
     assert!(acl[0].id().starts_with("alice:"), "{:?}", acl[0]);

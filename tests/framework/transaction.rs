@@ -7,14 +7,14 @@ use std::time::Duration;
 use zk_recipes::ZooKeeperError;
 
 use zk_recipes::ops::TxnResult;
-use zk_recipes::zk::Acls;
+use zk_recipes::Acl;
 use zk_recipes::CreateMode;
 use zk_recipes::{Error, Framework};
 use zk_recipes_testing::{fixtures, ProxyMode, TcpProxy, TestingServer};
 
 async fn owner(cs: &str, namespace: &str) -> Framework {
     fixtures::framework_with(cs, |b| {
-        b.namespace(namespace).auth("digest", "txn:s3cret").default_acl(Acls::creator_all().to_vec())
+        b.namespace(namespace).auth("digest", "txn:s3cret").default_acl(Acl::creator_all())
     })
     .await
 }
