@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::acl::Acl;
+use super::acl_provider::{AclChoice, AclProvider, AclSetting};
 use super::paths::normalize_namespace;
 use super::retry::{ExponentialBackoff, RetryPolicy};
 use super::state::ErrorPolicy;
@@ -44,8 +45,8 @@ pub(crate) struct Config {
     pub operation_timeout: Duration,
     pub retry: Arc<dyn RetryPolicy>,
     pub namespace: Option<String>,
-    /// The default ACL, as the client library's entries.
-    pub default_acl: Vec<zookeeper_client::Acl>,
+    /// How a create's ACL is chosen.
+    pub acl: AclChoice,
     pub auth: Credentials,
     pub default_data: Vec<u8>,
     /// The provider of compressed handles (gzip by default).
@@ -114,7 +115,7 @@ pub struct FrameworkBuilder {
     operation_timeout: Duration,
     retry: Arc<dyn RetryPolicy>,
     namespace: String,
-    default_acl: Vec<Acl>,
+    acl: AclSetting,
     auth: Credentials,
     default_data: Vec<u8>,
     compression: super::compression::Codec,
@@ -140,7 +141,7 @@ impl Default for FrameworkBuilder {
             operation_timeout: DEFAULT_OPERATION_TIMEOUT,
             retry: Arc::new(ExponentialBackoff::new(Duration::from_secs(1), 3)),
             namespace: String::new(),
-            default_acl: Acl::anyone_all(),
+            acl: AclSetting::Fixed(Acl::anyone_all()),
             auth: Credentials::default(),
             default_data: Vec::new(),
             compression: super::compression::Codec::default(),
@@ -240,7 +241,25 @@ impl FrameworkBuilder {
     /// # Ok(()) }
     /// ```
     pub fn default_acl(mut self, acl: Vec<Acl>) -> Self {
-        self.default_acl = acl;
+        self.acl = AclSetting::Fixed(acl);
+        self
+    }
+
+    /// Chooses the ACL of each node the framework and its recipes create by its path
+    /// (Curator's `aclProvider`); replaces [`default_acl`](Self::default_acl) (the last one set
+    /// wins). See [`AclProvider`] for what it is asked and when. A provider whose
+    /// [`default_acl`](AclProvider::default_acl) is empty is refused by
+    /// [`connect`](Self::connect) with [`Error::InvalidArgument`].
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(provider: impl zk_recipes::AclProvider) -> zk_recipes::Result<()> {
+    /// let fw = zk_recipes::Framework::builder().connect_string("zk1:2181").acl_provider(provider).connect().await?;
+    /// # drop(fw);
+    /// # Ok(()) }
+    /// ```
+    pub fn acl_provider(mut self, provider: impl AclProvider) -> Self {
+        self.acl = AclSetting::Provider(Arc::new(provider));
         self
     }
 
@@ -450,9 +469,7 @@ impl FrameworkBuilder {
         if self.session_timeout > Duration::from_millis(i32::MAX as u64) {
             return Err(Error::invalid("session_timeout", "session timeout is too large"));
         }
-        if self.default_acl.is_empty() {
-            return Err(Error::invalid("default_acl", "default ACL must not be empty"));
-        }
+        let acl = self.acl.build()?;
         self.validate_schemes()?;
         super::paths::validate_path(&self.txn_markers)?;
         if self.txn_markers == "/" {
@@ -468,7 +485,7 @@ impl FrameworkBuilder {
             operation_timeout: self.operation_timeout,
             retry: self.retry,
             namespace: normalize_namespace(&self.namespace)?,
-            default_acl: Acl::to_client_list(&self.default_acl),
+            acl,
             auth: self.auth,
             default_data: self.default_data,
             compression: self.compression,

@@ -2,6 +2,7 @@
 //! states, re-creation after expiry) and the building blocks every recipe shares.
 
 mod acl;
+mod acl_provider;
 mod api;
 pub(crate) mod backoff;
 mod builder;
@@ -33,6 +34,7 @@ mod watch_event;
 mod watches;
 
 pub use acl::{Acl, AuthUser, Permissions};
+pub use acl_provider::AclProvider;
 pub(crate) use api::{validate_ttl, TTL_UNSUPPORTED};
 pub use api::{ReadOp, ReadResult};
 pub use builder::{FrameworkBuilder, DEFAULT_OPERATION_TIMEOUT};

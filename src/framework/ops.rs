@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::framework::Stat;
 use tokio::time::Instant;
-use zookeeper_client::{Acls, Client, CreateMode, CreateOptions, Error as ZkError};
+use zookeeper_client::{Client, CreateMode, Error as ZkError};
 
 use super::backoff::Backoff;
 use super::deadline::{self, Deadline};
@@ -129,14 +129,6 @@ impl ProtectedName {
 }
 
 impl Framework {
-    pub(crate) fn acls(&self) -> Acls<'_> {
-        Acls::new(&self.inner.cfg.default_acl)
-    }
-
-    pub(crate) fn create_options(&self, mode: CreateMode) -> CreateOptions<'_> {
-        mode.with_acls(self.acls())
-    }
-
     /// Runs `op` with the current client until it succeeds, fails with a non-retryable error,
     /// the retry policy gives up, or the deadline passes. Before each attempt it waits (up to
     /// the connection timeout) for a connection; after a session loss the next attempt uses
@@ -374,9 +366,10 @@ impl Framework {
         mode: CreateMode,
         ttl: Option<Duration>,
     ) -> std::result::Result<CreatedNode, ZkError> {
+        let acl = self.acl_for(path)?;
         let options = match ttl {
-            Some(ttl) => self.create_options(mode).with_ttl(ttl),
-            None => self.create_options(mode),
+            Some(ttl) => acl.options(mode).with_ttl(ttl),
+            None => acl.options(mode),
         };
         let created = match client.create(path, data, &options).await {
             Err(ZkError::NoNode) => {
@@ -396,11 +389,10 @@ impl Framework {
         if dir == "/" {
             return self.ensure_namespace().await;
         }
-        let options = self.create_options(CreateMode::Container);
-        match client.mkdir(dir, &options).await {
+        match self.mkdirs(client, dir, CreateMode::Container, false).await {
             Err(ZkError::NoNode) if self.namespace().is_some() => {
                 self.ensure_namespace().await?;
-                client.mkdir(dir, &options).await
+                self.mkdirs(client, dir, CreateMode::Container, false).await
             }
             other => other,
         }
@@ -408,7 +400,7 @@ impl Framework {
 
     async fn ensure_namespace(&self) -> std::result::Result<(), ZkError> {
         let (Some(ns), Ok(session)) = (self.namespace(), self.session()) else { return Ok(()) };
-        session.raw.mkdir(ns, &self.create_options(CreateMode::Persistent)).await
+        self.mkdirs(&session.raw, ns, CreateMode::Persistent, true).await
     }
 
     /// Creates a protected node `<parent>/_c_<uuid>-<name>[seq]` in `mode` (Curator's

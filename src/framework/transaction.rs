@@ -321,10 +321,12 @@ impl Transaction<'_> {
                     tries += 1;
                     fw.retry_op("create", root, |client| async move {
                         fw.make_parents(&client, paths::parent(root)).await?;
-                        let options = fw.create_options(CreateMode::Persistent);
-                        client.create(root, &[], &options).await.map(drop).or_else(|e| match e {
-                            ZkError::NodeExists => Ok(()),
-                            e => Err(e),
+                        let acl = fw.acl_for(root)?;
+                        client.create(root, &[], &acl.options(CreateMode::Persistent)).await.map(drop).or_else(|e| {
+                            match e {
+                                ZkError::NodeExists => Ok(()),
+                                e => Err(e),
+                            }
                         })
                     })
                     .await?;
@@ -378,7 +380,8 @@ async fn attempt(
         match op {
             Op::Check { path, version } => multi.add_check_version(path, *version)?,
             Op::Create { path, data, mode, ttl } => {
-                let options = fw.create_options(*mode);
+                let acl = fw.acl_for(path)?;
+                let options = acl.options(*mode);
                 let options = match ttl {
                     Some(ttl) => options.with_ttl(*ttl),
                     None => options,
@@ -390,7 +393,7 @@ async fn attempt(
         }
     }
     if let Some(marker) = marker {
-        multi.add_create(marker, &[], &fw.create_options(CreateMode::Persistent))?;
+        multi.add_create(marker, &[], &fw.acl_for(marker)?.options(CreateMode::Persistent))?;
     }
     let answered_ops = |results: Vec<MultiWriteResult>| {
         ops.iter().zip(results.into_iter().skip(guards.len())).map(|(op, result)| answered(op, result)).collect()

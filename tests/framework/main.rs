@@ -1,9 +1,10 @@
 //! The framework against real ZooKeeper: connection states, session re-creation, retry,
 //! namespaces, ACLs, protected create and guaranteed delete; and in modules: ACLs on recipe
-//! nodes ([`acl`]), `inspect` ([`inspect`]), bad inputs
+//! nodes ([`acl`]), per-path ACLs ([`acl_provider`]), `inspect` ([`inspect`]), bad inputs
 //! across the API ([`bad_input`]).
 
 mod acl;
+mod acl_provider;
 mod api;
 mod bad_input;
 mod bad_input_recipes;

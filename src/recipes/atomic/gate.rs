@@ -50,7 +50,8 @@ pub(crate) async fn version(fw: &Framework, value_path: &str) -> Result<i32> {
     if let Some(stat) = fw.exists(gate).await? {
         return Ok(stat.version);
     }
-    let options = fw.create_options(CreateMode::Persistent);
+    let acl = fw.acl_for(gate).map_err(Error::from_client)?;
+    let options = acl.options(CreateMode::Persistent);
     let create_gate = || {
         fw.retry_raw(|client| {
             let options = &options;

@@ -1,7 +1,8 @@
 //! The transaction of one write of an atomic value: what it carries, and which of its
 //! operations a failure names.
 
-use zookeeper_client::{CreateOptions, Error as ZkError, MultiWriter};
+use crate::framework::Framework;
+use zookeeper_client::{Error as ZkError, MultiWriter};
 
 /// One write: the value's versioned `setData`, then, in this order, a `check` of the gate's
 /// version (an optimistic write of a queueing value), the creation of the write's marker, the
@@ -62,13 +63,14 @@ impl Txn<'_> {
         self.ops().get(index).copied()
     }
 
-    /// Adds the operations to `multi`, markers created with `options`.
-    pub(super) fn add_to(&self, multi: &mut MultiWriter<'_>, options: &CreateOptions<'_>) -> Result<(), ZkError> {
+    /// Adds the operations to `multi`, markers created persistent with the ACL `fw` chooses.
+    pub(super) fn add_to(&self, multi: &mut MultiWriter<'_>, fw: &Framework) -> Result<(), ZkError> {
+        let persistent = zookeeper_client::CreateMode::Persistent;
         multi.add_set_data(self.value_path, self.new, Some(self.version))?;
         if let Some((gate, version)) = self.gate {
             multi.add_check_version(gate, version)?;
         }
-        multi.add_create(self.marker, self.marker_data, options)?;
+        multi.add_create(self.marker, self.marker_data, &fw.acl_for(self.marker)?.options(persistent))?;
         for previous in self.previous {
             multi.add_delete(previous, None)?;
         }
@@ -76,7 +78,7 @@ impl Txn<'_> {
             multi.add_delete(node, None)?;
         }
         for joined in self.joiners {
-            multi.add_create(&joined.marker, &joined.before, options)?;
+            multi.add_create(&joined.marker, &joined.before, &fw.acl_for(&joined.marker)?.options(persistent))?;
             multi.add_delete(&joined.node, None)?;
         }
         Ok(())

@@ -785,13 +785,12 @@ impl DistributedAtomicValue {
             release,
             joiners: &joined,
         };
-        let options = fw.create_options(CreateMode::Persistent);
         // Set while a write was sent whose reply we did not get and whose marker we could not
         // read yet: if the retries run out then, the outcome is unknown and we say so.
         let in_doubt = AtomicBool::new(false);
         let written = fw
             .retry_raw(|client| {
-                let (txn, options, in_doubt, marker) = (&txn, &options, &in_doubt, &marker);
+                let (txn, in_doubt, marker) = (&txn, &in_doubt, &marker);
                 async move {
                     // After a lost reply, the marker tells whether that write happened.
                     if in_doubt.load(Ordering::SeqCst) {
@@ -802,7 +801,7 @@ impl DistributedAtomicValue {
                         in_doubt.store(false, Ordering::SeqCst);
                     }
                     let mut multi = client.new_multi_writer();
-                    txn.add_to(&mut multi, options)?;
+                    txn.add_to(&mut multi, fw)?;
                     let committed = multi.commit().await;
                     if let Err(MultiWriteError::RequestFailed { source }) = &committed {
                         if is_retryable(source) {

@@ -260,7 +260,8 @@ impl DistributedCountDownLatch {
             .fw
             .retry_raw(|client| async move {
                 // one round trip: our node, then the generation as it is after it
-                let options = self.fw.create_options(CreateMode::Persistent);
+                let acl = self.fw.acl_for(node)?;
+                let options = acl.options(CreateMode::Persistent);
                 let create = client.create(node, token, &options);
                 let ours = client.get_data(node);
                 let count = client.get_data(dir);

@@ -720,11 +720,12 @@ async fn create_node(
     let mut maybe_created = false;
     if pipelined && fw.wait_connected(Duration::ZERO).await.is_ok() {
         let client: Client = fw.raw_client()?;
-        let options = match req.ttl {
-            Some(ttl) => fw.create_options(mode).with_ttl(ttl),
-            None => fw.create_options(mode),
-        };
         let path = name.path();
+        let acl = fw.acl_for(&path).map_err(Error::from_client)?;
+        let options = match req.ttl {
+            Some(ttl) => acl.options(mode).with_ttl(ttl),
+            None => acl.options(mode),
+        };
         pending.armed = true;
         let create = || client.create(&path, req.data, &options);
         let (created, listed) = match req.prefetch {

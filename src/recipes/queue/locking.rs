@@ -69,8 +69,8 @@ impl Engine {
             let created = self
                 .fw
                 .retry_raw(|client| async move {
-                    let options = self.fw.create_options(CreateMode::Ephemeral);
-                    let stat = match client.create(lock, data, &options).await {
+                    let acl = self.fw.acl_for(lock)?;
+                    let stat = match client.create(lock, data, &acl.options(CreateMode::Ephemeral)).await {
                         Ok((stat, _)) => Some(stat),
                         // ours when a lost reply made us send the create again
                         Err(ZkError::NodeExists) => {
