@@ -190,8 +190,9 @@ pub mod node {
 /// service's instances, and providers that pick one.
 pub mod discovery {
     pub use crate::recipes::{
-        DownInstancePolicy, ProviderStrategy, ServiceCache, ServiceDiscovery, ServiceInstance, ServiceInstanceBuilder,
-        ServiceProvider, ServiceProviderBuilder, ServiceType, UriSpec, UriSpecPart,
+        DiscoveryPathConstructor, DownInstancePolicy, ProviderStrategy, ServiceCache, ServiceDiscovery,
+        ServiceInstance, ServiceInstanceBuilder, ServiceProvider, ServiceProviderBuilder, ServiceType, UriSpec,
+        UriSpecPart,
     };
 }
 

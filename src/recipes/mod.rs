@@ -24,8 +24,8 @@ pub use cache::{
     DEFAULT_EVENT_CAPACITY,
 };
 pub use discovery::{
-    DownInstancePolicy, ProviderStrategy, ServiceCache, ServiceDiscovery, ServiceInstance, ServiceInstanceBuilder,
-    ServiceProvider, ServiceProviderBuilder, ServiceType, UriSpec, UriSpecPart,
+    DiscoveryPathConstructor, DownInstancePolicy, ProviderStrategy, ServiceCache, ServiceDiscovery, ServiceInstance,
+    ServiceInstanceBuilder, ServiceProvider, ServiceProviderBuilder, ServiceType, UriSpec, UriSpecPart,
 };
 pub use inspect::{inspect, Inspection, NodeInfo, RecipeKind, QUEUE_ITEMS_SHOWN};
 pub use latch::{CountDown, DistributedCountDownLatch};

@@ -5,6 +5,7 @@
 //! server, a killed ensemble leader.
 
 mod discovery;
+mod discovery_paths;
 mod faults;
 mod group;
 mod support;

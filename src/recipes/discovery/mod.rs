@@ -8,10 +8,12 @@
 
 mod cache;
 mod instance;
+mod paths;
 mod provider;
 mod service;
 
 pub use cache::ServiceCache;
 pub use instance::{ServiceInstance, ServiceInstanceBuilder, ServiceType, UriSpec, UriSpecPart};
+pub use paths::DiscoveryPathConstructor;
 pub use provider::{DownInstancePolicy, ProviderStrategy, ServiceProvider, ServiceProviderBuilder};
 pub use service::ServiceDiscovery;

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use serde::de::DeserializeOwned;
 
 use super::cache::ServiceCache;
-use super::instance::{validate_name, ServiceInstance};
+use super::instance::ServiceInstance;
 use crate::error::Result;
-use crate::framework::{paths, validate_path, Framework};
+use crate::framework::Framework;
 use crate::sync::lock;
 
 /// How a [`ServiceProvider`] picks among the usable instances.
@@ -102,7 +102,8 @@ type Filter<T> = Arc<dyn Fn(&ServiceInstance<T>) -> bool + Send + Sync>;
 #[must_use = "a builder does nothing until built"]
 pub struct ServiceProviderBuilder<T> {
     fw: Framework,
-    base: String,
+    /// The service's path, or why it has none.
+    path: Result<String>,
     name: String,
     strategy: ProviderStrategy,
     filters: Vec<Filter<T>>,
@@ -121,8 +122,8 @@ impl<T> fmt::Debug for ServiceProviderBuilder<T> {
 }
 
 impl<T> ServiceProviderBuilder<T> {
-    pub(crate) fn new(fw: Framework, base: String, name: String) -> Self {
-        Self { fw, base, name, strategy: ProviderStrategy::default(), filters: Vec::new(), policy: Default::default() }
+    pub(crate) fn new(fw: Framework, path: Result<String>, name: String) -> Self {
+        Self { fw, path, name, strategy: ProviderStrategy::default(), filters: Vec::new(), policy: Default::default() }
     }
 }
 
@@ -148,11 +149,11 @@ impl<T: DeserializeOwned + Clone + Send + Sync + 'static> ServiceProviderBuilder
     /// The provider (its cache not started yet).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a bad service name.
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a bad service name;
+    /// [`Error::InvalidPath`](crate::Error::InvalidPath) for an invalid path from the
+    /// registry's [`DiscoveryPathConstructor`](crate::discovery::DiscoveryPathConstructor).
     pub fn build(self) -> Result<ServiceProvider<T>> {
-        validate_name("service name", &self.name)?;
-        let path = paths::join(&self.base, &self.name);
-        validate_path(&path)?;
+        let path = self.path?;
         Ok(ServiceProvider {
             cache: ServiceCache::new(&self.fw, &path)?,
             strategy: self.strategy,

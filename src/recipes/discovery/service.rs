@@ -12,9 +12,10 @@ use serde::Serialize;
 
 use super::cache::ServiceCache;
 use super::instance::{validate_name, ServiceInstance, ServiceType};
+use super::paths::{DiscoveryPathConstructor, PathsOf, UnderBase};
 use super::provider::ServiceProviderBuilder;
 use crate::error::{Error, Result};
-use crate::framework::{paths, validate_path, Framework, ProtectedName};
+use crate::framework::{paths, Framework, ProtectedName};
 use crate::recipes::nodes::{NodeMode, NodeStatus, PersistentNode};
 use crate::sync::lock;
 use crate::ZooKeeperError;
@@ -60,6 +61,8 @@ use crate::ZooKeeperError;
 pub struct ServiceDiscovery<T> {
     fw: Framework,
     base: String,
+    /// Where each service's instances are.
+    paths: PathsOf,
     /// Our registrations by id: the service name and the node that keeps it.
     registered: Mutex<BTreeMap<String, (String, Arc<PersistentNode>)>>,
     _payload: PhantomData<fn() -> T>,
@@ -79,9 +82,30 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
     /// ```
     pub fn new(fw: &Framework, base: &str) -> Result<Self> {
         paths::validate_recipe_path(base)?;
+        Self::with_path_constructor(fw, UnderBase(base.to_string()))
+    }
+
+    /// A registry whose services are where `constructor` says (Curator's
+    /// `ServiceDiscoveryBuilder.pathConstructor`, CURATOR-457) instead of `BASE/NAME`; see
+    /// [`DiscoveryPathConstructor`](crate::discovery::DiscoveryPathConstructor).
+    ///
+    /// # Errors
+    /// [`Error::InvalidPath`] when the constructor's base path is invalid or the root. A
+    /// service's path is checked when it is needed: an invalid one is [`Error::InvalidPath`]
+    /// from that call.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # fn demo(fw: zk_recipes::Framework, c: impl zk_recipes::discovery::DiscoveryPathConstructor) -> zk_recipes::Result<()> {
+    /// let discovery = zk_recipes::ServiceDiscovery::<serde_json::Value>::with_path_constructor(&fw, c)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn with_path_constructor(fw: &Framework, constructor: impl DiscoveryPathConstructor) -> Result<Self> {
+        let paths = PathsOf(Arc::new(constructor));
         Ok(Self {
             fw: fw.clone(),
-            base: base.to_string(),
+            base: paths.base()?,
+            paths,
             registered: Mutex::new(BTreeMap::new()),
             _payload: PhantomData,
         })
@@ -92,10 +116,12 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
         &self.base
     }
 
-    /// The node of instance `id` of service `name`: `BASE/NAME/ID`.
+    /// The node of instance `id` of service `name`: `BASE/NAME/ID` (or under the path of the
+    /// registry's [`DiscoveryPathConstructor`](crate::discovery::DiscoveryPathConstructor)).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a name or id that is not one path segment.
+    /// [`Error::InvalidArgument`] for a name or id that is not one path segment;
+    /// [`Error::InvalidPath`] for an invalid path from the constructor.
     pub fn instance_path(&self, name: &str, id: &str) -> Result<String> {
         Ok(paths::join(&self.service_path(name)?, &checked_id(id)?))
     }
@@ -306,7 +332,7 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
 
     /// A builder of a [`ServiceProvider`](crate::ServiceProvider) for service `name`.
     pub fn provider(&self, name: &str) -> ServiceProviderBuilder<T> {
-        ServiceProviderBuilder::new(self.fw.clone(), self.base.clone(), name.to_string())
+        ServiceProviderBuilder::new(self.fw.clone(), self.service_path(name), name.to_string())
     }
 
     /// Unregisters every instance we registered (as [`unregister`](Self::unregister)):
@@ -332,9 +358,7 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
 
     fn service_path(&self, name: &str) -> Result<String> {
         validate_name("service name", name)?;
-        let path = paths::join(&self.base, name);
-        validate_path(&path)?;
-        Ok(path)
+        self.paths.service(name)
     }
 
     /// The node's path and data for `instance`, checked.
