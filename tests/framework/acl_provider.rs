@@ -2,8 +2,8 @@
 //! asked with the full path (namespace included) for nodes created directly, in transactions,
 //! as missing parents, and by recipes; `None` is the default; an empty list is refused.
 
-use zk_recipes::ZooKeeperError;
 use std::sync::{Arc, Mutex};
+use zk_recipes::ZooKeeperError;
 
 use assert_matches::assert_matches;
 use zk_recipes::{Acl, AclProvider, CreateMode, Error, Framework, InterProcessMutex, Permissions, SharedCount};
@@ -74,7 +74,10 @@ async fn the_provider_chooses_the_acl_of_nodes_parents_and_transactions() {
         }
     }
     // the ACL is in force: no writes under the prefix, writes elsewhere
-    assert_matches!(fw.set_data("/ro/a/b/node", b"2", None).await.unwrap_err(), Error::ZooKeeper(ZooKeeperError::NoAuth));
+    assert_matches!(
+        fw.set_data("/ro/a/b/node", b"2", None).await.unwrap_err(),
+        Error::ZooKeeper(ZooKeeperError::NoAuth)
+    );
     fw.set_data("/rw/node", b"2", None).await.unwrap();
 
     // a sequential node and a transaction's creates
