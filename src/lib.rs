@@ -123,10 +123,10 @@ pub use framework::SaslConfig;
 #[cfg(feature = "tls")]
 pub use framework::TlsConfig;
 pub use framework::{
-    current_deadline, with_deadline, Acl, AclProvider, AuthUser, BoundedExponentialBackoff, Capabilities,
-    CompressionProvider, ConnectionState, CreateMode, Deadline, ErrorPolicy, ExponentialBackoff, Framework,
-    FrameworkBuilder, GzipCompression, LossReason, Permissions, RetryAttempt, RetryForever, RetryNTimes, RetryPolicy,
-    SessionStatus, Stat, Transaction, DEFAULT_OPERATION_TIMEOUT,
+    circuit_breaking, current_deadline, with_deadline, Acl, AclProvider, AuthUser, BoundedExponentialBackoff,
+    Capabilities, CompressionProvider, ConnectionState, CreateMode, Deadline, ErrorPolicy, ExponentialBackoff,
+    Framework, FrameworkBuilder, GzipCompression, LossReason, Permissions, RetryAttempt, RetryForever, RetryNTimes,
+    RetryPolicy, SessionStatus, Stat, Transaction, DEFAULT_OPERATION_TIMEOUT,
 };
 pub use recipes::{
     AtomicOptions, AtomicValue, Cache, CacheBuilder, CacheEvent, CachedNode, DistributedAtomicInteger,

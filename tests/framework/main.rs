@@ -9,6 +9,7 @@ mod api;
 mod bad_input;
 mod bad_input_recipes;
 mod capabilities;
+mod circuit;
 mod compression;
 mod delete_tree;
 mod errors;
