@@ -915,7 +915,8 @@ public final class CuratorPeer {
         return b.toString();
     }
 
-    private static byte[] unhex(String s) {
+    /** `-` for no bytes, else lowercase hex (also for CompressionCommands). */
+    static byte[] unhex(String s) {
         if (s.equals("-")) {
             return new byte[0];
         }
@@ -929,7 +930,8 @@ public final class CuratorPeer {
         return out;
     }
 
-    private static String hex(byte[] data) {
+    /** `?` for no data held, `-` for no bytes, else lowercase hex. */
+    static String hex(byte[] data) {
         if (data == null) {
             return "?";
         }
