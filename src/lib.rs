@@ -248,6 +248,16 @@ pub mod ops {
     };
 }
 
+/// Modeled nodes (curator-x-async's `ModeledFramework`): typed data at the instances of a path
+/// template such as `/tenants/{tenant}/config`, through serde (JSON by default), with
+/// compare-and-set writes and a cached view with typed events. See docs/guide/modeled.md.
+pub mod modeled {
+    pub use crate::recipes::modeled::{
+        CachedModeled, JsonSerializer, ModelSerializer, ModeledEvent, ModeledFramework, ModeledNode, PathTemplate,
+        Versioned,
+    };
+}
+
 /// Reading what the recipes left under a path (`zkr inspect`): which recipe a node belongs to,
 /// who holds, who waits.
 pub mod inspect {
@@ -299,6 +309,7 @@ mod doc_pages {
         Latch = "../docs/guide/latch.md",
         Leader = "../docs/guide/leader.md",
         Locks = "../docs/guide/locks.md",
+        Modeled = "../docs/guide/modeled.md",
         Nodes = "../docs/guide/nodes.md",
         Queues = "../docs/guide/queues.md",
         Scheduled = "../docs/guide/scheduled-jobs.md",

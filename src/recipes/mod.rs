@@ -9,6 +9,7 @@ mod latch;
 mod layout;
 mod leader;
 pub(crate) mod locks;
+pub(crate) mod modeled;
 mod nodes;
 mod queue;
 mod shared;

@@ -14,6 +14,7 @@ mod compression;
 mod delete_tree;
 mod errors;
 mod inspect;
+mod modeled;
 mod reconfig;
 mod transaction;
 mod update;
