@@ -14,7 +14,6 @@ use super::retry::RetryPolicy;
 use super::state::{ConnectionState, ErrorPolicy, SessionStatus};
 use crate::error::{Error, Result};
 use crate::observe;
-// re-exported for holds.rs and listings.rs, which import it from here
 use crate::sync::lock;
 
 /// One ZooKeeper session: the plain client (for the namespace itself) and the client rooted

@@ -106,7 +106,7 @@ pub(crate) enum Decision {
     /// Wait for any change of the children, then decide again (semaphore leases); also at
     /// the driver's [`wake_at`](Driver::wake_at), when it names a time.
     WatchChildren,
-    /// Delete these children (expired semaphore permits: see `locks::permit`), then list again.
+    /// Delete these children (expired semaphore permits: see `locks::expiring_permit`), then list again.
     Reclaim(Vec<String>),
     /// Our node is not in the list: it was deleted (by someone else, or with our session).
     Missing,
@@ -245,7 +245,7 @@ impl Driver for Read {
 /// Semaphore leases: hold when there are at most `max_leases` lease nodes (ours included);
 /// otherwise reclaim the expired permits among them, if any, or wait for the children to
 /// change or the earliest permit to expire (Curator's `InterProcessSemaphoreV2`, plus
-/// expirable permits: `locks::permit`).
+/// expirable permits: `locks::expiring_permit`).
 #[derive(Debug, Clone)]
 pub(crate) struct LeaseCount {
     pub max_leases: usize,

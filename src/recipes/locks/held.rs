@@ -68,7 +68,7 @@ pub struct HeldNode {
     stat: Stat,
     baseline: SessionStatus,
     watched: Mutex<Option<watch::Receiver<Watched>>>,
-    /// Set when a lease over this hold ran out (see `locks::leased`).
+    /// Set when a time-bounded hold over this node ran out (see `locks::timed_hold`).
     lease_expired: watch::Sender<bool>,
     /// Tells local waiters behind us that we held (see `locks::holds`).
     _mark: Option<Arc<HoldEntry>>,

@@ -1,4 +1,4 @@
-//! The names of expirable semaphore permits (see `locks::permit`): they carry their deadline,
+//! The names of expirable semaphore permits (see `locks::expiring_permit`): they carry their deadline,
 //! so that a waiter reads it from a listing without another round trip.
 
 use std::time::{Duration, SystemTime};
