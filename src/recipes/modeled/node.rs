@@ -253,13 +253,16 @@ impl<T: Send + Sync + 'static> ModeledNode<T> {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn children(&self) -> Result<Vec<(String, Versioned<T>)>> {
+        let names = self.model.fw.children(&self.path).await?;
+        let raw = self.model.fw.uncompressed();
+        let paths: Vec<String> = names.iter().map(|name| format!("{}/{name}", self.path)).collect();
+        // the reads go out together (pipelined on the session), not one round trip each
+        let reads = futures_util::future::join_all(paths.iter().map(|path| raw.get_data(path))).await;
         let mut models = Vec::new();
-        for name in self.model.fw.children(&self.path).await? {
-            let path = format!("{}/{name}", self.path);
-            let Some((stored, stat)) = self.model.fw.uncompressed().get_data(&path).await.if_exists()? else {
-                continue;
-            };
-            models.push((name, Versioned { value: self.model.decode(&path, stored)?, stat }));
+        for ((name, path), read) in names.into_iter().zip(&paths).zip(reads) {
+            if let Some((stored, stat)) = read.if_exists()? {
+                models.push((name, Versioned { value: self.model.decode(path, stored)?, stat }));
+            }
         }
         Ok(models)
     }
