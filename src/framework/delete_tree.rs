@@ -1,18 +1,16 @@
 //! `delete_recursive`: a node and everything under it, children first (Curator's
 //! `deletingChildrenIfNeeded`), iterative so that a deep tree needs no deep stack.
 
+use futures_util::StreamExt;
+
 use super::deadline::{self, with_deadline};
 use super::paths::validate_path;
 use super::session::Framework;
 use crate::error::{Error, Result};
 use crate::ZooKeeperError;
 
-/// A node met on the way down: its path, and whether its children were pushed above it (then
-/// it is deleted when it is on top again; a `NotEmpty` lists it again).
-struct Pending {
-    path: String,
-    listed: bool,
-}
+/// How many requests of one level are in flight at once.
+const IN_FLIGHT: usize = 256;
 
 impl Framework {
     /// Deletes `path` and every node under it, children first — ephemeral nodes of other
@@ -66,31 +64,50 @@ impl Framework {
         with_deadline(bound, self.delete_tree(path)).await
     }
 
-    /// The walk of [`delete_recursive`](Self::delete_recursive): depth first with an explicit
-    /// stack; a node is deleted once its children are.
+    /// The walk of [`delete_recursive`](Self::delete_recursive), level by level: every node
+    /// of a level listed together (up to [`IN_FLIGHT`] requests at once, pipelined on the
+    /// session), then the levels deleted deepest first, each level's nodes together. A node
+    /// that gained a child since its listing (`NotEmpty`) is walked again from there (its
+    /// ancestors fail the same way and are walked again after it), until it goes or the
+    /// deadline passes. Iterative: a deep tree needs no deep stack.
     async fn delete_tree(&self, root: &str) -> Result<()> {
-        let mut stack = vec![Pending { path: root.to_string(), listed: false }];
-        while let Some(top) = stack.pop() {
-            if !top.listed {
-                let children = self.children_or_empty(&top.path).await?;
-                if !children.is_empty() {
-                    let below: Vec<Pending> =
-                        children.iter().map(|c| Pending { path: format!("{}/{c}", top.path), listed: false }).collect();
-                    stack.push(Pending { listed: true, ..top });
-                    stack.extend(below);
-                    continue;
+        let mut walks = vec![root.to_string()];
+        while let Some(top) = walks.pop() {
+            let mut levels = vec![vec![top]];
+            while let Some(level) = levels.last() {
+                let listed = each(level, |path| self.children_or_empty(path)).await;
+                let mut below = Vec::new();
+                for (parent, children) in level.iter().zip(listed) {
+                    below.extend(children?.into_iter().map(|child| format!("{parent}/{child}")));
                 }
+                if below.is_empty() {
+                    break;
+                }
+                levels.push(below);
             }
-            match self.delete_if_exists(&top.path).await {
-                Ok(()) => {}
-                // a child was created since the listing: list again
-                Err(Error::ZooKeeper(ZooKeeperError::NotEmpty)) => {
-                    tracing::debug!(path = %top.path, "delete_recursive: a child appeared; listing again");
-                    stack.push(Pending { listed: false, ..top });
+            for level in levels.iter().rev() {
+                for (path, deleted) in level.iter().zip(each(level, |path| self.delete_if_exists(path)).await) {
+                    match deleted {
+                        Ok(()) => {}
+                        // a child was created since the listing: walk it again
+                        Err(Error::ZooKeeper(ZooKeeperError::NotEmpty)) => {
+                            tracing::debug!(%path, "delete_recursive: a child appeared; listing again");
+                            walks.push(path.clone());
+                        }
+                        Err(e) => return Err(e),
+                    }
                 }
-                Err(e) => return Err(e),
             }
         }
         Ok(())
     }
+}
+
+/// `op` of every path, [`IN_FLIGHT`] at a time, the outcomes in the paths' order.
+async fn each<'a, T, F, Fut>(paths: &'a [String], op: F) -> Vec<Result<T>>
+where
+    F: Fn(&'a str) -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    futures_util::stream::iter(paths.iter().map(|path| op(path))).buffered(IN_FLIGHT).collect().await
 }
