@@ -197,7 +197,7 @@ impl ReconfigChange {
             ReconfigChange::Replace { members } => members.is_empty(),
         };
         if empty {
-            return Err(Error::InvalidArgument { argument: "change", reason: "names no server".to_owned() });
+            return Err(Error::invalid("change", "names no server"));
         }
         Ok(())
     }
@@ -263,10 +263,9 @@ impl Framework {
     pub async fn reconfig(&self, change: &ReconfigChange, expected_version: Option<u64>) -> Result<EnsembleConfig> {
         change.validate()?;
         let expected = match expected_version {
-            Some(v) => Some(i64::try_from(v).map_err(|_| Error::InvalidArgument {
-                argument: "expected_version",
-                reason: format!("{v:#x} is beyond a zxid"),
-            })?),
+            Some(v) => Some(
+                i64::try_from(v).map_err(|_| Error::invalid("expected_version", format!("{v:#x} is beyond a zxid")))?,
+            ),
             None => None,
         };
         let leaving: Vec<String> = match change {
