@@ -492,6 +492,9 @@ pub struct WatchArgs {
     /// Leave the nodes' data out (stats only)
     #[arg(long)]
     pub no_data: bool,
+    /// Gunzip the data as Curator's `.decompressed()` and `enableCompression()` read it
+    #[arg(long, conflicts_with = "no_data")]
+    pub compressed: bool,
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::pin::pin;
 use base64::Engine as _;
 use futures_util::StreamExt;
 use serde_json::json;
-use zk_recipes::{Cache, CacheEvent, CachedNode, Framework};
+use zk_recipes::{Cache, CacheEvent, CachedNode, CompressionProvider, Framework, GzipCompression};
 
 use crate::args::{WatchArgs, WatchMode};
 use crate::exit::{self, CliError, CliResult};
@@ -38,7 +38,7 @@ pub async fn watch(fw: &Framework, args: WatchArgs, ctx: &mut Ctx) -> CliResult 
     let cache = builder.with_data(!args.no_data).event_capacity(BUFFER).build()?;
     let mut events = pin!(cache.events());
     cache.start().await?;
-    let mut printed = Printed { json: ctx.global.json, nodes: BTreeMap::new() };
+    let mut printed = Printed { json: ctx.global.json, compressed: args.compressed, nodes: BTreeMap::new() };
     loop {
         let next = tokio::select! {
             next = events.next() => next,
@@ -61,6 +61,8 @@ pub async fn watch(fw: &Framework, args: WatchArgs, ctx: &mut Ctx) -> CliResult 
 /// snapshot showed) and a dropped stretch can be made up for.
 struct Printed {
     json: bool,
+    /// `--compressed`: gunzip the data before printing it.
+    compressed: bool,
     nodes: BTreeMap<String, CachedNode>,
 }
 
@@ -122,7 +124,15 @@ impl Printed {
     }
 
     fn line(&self, event: &str, node: &CachedNode) -> String {
-        let data = node.data.as_deref().map(|bytes| match std::str::from_utf8(bytes) {
+        // with --compressed, data that is not gzip is printed as stored, with the reason
+        let (stored, data_error) = match node.data.as_deref() {
+            Some(bytes) if self.compressed => match GzipCompression.decompress(&node.path, bytes) {
+                Ok(plain) => (Some(std::borrow::Cow::Owned(plain)), None),
+                Err(e) => (Some(std::borrow::Cow::Borrowed(bytes)), Some(e.to_string())),
+            },
+            other => (other.map(std::borrow::Cow::Borrowed), None),
+        };
+        let data = stored.as_deref().map(|bytes| match std::str::from_utf8(bytes) {
             Ok(text) => ("data", text.to_string()),
             Err(_) => ("data_base64", base64::engine::general_purpose::STANDARD.encode(bytes)),
         });
@@ -131,6 +141,9 @@ impl Printed {
             let mut object = json!({"event": event, "path": node.path});
             if let Some((key, value)) = &data {
                 object[*key] = json!(value);
+            }
+            if let Some(reason) = &data_error {
+                object["data_error"] = json!(reason);
             }
             for (key, value) in [("version", i64::from(stat.version)), ("czxid", stat.czxid), ("mzxid", stat.mzxid)] {
                 object[key] = json!(value);
@@ -141,6 +154,9 @@ impl Printed {
                 format!("{event} {} version={} czxid={} mzxid={}", node.path, stat.version, stat.czxid, stat.mzxid);
             if let Some((key, value)) = data {
                 line.push_str(&format!(" {key}={}", json!(value)));
+            }
+            if let Some(reason) = data_error {
+                line.push_str(&format!(" data_error={}", json!(reason)));
             }
             line
         }
@@ -171,7 +187,7 @@ mod tests {
     }
 
     fn printed(json: bool) -> Printed {
-        Printed { json, nodes: BTreeMap::new() }
+        Printed { json, compressed: false, nodes: BTreeMap::new() }
     }
 
     #[test]
@@ -254,5 +270,20 @@ mod tests {
         ];
         assert_eq!(events, expected.map(|(e, p)| (e.to_string(), p.to_string())));
         assert_eq!(p.nodes, now, "what is printed is now the snapshot");
+    }
+
+    #[test]
+    fn compressed_data_is_gunzipped_and_other_data_printed_with_the_reason() {
+        let gz = zk_recipes::GzipCompression.compress("/z", b"hello").unwrap();
+        let mut p = Printed { json: true, compressed: true, nodes: BTreeMap::new() };
+        assert_eq!(
+            p.upsert(node("/z", &gz, 5, 5, 0)),
+            [r#"{"event":"created","path":"/z","data":"hello","version":0,"czxid":5,"mzxid":5}"#]
+        );
+        let line = p.upsert(node("/p", b"plain", 6, 6, 0)).remove(0);
+        assert!(line.contains(r#""data":"plain""#) && line.contains(r#""data_error":"#), "{line}");
+        p.json = false;
+        let line = p.upsert(node("/q", b"x", 7, 7, 0)).remove(0);
+        assert!(line.starts_with("created /q version=0") && line.contains(" data_error="), "{line}");
     }
 }

@@ -1,4 +1,4 @@
-//! `--compressed` on `zkr shared-count` and `zkr queue`: gzip on the wire (Curator's bytes,
+//! `--compressed` on `zkr shared-count`, `zkr queue` and `zkr watch`: gzip on the wire (Curator's bytes,
 //! read back by the library), items and counts exchanged with a compressing library framework,
 //! and uncompressed data refused with exit 1, as Curator refuses it.
 
@@ -49,4 +49,28 @@ async fn queue_items_compressed() {
         run(&cs, &["queue", "take", "--compressed", "--kind", "simple", "--timeout", "10s", &q]).await;
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(lines, ["from lib"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_compressed() {
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    let root = path("gz-watch");
+    fw.compressed().create(&root, b"r", zk_recipes::CreateMode::Persistent).await.unwrap();
+    let plain = format!("{root}/plain");
+    fw.create(&plain, b"as stored", zk_recipes::CreateMode::Persistent).await.unwrap();
+    let mut watch = super::Zkr::start(&cs, &["--json", "watch", "--compressed", &root], &[]);
+    let line = |text: String| serde_json::from_str::<serde_json::Value>(&text).unwrap();
+    let first = line(watch.line().await);
+    assert_eq!((first["path"].as_str(), first["data"].as_str()), (Some(root.as_str()), Some("r")), "{first}");
+    assert!(first.get("data_error").is_none(), "{first}");
+    // data that is not gzip: as stored, with the reason
+    let second = line(watch.line().await);
+    assert_eq!((second["path"].as_str(), second["data"].as_str()), (Some(plain.as_str()), Some("as stored")));
+    assert!(second["data_error"].as_str().is_some_and(|e| e.contains("gzip")), "{second}");
+    assert_eq!(line(watch.line().await)["event"], "initialized");
+    // a change written compressed is printed gunzipped
+    fw.compressed().set_data(&root, b"r2", None).await.unwrap();
+    let changed = line(watch.line().await);
+    assert_eq!((changed["event"].as_str(), changed["data"].as_str()), (Some("changed"), Some("r2")), "{changed}");
 }
