@@ -65,7 +65,7 @@ impl Framework {
     /// let (data, _stat, watch) = fw.watch_data("/config").await?;
     /// println!("config: {data:?}");
     /// let event = watch.changed().await;
-    /// println!("{:?} on {}", event.event_type, event.path);
+    /// println!("{event:?} on {:?}", event.path());
     /// # Ok(())
     /// # }
     /// ```
