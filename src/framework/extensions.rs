@@ -14,8 +14,9 @@ use crate::sync::lock;
 /// Values of any `Default + Send + Sync` type, one per type, for the current session.
 #[derive(Debug, Default)]
 pub(crate) struct Extensions {
-    /// One entry per type: a handful of types (the lock engine's few), looked up several times
-    /// per acquire, so a list scanned without hashing rather than a map.
+    /// One entry per type: a handful of types (the locks' `SessionLocks`, the capability probe,
+    /// the counters' combiners), each looked up about once per operation, so a list scanned
+    /// without hashing rather than a map.
     values: Mutex<Vec<(TypeId, Arc<dyn Any + Send + Sync>)>>,
 }
 

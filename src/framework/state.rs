@@ -141,9 +141,10 @@ pub enum LossReason {
     /// [`LeaderLatch`](crate::LeaderLatch), a [`LeaderSelector`](crate::LeaderSelector)
     /// leadership whose task finished or was interrupted.
     Closed,
-    /// The hold's lease ran out without a renewal (a lease-bounded hold,
-    /// [`TimedHold`](crate::TimedHold)): our node was deleted.
-    LeaseExpired,
+    /// The hold's deadline passed without a renewal (a [`TimedHold`](crate::TimedHold), a
+    /// scheduled job's `lock_at_most_for`, an [`ExpiringPermit`](crate::ExpiringPermit)): our
+    /// node was deleted, or may be reclaimed by anyone.
+    Expired,
 }
 
 impl LossReason {
@@ -154,7 +155,7 @@ impl LossReason {
             Self::SessionLost => "session_lost",
             Self::NodeDeleted => "node_deleted",
             Self::Closed => "closed",
-            Self::LeaseExpired => "lease_expired",
+            Self::Expired => "expired",
         }
     }
 }
@@ -164,7 +165,7 @@ impl std::fmt::Display for LossReason {
         f.write_str(match self {
             Self::Suspended => "connection suspended",
             Self::SessionLost => "session lost",
-            Self::LeaseExpired => "lease expired",
+            Self::Expired => "expired",
             Self::NodeDeleted => "lock node deleted",
             Self::Closed => "closed",
         })

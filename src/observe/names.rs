@@ -17,7 +17,7 @@ pub const LABEL_KIND: &str = "kind";
 /// Label: how an acquire ended (`acquired`, `timed_out`, `cancelled`, `failed`).
 pub const LABEL_OUTCOME: &str = "outcome";
 /// Label: why a hold was lost (`suspended`, `session_lost`, `node_deleted`, `closed`,
-/// `lease_expired`).
+/// `expired`).
 pub const LABEL_REASON: &str = "reason";
 /// Label: the node path (opt-in for locks, caches and queues; always on leadership metrics).
 pub const LABEL_PATH: &str = "path";

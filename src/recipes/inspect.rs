@@ -10,7 +10,7 @@ use crate::recipes::layout::{
     ATOMIC_GATE, ATOMIC_QUEUE, ATOMIC_TXN_MARKER, DOUBLE_BARRIER_READY, LATCH_NAME, LEASE_NAME, LOCK_NAME,
     QUEUE_ITEM_NAME, READ_NAME, SEMAPHORE_LEASES, SEMAPHORE_LOCKS, SIMPLE_QUEUE_ITEM_NAME, WRITE_NAME,
 };
-use crate::recipes::locks::driver::{is_contender, sort_children};
+use crate::recipes::locks::{is_contender, sort_children};
 
 /// The recipe recognised at a path from its node names.
 ///

@@ -340,7 +340,7 @@ async fn mutex_ours_leased_curator_is_granted_when_the_lease_runs_out() {
         assert!(ok, "Curator granted once our lease ran out");
         let after = granted.saturating_duration_since(acquired);
         assert!(after >= lease && after < lease + HANDOVER, "granted {after:?} after our acquire (lease {lease:?})");
-        assert_eq!(held.loss(), Some(zk_recipes::LossReason::LeaseExpired));
+        assert_eq!(held.loss(), Some(zk_recipes::LossReason::Expired));
         assert_eq!(peer.mutex_release(&j, "h").await.unwrap(), 0);
         finish(&peer, &[&j], &[&fw], &[&path]).await;
     })

@@ -2,7 +2,7 @@
 //! Curator JVM (`CuratorPeer::shared`) and one shared ZooKeeper server serve every test: locks
 //! ([`locks`]), SharedCount and barriers ([`coordination`]), leader latch and atomic counters
 //! ([`leader_atomic`]), a `CuratorCache` next to our tree cache ([`cache`]), and group members
-//! ([`group`]), service discovery ([`discovery`]), locks with a server-side lease
+//! ([`group`]), service discovery ([`discovery`]), locks with a server TTL
 //! ([`ttl_locks`]), a mutex over mutual TLS ([`tls`]), leader selectors ([`selector`]),
 //! multi-locks ([`multilock`]), shared and atomic byte values ([`values`]), persistent and TTL
 //! nodes across session losses ([`persistent`]), and lock revocation ([`revocation`]).

@@ -1,4 +1,4 @@
-//! Locks with a server-side lease (`InterProcessMutex::with_server_ttl`, and the same for the
+//! Locks with a server TTL (`InterProcessMutex::with_server_ttl`, and the same for the
 //! read-write lock, whose wedged writer's node is reaped for Curator's reader): the contender nodes
 //! are TTL nodes under Curator's names. A renewing holder keeps the lock and a waiting one its
 //! place; once the holder stops touching its node (its process wedged or gone, its session

@@ -252,7 +252,7 @@ async fn our_waiter_reclaims_an_expired_permit_next_to_curator_leases() {
     assert!(fw.exists(permit.path()).await.unwrap().is_none(), "the expired permit was reclaimed");
     assert_matches!(
         permit.clone().release().await,
-        Err(Error::LockLost { path, reason: LossReason::LeaseExpired, .. }) if path == permit.path()
+        Err(Error::LockLost { path, reason: LossReason::Expired, .. }) if path == permit.path()
     );
     assert!(!peer.sem_acquire(&java, "h2", &path, 2, 1, SHORT).await.unwrap(), "2 of 2: Curator's and our lease");
     lease.release().await.unwrap();

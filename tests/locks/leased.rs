@@ -36,18 +36,15 @@ async fn a_lease_not_renewed_ends_on_time_and_the_next_contender_holds() {
             async move { lock.acquire_timeout(WAIT).await.expect("the next contender holds") }
         });
         fw.transaction().guarded_by(&held).set_data(&data, b"in time", None).commit().await.unwrap();
-        assert_eq!(tokio::time::timeout(WAIT, held.lost()).await.unwrap(), LossReason::LeaseExpired, "{kind:?}");
+        assert_eq!(tokio::time::timeout(WAIT, held.lost()).await.unwrap(), LossReason::Expired, "{kind:?}");
         let (ended, late) = (started.elapsed(), held_at.elapsed().saturating_sub(lease));
         assert!(ended >= lease, "{kind:?}: ended after {ended:?}, before its lease of {lease:?}");
         assert!(late <= LATE, "{kind:?}: ended {late:?} after its lease of {lease:?}");
         let refused = fw.transaction().guarded_by(&held).set_data(&data, b"late", None).commit().await;
-        assert!(
-            matches!(refused, Err(Error::LockLost { reason: LossReason::LeaseExpired, .. })),
-            "{kind:?}: {refused:?}"
-        );
+        assert!(matches!(refused, Err(Error::LockLost { reason: LossReason::Expired, .. })), "{kind:?}: {refused:?}");
         assert_matches!(
             held.renew(lease).unwrap_err(),
-            Error::LockLost { path, reason: LossReason::LeaseExpired, .. } if path == held.path()
+            Error::LockLost { path, reason: LossReason::Expired, .. } if path == held.path()
         );
         let taken = next.await.unwrap();
         assert!(started.elapsed() < lease + Duration::from_secs(2), "{kind:?}: handed on promptly");
@@ -73,7 +70,7 @@ async fn a_renewed_lease_keeps_the_hold() {
     assert!(!held.is_lost(), "renewed for {:?}", lease / 3 * 8);
     assert!(rival.acquire_timeout(Duration::from_millis(100)).await.is_none(), "still ours");
     let stop = Instant::now();
-    assert_eq!(tokio::time::timeout(WAIT, held.lost()).await.unwrap(), LossReason::LeaseExpired);
+    assert_eq!(tokio::time::timeout(WAIT, held.lost()).await.unwrap(), LossReason::Expired);
     assert!(stop.elapsed() <= lease + LATE, "ended {:?} after the last renewal", stop.elapsed());
     rival.acquire_timeout(WAIT).await.expect("free after the lease").release().await.unwrap();
 }
@@ -88,7 +85,7 @@ async fn a_semaphore_lease_and_bad_input() {
     assert!(matches!(TimedHold::acquire(&*lock.0, Duration::ZERO).await, Err(Error::InvalidArgument { .. })));
     let held = TimedHold::new(semaphore.acquire().await.unwrap(), Duration::from_millis(300)).unwrap();
     assert!(matches!(held.renew(Duration::ZERO), Err(Error::InvalidArgument { .. })));
-    assert_eq!(tokio::time::timeout(WAIT, held.lost()).await.unwrap(), LossReason::LeaseExpired);
+    assert_eq!(tokio::time::timeout(WAIT, held.lost()).await.unwrap(), LossReason::Expired);
     let again = tokio::time::timeout(WAIT, semaphore.acquire()).await.expect("the lease is free again").unwrap();
     drop(again);
     // released before the deadline: nothing fires later

@@ -13,7 +13,7 @@ use zk_recipes_testing::{fixtures, ProxyMode, TcpProxy};
 use super::WAIT;
 
 /// Acquires of one framework in ZooKeeper's queue of one path at a time (the library's
-/// `locks::gate::DEPTH`).
+/// `locks::local_queue::DEPTH`).
 const DEPTH: usize = 8;
 
 /// Returns once `polled` tasks have started their acquires and `path`'s children are the same

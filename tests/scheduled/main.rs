@@ -208,8 +208,8 @@ async fn a_client_clock_behind_the_server_shortens_the_hold() {
     assert!(left <= 3 * SEC + Duration::from_millis(200), "by the server's mtime, ~3 s are left, not 8: {left:?}");
     assert!(left >= 2 * SEC, "{left:?}");
     let reason = fixtures::within(5 * SEC, guard.lost()).await;
-    assert_eq!(reason, LossReason::LeaseExpired);
-    assert!(matches!(guard.unlock().await, Err(Error::LockLost { reason: LossReason::LeaseExpired, .. })));
+    assert_eq!(reason, LossReason::Expired);
+    assert!(matches!(guard.unlock().await, Err(Error::LockLost { reason: LossReason::Expired, .. })));
     fw.close();
 }
 
@@ -289,7 +289,7 @@ async fn fencing_tokens_increase_and_a_taken_over_holder_is_told() {
     let winner = rival.try_lock("f", 10 * SEC, Duration::ZERO).await.unwrap().expect("free after at_most_for");
     assert!(winner.fencing_token() > last);
     let (reason, stalled) = fixtures::within(5 * SEC, watching).await.unwrap();
-    assert_eq!(reason, LossReason::LeaseExpired);
+    assert_eq!(reason, LossReason::Expired);
     assert!(matches!(stalled.extend(SEC).await, Err(Error::LockLost { .. })), "extend refused");
     let before = rival.locked_until("f").await.unwrap();
     assert!(matches!(stalled.unlock().await, Err(Error::LockLost { .. })), "unlock refused");
@@ -298,7 +298,7 @@ async fn fencing_tokens_increase_and_a_taken_over_holder_is_told() {
     winner.unlock().await.unwrap();
     let held = lock.try_lock("f", 10 * SEC, Duration::ZERO).await.unwrap().unwrap();
     fw.set_data(held.path(), b"2000-01-01T00:00:00.000Z", None).await.unwrap();
-    assert_eq!(fixtures::within(5 * SEC, held.lost()).await, LossReason::LeaseExpired);
+    assert_eq!(fixtures::within(5 * SEC, held.lost()).await, LossReason::Expired);
     fw.close();
     other.close();
 }
@@ -414,7 +414,7 @@ async fn the_scheduler_reports_failures_and_cancels_a_job_that_lost_its_lock() {
         .unwrap();
     let mut events = std::pin::pin!(stuck.events());
     let outcome = fixtures::within(5 * SEC, events.next()).await.unwrap();
-    assert!(matches!(outcome, TickOutcome::Cancelled { reason: LossReason::LeaseExpired, .. }), "{outcome:?}");
+    assert!(matches!(outcome, TickOutcome::Cancelled { reason: LossReason::Expired, .. }), "{outcome:?}");
     fixtures::within(SEC, dropped.notified()).await;
     stuck.close().await.unwrap();
     fw.close();

@@ -27,7 +27,7 @@
 use std::sync::Arc;
 
 use crate::recipes::layout;
-use crate::recipes::locks::listings::Listing;
+use crate::recipes::locks::Listing;
 
 /// The most queued additions a turn holder writes with its own (each adds two operations to
 /// the transaction: creating its marker, deleting its queue node).

@@ -22,10 +22,10 @@ use crate::error::{Error, Result};
 use crate::framework::{paths, Framework, IfExists, LossReason};
 use crate::observe::Kind;
 use crate::recipes::layout;
-use crate::recipes::locks::driver::Exclusive;
-use crate::recipes::locks::engine::{self, Acquired, Prefetched, Request};
-use crate::recipes::locks::listings::Listing;
-use crate::recipes::locks::HeldNode;
+use crate::recipes::locks::{
+    contend, never_timed_out, Acquired, Driver, Exclusive, Forever, HeldNode, Listing, Prefetched, Request, Rules,
+    Vanished,
+};
 
 use super::joint::{self, Addition, Joiner};
 
@@ -59,19 +59,8 @@ impl Turn {
     /// Cancel safe: an abandoned turn leaves no node behind.
     pub(crate) async fn take(fw: &Framework, value_path: &str) -> Result<Turn> {
         let dir = paths::join(value_path, layout::ATOMIC_QUEUE);
-        let request = Request {
-            kind: Kind::Atomic,
-            dir: &dir,
-            name: layout::LOCK_NAME,
-            data: &[],
-            driver: &Exclusive::MUTEX,
-            prefetch: Some(value_path),
-            ttl: None,
-            recreate: true,
-            local_queue: false,
-            yield_to: None,
-        };
-        let acquired = engine::acquire(fw, &request).await?;
+        let driver = TurnDriver { value_path, name: layout::LOCK_NAME, joint: false };
+        let acquired = acquire(fw, &dir, &driver).await?;
         Ok(Turn::new(fw, acquired, Vec::new()))
     }
 
@@ -111,20 +100,8 @@ impl Turn {
         name: &str,
         marker: &str,
     ) -> Result<Taken> {
-        let request = Request {
-            kind: Kind::Atomic,
-            dir,
-            name,
-            data: &[],
-            driver: &Exclusive::MUTEX,
-            prefetch: Some(value_path),
-            ttl: None,
-            // our node's deletion may mean that our addition was applied: never queue it again
-            recreate: false,
-            local_queue: false,
-            yield_to: None,
-        };
-        let mut acquired = match engine::acquire(fw, &request).await {
+        let driver = TurnDriver { value_path, name, joint: true };
+        let mut acquired = match acquire(fw, dir, &driver).await {
             Ok(acquired) => acquired,
             Err(Error::LockLost { path, reason }) => {
                 let ours = (reason == LossReason::SessionLost).then_some(path.as_str());
@@ -165,6 +142,49 @@ impl Turn {
     /// The node is gone: deleted by our write's transaction, or with our session.
     pub(crate) fn node_gone(&mut self) {
         self.given_back = true;
+    }
+}
+
+/// Waits for a turn in the queue `dir` as `driver` says.
+async fn acquire(fw: &Framework, dir: &str, driver: &TurnDriver<'_>) -> Result<Acquired> {
+    let request = Request { dir, data: &[], driver };
+    contend(fw, &request, Forever).await?.waited().map(never_timed_out)
+}
+
+/// A turn's driver: the mutex's rules (so that the queue is a lock Curator's mutex would share),
+/// the value read behind every listing (the holder has it as it is handed the turn), and, for
+/// a joining addition, an end at the vanishing of our node: another writer may have applied
+/// our addition with it, so it is never queued again.
+#[derive(Debug)]
+struct TurnDriver<'a> {
+    value_path: &'a str,
+    name: &'a str,
+    joint: bool,
+}
+
+impl Driver for TurnDriver<'_> {
+    fn kind(&self) -> Kind {
+        Kind::Atomic
+    }
+
+    fn rules(&self) -> &dyn Rules {
+        &Exclusive::MUTEX
+    }
+
+    fn node_name(&self) -> &str {
+        self.name
+    }
+
+    fn prefetch(&self) -> Option<&str> {
+        Some(self.value_path)
+    }
+
+    fn on_vanished(&self) -> Vanished {
+        if self.joint {
+            Vanished::Lost
+        } else {
+            Vanished::CreateAgain
+        }
     }
 }
 

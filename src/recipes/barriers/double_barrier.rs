@@ -11,7 +11,7 @@ use crate::framework::deadline;
 use crate::framework::wait::{wait, wait_any, Wake};
 use crate::framework::{paths, Framework, IfExists};
 use crate::recipes::layout::DOUBLE_BARRIER_READY;
-use crate::recipes::locks::foreign::ForeignNodes;
+use crate::recipes::locks::ForeignNodes;
 use crate::ZooKeeperError;
 
 /// A double barrier: Curator's `DistributedDoubleBarrier`. [`enter`](Self::enter) blocks until

@@ -17,12 +17,31 @@ use crate::framework::LossReason;
 use crate::framework::{paths, Framework};
 use crate::observe::{self, Kind};
 use crate::recipes::layout::LATCH_NAME;
-use crate::recipes::locks::driver::Exclusive;
-use crate::recipes::locks::engine::{self, Request};
 use crate::recipes::locks::HeldNode;
+use crate::recipes::locks::{contend, never_timed_out, Driver, Exclusive, Forever, Request, Rules};
 use crate::sync::lock;
 
-const DRIVER: Exclusive = Exclusive { names: &[LATCH_NAME], max_leases: 1 };
+/// The latch's driver: `latch-` nodes, one leader (the mutex's rules on its own name); a
+/// participant's node means something while it waits (it names the participant), so no local
+/// queue.
+#[derive(Debug)]
+struct LatchDriver;
+
+const RULES: Exclusive = Exclusive { names: &[LATCH_NAME], max_leases: 1 };
+
+impl Driver for LatchDriver {
+    fn kind(&self) -> Kind {
+        Kind::LeaderLatch
+    }
+
+    fn rules(&self) -> &dyn Rules {
+        &RULES
+    }
+
+    fn node_name(&self) -> &str {
+        LATCH_NAME
+    }
+}
 
 /// How [`LeaderLatch::close_with`] treats observers.
 ///
@@ -335,19 +354,9 @@ async fn run(inner: std::sync::Weak<Inner>) {
         let fw = this.fw.clone();
         let (path, id) = (this.path.clone(), this.id.clone());
         drop(this);
-        let request = Request {
-            kind: Kind::LeaderLatch,
-            dir: &path,
-            name: LATCH_NAME,
-            data: id.as_bytes(),
-            driver: &DRIVER,
-            prefetch: None,
-            ttl: None,
-            recreate: true,
-            local_queue: false,
-            yield_to: None,
-        };
-        let node = match engine::acquire(&fw, &request).await {
+        let request = Request { dir: &path, data: id.as_bytes(), driver: &LatchDriver };
+        let acquired = contend(&fw, &request, Forever).await.and_then(|ended| ended.waited());
+        let node = match acquired.map(never_timed_out) {
             Ok(acquired) => HeldNode::new(&fw, acquired, true),
             Err(Error::Closed) => return,
             Err(e) => {

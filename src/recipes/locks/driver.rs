@@ -1,669 +1,91 @@
-//! The pure part of the lock engine: how contender nodes sort, and what a contender does
-//! given the sorted list. No I/O here; every rule is unit-tested without a server.
+//! What differs between lock kinds, behind one trait (Curator's `LockInternalsDriver`): how a
+//! contender's node is named and created, whether it holds and what it watches (its
+//! [`Rules`]), whether it yields, and what the vanishing of its node means. The engine
+//! (`contend.rs`) asks the driver; it has no flag of its own for any kind.
 //!
-//! The rules are Curator's (`LockInternals`, `StandardLockInternalsDriver`, the read-write
-//! lock's predicates), so that a Curator process and ours decide the same from the same list.
+//! Each kind's driver lives beside the kind: `mutex.rs` (`MutexDriver`), `rwlock.rs`
+//! (`SideDriver`), `semaphore.rs` (`LeaseDriver`), the leader latch and the atomic values'
+//! turns (their own modules).
 
-use std::time::SystemTime;
+use std::time::Duration;
 
-use super::foreign::is_sequence;
-use super::permit_name::permit_deadline;
+use super::rules::Rules;
+use crate::observe::Kind;
 
-/// The text a child sorts by: what follows the LAST occurrence of `lock_name`, or the whole
-/// name when it does not contain it (Curator's `standardFixForSorting`).
-pub(crate) fn sort_key<'a>(child: &'a str, lock_name: &str) -> &'a str {
-    match rfind(child, lock_name) {
-        Some(i) => &child[i + lock_name.len()..],
-        None => child,
-    }
+/// What one acquire contends for: the queue's directory, our node's data, and the kind's
+/// [`Driver`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Request<'a> {
+    /// The parent of the contender nodes.
+    pub dir: &'a str,
+    /// Our node's data.
+    pub data: &'a [u8],
+    /// The kind's policy.
+    pub driver: &'a dyn Driver,
 }
 
-/// `haystack.rfind(needle)`, by comparing bytes from the end: the lock names are a few bytes
-/// and the children short, where `str::rfind` spends more setting up its two-way searcher
-/// than searching (every child of every listing is searched several times). A match of a
-/// valid UTF-8 needle in UTF-8 text starts and ends on character boundaries.
-fn rfind(haystack: &str, needle: &str) -> Option<usize> {
-    let (haystack, needle) = (haystack.as_bytes(), needle.as_bytes());
-    let Some(&first) = needle.first() else { return Some(haystack.len()) };
-    // the first byte before the whole window: most positions fail on it, without a memcmp call
-    haystack.windows(needle.len()).rposition(|window| window[0] == first && window == needle)
-}
-
-/// Applies [`sort_key`] for each name in turn (the read-write lock strips `__READ__` then
-/// `__WRIT__`, as Curator's sorter does).
-pub(crate) fn sort_key_multi<'a>(child: &'a str, lock_names: &[&str]) -> &'a str {
-    lock_names.iter().fold(child, |key, name| sort_key(key, name))
-}
-
-/// Sorts children by their sort key; stable, so equal keys keep the server's order.
-pub(crate) fn sort_children(children: &mut [String], lock_names: &[&str]) {
-    // each key is found once, not once per comparison (a queue of thousands is sorted often),
-    // and borrowed, not copied: a key is a suffix of its child, kept as its offset
-    let offsets: Vec<usize> = children.iter().map(|c| c.len() - sort_key_multi(c, lock_names).len()).collect();
-    let key = |i: usize| &children[i][offsets[i]..];
-    let mut order: Vec<usize> = (0..children.len()).collect();
-    // (stable, like `sort_by_cached_key`)
-    order.sort_by(|&a, &b| key(a).cmp(key(b)));
-    if order.iter().enumerate().all(|(at, &i)| at == i) {
-        return;
-    }
-    let sorted: Vec<String> = order.iter().map(|&i| std::mem::take(&mut children[i])).collect();
-    for (slot, child) in children.iter_mut().zip(sorted) {
-        *slot = child;
-    }
-}
-
-/// Whether `child` can be a compliant contender's node for `lock_names`: it contains one of
-/// the names and its sort key is a ZooKeeper sequence ([`is_sequence`]). Every contender's node
-/// (ours, Curator's) is created sequential with one of these names last, so any other child is
-/// foreign: put there by hand or by another program, it holds nothing.
-pub(crate) fn is_contender(child: &str, lock_names: &[&str]) -> bool {
-    lock_names.iter().any(|name| rfind(child, name).is_some()) && is_sequence(sort_key_multi(child, lock_names))
-}
-
-/// The children of a contender queue split into the contenders, sorted as
-/// [`sort_children`] sorts them (Curator's order: the order among contenders is unchanged), and
-/// the foreign children ([`is_contender`] says no), which every decision leaves out.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Contenders {
-    /// The contenders, in queue order.
-    pub sorted: Vec<String>,
-    /// The foreign children, in the server's order.
-    pub foreign: Vec<String>,
-}
-
-impl std::ops::Deref for Contenders {
-    type Target = [String];
-
-    fn deref(&self) -> &[String] {
-        &self.sorted
-    }
-}
-
-/// Splits `children` into [`Contenders`] for `lock_names`.
-pub(crate) fn contenders(children: Vec<String>, lock_names: &[&str]) -> Contenders {
-    let (mut sorted, foreign): (Vec<String>, Vec<String>) =
-        children.into_iter().partition(|c| is_contender(c, lock_names));
-    sort_children(&mut sorted, lock_names);
-    Contenders { sorted, foreign }
-}
-
-/// What a contender does next.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Decision {
-    /// We hold it.
-    Acquired,
-    /// Wait until one of `nodes` (child names; usually just our predecessor) is deleted or
-    /// changes, then decide again — unless `then_acquired`: `nodes` are every node before us
-    /// in the list, so once all of them are deleted we hold (nodes created later sort after
-    /// us; the one exception, a downgrade's read node, takes a writer's place, so never when a
-    /// writer is among them).
-    ///
-    /// `ahead`: a node further ahead whose deletion most likely leaves us a few places from
-    /// the head. Watching it too lets the contender list again while those before it still
-    /// hold — off the hand-off's path — and then wait for all of them with `then_acquired`.
-    Watch { nodes: Vec<String>, then_acquired: bool, ahead: Option<String> },
-    /// Wait for any change of the children, then decide again (semaphore leases); also at
-    /// the driver's [`wake_at`](Driver::wake_at), when it names a time.
-    WatchChildren,
-    /// Delete these children (expired semaphore permits: see `locks::expiring_permit`), then list again.
-    Reclaim(Vec<String>),
-    /// Our node is not in the list: it was deleted (by someone else, or with our session).
-    Missing,
-}
-
-/// The policy of one kind of contender queue.
+/// The policy of one kind of contender.
 pub(crate) trait Driver: Send + Sync + std::fmt::Debug {
-    /// The names whose last occurrence starts a child's sort key.
-    fn lock_names(&self) -> &[&'static str];
+    /// What contends (the `kind` of the metrics, spans and loss lines).
+    fn kind(&self) -> Kind;
 
-    /// Decides from the sorted children and our own node's name.
-    fn decide(&self, sorted: &[String], ours: &str) -> Decision;
+    /// How the contenders sort, who holds, what a waiter watches.
+    fn rules(&self) -> &dyn Rules;
 
-    /// Whether holding means being the queue's only holder (its head): then every node
-    /// before ours is gone while we hold.
-    fn sole_holder(&self) -> bool {
-        false
-    }
+    /// Our node's name after the protection prefix (`lock-`, `__READ__`, `lease-`, `latch-`).
+    fn node_name(&self) -> &str;
 
-    /// Whether, once we watch `watched` (as [`decide`](Self::decide) said), its deletion
-    /// after it held as a sole holder means that we hold: nothing that could hold stands
-    /// between it and us.
-    fn holds_after_holder(&self, _watched: &str) -> bool {
-        false
-    }
-
-    /// When a [`Decision::WatchChildren`] waiter must decide again even if no child changed
-    /// (the earliest deadline of an expirable permit in `sorted`).
-    fn wake_at(&self, _sorted: &[String], _ours: &str) -> Option<SystemTime> {
+    /// A server TTL: our node is a persistent-sequential TTL node with this time to
+    /// live instead of an ephemeral-sequential one (`Unsupported` where the server has TTL
+    /// nodes off), touched while it waits; the holder touches it by renewing.
+    fn server_ttl(&self) -> Option<Duration> {
         None
     }
-}
 
-pub(super) fn position(sorted: &[String], ours: &str) -> Option<usize> {
-    sorted.iter().position(|c| c == ours)
-}
-
-/// Holder when among the first `max_leases`; otherwise watch the node `max_leases` places
-/// ahead (Curator's `StandardLockInternalsDriver`). The mutex is `max_leases = 1`.
-#[derive(Debug, Clone)]
-pub(crate) struct Exclusive {
-    pub names: &'static [&'static str],
-    pub max_leases: usize,
-}
-
-impl Exclusive {
-    /// The InterProcessMutex driver (`lock-`, one holder).
-    pub const MUTEX: Exclusive = Exclusive { names: &[crate::recipes::layout::LOCK_NAME], max_leases: 1 };
-    /// The write side of the read-write lock: first among all readers and writers.
-    pub const WRITE: Exclusive = Exclusive { names: RW_NAMES, max_leases: 1 };
-}
-
-/// A sole-holder contender this close to the head (fewer places from it) watches every node
-/// before it and holds when they are gone, without listing again; further back it watches its
-/// predecessor and the node [`AHEAD`] places ahead, and lists again when that one goes.
-pub(crate) const HAND_OFF_DEPTH: usize = 3;
-
-/// How far ahead a sole-holder contender further back than [`HAND_OFF_DEPTH`] watches, besides
-/// its predecessor. At 2, the node ahead goes as its predecessor starts to hold: the contender
-/// lists once (while its predecessor holds), keeps its predecessor's watch, and is ready for
-/// the hand-off with no request more. That is about 6 requests per hold at 16 contenders where
-/// watching every node within 4 places of the head took about 9.5 for the same critical path;
-/// every request costs the servers CPU, which an ensemble on few cores lacks.
-pub(crate) const AHEAD: usize = 2;
-
-/// Sort names of the read-write lock.
-pub(crate) const READ_NAME: &str = crate::recipes::layout::READ_NAME;
-/// Sort names of the read-write lock.
-pub(crate) const WRITE_NAME: &str = crate::recipes::layout::WRITE_NAME;
-const RW_NAMES: &[&str] = &[READ_NAME, WRITE_NAME];
-
-impl Driver for Exclusive {
-    fn lock_names(&self) -> &[&'static str] {
-        self.names
+    /// Whether this framework's contenders for one directory wait in a local queue beyond the
+    /// first [`DEPTH`](super::local_queue::DEPTH) (see `local_queue.rs`): where contenders are
+    /// all alike (the mutex). Not where a node means something while it waits (a latch's
+    /// participant, a reader queued among writers).
+    fn queues_locally(&self) -> bool {
+        false
     }
 
-    fn sole_holder(&self) -> bool {
-        self.max_leases == 1
+    /// A queue that comes first (the semaphore's internal lock): looked at once, when a
+    /// decision first says to wait; if anyone queues there, our node is deleted and the
+    /// contention ends [`Yielded`](super::contention::Ended::Yielded) instead of waiting.
+    fn yields_to(&self) -> Option<YieldTo<'_>> {
+        None
     }
 
-    fn holds_after_holder(&self, watched: &str) -> bool {
-        // not behind a writer: it may have downgraded, leaving a read node in its place
-        self.max_leases == 1 && !watched.contains(WRITE_NAME)
+    /// A node to read together with every listing (pipelined behind it): when that listing
+    /// says we hold, the read shows every write our predecessors made before they let go, so
+    /// the holder has it without another round trip
+    /// ([`Acquired::prefetched`](super::contention::Acquired::prefetched)). Such a contender
+    /// lists on its own instead of sharing listings.
+    fn prefetch(&self) -> Option<&str> {
+        None
     }
 
-    fn decide(&self, sorted: &[String], ours: &str) -> Decision {
-        let Some(index) = position(sorted, ours) else { return Decision::Missing };
-        if index < self.max_leases {
-            return Decision::Acquired;
-        }
-        let watched = sorted[index - self.max_leases].clone();
-        if self.max_leases > 1 {
-            return Decision::Watch { nodes: vec![watched], then_acquired: false, ahead: None };
-        }
-        // A writer may downgrade before it goes: its owner's plain `__READ__<its seq>` node then
-        // takes its place before us and holds, so behind a writer we must list again (Curator's
-        // writers do too).
-        let before = &sorted[..index];
-        if index < HAND_OFF_DEPTH && !before.iter().any(|c| c.contains(WRITE_NAME)) {
-            return Decision::Watch { nodes: before.to_vec(), then_acquired: true, ahead: None };
-        }
-        let ahead = (index >= HAND_OFF_DEPTH && !watched.contains(WRITE_NAME)).then(|| sorted[index - AHEAD].clone());
-        Decision::Watch { nodes: vec![watched], then_acquired: false, ahead }
+    /// What it means when our node vanishes while we wait.
+    fn on_vanished(&self) -> Vanished {
+        Vanished::CreateAgain
     }
 }
 
-/// The read side of the read-write lock: holds when no writer sorts before it (Curator's
-/// `readLockPredicate`). Waits for the NEAREST preceding writer (Curator waits for the first
-/// one; either is correct, ours wakes readers one writer at a time instead of all at once
-/// when several writers queue ahead).
-#[derive(Debug, Clone)]
-pub(crate) struct Read;
-
-impl Driver for Read {
-    fn lock_names(&self) -> &[&'static str] {
-        RW_NAMES
-    }
-
-    fn holds_after_holder(&self, _watched: &str) -> bool {
-        // we watch the nearest writer before us: only readers stand between (a downgrade's
-        // read node among them), and readers share
-        true
-    }
-
-    fn decide(&self, sorted: &[String], ours: &str) -> Decision {
-        let Some(index) = position(sorted, ours) else { return Decision::Missing };
-        match sorted[..index].iter().rposition(|c| c.contains(WRITE_NAME)) {
-            None => Decision::Acquired,
-            // Only a writer at the head hands over to us directly, and only if nothing but
-            // readers stand between it and us.
-            Some(w) => Decision::Watch { nodes: vec![sorted[w].clone()], then_acquired: w == 0, ahead: None },
-        }
-    }
+/// What the vanishing of a waiting contender's node means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Vanished {
+    /// Nothing: create it again, as the retry policy allows.
+    CreateAgain,
+    /// Something (the atomic values' joint queue, where another writer may have applied our
+    /// update with it): the acquire ends with [`Error::LockLost`](crate::Error::LockLost).
+    Lost,
 }
 
-/// Semaphore leases: hold when there are at most `max_leases` lease nodes (ours included);
-/// otherwise reclaim the expired permits among them, if any, or wait for the children to
-/// change or the earliest permit to expire (Curator's `InterProcessSemaphoreV2`, plus
-/// expirable permits: `locks::expiring_permit`).
-#[derive(Debug, Clone)]
-pub(crate) struct LeaseCount {
-    pub max_leases: usize,
-    /// The wall clock that permits' deadlines are compared with (`SystemTime::now`).
-    pub now: fn() -> SystemTime,
-}
-
-impl LeaseCount {
-    pub(crate) fn new(max_leases: usize) -> Self {
-        Self { max_leases, now: SystemTime::now }
-    }
-}
-
-impl Driver for LeaseCount {
-    fn lock_names(&self) -> &[&'static str] {
-        &[crate::recipes::layout::LEASE_NAME]
-    }
-
-    fn decide(&self, sorted: &[String], ours: &str) -> Decision {
-        if position(sorted, ours).is_none() {
-            Decision::Missing
-        } else if sorted.len() <= self.max_leases {
-            Decision::Acquired
-        } else {
-            let now = (self.now)();
-            let expired: Vec<String> =
-                others(sorted, ours).filter(|c| permit_deadline(c).is_some_and(|at| at <= now)).cloned().collect();
-            if expired.is_empty() {
-                Decision::WatchChildren
-            } else {
-                Decision::Reclaim(expired)
-            }
-        }
-    }
-
-    fn wake_at(&self, sorted: &[String], ours: &str) -> Option<SystemTime> {
-        earliest_deadline(sorted, ours)
-    }
-}
-
-/// The earliest deadline of the expirable permits among `sorted`, ours left out.
-pub(super) fn earliest_deadline(sorted: &[String], ours: &str) -> Option<SystemTime> {
-    others(sorted, ours).filter_map(|c| permit_deadline(c)).min()
-}
-
-pub(super) fn others<'a>(sorted: &'a [String], ours: &'a str) -> impl Iterator<Item = &'a String> {
-    sorted.iter().filter(move |c| c.as_str() != ours)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn names(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
-
-    const A: &str = "_c_aaaaaaaa-0000-0000-0000-000000000000-lock-0000000003";
-    const B: &str = "_c_bbbbbbbb-0000-0000-0000-000000000000-lock-0000000001";
-    const C: &str = "_c_cccccccc-0000-0000-0000-000000000000-lock-0000000002";
-
-    #[test]
-    fn sort_key_is_text_after_last_lock_name() {
-        assert_eq!(sort_key(A, "lock-"), "0000000003");
-        assert_eq!(sort_key("_c_x-lock-lock-0000000007", "lock-"), "0000000007");
-        assert_eq!(sort_key("foreign", "lock-"), "foreign");
-        assert_eq!(sort_key_multi("_c_x-__READ__0000000004", RW_NAMES), "0000000004");
-        assert_eq!(sort_key_multi("_c_x-__WRIT__0000000005", RW_NAMES), "0000000005");
-    }
-
-    #[test]
-    fn sorts_by_sequence_not_uuid() {
-        let mut v = names(&[A, B, C]);
-        sort_children(&mut v, &["lock-"]);
-        assert_eq!(v, names(&[B, C, A]));
-    }
-
-    #[test]
-    fn foreign_children_sort_by_whole_name_like_curator() {
-        // digits sort before letters: a foreign "zzz" sorts last, a foreign "000" first
-        let mut v = names(&["zzz", A, "000", B]);
-        sort_children(&mut v, &["lock-"]);
-        assert_eq!(v, names(&["000", B, A, "zzz"]));
-        // a foreign child at the head blocks the mutex, exactly as it blocks Curator
-        assert_eq!(
-            Exclusive::MUTEX.decide(&v, B),
-            Decision::Watch { nodes: vec!["000".into()], then_acquired: true, ahead: None }
-        );
-        // a foreign child at the tail does not matter
-        let tail = names(&[B, "zzz"]);
-        assert_eq!(Exclusive::MUTEX.decide(&tail, B), Decision::Acquired);
-    }
-
-    /// Names no compliant client creates: no sequence after the name (they sort first), a
-    /// sequence of the wrong width or out of ZooKeeper's range, no lock name at all.
-    const JUNK: &[&str] = &[
-        "lock-",
-        "_c_x-lock-",
-        "lock-abc",
-        "foo",
-        "0000000001",
-        "lock-00000000001",
-        "lock-2147483648",
-        "lock-9999999999",
-        "lock--0000000001",
-        "lock-000000001",
-        "lock-0000000001x",
-        "lock-\u{1F512}",
-    ];
-
-    #[test]
-    fn foreign_children_hold_nothing() {
-        let mut all = names(JUNK);
-        all.extend(names(&[A, B, C]));
-        let split = contenders(all, &["lock-"]);
-        assert_eq!(split.sorted, names(&[B, C, A]));
-        assert_eq!(split.foreign, names(JUNK));
-        assert_eq!(Exclusive::MUTEX.decide(&split, B), Decision::Acquired);
-        // a wrapped (negative) sequence is ZooKeeper's own: a contender, sorted as Curator does
-        let wrapped = "_c_w-lock--000000001".to_string();
-        let split = contenders(vec![A.into(), wrapped.clone()], &["lock-"]);
-        assert_eq!(split.sorted, vec![wrapped, A.to_string()]);
-        // two junk leases take no lease
-        let leases = vec!["lease-".to_string(), "junk".into(), "_c_a-lease-0000000007".into()];
-        let split = contenders(leases, &[LEASE_NAME_FOR_TESTS]);
-        assert_eq!(LeaseCount::new(1).decide(&split, "_c_a-lease-0000000007"), Decision::Acquired);
-        // the read-write lock: a writer name without a sequence blocks no reader
-        let rw_all = names(&["__WRIT__", "_c_w-__WRIT__", "_c_r-__READ__0000000003"]);
-        let split = contenders(rw_all, RW_NAMES);
-        assert_eq!(split.foreign.len(), 2);
-        assert_eq!(Read.decide(&split, "_c_r-__READ__0000000003"), Decision::Acquired);
-    }
-
-    const LEASE_NAME_FOR_TESTS: &str = crate::recipes::layout::LEASE_NAME;
-
-    #[test]
-    fn mutex_holder_and_waiters() {
-        let v = names(&[B, C, A]);
-        assert_eq!(Exclusive::MUTEX.decide(&v, B), Decision::Acquired);
-        assert_eq!(
-            Exclusive::MUTEX.decide(&v, C),
-            Decision::Watch { nodes: vec![B.into()], then_acquired: true, ahead: None }
-        );
-        // the third, close to the head, waits for both before it, and then holds
-        assert_eq!(
-            Exclusive::MUTEX.decide(&v, A),
-            Decision::Watch { nodes: vec![B.into(), C.into()], then_acquired: true, ahead: None }
-        );
-        assert_eq!(Exclusive::MUTEX.decide(&v, "_c_gone-lock-0000000009"), Decision::Missing);
-        assert_eq!(Exclusive::MUTEX.decide(&[], B), Decision::Missing);
-    }
-
-    #[test]
-    fn waiters_further_back_watch_their_predecessor_and_a_node_ahead() {
-        let v = names(&["lock-1", "lock-2", "lock-3", "lock-4", "lock-5", "lock-6"]);
-        assert_eq!((HAND_OFF_DEPTH, AHEAD), (3, 2));
-        let want = Decision::Watch { nodes: vec!["lock-5".into()], then_acquired: false, ahead: Some("lock-4".into()) };
-        assert_eq!(Exclusive::MUTEX.decide(&v, "lock-6"), want);
-        let want = Decision::Watch { nodes: vec!["lock-3".into()], then_acquired: false, ahead: Some("lock-2".into()) };
-        assert_eq!(Exclusive::MUTEX.decide(&v, "lock-4"), want);
-        let want = Decision::Watch { nodes: vec!["lock-1".into(), "lock-2".into()], then_acquired: true, ahead: None };
-        assert_eq!(Exclusive::MUTEX.decide(&v, "lock-3"), want);
-        // a writer close to the head may downgrade: back to the predecessor alone
-        let v = rw(&["_c_1-__WRIT__0000000001", "_c_2-__READ__0000000002", "_c_3-__WRIT__0000000003"]);
-        let want = Decision::Watch { nodes: vec!["_c_2-__READ__0000000002".into()], then_acquired: false, ahead: None };
-        assert_eq!(Exclusive::WRITE.decide(&v, "_c_3-__WRIT__0000000003"), want);
-        // and no early listing behind a writer
-        let v = rw(&[
-            "_c_1-__READ__0000000001",
-            "_c_2-__READ__0000000002",
-            "_c_3-__WRIT__0000000003",
-            "_c_4-__WRIT__0000000004",
-        ]);
-        let want = Decision::Watch { nodes: vec!["_c_3-__WRIT__0000000003".into()], then_acquired: false, ahead: None };
-        assert_eq!(Exclusive::WRITE.decide(&v, "_c_4-__WRIT__0000000004"), want);
-    }
-
-    #[test]
-    fn max_leases_watch_the_node_max_places_ahead() {
-        let d = Exclusive { names: &["lock-"], max_leases: 2 };
-        let v = names(&["lock-1", "lock-2", "lock-3", "lock-4"]);
-        assert_eq!(d.decide(&v, "lock-1"), Decision::Acquired);
-        assert_eq!(d.decide(&v, "lock-2"), Decision::Acquired);
-        assert_eq!(
-            d.decide(&v, "lock-3"),
-            Decision::Watch { nodes: vec!["lock-1".into()], then_acquired: false, ahead: None }
-        );
-        assert_eq!(
-            d.decide(&v, "lock-4"),
-            Decision::Watch { nodes: vec!["lock-2".into()], then_acquired: false, ahead: None }
-        );
-    }
-
-    fn rw(v: &[&str]) -> Vec<String> {
-        let mut v = names(v);
-        sort_children(&mut v, RW_NAMES);
-        v
-    }
-
-    #[test]
-    fn readers_share_until_a_writer() {
-        let v = rw(&[
-            "_c_1-__READ__0000000001",
-            "_c_2-__READ__0000000002",
-            "_c_3-__WRIT__0000000003",
-            "_c_4-__READ__0000000004",
-        ]);
-        assert_eq!(Read.decide(&v, "_c_1-__READ__0000000001"), Decision::Acquired);
-        assert_eq!(Read.decide(&v, "_c_2-__READ__0000000002"), Decision::Acquired);
-        assert_eq!(
-            Read.decide(&v, "_c_4-__READ__0000000004"),
-            Decision::Watch { nodes: vec!["_c_3-__WRIT__0000000003".into()], then_acquired: false, ahead: None }
-        );
-        // the writer, close to the head behind readers only, waits for both readers
-        assert_eq!(
-            Exclusive::WRITE.decide(&v, "_c_3-__WRIT__0000000003"),
-            Decision::Watch {
-                nodes: vec!["_c_1-__READ__0000000001".into(), "_c_2-__READ__0000000002".into()],
-                then_acquired: true,
-                ahead: None
-            }
-        );
-    }
-
-    #[test]
-    fn readers_wait_for_the_nearest_preceding_writer() {
-        let v = rw(&[
-            "_c_1-__WRIT__0000000001",
-            "_c_2-__WRIT__0000000002",
-            "_c_3-__READ__0000000003",
-            "_c_4-__READ__0000000004",
-        ]);
-        let want = Decision::Watch { nodes: vec!["_c_2-__WRIT__0000000002".into()], then_acquired: false, ahead: None };
-        assert_eq!(Read.decide(&v, "_c_3-__READ__0000000003"), want);
-        assert_eq!(Read.decide(&v, "_c_4-__READ__0000000004"), want);
-        // a writer at the head with only readers behind it hands over directly
-        let v = rw(&["_c_1-__WRIT__0000000001", "_c_3-__READ__0000000003", "_c_4-__READ__0000000004"]);
-        let want = Decision::Watch { nodes: vec!["_c_1-__WRIT__0000000001".into()], then_acquired: true, ahead: None };
-        assert_eq!(Read.decide(&v, "_c_4-__READ__0000000004"), want);
-        assert_eq!(Exclusive::WRITE.decide(&v, "_c_1-__WRIT__0000000001"), Decision::Acquired);
-        assert_eq!(Read.decide(&v, "_c_9-__READ__0000000009"), Decision::Missing);
-    }
-
-    #[test]
-    fn downgraded_read_node_shares_the_writers_place() {
-        // write node 5 held; the same owner's read node is EPHEMERAL "..__READ__0000000005"
-        let v = rw(&["_c_9-__READ__0000000006", "_c_1-__WRIT__0000000005", "_c_1-__READ__0000000005"]);
-        assert_eq!(sort_key_multi(&v[2], RW_NAMES), "0000000006");
-        // after the writer releases, the downgraded reader holds; the later reader too
-        let after = rw(&["_c_9-__READ__0000000006", "_c_1-__READ__0000000005"]);
-        assert_eq!(Read.decide(&after, "_c_1-__READ__0000000005"), Decision::Acquired);
-        assert_eq!(Read.decide(&after, "_c_9-__READ__0000000006"), Decision::Acquired);
-    }
-
-    #[test]
-    fn a_writer_behind_a_head_writer_lists_again_because_it_may_downgrade() {
-        // our writer is right behind the holding writer: its deletion alone proves nothing...
-        let v = rw(&["_c_1-__WRIT__0000000005", "_c_2-__WRIT__0000000006"]);
-        let want = Decision::Watch { nodes: vec!["_c_1-__WRIT__0000000005".into()], then_acquired: false, ahead: None };
-        assert_eq!(Exclusive::WRITE.decide(&v, "_c_2-__WRIT__0000000006"), want);
-        // ...because the holder may have downgraded meanwhile: its read node keeps its place
-        let after = rw(&["_c_2-__WRIT__0000000006", "_c_1-__READ__0000000005"]);
-        let want = Decision::Watch { nodes: vec!["_c_1-__READ__0000000005".into()], then_acquired: true, ahead: None };
-        assert_eq!(Exclusive::WRITE.decide(&after, "_c_2-__WRIT__0000000006"), want);
-        // a reader at the head cannot downgrade: direct hand-over stays
-        let v = rw(&["_c_1-__READ__0000000005", "_c_2-__WRIT__0000000006"]);
-        let want = Decision::Watch { nodes: vec!["_c_1-__READ__0000000005".into()], then_acquired: true, ahead: None };
-        assert_eq!(Exclusive::WRITE.decide(&v, "_c_2-__WRIT__0000000006"), want);
-        // readers behind a head writer still take over directly (a downgrade node is a reader)
-        let v = rw(&["_c_1-__WRIT__0000000005", "_c_3-__READ__0000000007"]);
-        let want = Decision::Watch { nodes: vec!["_c_1-__WRIT__0000000005".into()], then_acquired: true, ahead: None };
-        assert_eq!(Read.decide(&v, "_c_3-__READ__0000000007"), want);
-    }
-
-    #[test]
-    fn lease_count() {
-        let d = LeaseCount::new(2);
-        let two = names(&["_c_a-lease-0000000001", "_c_b-lease-0000000002"]);
-        assert_eq!(d.decide(&two, "_c_b-lease-0000000002"), Decision::Acquired);
-        let three = names(&["_c_a-lease-0000000001", "_c_b-lease-0000000002", "_c_c-lease-0000000003"]);
-        assert_eq!(d.decide(&three, "_c_c-lease-0000000003"), Decision::WatchChildren);
-        // counting, not ranking: even the first lease waits while there are too many
-        assert_eq!(d.decide(&three, "_c_a-lease-0000000001"), Decision::WatchChildren);
-        assert_eq!(d.decide(&two, "_c_z-lease-0000000009"), Decision::Missing);
-    }
-
-    #[test]
-    fn lease_count_reclaims_expired_permits_only_when_over_the_maximum() {
-        let at = |ms: u64| SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(ms);
-        let d = LeaseCount { max_leases: 2, now: || SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(5_000) };
-        let expired = "_c_a-expires-4000-lease-0000000001".to_string();
-        let later = "_c_b-expires-9000-lease-0000000002".to_string();
-        let plain = "_c_c-lease-0000000003".to_string();
-        let ours = "_c_d-lease-0000000004".to_string();
-        // within the maximum: nothing to reclaim, expired or not
-        assert_eq!(d.decide(&[expired.clone(), ours.clone()], &ours), Decision::Acquired);
-        // over it: the expired permit goes, the others stay
-        let all = [expired.clone(), later.clone(), plain.clone(), ours.clone()];
-        assert_eq!(d.decide(&all, &ours), Decision::Reclaim(vec![expired.clone()]));
-        assert_eq!(d.wake_at(&all, &ours), Some(at(4_000)));
-        // nothing expired yet: wait for a change, or the earliest deadline
-        let waiting = [later.clone(), plain.clone(), ours.clone()];
-        assert_eq!(d.decide(&waiting, &ours), Decision::WatchChildren);
-        assert_eq!(d.wake_at(&waiting, &ours), Some(at(9_000)));
-        assert_eq!(d.wake_at(&[plain.clone(), ours.clone()], &ours), None);
-    }
-}
-
-#[cfg(test)]
-mod properties {
-    use proptest::prelude::*;
-
-    use super::*;
-
-    fn node(uuid: u32, name: &str, seq: u32) -> String {
-        format!("_c_{uuid:08x}-0000-0000-0000-000000000000-{name}{seq:010}")
-    }
-
-    proptest! {
-        /// The byte-wise `rfind` finds what `str::rfind` finds, in any text (non-ASCII too).
-        #[test]
-        fn rfind_is_strs(haystack in "[a-c_ü-]{0,24}", needle in prop::sample::select(vec!["", "a", "ab", "-", "ü", "lock-", "_c_", "üa", "__READ__", "c-ü"])) {
-            prop_assert_eq!(rfind(&haystack, needle), haystack.rfind(needle));
-            prop_assert_eq!(rfind(&format!("{haystack}{needle}{haystack}"), needle), format!("{haystack}{needle}{haystack}").rfind(needle));
-        }
-
-        /// Sorting on borrowed keys orders exactly as sorting on copied keys did (stable:
-        /// equal keys keep their order), for one or two lock names and foreign names.
-        #[test]
-        fn sorted_as_by_cached_key(
-            children in proptest::collection::vec("(_c_[0-9a-f]{2}-)?(lock-|__READ__|__WRIT__|x)?(lock-)?[0-9]{0,3}", 0..30),
-            two in any::<bool>(),
-        ) {
-            let names: &[&str] = if two { &["__READ__", "__WRIT__"] } else { &["lock-"] };
-            let mut expected = children.clone();
-            expected.sort_by_cached_key(|child| sort_key_multi(child, names).to_owned());
-            let mut sorted = children;
-            sort_children(&mut sorted, names);
-            prop_assert_eq!(sorted, expected);
-        }
-
-        /// Sorting orders contenders by sequence, whatever their UUIDs and input order.
-        #[test]
-        fn sorted_by_sequence(mut entries in proptest::collection::vec((any::<u32>(), 0u32..2_000_000_000), 0..40)) {
-            entries.sort_by_key(|e| e.1);
-            entries.dedup_by_key(|e| e.1);
-            let mut names: Vec<String> = entries.iter().map(|(u, s)| node(*u, "lock-", *s)).collect();
-            let expected = names.clone();
-            names.reverse();
-            sort_children(&mut names, &["lock-"]);
-            prop_assert_eq!(names, expected);
-        }
-
-        /// Exactly one contender of a mutex holds, the first; each other watches its
-        /// predecessor.
-        #[test]
-        fn one_holder_each_waiter_watches_its_predecessor(n in 1usize..30, shuffle in any::<u64>()) {
-            let mut names: Vec<String> = (0..n).map(|i| node(i as u32, "lock-", i as u32 * 3)).collect();
-            let mut rng = fastrand::Rng::with_seed(shuffle);
-            rng.shuffle(&mut names);
-            sort_children(&mut names, &["lock-"]);
-            let holders = names.iter().filter(|c| Exclusive::MUTEX.decide(&names, c) == Decision::Acquired).count();
-            prop_assert_eq!(holders, 1);
-            for i in 1..names.len() {
-                match Exclusive::MUTEX.decide(&names, &names[i]) {
-                    // close to the head: every node before it, then it holds
-                    Decision::Watch { nodes, then_acquired: true, ahead: None } if i < HAND_OFF_DEPTH => {
-                        prop_assert_eq!(&nodes[..], &names[..i]);
-                    },
-                    // further back: its predecessor, and the node AHEAD places ahead
-                    Decision::Watch { nodes, then_acquired: false, ahead: Some(ahead) } if i >= HAND_OFF_DEPTH => {
-                        prop_assert_eq!(&nodes[..], &names[i - 1..i]);
-                        prop_assert_eq!(&ahead, &names[i - AHEAD]);
-                    },
-                    other => prop_assert!(false, "{:?}", other),
-                }
-            }
-        }
-
-        /// Foreign children change no contender's decision: the decisions among contenders
-        /// with junk beside them are the decisions without it.
-        #[test]
-        fn foreign_children_change_no_decision(
-            n in 1usize..12,
-            junk in proptest::collection::vec("(_c_[a-z0-9]{1,4}-)?(lock-)?[-0-9a-z\u{80}-\u{10FFFF}]{0,12}", 0..8),
-            seed in any::<u64>(),
-        ) {
-            let real: Vec<String> = (0..n).map(|i| node(i as u32, "lock-", i as u32 * 7)).collect();
-            let junk: Vec<String> = junk.into_iter().filter(|j| !is_contender(j, &["lock-"])).collect();
-            let mut all: Vec<String> = real.iter().cloned().chain(junk.iter().cloned()).collect();
-            fastrand::Rng::with_seed(seed).shuffle(&mut all);
-            let split = contenders(all, &["lock-"]);
-            prop_assert_eq!(&split.sorted, &real);
-            prop_assert_eq!(split.foreign.len(), junk.len());
-            for c in &real {
-                prop_assert_eq!(Exclusive::MUTEX.decide(&split, c), Exclusive::MUTEX.decide(&real, c));
-                prop_assert_eq!(LeaseCount::new(2).decide(&split, c), LeaseCount::new(2).decide(&real, c));
-            }
-        }
-
-        /// Read-write lock: never a writer together with anyone else; readers before the
-        /// first writer all hold.
-        #[test]
-        fn rw_holders_are_compatible(kinds in proptest::collection::vec(any::<bool>(), 1..30)) {
-            let names: Vec<String> = kinds
-                .iter()
-                .enumerate()
-                .map(|(i, w)| node(i as u32, if *w { WRITE_NAME } else { READ_NAME }, i as u32))
-                .collect();
-            let holds = |c: &String| {
-                let d = if c.contains(WRITE_NAME) { Exclusive::WRITE.decide(&names, c) } else { Read.decide(&names, c) };
-                d == Decision::Acquired
-            };
-            let holders: Vec<&String> = names.iter().filter(|c| holds(c)).collect();
-            let writers = holders.iter().filter(|c| c.contains(WRITE_NAME)).count();
-            prop_assert!(writers == 0 || holders.len() == 1);
-            let first_writer = names.iter().position(|c| c.contains(WRITE_NAME)).unwrap_or(names.len());
-            prop_assert_eq!(holders.len(), if first_writer == 0 { 1 } else { first_writer });
-        }
-    }
+/// A contender queue other than the request's own: its directory and the names its contenders'
+/// nodes sort by (a child without one of them is foreign: no one).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct YieldTo<'a> {
+    pub dir: &'a str,
+    pub names: &'a [&'a str],
 }

@@ -119,7 +119,7 @@ impl ExpiringPermit {
     /// Releases the permit (deletes its node).
     ///
     /// # Errors
-    /// [`Error::LockLost`] when it was gone already: with [`LossReason::LeaseExpired`] when
+    /// [`Error::LockLost`] when it was gone already: with [`LossReason::Expired`] when
     /// past its deadline (reclaimed), [`LossReason::NodeDeleted`] otherwise (released by id
     /// elsewhere); the framework's errors.
     ///
@@ -129,7 +129,7 @@ impl ExpiringPermit {
     pub async fn release(self) -> Result<()> {
         match delete_permit(&self.fw, &self.path).await {
             Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => {
-                let reason = if self.is_expired() { LossReason::LeaseExpired } else { LossReason::NodeDeleted };
+                let reason = if self.is_expired() { LossReason::Expired } else { LossReason::NodeDeleted };
                 Err(Error::LockLost { path: self.path, reason })
             }
             other => other,

@@ -5,7 +5,7 @@
 //! `%010d` of a signed 32-bit number (ten digits, or after the counter wrapped, `-` and nine
 //! digits). A child without that ending (`lock-`, `_c_x-lock-`, `lock-abc`, `foo`,
 //! `lock-99999999999`) was put there by hand or by some other program: it holds nothing. The
-//! lock engine leaves such children out before it sorts (see `driver::contenders`), so that
+//! lock engine leaves such children out before it sorts (see `order::contenders`), so that
 //! they can neither stop every contender (a name without a sequence sorts first) nor take a
 //! semaphore's leases, and warns once per node. The double barrier keeps the same register
 //! for its foreign children (names that are not UUIDs).

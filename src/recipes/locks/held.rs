@@ -9,8 +9,8 @@ use crate::ZooKeeperError;
 use tokio::sync::watch;
 use zookeeper_client::{Error as ZkError, EventType};
 
-use super::engine::Acquired;
-use super::holds::HoldEntry;
+use super::contention::Acquired;
+use super::handoff::Mark;
 use crate::error::{Error, Result};
 use crate::framework::wait::{Wake, WatchSet};
 use crate::framework::{paths, Framework, LossReason, SessionStatus};
@@ -69,10 +69,10 @@ pub struct HeldNode {
     baseline: SessionStatus,
     watched: Mutex<Option<watch::Receiver<Watched>>>,
     /// Set when a time-bounded hold over this node ran out (see `locks::timed_hold`).
-    lease_expired: watch::Sender<bool>,
-    /// Tells local waiters behind us that we held (see `locks::holds`).
-    _mark: Option<Arc<HoldEntry>>,
-    /// Our node's time to live when it is a TTL node (a server-side lease).
+    expired: watch::Sender<bool>,
+    /// Tells local waiters behind us that we held (see `handoff.rs`).
+    _mark: Option<Arc<Mark>>,
+    /// Our node's time to live when it is a TTL node (a server TTL).
     ttl: Option<Duration>,
     /// Tells of the loss once, in the logs and the metrics (shared with the monitor).
     report: Arc<LossReport>,
@@ -81,7 +81,10 @@ pub struct HeldNode {
 }
 
 impl HeldNode {
-    pub(crate) fn new(fw: &Framework, acquired: Acquired, eager_watch: bool) -> Self {
+    /// A hold of `acquired`'s node. `watch`: whether its node is watched from now on (every
+    /// public hold: [`is_lost`](Self::is_lost) is exact); not for the internal holds whose
+    /// node a transaction of ours deletes (an atomic value's turn, a queue item's lock).
+    pub(crate) fn new(fw: &Framework, acquired: Acquired, watch: bool) -> Self {
         let path_label = fw.path_label(paths::parent(&acquired.path));
         let session = match acquired.ttl {
             Some(_) => acquired.status.session_id,
@@ -102,6 +105,7 @@ impl HeldNode {
             token: acquired.stat.czxid,
             session,
             told: AtomicBool::new(false),
+            ending: AtomicBool::new(false),
             span,
         });
         let held = HeldNode {
@@ -111,12 +115,12 @@ impl HeldNode {
             stat: acquired.stat,
             baseline: acquired.status,
             watched: Mutex::new(None),
-            lease_expired: watch::Sender::new(false),
+            expired: watch::Sender::new(false),
             _mark: acquired.mark,
             ttl: acquired.ttl,
             report,
         };
-        if eager_watch {
+        if watch {
             held.watcher();
         }
         held
@@ -141,7 +145,7 @@ impl HeldNode {
         }
     }
 
-    /// Our node's time to live when it is a TTL node — a lock taken with a server-side lease
+    /// Our node's time to live when it is a TTL node — a lock taken with a server TTL
     /// ([`InterProcessMutex::with_server_ttl`](crate::InterProcessMutex::with_server_ttl)):
     /// the server deletes it unless it is [`touch`](Self::touch)ed within that time.
     pub fn server_ttl(&self) -> Option<Duration> {
@@ -154,7 +158,7 @@ impl HeldNode {
     ///
     /// # Errors
     /// [`Error::LockLost`] when the hold is lost (the node reaped included: the hold is then
-    /// lost with [`LossReason::LeaseExpired`]); the framework's errors.
+    /// lost with [`LossReason::Expired`]); the framework's errors.
     ///
     /// # Cancel safety
     /// Cancel safe.
@@ -166,7 +170,7 @@ impl HeldNode {
             Ok(_) => Ok(()),
             Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => {
                 if self.ttl.is_some() {
-                    self.expire_lease();
+                    self.expire();
                 }
                 let reason = self.loss().unwrap_or(LossReason::NodeDeleted);
                 Err(Error::LockLost { path: self.path.clone(), reason })
@@ -189,8 +193,8 @@ impl HeldNode {
     }
 
     fn known_loss(&self) -> Option<LossReason> {
-        if *self.lease_expired.borrow() {
-            return Some(LossReason::LeaseExpired);
+        if *self.expired.borrow() {
+            return Some(LossReason::Expired);
         }
         let watched = lock(&self.watched).as_ref().and_then(|rx| rx.borrow().lost);
         watched.or_else(|| self.status_loss(&self.fw.status()))
@@ -207,13 +211,13 @@ impl HeldNode {
     /// Cancel safe; call it again (or from several tasks) at will.
     pub async fn lost(&self) -> LossReason {
         let mut rx = self.watcher();
-        let mut expired = self.lease_expired.subscribe();
+        let mut expired = self.expired.subscribe();
         let reason = tokio::select! {
             biased;
-            Ok(_) = expired.wait_for(|e| *e) => LossReason::LeaseExpired,
+            Ok(_) = expired.wait_for(|e| *e) => LossReason::Expired,
             lost = rx.wait_for(|w| w.lost.is_some()) => {
                 let lost = lost.ok().and_then(|w| w.lost);
-                if *self.lease_expired.borrow() { LossReason::LeaseExpired } else { lost.unwrap_or(LossReason::Closed) }
+                if *self.expired.borrow() { LossReason::Expired } else { lost.unwrap_or(LossReason::Closed) }
             }
         };
         self.report.lost(reason);
@@ -221,8 +225,8 @@ impl HeldNode {
     }
 
     /// Marks the hold lost because its lease ran out (the caller deletes the node).
-    pub(crate) fn expire_lease(&self) {
-        self.lease_expired.send_replace(true);
+    pub(crate) fn expire(&self) {
+        self.expired.send_replace(true);
     }
 
     /// The session status when the hold was taken (what a loss is measured against).
@@ -257,8 +261,9 @@ impl HeldNode {
             return rx.clone();
         }
         let (tx, rx) = watch::channel(Watched::default());
-        let report = self.report.clone();
-        let monitor = Monitor { fw: self.fw.clone(), path: self.path.clone(), baseline: self.baseline, tx, report };
+        let (report, expired) = (self.report.clone(), self.expired.subscribe());
+        let monitor =
+            Monitor { fw: self.fw.clone(), path: self.path.clone(), baseline: self.baseline, tx, report, expired };
         self.fw.runtime().spawn(monitor.run());
         *slot = Some(rx.clone());
         rx
@@ -270,6 +275,7 @@ impl HeldNode {
     /// cleaned up all the same).
     pub(crate) async fn release(&self) -> Result<()> {
         let loss = self.loss();
+        self.ending();
         self.report.span.in_scope(|| tracing::debug!(lost = ?loss, "releasing"));
         self.fw.delete_guaranteed(&self.path).await?;
         match loss {
@@ -278,8 +284,15 @@ impl HeldNode {
         }
     }
 
+    /// We are about to delete our node (a release, or a transaction that deletes it): its
+    /// deletion is ours, not a loss to report.
+    pub(crate) fn ending(&self) {
+        self.report.ending.store(true, Ordering::SeqCst);
+    }
+
     /// Deletes our node in the background (for `Drop`).
     pub(crate) fn release_in_background(&self) {
+        self.ending();
         self.fw.delete_now_in_background(self.path.clone(), Some(self.session_id()));
     }
 }
@@ -304,6 +317,8 @@ struct LossReport {
     token: i64,
     session: i64,
     told: AtomicBool,
+    /// We delete our node (a release): its deletion is no loss.
+    ending: AtomicBool,
     /// The `hold` span: from acquired to the drop of the last of the hold and its monitor.
     span: tracing::Span,
 }
@@ -331,6 +346,8 @@ struct Monitor {
     baseline: SessionStatus,
     tx: watch::Sender<Watched>,
     report: Arc<LossReport>,
+    /// Whether a timed hold over the node ran out (its deletion is then that).
+    expired: watch::Receiver<bool>,
 }
 
 impl Monitor {
@@ -353,9 +370,7 @@ impl Monitor {
                     }
                     vec![watcher]
                 }
-                Err(ZkError::NoNode) => {
-                    return self.lost(self.loss(&self.fw.status()).unwrap_or(LossReason::NodeDeleted));
-                }
+                Err(ZkError::NoNode) => return self.node_gone(),
                 // connection trouble: the status tells us when it matters
                 Err(_) => Vec::new(),
             };
@@ -364,10 +379,23 @@ impl Monitor {
                 (wake, _) = watching.wait_or_status(&self.fw, None, |now| *now != seen) => wake,
                 _ = self.tx.closed() => return,
             };
-            if wake == Wake::Event(EventType::NodeDeleted) && self.loss(&self.fw.status()).is_none() {
-                return self.lost(LossReason::NodeDeleted);
+            if wake == Wake::Event(EventType::NodeDeleted) {
+                return self.node_gone();
             }
         }
+    }
+
+    /// Our node is gone: a loss, unless we deleted it (a release).
+    fn node_gone(&self) {
+        if self.report.ending.load(Ordering::SeqCst) {
+            return;
+        }
+        let reason = match self.loss(&self.fw.status()) {
+            Some(reason) => reason,
+            None if *self.expired.borrow() => LossReason::Expired,
+            None => LossReason::NodeDeleted,
+        };
+        self.lost(reason)
     }
 
     fn lost(&self, reason: LossReason) {

@@ -2,15 +2,16 @@
 
 use std::time::SystemTime;
 
-use super::driver::{earliest_deadline, others, position, Decision, Driver};
+use super::order::position;
 use super::permit_name::permit_deadline;
+use super::rules::{earliest_deadline, others, Decision, Rules};
 
 /// Semaphore leases taken without the semaphore's internal lock (its fast path, see
 /// `InterProcessSemaphoreV2`): a lease holds when fewer than `max_leases` leases come before
 /// it — every expirable permit, wherever its sequence sorts (a permit replaces a holding lease
 /// with a later sequence), then the plain leases that sort before it. That count only falls
 /// once we hold (later nodes sort after us; a permit only replaces a lease that counted
-/// already), so with Curator's rule ([`LeaseCount`](super::driver::LeaseCount), under the lock) beside it no more than
+/// already), so with Curator's rule ([`LeaseCount`](super::rules::LeaseCount), under the lock) beside it no more than
 /// `max_leases` hold: the last holder in this order counts every other holder before it.
 ///
 /// A waiter reclaims the expired permits before it, or watches the `max_leases` leases right
@@ -34,7 +35,7 @@ impl LeaseRank {
     }
 }
 
-impl Driver for LeaseRank {
+impl Rules for LeaseRank {
     fn lock_names(&self) -> &[&'static str] {
         &[crate::recipes::layout::LEASE_NAME]
     }
@@ -69,7 +70,7 @@ impl Driver for LeaseRank {
 mod tests {
     use std::time::Duration;
 
-    use super::super::driver::LeaseCount;
+    use super::super::rules::LeaseCount;
     use super::*;
 
     fn lease(seq: u32) -> String {
@@ -137,7 +138,8 @@ mod tests {
 mod properties {
     use proptest::prelude::*;
 
-    use super::super::driver::{sort_children, LeaseCount};
+    use super::super::order::sort_children;
+    use super::super::rules::LeaseCount;
     use super::*;
 
     /// A lease node of the model.

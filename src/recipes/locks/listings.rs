@@ -3,7 +3,8 @@
 //! A lock queue of N waiters in one process used to cost N listings of an N-long queue when
 //! they arrived together — O(N²) names over the wire and in memory (10,000 waiters: ~3 GB).
 //! Contenders of one directory on one session now share listings: a contender gets a listing
-//! that was *sent after* the request it issued just before asking (its create), which is all
+//! that was *sent after* the request it issued just before asking (its create, sent by the
+//! engine), which is all
 //! the engine needs (the listing then shows its node). The first asker sends its listing at
 //! once, pipelined behind its create, as before; askers that arrive while it is in flight wait
 //! for the next one, sent as soon as the first answers and shared by all of them. A listing is
@@ -16,7 +17,10 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use zookeeper_client::{Client, Error as ZkError};
 
-use super::driver::{contenders, Contenders};
+use super::driver::Request;
+use super::order::{contenders, Contenders};
+use crate::error::Result;
+use crate::framework::Framework;
 use crate::framework::IfExists;
 use crate::sync::lock;
 
@@ -36,7 +40,7 @@ impl Listing {
     }
 
     /// The contenders for `names` in queue order, and the foreign children (see
-    /// `driver::contenders`), computed once per `names` and shared.
+    /// `order::contenders`), computed once per `names` and shared.
     pub(crate) fn sorted(&self, names: &[&'static str]) -> Arc<Contenders> {
         let mut cache = lock(&self.sorted);
         if let Some((_, sorted)) = cache.iter().find(|(n, _)| n.as_slice() == names) {
@@ -49,7 +53,7 @@ impl Listing {
 }
 
 /// A listing's outcome, shared by its askers (`NoNode`: an empty listing).
-pub(crate) type Listed = std::result::Result<Arc<Listing>, ZkError>;
+pub(crate) type SharedListing = std::result::Result<Arc<Listing>, ZkError>;
 
 type Key = (i64, String);
 
@@ -59,7 +63,7 @@ struct Dir {
     /// A listing of this directory is in flight.
     in_flight: bool,
     /// Askers waiting for the next listing.
-    waiting: Vec<oneshot::Sender<Listed>>,
+    waiting: Vec<oneshot::Sender<SharedListing>>,
 }
 
 /// The framework's shared listings.
@@ -71,12 +75,12 @@ pub(crate) struct Listings {
 }
 
 /// The listing an asker gets: its own, in flight, or the next shared one.
-enum Turn<'c> {
+enum Ask<'c> {
     Own(std::pin::Pin<Box<dyn Future<Output = std::result::Result<Vec<String>, ZkError>> + Send + 'c>>, Release),
-    Next(oneshot::Receiver<Listed>),
+    Next(oneshot::Receiver<SharedListing>),
 }
 
-/// Ends an asker's own turn when its listing answered or was dropped: the waiters then get the
+/// Ends an asker's own listing when its listing answered or was dropped: the waiters then get the
 /// next listing, sent by a task.
 struct Release {
     listings: Arc<Listings>,
@@ -127,48 +131,45 @@ async fn serve_waiting(listings: Arc<Listings>, client: Client, key: Key) {
     }
 }
 
-fn shared(listed: std::result::Result<Vec<String>, ZkError>) -> Listed {
+fn shared(listed: std::result::Result<Vec<String>, ZkError>) -> SharedListing {
     Ok(Arc::new(Listing::new(listed.if_exists()?.unwrap_or_default())))
 }
 
 impl Listings {
-    /// Issues `first` (a request on `client`, e.g. our create), then returns its future and a
-    /// listing of `dir` sent after it on the same session, shared with other local askers.
-    pub(crate) fn after<'c, F>(
+    /// A listing of `dir` sent after this call (after every request `client` was asked for
+    /// before it, e.g. our create), shared with the other local askers: our own, sent now, or
+    /// the next one, sent when the listing in flight answers.
+    pub(crate) fn list<'c>(
         self: &Arc<Self>,
         client: &'c Client,
         dir: &str,
-        first: impl FnOnce() -> F,
-    ) -> (F, impl Future<Output = Listed> + Send + 'c) {
+    ) -> impl Future<Output = SharedListing> + Send + 'c {
         let key: Key = (client.session_id().0, dir.to_string());
-        let (issued, turn) = {
+        let ask = {
             let mut dirs = lock(&self.dirs);
-            let issued = first();
             let entry = dirs.entry(key.clone()).or_default();
-            let turn = if entry.in_flight {
+            if entry.in_flight {
                 let (tx, rx) = oneshot::channel();
                 entry.waiting.push(tx);
-                Turn::Next(rx)
+                Ask::Next(rx)
             } else {
                 entry.in_flight = true;
                 self.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let release = Release { listings: self.clone(), client: client.clone(), key: key.clone() };
-                Turn::Own(Box::pin(client.list_children(dir)), release)
-            };
-            (issued, turn)
+                let release = Release { listings: self.clone(), client: client.clone(), key };
+                Ask::Own(Box::pin(client.list_children(dir)), release)
+            }
         };
-        let listing = async move {
-            match turn {
-                Turn::Own(listed, release) => {
+        async move {
+            match ask {
+                Ask::Own(listed, release) => {
                     let listed = shared(listed.await);
                     drop(release);
                     listed
                 }
                 // the sender goes away only with the session's client: call it a lost connection
-                Turn::Next(rx) => rx.await.unwrap_or(Err(ZkError::ConnectionLoss)),
+                Ask::Next(rx) => rx.await.unwrap_or(Err(ZkError::ConnectionLoss)),
             }
-        };
-        (issued, listing)
+        }
     }
 
     /// Listings sent so far.
@@ -182,13 +183,41 @@ impl Listings {
     pub(crate) fn any_in_flight(&self) -> bool {
         lock(&self.dirs).values().any(|d| d.in_flight)
     }
+}
 
-    /// A listing of `dir` sent after this call, shared with other local askers.
-    pub(crate) fn list<'c>(
-        self: &Arc<Self>,
-        client: &'c Client,
-        dir: &str,
-    ) -> impl Future<Output = Listed> + Send + 'c {
-        self.after(client, dir, || ()).1
+/// A node read pipelined behind the listing that made us the holder: its data and version, or
+/// `None` when it does not exist.
+pub(crate) type Prefetched = Option<(Vec<u8>, i32)>;
+
+/// A listing and what comes with it: the [`Driver::prefetch`](super::driver::Driver::prefetch)
+/// read, when the driver asks for one.
+pub(crate) type Listed = (Arc<Listing>, Option<Prefetched>);
+
+/// A listing of the request's directory sent after this call: shared with the other local
+/// contenders, or our own with the prefetch read pipelined behind it.
+pub(super) async fn relist(fw: &Framework, req: &Request<'_>, listings: &Arc<Listings>) -> Result<Listed> {
+    let dir = req.dir;
+    match req.driver.prefetch() {
+        Some(read) => {
+            let (listing, data) =
+                fw.retry_op("list", dir, |client| async move { list_and_read(&client, dir, read).await }).await?;
+            Ok((listing, Some(data)))
+        }
+        None => {
+            fw.retry_op("list", dir, |client| async move { listings.list(&client, dir).await }).await.map(|l| (l, None))
+        }
     }
+}
+
+/// Lists `dir` and reads `read` behind it, in one round trip.
+pub(super) async fn list_and_read(
+    client: &Client,
+    dir: &str,
+    read: &str,
+) -> std::result::Result<(Arc<Listing>, Prefetched), ZkError> {
+    // requests go out in the order their futures are made: the read after the listing
+    let (listed, data) = tokio::join!(client.list_children(dir), client.get_data(read));
+    let children = listed.if_exists()?.unwrap_or_default();
+    let data = data.if_exists()?.map(|(data, stat)| (data, stat.version));
+    Ok((Arc::new(Listing::new(children)), data))
 }

@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
+use super::acquire::Acquire;
 use super::held::HeldNode;
 use super::lease::Lease;
 use super::mutex::InterProcessMutex;
 use super::reentrant::LockGuard;
 use super::rw_sides::{ReadLock, WriteLock};
-use super::semaphore::InterProcessSemaphoreMutex;
+use super::semaphore_mutex::InterProcessSemaphoreMutex;
 use super::write_guard::WriteGuard;
 use crate::error::{Error, Result};
 
@@ -43,10 +44,14 @@ pub(crate) const SEMAPHORE_RANK: u8 = 3;
 /// `Arc<dyn InterProcessLock>`, e.g. as the members of an
 /// [`InterProcessMultiLock`](crate::InterProcessMultiLock). The futures are boxed and `Send`.
 ///
-/// The lock types also have inherent `acquire` methods that return their own guard types
-/// ([`LockGuard`], [`WriteGuard`], [`Lease`]); with the trait in scope, `lock.acquire()` still calls the
-/// inherent method, and `InterProcessLock::acquire(&lock)` (or a `dyn InterProcessLock`) the
-/// trait's, which returns the common [`HeldLock`].
+/// Two forms of one acquire, and how they relate: each lock type's own `acquire`,
+/// `acquire_timeout` and `try_acquire` return its own guard ([`LockGuard`], [`WriteGuard`],
+/// [`Lease`]: what that kind can do, such as re-entering or downgrading), and this trait's
+/// return that same guard erased into a [`HeldLock`] (`From` each guard), which is what a
+/// `dyn InterProcessLock` can promise. Both run the same code. A method call on the concrete
+/// type picks its own form (Rust prefers inherent methods), also with this trait in scope; call
+/// `InterProcessLock::acquire(&lock)`, or go through `dyn InterProcessLock`, for the erased
+/// one — or convert a guard with `HeldLock::from(guard)`.
 ///
 /// # Examples
 /// ```no_run
@@ -141,7 +146,7 @@ pub trait InterProcessLock: Sealed + Send + Sync + Debug + 'static {
 }
 
 /// What [`HeldLock`] wraps: a guard of one of the lock kinds.
-trait Hold: Send + Sync + Debug {
+trait ErasedGuard: Send + Sync + Debug {
     fn node(&self) -> &HeldNode;
     fn release(self: Box<Self>) -> BoxFuture<'static, Result<()>>;
     /// Another hold on the same node ([`LockGuard::reenter`]); leases are not re-entrant.
@@ -152,7 +157,7 @@ trait Hold: Send + Sync + Debug {
     }
 }
 
-impl Hold for LockGuard {
+impl ErasedGuard for LockGuard {
     fn node(&self) -> &HeldNode {
         self
     }
@@ -166,7 +171,7 @@ impl Hold for LockGuard {
     }
 }
 
-impl Hold for WriteGuard {
+impl ErasedGuard for WriteGuard {
     fn node(&self) -> &HeldNode {
         self
     }
@@ -184,7 +189,7 @@ impl Hold for WriteGuard {
     }
 }
 
-impl Hold for Lease {
+impl ErasedGuard for Lease {
     fn node(&self) -> &HeldNode {
         self
     }
@@ -216,7 +221,7 @@ impl Hold for Lease {
 #[must_use = "the lock is released when the guard is dropped"]
 #[derive(Debug)]
 pub struct HeldLock {
-    hold: Box<dyn Hold>,
+    guard: Box<dyn ErasedGuard>,
 }
 
 impl HeldLock {
@@ -237,7 +242,7 @@ impl HeldLock {
     /// # Ok(()) }
     /// ```
     pub async fn release(self) -> Result<()> {
-        self.hold.release().await
+        self.guard.release().await
     }
 
     /// Re-enters this hold: another hold on the same node, at once (see
@@ -255,13 +260,13 @@ impl HeldLock {
     /// # Ok(()) }
     /// ```
     pub fn reenter(&self) -> Result<HeldLock> {
-        self.hold.reenter()
+        self.guard.reenter()
     }
 
     /// A read hold beside this write hold (multi-locks holding both sides of one read-write
     /// lock); `None` for any other hold.
     pub(crate) fn read_beside(&self) -> Option<BoxFuture<'_, Result<HeldLock>>> {
-        self.hold.read_beside()
+        self.guard.read_beside()
     }
 }
 
@@ -269,30 +274,32 @@ impl Deref for HeldLock {
     type Target = HeldNode;
 
     fn deref(&self) -> &HeldNode {
-        self.hold.node()
+        self.guard.node()
     }
 }
 
 impl From<LockGuard> for HeldLock {
     fn from(guard: LockGuard) -> Self {
-        Self { hold: Box::new(guard) }
+        Self { guard: Box::new(guard) }
     }
 }
 
 impl From<WriteGuard> for HeldLock {
     fn from(guard: WriteGuard) -> Self {
-        Self { hold: Box::new(guard) }
+        Self { guard: Box::new(guard) }
     }
 }
 
 impl From<Lease> for HeldLock {
     fn from(lease: Lease) -> Self {
-        Self { hold: Box::new(lease) }
+        Self { guard: Box::new(lease) }
     }
 }
 
-/// Implements [`InterProcessLock`] for `$lock` with its inherent `acquire`, `acquire_timeout`
-/// and `try_acquire` methods, at multi-lock `$rank`.
+/// Implements [`InterProcessLock`] for `$lock` at multi-lock `$rank`: its `Acquire` trio (the
+/// same code as its own `acquire`, `acquire_timeout` and `try_acquire`), its guard erased into
+/// a [`HeldLock`]. A macro rather than a blanket implementation, so that the docs list the
+/// implementing types.
 macro_rules! inter_process_lock {
     ($lock:ty, $rank:expr) => {
         impl Sealed for $lock {
@@ -307,15 +314,15 @@ macro_rules! inter_process_lock {
 
         impl InterProcessLock for $lock {
             fn acquire(&self) -> BoxFuture<'_, Result<HeldLock>> {
-                Box::pin(async move { <$lock>::acquire(self).await.map(HeldLock::from) })
+                Box::pin(async move { self.acquire_forever().await.map(HeldLock::from) })
             }
 
             fn acquire_timeout(&self, timeout: Duration) -> BoxFuture<'_, Result<HeldLock>> {
-                Box::pin(async move { <$lock>::acquire_timeout(self, timeout).await.map(HeldLock::from) })
+                Box::pin(async move { self.acquire_within(timeout).await.map(HeldLock::from) })
             }
 
             fn try_acquire(&self) -> BoxFuture<'_, Result<Option<HeldLock>>> {
-                Box::pin(async move { Ok(<$lock>::try_acquire(self).await?.map(HeldLock::from)) })
+                Box::pin(async move { Ok(self.acquire_now().await?.map(HeldLock::from)) })
             }
 
             fn path(&self) -> &str {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use futures_util::future::{select_all, BoxFuture};
 use tokio::time::Instant;
 
-use super::deadline::{held, timed, until_after, Forever, TimedOut, Until, Wait, Waited};
+use super::acquire::{never_timed_out, timed, until_after, Forever, TimedOut, Until, Wait, Waited};
 use super::held::HeldNode;
 use super::lock::{HeldLock, InterProcessLock, READ_RANK, SEMAPHORE_RANK, WRITE_RANK};
 use super::mutex::InterProcessMutex;
@@ -133,7 +133,7 @@ impl InterProcessMultiLock {
     /// # Ok(()) }
     /// ```
     pub async fn acquire(&self) -> Result<MultiLockGuard> {
-        self.acquire_until(Forever).await.map(held)
+        self.acquire_until(Forever).await.map(never_timed_out)
     }
 
     /// Waits at most `timeout` for the whole set.

@@ -3,14 +3,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::time::Instant;
-
-use super::deadline::{held, in_time, timed, until_after, Forever, Until, Wait, Waited};
-use super::driver::{contenders, Driver, Exclusive};
-use super::engine::{self, Prefetched, Request};
+use super::acquire::{never_timed_out, Acquire, Forever, Wait, Waited};
+use super::contend::contend;
+use super::driver::{Driver, Request};
 use super::handle::Shared;
 use super::held::{HeldNode, REVOKE_MESSAGE};
-use super::reentrant::{LocalHolds, LockGuard};
+use super::listings::Prefetched;
+use super::order::contenders;
+use super::reentrant::{HoldCount, LockGuard};
+use super::rules::{Exclusive, Rules};
 use crate::error::{Error, Result};
 use crate::framework::paths::validate_path;
 use crate::framework::{validate_ttl, Framework};
@@ -83,10 +84,10 @@ pub struct InterProcessMutex {
 struct State {
     data: Option<Vec<u8>>,
     revocable: bool,
-    /// Contender nodes are TTL nodes with this time to live (a server-side lease).
+    /// Contender nodes are TTL nodes with this time to live (a server TTL).
     server_ttl: Option<Duration>,
     /// Holds through this handle and its clones in this process.
-    local: Arc<LocalHolds>,
+    local: Arc<HoldCount>,
     /// The `kind` of its metrics and spans (a recipe built on the mutex names itself).
     kind: Kind,
 }
@@ -123,11 +124,11 @@ impl InterProcessMutex {
         self
     }
 
-    /// Opts in to a server-side lease: our contender nodes are created as
+    /// Opts in to a server TTL: our contender nodes are created as
     /// `PERSISTENT_SEQUENTIAL_WITH_TTL` nodes (same names, so Curator's mutex queues behind
     /// them as behind its own) instead of ephemeral ones, and the server deletes a node that
     /// has not been touched for `ttl`. A waiter touches its node while it waits; a holder
-    /// touches it by renewing a [`TimedHold`](crate::TimedHold) (lease at most `ttl`) or
+    /// touches it by renewing a [`TimedHold`](crate::TimedHold) (its length at most `ttl`) or
     /// by [`HeldNode::touch`]. So the lock frees even when the holder's process is gone but
     /// its session lives on elsewhere (a wedged or forked holder, a session shared with other
     /// work).
@@ -208,7 +209,7 @@ impl InterProcessMutex {
     /// is deleted in the background, found by its protected prefix if its create never
     /// answered).
     pub async fn acquire(&self) -> Result<LockGuard> {
-        self.acquire_until(Forever).await.map(held)
+        self.acquire_forever().await
     }
 
     /// Acquires only if that needs no waiting: `Ok(None)` when someone else holds it (our
@@ -230,7 +231,7 @@ impl InterProcessMutex {
     /// # Ok(()) }
     /// ```
     pub async fn try_acquire(&self) -> Result<Option<LockGuard>> {
-        self.acquire_until(Until(Instant::now())).await.map(in_time)
+        self.acquire_now().await
     }
 
     /// Waits at most `timeout`.
@@ -254,7 +255,7 @@ impl InterProcessMutex {
     /// # Ok(()) }
     /// ```
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<LockGuard> {
-        timed(self.acquire_until(until_after(timeout)).await?, timeout)
+        self.acquire_within(timeout).await
     }
 
     /// Waits until the mutex is held, as [`acquire`](Self::acquire), and reads the node at
@@ -290,7 +291,7 @@ impl InterProcessMutex {
     /// ```
     pub async fn acquire_and_read(&self, path: &str) -> Result<(LockGuard, Option<VersionedValue<Vec<u8>>>)> {
         validate_path(path)?;
-        let (guard, read) = held(self.contend(Forever, Some(path)).await?);
+        let (guard, read) = never_timed_out(self.contend(Forever, Some(path)).await?);
         let read = match read {
             Some(read) => read,
             None => match self.shared.fw.get_data_plain(path).await {
@@ -305,11 +306,6 @@ impl InterProcessMutex {
         };
         Ok((guard, read.map(|(value, version)| VersionedValue { version, value })))
     }
-
-    pub(crate) async fn acquire_until<W: Wait>(&self, wait: W) -> Result<Waited<LockGuard, W>> {
-        Ok(self.contend(wait, None).await?.map(|(guard, _)| guard))
-    }
-
     /// Contends until `wait` ends; with `prefetch`, reads that node behind the listing that
     /// made us the holder (`None` when we held without a listing).
     async fn contend<W: Wait>(
@@ -319,19 +315,9 @@ impl InterProcessMutex {
     ) -> Result<Waited<(LockGuard, Option<Prefetched>), W>> {
         let s = &self.shared;
         let data = s.state.data.as_deref().unwrap_or(s.fw.default_data());
-        let request = Request {
-            kind: s.state.kind,
-            dir: &s.path,
-            name: LOCK_NAME,
-            data,
-            driver: &Exclusive::MUTEX,
-            prefetch,
-            ttl: s.state.server_ttl,
-            recreate: true,
-            local_queue: true,
-            yield_to: None,
-        };
-        let acquired = engine::contend(&s.fw, &request, wait).await?;
+        let driver = MutexDriver { kind: s.state.kind, ttl: s.state.server_ttl, prefetch };
+        let request = Request { dir: &s.path, data, driver: &driver };
+        let acquired = contend(&s.fw, &request, wait).await?.waited()?;
         Ok(acquired.map(|mut a| {
             let read = a.prefetched.take();
             (LockGuard::new(HeldNode::new(&s.fw, a, s.state.revocable), &s.state.local), read)
@@ -383,7 +369,52 @@ impl InterProcessMutex {
 
 /// The contenders among the children of `dir`, sorted as `driver` sorts them (missing dir:
 /// none); foreign children (see `locks::foreign`) are left out.
-pub(crate) async fn participants(fw: &Framework, dir: &str, driver: &dyn Driver) -> Result<Vec<String>> {
+pub(crate) async fn participants(fw: &Framework, dir: &str, rules: &dyn Rules) -> Result<Vec<String>> {
     let children = fw.children_or_empty(dir).await?;
-    Ok(contenders(children, driver.lock_names()).sorted)
+    Ok(contenders(children, rules.lock_names()).sorted)
+}
+
+impl Acquire for InterProcessMutex {
+    type Guard = LockGuard;
+
+    async fn acquire_until<W: Wait>(&self, wait: W) -> Result<Waited<LockGuard, W>> {
+        Ok(self.contend(wait, None).await?.map(|(guard, _)| guard))
+    }
+}
+
+/// The mutex's driver: `lock-` nodes, one holder (Curator's `StandardLockInternalsDriver`),
+/// in a local queue beyond the first few acquires of a framework (`local_queue.rs`); a TTL
+/// node when the mutex has a server TTL; the node to read as we are handed the lock, for
+/// [`InterProcessMutex::acquire_and_read`].
+#[derive(Debug)]
+struct MutexDriver<'a> {
+    kind: Kind,
+    ttl: Option<Duration>,
+    prefetch: Option<&'a str>,
+}
+
+impl Driver for MutexDriver<'_> {
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    fn rules(&self) -> &dyn Rules {
+        &Exclusive::MUTEX
+    }
+
+    fn node_name(&self) -> &str {
+        LOCK_NAME
+    }
+
+    fn server_ttl(&self) -> Option<Duration> {
+        self.ttl
+    }
+
+    fn queues_locally(&self) -> bool {
+        true
+    }
+
+    fn prefetch(&self) -> Option<&str> {
+        self.prefetch
+    }
 }

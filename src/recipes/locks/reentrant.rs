@@ -16,9 +16,9 @@ use crate::framework::{Transaction, TxnResult};
 
 /// How many holds a lock handle (and its clones) has in this process right now.
 #[derive(Debug, Default)]
-pub(crate) struct LocalHolds(AtomicUsize);
+pub(crate) struct HoldCount(AtomicUsize);
 
-impl LocalHolds {
+impl HoldCount {
     pub fn count(&self) -> usize {
         self.0.load(Ordering::SeqCst)
     }
@@ -29,12 +29,12 @@ impl LocalHolds {
 #[derive(Debug)]
 pub(crate) struct Entry {
     node: HeldNode,
-    local: Arc<LocalHolds>,
+    local: Arc<HoldCount>,
     released: AtomicBool,
 }
 
 impl Entry {
-    pub fn new(node: HeldNode, local: &Arc<LocalHolds>) -> Arc<Self> {
+    pub fn new(node: HeldNode, local: &Arc<HoldCount>) -> Arc<Self> {
         local.0.fetch_add(1, Ordering::SeqCst);
         Arc::new(Entry { node, local: local.clone(), released: AtomicBool::new(false) })
     }
@@ -93,7 +93,7 @@ impl Deref for LockGuard {
 }
 
 impl LockGuard {
-    pub(crate) fn new(node: HeldNode, local: &Arc<LocalHolds>) -> Self {
+    pub(crate) fn new(node: HeldNode, local: &Arc<HoldCount>) -> Self {
         Self { entry: Entry::new(node, local) }
     }
 

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::acquire::{Acquire, Wait, Waited};
 use super::reentrant::LockGuard;
 use super::rwlock::InterProcessReadWriteLock;
 use super::write_guard::WriteGuard;
@@ -46,7 +47,7 @@ impl ReadLock {
     /// # Ok(()) }
     /// ```
     pub async fn acquire(&self) -> Result<LockGuard> {
-        self.lock.read().await
+        self.acquire_forever().await
     }
 
     /// Waits at most `timeout` for the read lock:
@@ -67,7 +68,7 @@ impl ReadLock {
     /// # Ok(()) }
     /// ```
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<LockGuard> {
-        self.lock.read_timeout(timeout).await
+        self.acquire_within(timeout).await
     }
 
     /// Takes the read lock only if that needs no waiting (`Ok(None)` otherwise):
@@ -88,7 +89,7 @@ impl ReadLock {
     /// # Ok(()) }
     /// ```
     pub async fn try_acquire(&self) -> Result<Option<LockGuard>> {
-        self.lock.try_read().await
+        self.acquire_now().await
     }
 
     /// The lock path (shared by both sides).
@@ -146,7 +147,7 @@ impl WriteLock {
     /// # Ok(()) }
     /// ```
     pub async fn acquire(&self) -> Result<WriteGuard> {
-        self.lock.write().await
+        self.acquire_forever().await
     }
 
     /// Waits at most `timeout` for the write lock:
@@ -167,7 +168,7 @@ impl WriteLock {
     /// # Ok(()) }
     /// ```
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<WriteGuard> {
-        self.lock.write_timeout(timeout).await
+        self.acquire_within(timeout).await
     }
 
     /// Takes the write lock only if that needs no waiting (`Ok(None)` otherwise):
@@ -188,7 +189,7 @@ impl WriteLock {
     /// # Ok(()) }
     /// ```
     pub async fn try_acquire(&self) -> Result<Option<WriteGuard>> {
-        self.lock.try_write().await
+        self.acquire_now().await
     }
 
     /// The lock path (shared by both sides).
@@ -240,5 +241,21 @@ impl InterProcessReadWriteLock {
     /// ```
     pub fn write_lock(&self) -> WriteLock {
         WriteLock { lock: self.clone() }
+    }
+}
+
+impl Acquire for ReadLock {
+    type Guard = LockGuard;
+
+    async fn acquire_until<W: Wait>(&self, wait: W) -> Result<Waited<LockGuard, W>> {
+        self.lock.read_until(wait).await
+    }
+}
+
+impl Acquire for WriteLock {
+    type Guard = WriteGuard;
+
+    async fn acquire_until<W: Wait>(&self, wait: W) -> Result<Waited<WriteGuard, W>> {
+        self.lock.write_until(wait).await
     }
 }

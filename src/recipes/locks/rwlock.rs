@@ -3,15 +3,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::time::Instant;
-
-use super::deadline::{held, in_time, timed, until_after, Forever, Until, Wait, Waited};
-use super::driver::{Driver, Exclusive, Read, READ_NAME, WRITE_NAME};
-use super::engine::{self, Request};
+use super::acquire::{Acquire, Wait, Waited};
+use super::contend::contend;
+use super::driver::{Driver, Request};
 use super::handle::Shared;
 use super::held::HeldNode;
 use super::mutex::participants;
-use super::reentrant::{LocalHolds, LockGuard};
+use super::reentrant::{HoldCount, LockGuard};
+use super::rules::{Exclusive, Read, Rules, READ_NAME, WRITE_NAME};
 use super::write_guard::{Beside, WriteGuard};
 #[cfg(doc)]
 use crate::error::Error;
@@ -65,10 +64,10 @@ pub struct InterProcessReadWriteLock {
 #[derive(Debug, Default)]
 struct State {
     /// Read holds through this handle and its clones in this process.
-    readers: Arc<LocalHolds>,
+    readers: Arc<HoldCount>,
     /// Write holds likewise.
-    writers: Arc<LocalHolds>,
-    /// Contender nodes are TTL nodes with this time to live (a server-side lease).
+    writers: Arc<HoldCount>,
+    /// Contender nodes are TTL nodes with this time to live (a server TTL).
     server_ttl: Option<Duration>,
 }
 
@@ -81,7 +80,7 @@ impl InterProcessReadWriteLock {
         Ok(Self { shared: Shared::new(fw, path, State::default())? })
     }
 
-    /// Opts in to a server-side lease, as
+    /// Opts in to a server TTL, as
     /// [`InterProcessMutex::with_server_ttl`](crate::InterProcessMutex::with_server_ttl) does
     /// for the mutex: the read and write contender nodes are TTL nodes (same names, so
     /// Curator's lock queues behind them), touched while they wait and by renewing a
@@ -137,7 +136,7 @@ impl InterProcessReadWriteLock {
     /// # Ok(()) }
     /// ```
     pub async fn read(&self) -> Result<LockGuard> {
-        self.read_until(Forever).await.map(held)
+        self.read_lock().acquire_forever().await
     }
 
     /// Waits at most `timeout` for the read lock.
@@ -157,7 +156,7 @@ impl InterProcessReadWriteLock {
     /// # Ok(()) }
     /// ```
     pub async fn read_timeout(&self, timeout: Duration) -> Result<LockGuard> {
-        timed(self.read_until(until_after(timeout)).await?, timeout)
+        self.read_lock().acquire_within(timeout).await
     }
 
     /// Takes the read lock only if that needs no waiting: `Ok(None)` when a writer holds it
@@ -178,7 +177,7 @@ impl InterProcessReadWriteLock {
     /// # Ok(()) }
     /// ```
     pub async fn try_read(&self) -> Result<Option<LockGuard>> {
-        self.read_until(Until(Instant::now())).await.map(in_time)
+        self.read_lock().acquire_now().await
     }
 
     /// Waits for the write lock: a new hold with a node of its own (re-enter a write hold
@@ -200,7 +199,7 @@ impl InterProcessReadWriteLock {
     /// # Ok(()) }
     /// ```
     pub async fn write(&self) -> Result<WriteGuard> {
-        self.write_until(Forever).await.map(held)
+        self.write_lock().acquire_forever().await
     }
 
     /// Waits at most `timeout` for the write lock.
@@ -220,7 +219,7 @@ impl InterProcessReadWriteLock {
     /// # Ok(()) }
     /// ```
     pub async fn write_timeout(&self, timeout: Duration) -> Result<WriteGuard> {
-        timed(self.write_until(until_after(timeout)).await?, timeout)
+        self.write_lock().acquire_within(timeout).await
     }
 
     /// Takes the write lock only if that needs no waiting: `Ok(None)` when anyone holds it
@@ -241,7 +240,7 @@ impl InterProcessReadWriteLock {
     /// # Ok(()) }
     /// ```
     pub async fn try_write(&self) -> Result<Option<WriteGuard>> {
-        self.write_until(Until(Instant::now())).await.map(in_time)
+        self.write_lock().acquire_now().await
     }
 
     /// Whether this process holds the read lock through this handle or a clone of it (its
@@ -273,33 +272,22 @@ impl InterProcessReadWriteLock {
     }
 
     pub(crate) async fn read_until<W: Wait>(&self, wait: W) -> Result<Waited<LockGuard, W>> {
-        let held = self.contend(READ_NAME, &Read, wait).await?;
+        let held = self.contend(false, wait).await?;
         Ok(held.map(|node| LockGuard::new(node, &self.shared.state.readers)))
     }
 
     pub(crate) async fn write_until<W: Wait>(&self, wait: W) -> Result<Waited<WriteGuard, W>> {
-        let held = self.contend(WRITE_NAME, &Exclusive::WRITE, wait).await?;
+        let held = self.contend(true, wait).await?;
         let s = &self.shared;
         let beside = Beside { fw: s.fw.clone(), dir: s.path.clone(), readers: s.state.readers.clone() };
         Ok(held.map(|node| WriteGuard::new(LockGuard::new(node, &s.state.writers), beside)))
     }
 
-    async fn contend<W: Wait>(&self, name: &str, driver: &dyn Driver, wait: W) -> Result<Waited<HeldNode, W>> {
+    async fn contend<W: Wait>(&self, write: bool, wait: W) -> Result<Waited<HeldNode, W>> {
         let s = &self.shared;
-        let ttl = s.state.server_ttl;
-        let request = Request {
-            kind: if name == WRITE_NAME { Kind::Write } else { Kind::Read },
-            dir: &s.path,
-            name,
-            data: s.fw.default_data(),
-            driver,
-            prefetch: None,
-            ttl,
-            recreate: true,
-            local_queue: false,
-            yield_to: None,
-        };
-        Ok(engine::contend(&s.fw, &request, wait).await?.map(|a| HeldNode::new(&s.fw, a, false)))
+        let driver = SideDriver { write, ttl: s.state.server_ttl };
+        let request = Request { dir: &s.path, data: s.fw.default_data(), driver: &driver };
+        Ok(contend(&s.fw, &request, wait).await?.waited()?.map(|a| HeldNode::new(&s.fw, a, false)))
     }
 
     /// All contender node names in queue order.
@@ -311,5 +299,44 @@ impl InterProcessReadWriteLock {
     /// Cancel safe.
     pub async fn participants(&self) -> Result<Vec<String>> {
         participants(&self.shared.fw, &self.shared.path, &Read).await
+    }
+}
+
+/// A side's driver: `__READ__` or `__WRIT__` nodes (TTL nodes when the lock has a server
+/// TTL), ordered by Curator's read-write predicates; no local queue (a reader queued among
+/// writers means something while it waits).
+#[derive(Debug)]
+struct SideDriver {
+    write: bool,
+    ttl: Option<Duration>,
+}
+
+impl Driver for SideDriver {
+    fn kind(&self) -> Kind {
+        if self.write {
+            Kind::Write
+        } else {
+            Kind::Read
+        }
+    }
+
+    fn rules(&self) -> &dyn Rules {
+        if self.write {
+            &Exclusive::WRITE
+        } else {
+            &Read
+        }
+    }
+
+    fn node_name(&self) -> &str {
+        if self.write {
+            WRITE_NAME
+        } else {
+            READ_NAME
+        }
+    }
+
+    fn server_ttl(&self) -> Option<Duration> {
+        self.ttl
     }
 }

@@ -4,15 +4,17 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::deadline::{held, in_time, timed, until_after, Forever, Until, Wait, Waited};
-use super::driver::{Exclusive, LeaseCount};
-use super::engine::{self, Queue, Request};
+use super::acquire::{never_timed_out, timed, until_after, Acquire, Forever, Wait, Waited};
+use super::contend::contend;
+use super::contention::Ended;
+use super::driver::{Driver, Request, Vanished, YieldTo};
 use super::expiring_permit::{delete_permit, swap_for_permit, ExpiringPermit};
 use super::held::HeldNode;
 use super::lease::Lease;
 use super::lease_rank::LeaseRank;
 use super::mutex::{participants, InterProcessMutex};
 use super::permit_name::check_permit_id;
+use super::rules::{Exclusive, LeaseCount, Rules};
 use crate::error::{Error, Result};
 use crate::framework::deadline;
 use crate::framework::{paths, validate_ttl, Framework};
@@ -85,8 +87,8 @@ use crate::ZooKeeperError;
 /// ```
 #[derive(Debug, Clone)]
 pub struct InterProcessSemaphoreV2 {
-    fw: Framework,
-    leases_dir: String,
+    pub(super) fw: Framework,
+    pub(super) leases_dir: String,
     locks_dir: String,
     lock: InterProcessMutex,
     max_leases: usize,
@@ -129,12 +131,12 @@ impl InterProcessSemaphoreV2 {
     /// # Cancel safety
     /// Cancel safe: no node (lease or internal lock) is left behind.
     pub async fn acquire(&self) -> Result<Lease> {
-        self.acquire_one(Forever).await.map(held)
+        self.acquire_forever().await
     }
 
     /// One lease, under `wait`.
     pub(crate) async fn acquire_one<W: Wait>(&self, wait: W) -> Result<Waited<Lease, W>> {
-        match self.acquire_until(1, wait).await? {
+        match self.acquire_n(1, wait).await? {
             Ok(leases) => leases.into_iter().next().map(Ok).ok_or_else(|| Error::invalid("n", "no lease")),
             Err(timed_out) => Ok(Err(timed_out)),
         }
@@ -149,7 +151,7 @@ impl InterProcessSemaphoreV2 {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn acquire_many(&self, n: usize) -> Result<Vec<Lease>> {
-        self.acquire_until(n, Forever).await.map(held)
+        self.acquire_n(n, Forever).await.map(never_timed_out)
     }
 
     /// Waits at most `timeout` for one lease.
@@ -172,7 +174,7 @@ impl InterProcessSemaphoreV2 {
     /// # Ok(()) }
     /// ```
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Lease> {
-        timed(self.acquire_one(until_after(timeout)).await?, timeout)
+        self.acquire_within(timeout).await
     }
 
     /// Takes one lease only if that needs no waiting: `Ok(None)` when every lease is taken
@@ -193,7 +195,7 @@ impl InterProcessSemaphoreV2 {
     /// # Ok(()) }
     /// ```
     pub async fn try_acquire(&self) -> Result<Option<Lease>> {
-        self.acquire_one(Until(Instant::now())).await.map(in_time)
+        self.acquire_now().await
     }
 
     /// Waits at most `timeout` for `n` leases, all or nothing.
@@ -205,7 +207,7 @@ impl InterProcessSemaphoreV2 {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn acquire_many_timeout(&self, n: usize, timeout: Duration) -> Result<Vec<Lease>> {
-        timed(self.acquire_until(n, until_after(timeout)).await?, timeout)
+        timed(self.acquire_n(n, until_after(timeout)).await?, timeout)
     }
 
     /// Waits for one lease that expires `expiry` after it is held: a permit that outlives
@@ -234,7 +236,7 @@ impl InterProcessSemaphoreV2 {
     /// # Ok(()) }
     /// ```
     pub async fn acquire_with_expiry(&self, expiry: Duration) -> Result<ExpiringPermit> {
-        self.acquire_expiring(expiry, Forever).await.map(held)
+        self.acquire_expiring(expiry, Forever).await.map(never_timed_out)
     }
 
     /// As [`acquire_with_expiry`](Self::acquire_with_expiry), waiting at most `timeout`.
@@ -289,25 +291,27 @@ impl InterProcessSemaphoreV2 {
         }
     }
 
-    pub(crate) async fn acquire_until<W: Wait>(&self, n: usize, wait: W) -> Result<Waited<Vec<Lease>, W>> {
+    pub(crate) async fn acquire_n<W: Wait>(&self, n: usize, wait: W) -> Result<Waited<Vec<Lease>, W>> {
         // one deadline over every step: the internal lock, each lease, the returns on failure
-        deadline::bounded_wait(wait.instant(), self.fw.operation_timeout(), self.acquire_within(n, wait)).await
+        deadline::bounded_wait(wait.instant(), self.fw.operation_timeout(), self.acquire_n_within(n, wait)).await
     }
 
-    /// [`acquire_until`](Self::acquire_until), inside its deadline.
-    async fn acquire_within<W: Wait>(&self, n: usize, wait: W) -> Result<Waited<Vec<Lease>, W>> {
+    /// [`acquire_n`](Self::acquire_n), inside its deadline.
+    async fn acquire_n_within<W: Wait>(&self, n: usize, wait: W) -> Result<Waited<Vec<Lease>, W>> {
         if n == 0 || n > self.max_leases {
             return Err(Error::invalid("n", format!("cannot acquire {n} of {} leases", self.max_leases)));
         }
         let (started, mut restarts) = (Instant::now(), 0);
         loop {
             if n == 1 {
-                let driver = LeaseRank::new(self.max_leases);
-                // the internal lock's queue: InterProcessMutex's contenders
-                let locks = Queue { dir: &self.locks_dir, names: Exclusive::MUTEX.names };
-                let request = Request { yield_to: Some(locks), ..self.lease_request(self.fw.default_data(), &driver) };
-                if let Some(taken) = engine::contend_or_yield(&self.fw, &request, wait).await? {
-                    return Ok(taken.map(|acquired| vec![Lease::new(HeldNode::new(&self.fw, acquired, false))]));
+                // yields to the internal lock's queue: InterProcessMutex's contenders
+                let locks = YieldTo { dir: &self.locks_dir, names: Exclusive::MUTEX.names };
+                let driver = LeaseDriver { rules: LeaseRank::new(self.max_leases), yields_to: Some(locks) };
+                let request = Request { dir: &self.leases_dir, data: self.fw.default_data(), driver: &driver };
+                match contend(&self.fw, &request, wait).await? {
+                    Ended::Held(acquired) => return Ok(Ok(vec![Lease::new(HeldNode::new(&self.fw, acquired, false))])),
+                    Ended::TimedOut(timed_out) => return Ok(Err(timed_out)),
+                    Ended::Yielded => {}
                 }
                 // someone queues for the internal lock: behind them
             }
@@ -338,16 +342,16 @@ impl InterProcessSemaphoreV2 {
     /// that vanishes ends it with [`Error::LockLost`] (every lease taken and the lock are
     /// returned first).
     async fn acquire_under_lock<W: Wait>(&self, n: usize, wait: W) -> Result<Waited<Vec<Lease>, W>> {
-        let lock = match self.lock.acquire_until(wait).await? {
+        let lock = match Acquire::acquire_until(&self.lock, wait).await? {
             Ok(lock) => lock,
             Err(timed_out) => return Ok(Err(timed_out)),
         };
-        let driver = LeaseCount::new(self.max_leases);
+        // a lease node that vanishes under the lock: from the top (`acquire_n_within`)
+        let driver = LeaseDriver { rules: LeaseCount::new(self.max_leases), yields_to: None };
+        let request = Request { dir: &self.leases_dir, data: self.fw.default_data(), driver: &driver };
         let mut leases = Vec::with_capacity(n);
-        let data = self.fw.default_data();
         for _ in 0..n {
-            let request = Request { recreate: false, ..self.lease_request(data, &driver) };
-            let outcome = match engine::contend(&self.fw, &request, wait).await {
+            let outcome = match contend(&self.fw, &request, wait).await.and_then(Ended::waited) {
                 Ok(Ok(acquired)) => {
                     leases.push(Lease::new(HeldNode::new(&self.fw, acquired, false)));
                     continue;
@@ -363,21 +367,6 @@ impl InterProcessSemaphoreV2 {
         // delete at once (ordered before anything we do next) and finishes it in the background.
         drop(lock);
         Ok(Ok(leases))
-    }
-
-    fn lease_request<'a>(&'a self, data: &'a [u8], driver: &'a dyn super::driver::Driver) -> Request<'a> {
-        Request {
-            kind: Kind::Semaphore,
-            dir: &self.leases_dir,
-            name: LEASE_NAME,
-            data,
-            driver,
-            prefetch: None,
-            ttl: None,
-            recreate: true,
-            local_queue: false,
-            yield_to: None,
-        }
     }
 
     /// Returns every lease (Curator's `returnAll`), reporting the first error. Leases may come
@@ -416,6 +405,48 @@ impl InterProcessSemaphoreV2 {
     }
 }
 
+impl Acquire for InterProcessSemaphoreV2 {
+    type Guard = Lease;
+
+    async fn acquire_until<W: Wait>(&self, wait: W) -> Result<Waited<Lease, W>> {
+        self.acquire_one(wait).await
+    }
+}
+
+/// A lease's driver: `lease-` nodes, ruled by [`LeaseRank`] on the fast path (which yields to
+/// the internal lock's queue) or by [`LeaseCount`] under the internal lock (where a lease node
+/// that vanishes is not created again: the acquire starts over from the top).
+#[derive(Debug)]
+struct LeaseDriver<'a, R> {
+    rules: R,
+    yields_to: Option<YieldTo<'a>>,
+}
+
+impl<R: Rules> Driver for LeaseDriver<'_, R> {
+    fn kind(&self) -> Kind {
+        Kind::Semaphore
+    }
+
+    fn rules(&self) -> &dyn Rules {
+        &self.rules
+    }
+
+    fn node_name(&self) -> &str {
+        LEASE_NAME
+    }
+
+    fn yields_to(&self) -> Option<YieldTo<'_>> {
+        self.yields_to
+    }
+
+    fn on_vanished(&self) -> Vanished {
+        match self.yields_to {
+            Some(_) => Vanished::CreateAgain,
+            None => Vanished::Lost,
+        }
+    }
+}
+
 async fn release_quietly(lock: super::reentrant::LockGuard) {
     if let Err(e) = lock.release().await {
         tracing::debug!(error = %e, "semaphore: releasing the internal lock failed (continues in the background)");
@@ -433,88 +464,4 @@ pub(crate) async fn return_all(leases: impl IntoIterator<Item = Lease>) -> Resul
         }
     }
     first
-}
-
-/// A non-re-entrant mutex: a [`InterProcessSemaphoreV2`] with one lease (Curator's
-/// `InterProcessSemaphoreMutex`, same layout). A task that holds it and acquires again waits
-/// like anyone else.
-///
-/// # Examples
-/// ```no_run
-/// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
-/// use std::time::Duration;
-/// use zk_recipes::InterProcessSemaphoreMutex;
-///
-/// let mutex = InterProcessSemaphoreMutex::new(&fw, "/locks/migration")?;
-/// let lease = mutex.acquire_timeout(Duration::from_secs(10)).await?;
-/// // not re-entrant: a second acquire here would wait for this lease
-/// lease.release().await?;
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone)]
-pub struct InterProcessSemaphoreMutex {
-    semaphore: InterProcessSemaphoreV2,
-}
-
-impl InterProcessSemaphoreMutex {
-    /// A semaphore mutex at `path`.
-    ///
-    /// # Errors
-    /// [`Error::InvalidPath`].
-    pub fn new(fw: &Framework, path: &str) -> Result<Self> {
-        Ok(Self { semaphore: InterProcessSemaphoreV2::new(fw, path, 1)? })
-    }
-
-    /// Waits until held.
-    ///
-    /// # Errors
-    /// The framework's errors.
-    ///
-    /// # Cancel safety
-    /// Cancel safe.
-    pub async fn acquire(&self) -> Result<Lease> {
-        self.semaphore.acquire().await
-    }
-
-    /// Waits at most `timeout`.
-    ///
-    /// # Errors
-    /// [`Error::Timeout`] when `timeout` passed first (nothing is left behind); the
-    /// framework's errors.
-    ///
-    /// # Cancel safety
-    /// Cancel safe.
-    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Lease> {
-        self.semaphore.acquire_timeout(timeout).await
-    }
-
-    /// Takes the mutex only if that needs no waiting: `Ok(None)` when it is held (our node is
-    /// deleted).
-    ///
-    /// # Errors
-    /// As [`acquire`](Self::acquire).
-    ///
-    /// # Cancel safety
-    /// Cancel safe.
-    ///
-    /// # Examples
-    /// ```no_run
-    /// # async fn demo(mutex: zk_recipes::InterProcessSemaphoreMutex) -> zk_recipes::Result<()> {
-    /// if let Some(lease) = mutex.try_acquire().await? {
-    ///     lease.release().await?;
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn try_acquire(&self) -> Result<Option<Lease>> {
-        self.semaphore.try_acquire().await
-    }
-
-    /// The lock path.
-    pub fn path(&self) -> &str {
-        paths::parent(&self.semaphore.leases_dir)
-    }
-
-    pub(crate) fn framework(&self) -> &Framework {
-        &self.semaphore.fw
-    }
 }

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::framework::LossReason;
 
 /// A hold that ends at its deadline unless [`renew`](Self::renew)ed: then it is lost
-/// with [`LossReason::LeaseExpired`] — [`lost`](HeldNode::lost) resolves, writes guarded by it
+/// with [`LossReason::Expired`] — [`lost`](HeldNode::lost) resolves, writes guarded by it
 /// ([`Transaction::guarded_by`](crate::Transaction::guarded_by)) are refused from that moment
 /// — and its node is deleted, so the next contender (ours or Curator's) gets the lock.
 ///
@@ -26,10 +26,10 @@ use crate::framework::LossReason;
 /// timer in this process: a process that dies loses its session, and its hold ends with the
 /// session timeout as any other.
 ///
-/// Over a lock with a server-side lease
+/// Over a lock with a server TTL
 /// ([`InterProcessMutex::with_server_ttl`](crate::InterProcessMutex::with_server_ttl)) the
-/// server enforces the lease as well: the lease may not be longer than the node's TTL, and
-/// starting the lease and every renewal touch the node (in the background), so the server
+/// server enforces the deadline as well: the hold's length may not be longer than the node's
+/// TTL, and starting the hold and every renewal touch the node (in the background), so the server
 /// deletes it once renewals stop — also when this process is gone and its session is not.
 ///
 /// # Examples
@@ -53,44 +53,44 @@ pub struct TimedHold {
 }
 
 impl TimedHold {
-    /// Waits until `lock` is held, then bounds the hold to `lease` from then (Redisson's
+    /// Waits until `lock` is held, then bounds the hold to `length` from then (Redisson's
     /// `leaseTime`).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero `lease` (nothing is acquired); the errors of the
+    /// [`Error::InvalidArgument`] for a zero `length` (nothing is acquired); the errors of the
     /// lock's [`acquire`](InterProcessLock::acquire).
     ///
     /// # Cancel safety
     /// Cancel safe, as the lock's acquire.
-    pub async fn acquire(lock: &dyn InterProcessLock, lease: Duration) -> Result<TimedHold> {
-        check_length(lease)?;
+    pub async fn acquire(lock: &dyn InterProcessLock, length: Duration) -> Result<TimedHold> {
+        check_length(length)?;
         let held = lock.acquire().await?;
-        TimedHold::new(held, lease)
+        TimedHold::new(held, length)
     }
 
-    /// Bounds `held` to `lease` from now.
+    /// Bounds `held` to `length` from now.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero lease, or one longer than the node's server-side
+    /// [`Error::InvalidArgument`] for a zero length, or one longer than the node's server-side
     /// TTL (the hold is released then); [`Error::LockLost`] when the hold is lost already.
-    pub fn new(held: impl Into<HeldLock>, lease: Duration) -> Result<TimedHold> {
+    pub fn new(held: impl Into<HeldLock>, length: Duration) -> Result<TimedHold> {
         let held = Arc::new(held.into());
-        check(&held, lease)?;
-        let deadline = watch::Sender::new(Instant::now() + lease);
+        check(&held, length)?;
+        let deadline = watch::Sender::new(Instant::now() + length);
         held.framework().runtime().spawn(expire_at_deadline(held.clone(), deadline.subscribe()));
         touch_in_background(&held);
         Ok(TimedHold { held, deadline })
     }
 
-    /// Moves the deadline to `lease` from now (and touches a TTL node, in the background).
+    /// Moves the deadline to `length` from now (and touches a TTL node, in the background).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero lease, or one longer than the node's server-side
-    /// TTL; [`Error::LockLost`] when the hold is lost (its lease ran out, or any other loss):
+    /// [`Error::InvalidArgument`] for a zero length, or one longer than the node's server-side
+    /// TTL; [`Error::LockLost`] when the hold is lost (its deadline passed, or any other loss):
     /// a lost hold cannot be renewed.
-    pub fn renew(&self, lease: Duration) -> Result<()> {
-        check(&self.held, lease)?;
-        self.deadline.send_replace(Instant::now() + lease);
+    pub fn renew(&self, length: Duration) -> Result<()> {
+        check(&self.held, length)?;
+        self.deadline.send_replace(Instant::now() + length);
         touch_in_background(&self.held);
         Ok(())
     }
@@ -103,7 +103,7 @@ impl TimedHold {
     /// Releases the hold.
     ///
     /// # Errors
-    /// [`Error::LockLost`] when it had been lost before (its lease ran out included); the
+    /// [`Error::LockLost`] when it had been lost before (its deadline passed included); the
     /// delete's error otherwise (it then continues in the background).
     ///
     /// # Cancel safety
@@ -127,21 +127,21 @@ impl Deref for TimedHold {
     }
 }
 
-fn check_length(lease: Duration) -> Result<()> {
-    if lease.is_zero() {
-        return Err(Error::invalid("lease", "a lease must be longer than zero"));
+fn check_length(length: Duration) -> Result<()> {
+    if length.is_zero() {
+        return Err(Error::invalid("length", "a timed hold's length must be longer than zero"));
     }
     Ok(())
 }
 
-/// Whether `held` may take a lease of `lease`: a nonzero one, not longer than its node's
+/// Whether `held` may be bounded to `length`: a nonzero one, not longer than its node's
 /// server-side TTL, on a hold not lost.
-fn check(held: &HeldNode, lease: Duration) -> Result<()> {
-    check_length(lease)?;
-    if let Some(ttl) = held.server_ttl().filter(|ttl| lease > *ttl) {
+fn check(held: &HeldNode, length: Duration) -> Result<()> {
+    check_length(length)?;
+    if let Some(ttl) = held.server_ttl().filter(|ttl| length > *ttl) {
         return Err(Error::invalid(
-            "lease",
-            format!("a lease of {lease:?} is longer than the lock node's server-side TTL of {ttl:?}"),
+            "length",
+            format!("a timed hold of {length:?} is longer than the lock node's server-side TTL of {ttl:?}"),
         ));
     }
     if let Some(reason) = held.loss() {
@@ -150,7 +150,7 @@ fn check(held: &HeldNode, lease: Duration) -> Result<()> {
     Ok(())
 }
 
-/// Touches a TTL node in the background: its server-side lease starts again.
+/// Touches a TTL node in the background: its server TTL starts again.
 fn touch_in_background(held: &Arc<HeldLock>) {
     if held.server_ttl().is_none() {
         return;
@@ -174,9 +174,9 @@ async fn expire_at_deadline(held: Arc<HeldLock>, mut deadline: watch::Receiver<I
                     continue; // renewed as the timer fired
                 }
                 if held.loss().is_none() {
-                    held.expire_lease();
+                    held.expire();
                     let (token, session) = (held.fencing_token(), crate::observe::session_hex(held.session_id()));
-                    tracing::warn!(path = %held.path(), token, %session, "lease expired: the hold ends");
+                    tracing::warn!(path = %held.path(), token, %session, "timed hold expired: the hold ends");
                     let _ = held.framework().delete_guaranteed(held.path()).await;
                 }
                 return;

@@ -5,10 +5,12 @@ use std::sync::Arc;
 
 use zookeeper_client::CreateMode;
 
-use super::driver::{sort_key_multi, READ_NAME, WRITE_NAME};
-use super::engine::{self, Acquired};
+use super::contention::Acquired;
+use super::create::create_owned;
 use super::held::HeldNode;
-use super::reentrant::{LocalHolds, LockGuard};
+use super::order::sort_key_multi;
+use super::reentrant::{HoldCount, LockGuard};
+use super::rules::{READ_NAME, WRITE_NAME};
 use crate::error::{Error, Result};
 use crate::framework::{paths, Framework, LossReason};
 
@@ -19,7 +21,7 @@ pub(crate) struct Beside {
     /// The lock path.
     pub dir: String,
     /// The lock's read holds in this process.
-    pub readers: Arc<LocalHolds>,
+    pub readers: Arc<HoldCount>,
 }
 
 /// A held write lock of an [`InterProcessReadWriteLock`](crate::InterProcessReadWriteLock).
@@ -117,18 +119,8 @@ impl WriteGuard {
         let sequence = sort_key_multi(paths::node_name(write.path()), &[READ_NAME, WRITE_NAME]);
         let name = format!("{READ_NAME}{sequence}");
         let status = b.fw.status();
-        let node = engine::create_owned(&b.fw, &b.dir, &name, b.fw.default_data(), CreateMode::Ephemeral).await?;
-        let acquired = Acquired {
-            path: node.path,
-            stat: node.stat,
-            status,
-            mark: None,
-            prefetched: None,
-            waited: false,
-            ttl: None,
-            listing: None,
-            kind: crate::observe::Kind::Read,
-        };
+        let node = create_owned(&b.fw, &b.dir, &name, b.fw.default_data(), CreateMode::Ephemeral).await?;
+        let acquired = Acquired::created(node.path, node.stat, status, crate::observe::Kind::Read);
         // a TTL write node has no ephemeral owner: its session is the one that created it
         let same_session = acquired.stat.ephemeral_owner == write.session_id();
         let read = LockGuard::new(HeldNode::new(&b.fw, acquired, false), &b.readers);

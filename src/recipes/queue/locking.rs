@@ -11,7 +11,7 @@ use super::taken::ItemLock;
 use crate::error::{Error, Result};
 use crate::framework::paths;
 use crate::observe::Kind;
-use crate::recipes::locks::engine::Acquired;
+use crate::recipes::locks::Acquired;
 use crate::HeldNode;
 
 impl Engine {
@@ -91,17 +91,7 @@ impl Engine {
                 }
                 Err(e) => return Err(e),
             };
-            let acquired = Acquired {
-                path: lock.to_string(),
-                stat,
-                status,
-                mark: None,
-                prefetched: None,
-                waited: false,
-                ttl: None,
-                listing: None,
-                kind: Kind::QueueItem,
-            };
+            let acquired = Acquired::created(lock.to_string(), stat, status, Kind::QueueItem);
             let held = ItemLock { hold: HeldNode::new(&self.fw, acquired, false), client };
             if stat.ephemeral_owner != status.session_id {
                 // created in a newer session than the status we would hold it under: start over

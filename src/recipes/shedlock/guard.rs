@@ -70,7 +70,7 @@ struct Inner {
 ///
 /// # The loss signal
 /// [`lost`](Self::lost) resolves when the hold can no longer be trusted:
-/// [`LossReason::LeaseExpired`] when the deadline passed (see
+/// [`LossReason::Expired`] when the deadline passed (see
 /// [`ShedLock`](crate::ShedLock)'s "The clock": the earlier of our clock's and the server's
 /// reading) or when another replica wrote the node (it took the job over after our instant
 /// passed by its clock); [`LossReason::NodeDeleted`] when the node was deleted;
@@ -320,7 +320,7 @@ impl Inner {
         if self.fw.is_closed() {
             return Some(LossReason::Closed);
         }
-        (Instant::now() >= *self.deadline.borrow()).then_some(LossReason::LeaseExpired)
+        (Instant::now() >= *self.deadline.borrow()).then_some(LossReason::Expired)
     }
 
     fn mark_lost(&self, reason: LossReason) {
@@ -355,12 +355,12 @@ impl Inner {
             // within our deadline nobody else takes the lock: the bytes are ours
             Written::Ambiguous(stat) if Instant::now() < *self.deadline.borrow() => stat,
             Written::Ambiguous(_) => {
-                self.mark_lost(LossReason::LeaseExpired);
+                self.mark_lost(LossReason::Expired);
                 return Err(Error::OutcomeUnknown { path: self.path.clone() });
             }
             Written::Refused => {
-                self.mark_lost(LossReason::LeaseExpired);
-                return Err(self.lost_error(LossReason::LeaseExpired));
+                self.mark_lost(LossReason::Expired);
+                return Err(self.lost_error(LossReason::Expired));
             }
             Written::Missing => {
                 self.mark_lost(LossReason::NodeDeleted);
@@ -386,7 +386,7 @@ impl Inner {
                 Some(reason) => Err(self.lost_error(reason)),
                 None => Ok(()),
             },
-            Written::Refused => Err(self.lost_error(loss.unwrap_or(LossReason::LeaseExpired))),
+            Written::Refused => Err(self.lost_error(loss.unwrap_or(LossReason::Expired))),
             Written::Missing => Err(self.lost_error(loss.unwrap_or(LossReason::NodeDeleted))),
         }
     }
@@ -415,7 +415,7 @@ impl Inner {
                 Ok((_, stat, watcher)) => {
                     let _settled = self.writing.lock().await;
                     if stat.version > lock(&self.latest).version && !*self.done.borrow() {
-                        self.mark_lost(LossReason::LeaseExpired);
+                        self.mark_lost(LossReason::Expired);
                         return;
                     }
                     Some(watcher)

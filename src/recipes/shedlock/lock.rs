@@ -52,7 +52,7 @@ pub const SHEDLOCK_DEFAULT_ROOT: &str = "/shedlock";
 ///
 /// Where the server's time makes a decision safer, it is used: after each write of ours (take,
 /// extend), the guard's local deadline — when [`lost`](ScheduledLockGuard::lost) fires with
-/// [`LossReason::LeaseExpired`](crate::LossReason::LeaseExpired) — is the *earlier* of "the
+/// [`LossReason::Expired`](crate::LossReason::Expired) — is the *earlier* of "the
 /// written instant by our clock" and "the written instant by the server's clock at our write"
 /// (the `mtime` of the write's stat). A client clock that is behind the ensemble's makes the
 /// hold shorter, never longer. The deadline is kept on the monotonic clock from the moment the

@@ -1,12 +1,17 @@
-//! How long an acquire may wait, in its type: waiting [`Forever`] cannot time out.
+//! The acquire / timeout / try trio, written once for every lock kind ([`Acquire`]), and how
+//! long an acquire may wait, in its type: waiting [`Forever`] cannot time out.
 //!
-//! Every acquire path is generic over [`Wait`] and ends in a [`Waited`]: the held value, or
-//! the wait's [`Wait::TimedOut`]. For [`Forever`] that is uninhabited ([`Infallible`]), so
-//! the forever path gets its guard with no "timed out" branch to handle (see [`held`]); for
-//! [`Until`] it is [`TimedOut`], turned into the public [`Error::Timeout`] by [`timed`] (or
-//! into `None` by [`in_time`] for the `try_` forms, which do not wait).
+//! A kind implements one generic acquire, [`Acquire::acquire_until`], over [`Wait`]; it ends
+//! in a [`Waited`]: the guard, or the wait's [`Wait::TimedOut`]. For [`Forever`] that is
+//! uninhabited ([`Infallible`]), so the forever form gets its guard with no "timed out" branch
+//! to handle (see [`never_timed_out`]); for [`Until`] it is [`TimedOut`], turned into the
+//! public [`Error::Timeout`] by [`timed`] (or into `None` by [`in_time`] for the `try_` forms,
+//! which do not wait). The three forms are [`Acquire`]'s provided methods: each kind's public
+//! `acquire`, `acquire_timeout` and `try_acquire` call them, and so does the
+//! [`InterProcessLock`](super::InterProcessLock) implementation shared by every kind.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -59,7 +64,7 @@ impl Wait for Until {
 pub(crate) type Waited<T, W> = std::result::Result<T, <W as Wait>::TimedOut>;
 
 /// What a wait that cannot time out acquired.
-pub(crate) fn held<T>(waited: Waited<T, Forever>) -> T {
+pub(crate) fn never_timed_out<T>(waited: Waited<T, Forever>) -> T {
     let Ok(value) = waited;
     value
 }
@@ -80,6 +85,32 @@ pub(crate) fn until_after(timeout: Duration) -> Until {
     Until(Instant::now() + timeout)
 }
 
+/// A lock kind's acquire, generic over how long it may wait: the one method a kind writes.
+/// The trio (wait, wait at most, do not wait) are its provided methods.
+pub(crate) trait Acquire: Sync {
+    /// What a hold of this kind is held by.
+    type Guard: Send;
+
+    /// Contends until held (`Ok(Ok)`), `wait`'s deadline passes (`Ok(Err)`, nothing left
+    /// behind), or an error. Cancel safe.
+    fn acquire_until<W: Wait>(&self, wait: W) -> impl Future<Output = Result<Waited<Self::Guard, W>>> + Send;
+
+    /// Waits as long as it takes.
+    fn acquire_forever(&self) -> impl Future<Output = Result<Self::Guard>> + Send {
+        async { self.acquire_until(Forever).await.map(never_timed_out) }
+    }
+
+    /// Waits at most `timeout`: [`Error::Timeout`] past it.
+    fn acquire_within(&self, timeout: Duration) -> impl Future<Output = Result<Self::Guard>> + Send {
+        async move { timed(self.acquire_until(until_after(timeout)).await?, timeout) }
+    }
+
+    /// Holds only if that needs no waiting (`None`: it is held elsewhere).
+    fn acquire_now(&self) -> impl Future<Output = Result<Option<Self::Guard>>> + Send {
+        async { self.acquire_until(Until(Instant::now())).await.map(in_time) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,7 +121,7 @@ mod tests {
         assert!(Forever.deadline().is_none());
         let at = Instant::now();
         assert_eq!(Until(at).instant(), Some(at));
-        assert_eq!(held::<u8>(Ok(7)), 7);
+        assert_eq!(never_timed_out::<u8>(Ok(7)), 7);
         assert_eq!(in_time::<u8>(Err(TimedOut)), None);
         let timeout = Duration::from_millis(5);
         assert_matches!(timed::<u8>(Err(TimedOut), timeout), Err(Error::Timeout { timeout: t, step: crate::TimeoutStep::Waiting }) if t == timeout);

@@ -1,0 +1,176 @@
+//! Our contender node: created (protected, sequential) by the engine itself, on the first
+//! attempt together with the first listing; and deleted if the acquire is abandoned — the one
+//! place where cancellation is handled ([`Pending`]).
+
+use std::time::Duration;
+
+use zookeeper_client::{Client, CreateMode, Error as ZkError};
+
+use super::driver::Request;
+use super::listings::{list_and_read, Listed};
+use super::local_queue::CreateOrder;
+use super::session::SessionLocks;
+use crate::error::{Error, Result};
+use crate::framework::{CreatedNode, Framework, ProtectedName, Stat};
+
+/// Deletes our node if the acquire is abandoned (cancelled, timed out, failed) before it is
+/// handed to a guard: by path when we know it, else by the protection prefix.
+pub(super) struct Pending<'a> {
+    fw: &'a Framework,
+    name: Option<ProtectedName>,
+    node: Option<(String, i64)>,
+    armed: bool,
+}
+
+impl<'a> Pending<'a> {
+    pub(super) fn new(fw: &'a Framework) -> Self {
+        Pending { fw, name: None, node: None, armed: false }
+    }
+
+    /// A create of `name` is about to be sent: from here on, a drop deletes what it made.
+    fn arm(&mut self, name: &ProtectedName) {
+        if self.name.is_none() {
+            self.name = Some(name.clone());
+        }
+        self.armed = true;
+    }
+
+    /// The create made `path`, owned by the session `owner`.
+    fn created(&mut self, path: String, owner: i64) {
+        self.node = Some((path, owner));
+    }
+
+    /// Our node is the caller's now (a guard's, or gone): a drop deletes nothing.
+    pub(super) fn forget_node(&mut self) {
+        self.node = None;
+        self.armed = false;
+    }
+
+    /// Our node's path, taken: the caller deletes it.
+    pub(super) fn take_node(&mut self) -> Option<String> {
+        self.node.take().map(|(path, _)| path)
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        match (self.node.take(), self.name.take()) {
+            (Some((path, owner)), _) => self.fw.delete_in_background(path, Some(owner)),
+            (None, Some(name)) => self.fw.delete_protected_in_background(name),
+            (None, None) => {}
+        }
+    }
+}
+
+/// Creates our node; on the first attempt together with the listing (one round trip). Also
+/// returns the session our node belongs to: its ephemeral owner, or for a TTL node (which
+/// has none) the session that created it.
+///
+/// `order`: the local queue's create order, given up once our create says that our node exists.
+pub(super) async fn create_node(
+    fw: &Framework,
+    req: &Request<'_>,
+    name: &ProtectedName,
+    pending: &mut Pending<'_>,
+    pipelined: bool,
+    order: &mut Option<CreateOrder>,
+) -> Result<(CreatedNode, i64, Option<Listed>)> {
+    let ttl = req.driver.server_ttl();
+    let mode = if ttl.is_some() { CreateMode::PersistentSequential } else { CreateMode::EphemeralSequential };
+    let owner = |stat: &Stat, session: i64| if ttl.is_some() { session } else { stat.ephemeral_owner };
+    let mut maybe_created = false;
+    if pipelined && fw.wait_connected(Duration::ZERO).await.is_ok() {
+        let client: Client = fw.raw_client()?;
+        pending.arm(name);
+        match create_and_list(fw, &client, req, name, mode, ttl, order).await? {
+            (Ok((stat, sequence)), listed) => {
+                let stat = Stat::from_client(&stat);
+                let node = CreatedNode { path: format!("{}{sequence}", name.path()), stat };
+                let owner = owner(&stat, client.session_id().0);
+                pending.created(node.path.clone(), owner);
+                return Ok((node, owner, listed.ok()));
+            }
+            (Err(ZkError::NoNode), _) => {}
+            (Err(e), _) if crate::framework::is_retryable(&e) => maybe_created = true,
+            (Err(e), _) => return Err(Error::from_client(e)),
+        }
+    }
+    pending.arm(name);
+    let session = fw.status().session_id;
+    let node = fw.create_protected_name_ttl(name, req.data, mode, ttl, maybe_created).await?;
+    let owner = owner(&node.stat, session);
+    pending.created(node.path.clone(), owner);
+    Ok((node, owner, None))
+}
+
+/// The answer of a create.
+type Created = std::result::Result<(zookeeper_client::Stat, zookeeper_client::CreateSequence), ZkError>;
+
+/// Sends our create, then a listing behind it on the same session (zookeeper-client sends
+/// requests in the order their futures are made): our own with the prefetch read behind it,
+/// or one shared with the local contenders of the directory (`listings.rs`).
+async fn create_and_list(
+    fw: &Framework,
+    client: &Client,
+    req: &Request<'_>,
+    name: &ProtectedName,
+    mode: CreateMode,
+    ttl: Option<Duration>,
+    order: &mut Option<CreateOrder>,
+) -> Result<(Created, std::result::Result<Listed, ZkError>)> {
+    let path = name.path();
+    let acl = fw.acl_for(&path).map_err(Error::from_client)?;
+    let options = match ttl {
+        Some(ttl) => acl.options(mode).with_ttl(ttl),
+        None => acl.options(mode),
+    };
+    let create = placed(client.create(&path, req.data, &options), order);
+    match req.driver.prefetch() {
+        Some(read) => {
+            let listed = list_and_read(client, req.dir, read);
+            let (created, listed) = fw.answered(async { tokio::join!(create, listed) }).await?;
+            Ok((created, listed.map(|(l, p)| (l, Some(p)))))
+        }
+        None => {
+            let listed = SessionLocks::of(fw).listings.list(client, req.dir);
+            let (created, listed) = fw.answered(async { tokio::join!(create, listed) }).await?;
+            Ok((created, listed.map(|l| (l, None))))
+        }
+    }
+}
+
+/// Our create's answer; the local queue's create order is given up once it says that our
+/// node exists (its sequence is below every create sent after). Kept when it failed: our node
+/// is created again (or found) with the order held, so that no later local acquire's create
+/// (a pipelined one right after a reconnect, while our retry still looks for the node it may
+/// have made) sorts before ours.
+async fn placed<T>(
+    create: impl std::future::Future<Output = std::result::Result<T, ZkError>>,
+    order: &mut Option<CreateOrder>,
+) -> std::result::Result<T, ZkError> {
+    let created = create.await;
+    if created.is_ok() {
+        drop(order.take());
+    }
+    created
+}
+
+/// Creates one protected node (any mode) cancel-safely: if the future is dropped, whatever
+/// was created is deleted in the background.
+pub(crate) async fn create_owned(
+    fw: &Framework,
+    dir: &str,
+    name: &str,
+    data: &[u8],
+    mode: CreateMode,
+) -> Result<CreatedNode> {
+    let protected = ProtectedName::new(dir, name);
+    let mut pending = Pending::new(fw);
+    pending.arm(&protected);
+    let node = fw.create_protected_name(&protected, data, mode, false).await?;
+    pending.forget_node();
+    Ok(node)
+}
