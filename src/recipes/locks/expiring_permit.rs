@@ -173,6 +173,8 @@ pub(crate) async fn swap_for_permit(
     let (expires_at, deadline) = (SystemTime::now() + expiry, Instant::now() + expiry);
     let name = ProtectedName::new(leases_dir, &permit_name(expires_at)).path();
     let (data, mode) = (fw.default_data(), crate::CreateMode::PersistentSequential);
+    // the transaction deletes the lease's node: no loss to report when it does
+    lease.ending();
     let txn = fw.transaction().plain().delete(lease.path(), None);
     let txn = if ttl { txn.create_with_ttl(&name, data, mode, expiry) } else { txn.create(&name, data, mode) };
     let created = match txn.commit().await {

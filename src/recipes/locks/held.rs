@@ -33,11 +33,11 @@ struct Watched {
 /// [`lost`](Self::lost) resolves when the hold can no longer be trusted: the connection was
 /// suspended (under the standard [`ErrorPolicy`](crate::ErrorPolicy)), the session was lost,
 /// our node was deleted by someone else, or the framework closed. Stop touching the protected
-/// resource then. [`is_lost`](Self::is_lost) answers at once, without a round trip: it knows
-/// session-level losses immediately and a deletion of our node once [`lost`](Self::lost) or
-/// [`revoked`](Self::revoked) has been called (the node watch is set up on first use, so that
-/// an uncontended acquire/release cycle costs no extra round trip; revocable locks set it up
-/// at once).
+/// resource then. [`is_lost`](Self::is_lost) answers at once, without a round trip, and as
+/// exactly as [`lost`](Self::lost): it knows session-level losses immediately and a deletion of
+/// our node as soon as the server tells of it (the node is watched from the moment it is held,
+/// by a task that sends one `getData` with a watch: a request off the acquire's path; a release
+/// of ours is not reported as a loss).
 ///
 /// # Fencing
 /// [`fencing_token`](Self::fencing_token) is our node's creation zxid (`czxid`): it strictly
@@ -239,8 +239,8 @@ impl HeldNode {
         &self.fw
     }
 
-    /// Whether someone asked this holder to release (Curator's revocation protocol; only
-    /// known once the node is watched: revocable locks, or after [`lost`](Self::lost)).
+    /// Whether someone asked this holder to release (Curator's revocation protocol: our node's
+    /// data set to `__REVOKE__`; known as soon as the node's watch tells).
     pub fn revocation_requested(&self) -> bool {
         lock(&self.watched).as_ref().is_some_and(|rx| rx.borrow().revoke_requested)
     }

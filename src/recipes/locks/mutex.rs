@@ -83,7 +83,6 @@ pub struct InterProcessMutex {
 #[derive(Debug, Default)]
 struct State {
     data: Option<Vec<u8>>,
-    revocable: bool,
     /// Contender nodes are TTL nodes with this time to live (a server TTL).
     server_ttl: Option<Duration>,
     /// Holds through this handle and its clones in this process.
@@ -114,13 +113,11 @@ impl InterProcessMutex {
         self
     }
 
-    /// Opts in to revocation: holders watch their node from the start, writes empty node data
-    /// (as Curator's revocable mutex), and [`HeldNode::revoked`] resolves when
+    /// Opts in to revocation as Curator's revocable mutex does: writes empty node data, and
+    /// [`HeldNode::revoked`] resolves when
     /// [`InterProcessMutex::request_revoke`] is called on the holder's node.
     pub fn revocable(mut self) -> Self {
-        let shared = self.shared_mut();
-        shared.revocable = true;
-        shared.data = Some(Vec::new());
+        self.shared_mut().data = Some(Vec::new());
         self
     }
 
@@ -168,7 +165,6 @@ impl InterProcessMutex {
             let s = &self.shared;
             let state = State {
                 data: s.state.data.clone(),
-                revocable: s.state.revocable,
                 server_ttl: s.state.server_ttl,
                 local: Default::default(),
                 kind: s.state.kind,
@@ -320,7 +316,7 @@ impl InterProcessMutex {
         let acquired = contend(&s.fw, &request, wait).await?.waited()?;
         Ok(acquired.map(|mut a| {
             let read = a.prefetched.take();
-            (LockGuard::new(HeldNode::new(&s.fw, a, s.state.revocable), &s.state.local), read)
+            (LockGuard::new(HeldNode::new(&s.fw, a, true), &s.state.local), read)
         }))
     }
 

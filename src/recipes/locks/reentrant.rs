@@ -190,6 +190,8 @@ impl LockGuard {
             Err(entry) => txn.guarded_by(&entry.node).commit().await,
             Ok(entry) => {
                 let node = &entry.node;
+                // our transaction deletes the node: no loss to report when it does
+                node.ending();
                 let committed = txn.guard_and_release(node.path(), node.loss()).commit().await;
                 // applied: the node went with the commit; else it is deleted in the background
                 // when `entry` drops

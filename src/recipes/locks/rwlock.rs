@@ -287,7 +287,7 @@ impl InterProcessReadWriteLock {
         let s = &self.shared;
         let driver = SideDriver { write, ttl: s.state.server_ttl };
         let request = Request { dir: &s.path, data: s.fw.default_data(), driver: &driver };
-        Ok(contend(&s.fw, &request, wait).await?.waited()?.map(|a| HeldNode::new(&s.fw, a, false)))
+        Ok(contend(&s.fw, &request, wait).await?.waited()?.map(|a| HeldNode::new(&s.fw, a, true)))
     }
 
     /// All contender node names in queue order.

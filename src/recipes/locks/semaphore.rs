@@ -309,7 +309,7 @@ impl InterProcessSemaphoreV2 {
                 let driver = LeaseDriver { rules: LeaseRank::new(self.max_leases), yields_to: Some(locks) };
                 let request = Request { dir: &self.leases_dir, data: self.fw.default_data(), driver: &driver };
                 match contend(&self.fw, &request, wait).await? {
-                    Ended::Held(acquired) => return Ok(Ok(vec![Lease::new(HeldNode::new(&self.fw, acquired, false))])),
+                    Ended::Held(acquired) => return Ok(Ok(vec![Lease::new(HeldNode::new(&self.fw, acquired, true))])),
                     Ended::TimedOut(timed_out) => return Ok(Err(timed_out)),
                     Ended::Yielded => {}
                 }
@@ -353,7 +353,7 @@ impl InterProcessSemaphoreV2 {
         for _ in 0..n {
             let outcome = match contend(&self.fw, &request, wait).await.and_then(Ended::waited) {
                 Ok(Ok(acquired)) => {
-                    leases.push(Lease::new(HeldNode::new(&self.fw, acquired, false)));
+                    leases.push(Lease::new(HeldNode::new(&self.fw, acquired, true)));
                     continue;
                 }
                 Ok(Err(timed_out)) => Ok(Err(timed_out)),

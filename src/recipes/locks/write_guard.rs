@@ -123,7 +123,7 @@ impl WriteGuard {
         let acquired = Acquired::created(node.path, node.stat, status, crate::observe::Kind::Read);
         // a TTL write node has no ephemeral owner: its session is the one that created it
         let same_session = acquired.stat.ephemeral_owner == write.session_id();
-        let read = LockGuard::new(HeldNode::new(&b.fw, acquired, false), &b.readers);
+        let read = LockGuard::new(HeldNode::new(&b.fw, acquired, true), &b.readers);
         match write.loss() {
             None if same_session => Ok(read),
             reason => {
