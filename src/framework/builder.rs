@@ -288,7 +288,7 @@ impl FrameworkBuilder {
     ///
     /// let fw = Framework::builder()
     ///     .connect_string("127.0.0.1:2181")
-    ///     .compression_provider(GzipCompression) // or a provider of your own
+    ///     .compression_provider(GzipCompression::default()) // or a provider of your own
     ///     .connect()
     ///     .await?;
     /// # drop(fw); Ok(()) }

@@ -101,8 +101,62 @@ pub trait CompressionProvider: Send + Sync + 'static {
 /// assert_eq!(plain.kind(), ErrorKind::CorruptData);
 /// # Ok::<(), zk_recipes::Error>(())
 /// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct GzipCompression;
+///
+/// # A cap on what a node inflates to
+/// DEFLATE shrinks repetitive data up to about 1,000 times, so a node of ZooKeeper's
+/// default `jute.maxbuffer` (1 MiB) can hold a "gzip bomb" of a gigabyte. Reading stops at
+/// [`limit`](Self::limit) decompressed bytes — [`DEFAULT_LIMIT`](Self::DEFAULT_LIMIT)
+/// (16 MiB, sixteen times the largest node a default server stores) unless
+/// [`with_limit`](Self::with_limit) chose another — and answers [`Error::CorruptData`]: no
+/// more than the limit (plus one buffer step) is ever allocated, and nothing panics. Curator
+/// has no such cap; data it writes is at most the limit of the node it came from, well below.
+///
+/// ```
+/// use zk_recipes::{CompressionProvider, ErrorKind, GzipCompression};
+///
+/// let small = GzipCompression::with_limit(1024);
+/// let bomb = small.compress("/bomb", &vec![0u8; 1 << 20])?; // 1 MiB of zeros, ~1 KiB stored
+/// assert_eq!(small.decompress("/bomb", &bomb).unwrap_err().kind(), ErrorKind::CorruptData);
+/// assert_eq!(GzipCompression::default().decompress("/bomb", &bomb)?.len(), 1 << 20);
+/// # Ok::<(), zk_recipes::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GzipCompression {
+    limit: usize,
+}
+
+impl Default for GzipCompression {
+    fn default() -> Self {
+        GzipCompression { limit: Self::DEFAULT_LIMIT }
+    }
+}
+
+impl GzipCompression {
+    /// The default cap on decompressed data: 16 MiB.
+    pub const DEFAULT_LIMIT: usize = 16 << 20;
+
+    /// Gzip that refuses to decompress more than `limit` bytes of one node's data
+    /// ([`Error::CorruptData`] beyond it). Compressing is not limited.
+    ///
+    /// # Examples
+    /// ```
+    /// use zk_recipes::{Framework, GzipCompression};
+    ///
+    /// let builder = Framework::builder()
+    ///     .connect_string("zk1:2181")
+    ///     .enable_compression()
+    ///     .compression_provider(GzipCompression::with_limit(2 << 20)); // 2 MiB
+    /// # drop(builder);
+    /// ```
+    pub const fn with_limit(limit: usize) -> Self {
+        GzipCompression { limit }
+    }
+
+    /// The cap on decompressed data, in bytes.
+    pub const fn limit(&self) -> usize {
+        self.limit
+    }
+}
 
 /// The header Curator writes: magic, DEFLATE, no flags, no time, no extra flags, OS 0.
 const HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0];
@@ -139,7 +193,10 @@ impl CompressionProvider for GzipCompression {
             return Err(corrupt("too short"));
         }
         let end = compressed.len() - TRAILER;
-        let data = inflate(&compressed[start..end]).map_err(corrupt)?;
+        let data = inflate(&compressed[start..end], self.limit).map_err(|e| match e {
+            Inflate::Corrupt(reason) => corrupt(reason),
+            Inflate::TooLarge => corrupt(&format!("decompresses to more than the limit of {} bytes", self.limit)),
+        })?;
         let le = |at: usize| {
             u32::from_le_bytes([compressed[at], compressed[at + 1], compressed[at + 2], compressed[at + 3]])
         };
@@ -203,28 +260,43 @@ fn header_len(bytes: &[u8]) -> std::result::Result<usize, &'static str> {
     Ok(at)
 }
 
-/// Inflates one complete raw DEFLATE stream that fills `body` exactly.
-fn inflate(body: &[u8]) -> std::result::Result<Vec<u8>, &'static str> {
+/// Why [`inflate`] stopped.
+enum Inflate {
+    Corrupt(&'static str),
+    TooLarge,
+}
+
+/// Inflates one complete raw DEFLATE stream that fills `body` exactly, to at most `limit`
+/// bytes: the buffer never grows past `limit + 1`.
+fn inflate(body: &[u8], limit: usize) -> std::result::Result<Vec<u8>, Inflate> {
+    let cap = limit.saturating_add(1);
     let mut inflater = Decompress::new(false);
-    let mut out = Vec::with_capacity(body.len().saturating_mul(3).min(1 << 20));
+    let mut out = Vec::with_capacity(body.len().saturating_mul(3).min(1 << 20).min(cap));
     loop {
         if out.len() == out.capacity() {
-            out.reserve(out.capacity().max(64));
+            let room = cap.saturating_sub(out.capacity());
+            if room == 0 {
+                return Err(Inflate::TooLarge);
+            }
+            out.reserve_exact(out.capacity().max(64).min(room));
         }
         let (read, written) = (inflater.total_in(), inflater.total_out());
         let status = inflater
             .decompress_vec(&body[read as usize..], &mut out, FlushDecompress::None)
-            .map_err(|_| "invalid DEFLATE data")?;
+            .map_err(|_| Inflate::Corrupt("invalid DEFLATE data"))?;
+        if out.len() > limit {
+            return Err(Inflate::TooLarge);
+        }
         if status == Status::StreamEnd {
             break;
         }
         let stalled = inflater.total_in() == read && inflater.total_out() == written;
         if stalled && out.len() < out.capacity() {
-            return Err("truncated DEFLATE data");
+            return Err(Inflate::Corrupt("truncated DEFLATE data"));
         }
     }
     if inflater.total_in() as usize != body.len() {
-        return Err("bytes after the gzip member");
+        return Err(Inflate::Corrupt("bytes after the gzip member"));
     }
     Ok(out)
 }
@@ -235,7 +307,7 @@ pub(crate) struct Codec(pub Arc<dyn CompressionProvider>);
 
 impl Default for Codec {
     fn default() -> Self {
-        Codec(Arc::new(GzipCompression))
+        Codec(Arc::new(GzipCompression::default()))
     }
 }
 
@@ -330,7 +402,7 @@ mod tests {
     use crate::ErrorKind;
 
     fn gz() -> GzipCompression {
-        GzipCompression
+        GzipCompression::default()
     }
 
     #[test]
@@ -394,6 +466,32 @@ mod tests {
             let e = gz().decompress("/p", &bytes).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::CorruptData, "{what}: {e}");
         }
+    }
+
+    #[test]
+    fn a_gzip_bomb_stops_at_the_limit() {
+        // 64 MiB of zeros: about 64 KiB stored
+        let bomb = gz().compress("/p", &vec![0u8; 64 << 20]).unwrap();
+        assert!(bomb.len() < 100_000, "{}", bomb.len());
+        let e = gz().decompress("/p", &bomb).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::CorruptData, "{e}");
+        assert!(e.to_string().contains("limit"), "{e}");
+        for limit in [0, 1, 63, 64, 65, 1000] {
+            let small = GzipCompression::with_limit(limit);
+            let data = vec![7u8; 1000];
+            let stored = small.compress("/p", &data).unwrap();
+            let read = small.decompress("/p", &stored);
+            if limit >= 1000 {
+                assert_eq!(read.unwrap(), data);
+            } else {
+                assert_eq!(read.unwrap_err().kind(), ErrorKind::CorruptData, "limit {limit}");
+            }
+        }
+        // exactly at the limit reads; empty data reads under a zero limit
+        let exact = GzipCompression::with_limit(1 << 20);
+        assert_eq!(exact.decompress("/p", &exact.compress("/p", &vec![1u8; 1 << 20]).unwrap()).unwrap().len(), 1 << 20);
+        let zero = GzipCompression::with_limit(0);
+        assert_eq!(zero.decompress("/p", &zero.compress("/p", b"").unwrap()).unwrap(), b"");
     }
 
     #[test]

@@ -15,7 +15,7 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 fn gunzip(path: &str, stored: &[u8]) -> Vec<u8> {
     assert_eq!(stored[..2], GZIP_MAGIC, "{path} is stored gzipped: {stored:?}");
-    GzipCompression.decompress(path, stored).unwrap()
+    GzipCompression::default().decompress(path, stored).unwrap()
 }
 
 async fn base(fw: &Framework, what: &str) -> String {

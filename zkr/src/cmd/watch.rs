@@ -126,7 +126,7 @@ impl Printed {
     fn line(&self, event: &str, node: &CachedNode) -> String {
         // with --compressed, data that is not gzip is printed as stored, with the reason
         let (stored, data_error) = match node.data.as_deref() {
-            Some(bytes) if self.compressed => match GzipCompression.decompress(&node.path, bytes) {
+            Some(bytes) if self.compressed => match GzipCompression::default().decompress(&node.path, bytes) {
                 Ok(plain) => (Some(std::borrow::Cow::Owned(plain)), None),
                 Err(e) => (Some(std::borrow::Cow::Borrowed(bytes)), Some(e.to_string())),
             },
@@ -274,7 +274,7 @@ mod tests {
 
     #[test]
     fn compressed_data_is_gunzipped_and_other_data_printed_with_the_reason() {
-        let gz = zk_recipes::GzipCompression.compress("/z", b"hello").unwrap();
+        let gz = zk_recipes::GzipCompression::default().compress("/z", b"hello").unwrap();
         let mut p = Printed { json: true, compressed: true, nodes: BTreeMap::new() };
         assert_eq!(
             p.upsert(node("/z", &gz, 5, 5, 0)),

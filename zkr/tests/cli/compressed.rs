@@ -9,7 +9,7 @@ use super::{path, run};
 
 fn gunzip(stored: &[u8]) -> Vec<u8> {
     assert_eq!(stored[..2], [0x1f, 0x8b], "stored gzipped: {stored:?}");
-    GzipCompression.decompress("/", stored).unwrap()
+    GzipCompression::default().decompress("/", stored).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
