@@ -394,6 +394,17 @@ impl Framework {
             None => Ok(stored),
         }
     }
+
+    /// [`decode`](Self::decode) for a recipe's node where empty data means "no data" also
+    /// under compression: the parents the framework makes (containers, empty, never
+    /// compressed — as Curator makes them), a node a recipe made empty. No compressed data is
+    /// empty (gzip of nothing is 20 bytes), so nothing is taken for another.
+    pub(crate) fn decode_or_empty(&self, path: &str, stored: Vec<u8>) -> Result<Vec<u8>> {
+        if stored.is_empty() {
+            return Ok(stored);
+        }
+        self.decode(path, stored)
+    }
 }
 
 #[cfg(test)]

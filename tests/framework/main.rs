@@ -11,6 +11,7 @@ mod bad_input_recipes;
 mod capabilities;
 mod circuit;
 mod compression;
+mod compression_recipes;
 mod delete_tree;
 mod errors;
 mod inspect;

@@ -60,7 +60,8 @@ pub(crate) async fn version(fw: &Framework, value_path: &str) -> Result<i32> {
     };
     let mut created = create_gate().await;
     if let Err(Error::ZooKeeper(ZooKeeperError::NoNode)) = created {
-        match fw.create_if_absent(value_path, &[], CreateMode::Persistent).await {
+        let empty = fw.encode(value_path, &[])?;
+        match fw.create_if_absent(value_path, &empty, CreateMode::Persistent).await {
             Ok(_) | Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => created = create_gate().await,
             Err(e) => return Err(e),
         }
@@ -81,7 +82,8 @@ pub(crate) async fn version(fw: &Framework, value_path: &str) -> Result<i32> {
 /// # Cancel safety
 /// Cancel safe: a gate raised for nothing only sends optimistic writers to the queue once.
 pub(crate) async fn raise_and_read(fw: &Framework, gate: &str, value_path: &str) -> Result<(Vec<u8>, Option<i32>)> {
-    fw.retry_raw(|client| async move {
+    let (stored, version) = fw
+        .retry_raw(|client| async move {
         // requests go out in the order their futures are made: the read after the raise
         let (raised, read) = tokio::join!(client.set_data(gate, &[], None), client.get_data(value_path));
         match raised {
@@ -91,5 +93,7 @@ pub(crate) async fn raise_and_read(fw: &Framework, gate: &str, value_path: &str)
         }
         Ok(read.if_exists()?.map_or((Vec::new(), None), |(data, stat)| (data, Some(stat.version))))
     })
-    .await
+    .await?;
+    // the value's node as Curator 5.8 stores it (see `DistributedAtomicValue::value_of`)
+    Ok((fw.decode_or_empty(value_path, stored)?, version))
 }

@@ -191,6 +191,12 @@ impl Default for AtomicOptions {
 ///
 /// # Curator compatibility
 /// One persistent node holding the raw bytes; a missing node or empty data reads as empty.
+/// Under [`enable_compression`](crate::FrameworkBuilder::enable_compression) (or on a
+/// [`compressed`](crate::Framework::compressed) handle) the node holds them gzip-compressed,
+/// as Curator 5.8's `enableCompression()` stores them, and reads decompress them (data that
+/// is not gzip is [`Error::CorruptData`], as in Curator); empty data still reads as empty.
+/// The exactly-once markers and the queue's nodes under it stay uncompressed: only this crate
+/// reads them.
 ///
 /// # Examples
 /// ```no_run
@@ -336,7 +342,17 @@ impl DistributedAtomicValue {
 
     async fn read(&self) -> Result<(Vec<u8>, Option<i32>)> {
         let read = self.inner.fw.get_data_plain(&self.inner.path).await.if_exists()?;
-        Ok(read.map_or((Vec::new(), None), |(data, stat)| (data, Some(stat.version))))
+        read.map_or(Ok((Vec::new(), None)), |(data, stat)| Ok((self.value_of(data)?, Some(stat.version))))
+    }
+
+    /// The value stored as `stored` in the value's node: decompressed under a compressing
+    /// framework (Curator 5.8's `enableCompression()` compresses it), where empty data — the
+    /// node as a write from nothing or the gate creates it — still reads as empty.
+    ///
+    /// # Errors
+    /// [`Error::CorruptData`] for data a compressing framework cannot decompress.
+    pub(super) fn value_of(&self, stored: Vec<u8>) -> Result<Vec<u8>> {
+        self.inner.fw.decode_or_empty(&self.inner.path, stored)
     }
 
     /// Sets `new` whatever the current value (Curator's `forceSet`).
@@ -388,7 +404,8 @@ impl DistributedAtomicValue {
     /// Not cancel safe.
     pub async fn initialize(&self, value: &[u8]) -> Result<bool> {
         check_value(value)?;
-        match self.inner.fw.create_if_absent(&self.inner.path, value, CreateMode::Persistent).await {
+        let stored = self.inner.fw.encode(&self.inner.path, value)?;
+        match self.inner.fw.create_if_absent(&self.inner.path, &stored, CreateMode::Persistent).await {
             Ok(_) => Ok(true),
             Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => Ok(false),
             Err(e) => Err(e),
@@ -508,16 +525,20 @@ impl DistributedAtomicValue {
     }
 
     /// Where a write in our turn starts.
-    fn turn_start(&self, turn: &mut Turn) -> Start {
-        match turn.prefetched.take() {
+    fn turn_start(&self, turn: &mut Turn) -> Result<Start> {
+        Ok(match turn.prefetched.take() {
             // read after everyone before us in the queue wrote: the server's value
             Some(read) => {
-                Start { known: Some(read.map_or((Vec::new(), None), |(v, ver)| (v, Some(ver)))), guessed: false }
+                let known = match read {
+                    Some((stored, ver)) => (self.value_of(stored)?, Some(ver)),
+                    None => (Vec::new(), None),
+                };
+                Start { known: Some(known), guessed: false }
             }
             // handed over without a listing: someone wrote since our last write, if we waited
             None if turn.waited => Start { known: None, guessed: false },
             None => self.cached(),
-        }
+        })
     }
 
     /// Attempts in our turn on the value's own queue; the turn is given back by the write.
@@ -526,7 +547,7 @@ impl DistributedAtomicValue {
         F: FnMut(&[u8]) -> Option<Vec<u8>>,
     {
         let mut turn = Turn::take(&self.inner.fw, &self.inner.path).await?;
-        let start = self.turn_start(&mut turn);
+        let start = self.turn_start(&mut turn)?;
         let tries = self.inner.options.optimistic_tries;
         let joint = InTurn { turn: &mut turn, joint: None };
         self.attempts(compute, Attempts { tries, start, gate: None, turn: Some(joint) }, counter).await
@@ -570,7 +591,7 @@ impl DistributedAtomicValue {
                     }
                 }
                 Taken::Held(mut turn) => {
-                    let start = self.turn_start(&mut turn);
+                    let start = self.turn_start(&mut turn)?;
                     let joint = Some(Joint { addition, marker });
                     let in_turn = InTurn { turn: &mut turn, joint };
                     return self
@@ -742,7 +763,8 @@ impl DistributedAtomicValue {
         let Some(version) = version else {
             // Create the node empty (idempotent: empty reads as the initial value), then write
             // with a version check like any other write.
-            match fw.create_if_absent(&self.inner.path, &[], CreateMode::Persistent).await {
+            let empty = fw.encode(&self.inner.path, &[])?;
+            match fw.create_if_absent(&self.inner.path, &empty, CreateMode::Persistent).await {
                 Ok(_) | Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => return Ok(Attempt::Created),
                 Err(e) => return Err(e),
             }
@@ -773,9 +795,12 @@ impl DistributedAtomicValue {
                 });
             }
         }
+        // the value's node as Curator 5.8 stores it (compressed under `enableCompression()`);
+        // the markers stay plain: only this crate reads them
+        let stored_new = fw.encode(&self.inner.path, &total)?;
         let txn = Txn {
             value_path: &self.inner.path,
-            new: &total,
+            new: &stored_new,
             version,
             gate: gate_path.as_deref().zip(gate),
             marker: &marker,

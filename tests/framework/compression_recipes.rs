@@ -1,0 +1,83 @@
+//! Framework-wide compression (Curator 5.8's `enableCompression()`) through every recipe it
+//! covers, against a real server: under `enable_compression()` each recipe's node data is
+//! stored gzip (read back raw through `uncompressed()`) and the recipe round-trips; a plain
+//! framework stores the same recipes plain; a node that is not gzip under a compressing
+//! framework is left out of a cache, which goes on.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use zk_recipes::{
+    Cache, CompressionProvider, CreateMode, DistributedAtomicLong, DistributedBarrier, Framework, GroupMember,
+    GzipCompression, LeaderLatch, NodeMode, PersistentNode, PersistentTtlNode, ServiceDiscovery, ServiceInstance,
+};
+use zk_recipes_testing::fixtures;
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+const WAIT: Duration = Duration::from_secs(20);
+
+/// The node's stored bytes, asserted gzip, decompressed.
+async fn gunzipped(fw: &Framework, path: &str) -> Vec<u8> {
+    let (stored, _) = fw.uncompressed().get_data(path).await.unwrap();
+    assert!(stored.len() >= 20 && stored[..2] == GZIP_MAGIC, "{path} is stored gzipped: {stored:?}");
+    GzipCompression::default().decompress(path, &stored).unwrap()
+}
+
+/// The node's stored bytes, asserted not gzip.
+async fn plain(fw: &Framework, path: &str) -> Vec<u8> {
+    let (stored, _) = fw.uncompressed().get_data(path).await.unwrap();
+    assert!(stored.len() < 2 || stored[..2] != GZIP_MAGIC, "{path} is stored plain: {stored:?}");
+    stored
+}
+
+async fn frameworks(what: &str) -> (Framework, Framework, String) {
+    let cs = fixtures::shared_ttl_server().await;
+    let gz = fixtures::framework_with(&cs, |b| b.enable_compression()).await;
+    let fw = fixtures::framework(&cs).await;
+    let base = format!("/{}", fixtures::unique(what));
+    (gz, fw, base)
+}
+
+#[tokio::test]
+async fn atomic_values_store_their_value_compressed() {
+    let (gz, fw, base) = frameworks("gz-atomic").await;
+    let path = format!("{base}/long");
+    let long = DistributedAtomicLong::new(&gz, &path).unwrap();
+    assert_eq!(long.get().await.unwrap(), 0, "missing reads as 0");
+    assert!(long.initialize(40).await.unwrap());
+    assert_eq!(gunzipped(&fw, &path).await, 40i64.to_be_bytes());
+    assert!(long.add(2).await.unwrap().succeeded);
+    assert_eq!(gunzipped(&fw, &path).await, 42i64.to_be_bytes());
+    assert_eq!(long.get().await.unwrap(), 42);
+    let cas = long.compare_and_set(42, 7).await.unwrap();
+    assert!(cas.succeeded && cas.pre_value == 42 && cas.post_value == 7, "{cas:?}");
+    // a second value on the same node (another process) reads it
+    assert_eq!(DistributedAtomicLong::new(&gz, &path).unwrap().get().await.unwrap(), 7);
+    // an increment from nothing creates the node compressed (gzip of nothing reads as 0)
+    let fresh = format!("{base}/fresh");
+    let from_nothing = DistributedAtomicLong::new(&gz, &fresh).unwrap();
+    assert_eq!(from_nothing.increment().await.unwrap().post_value, 1);
+    assert_eq!(gunzipped(&fw, &fresh).await, 1i64.to_be_bytes());
+    // many contending adds (the queue, the gate, the exactly-once markers) still sum up
+    let adds = (0..4).map(|_| {
+        let long = DistributedAtomicLong::new(&gz, &fresh).unwrap();
+        tokio::spawn(async move {
+            for _ in 0..25 {
+                long.add(1).await.unwrap();
+            }
+            long.close().await.unwrap();
+        })
+    });
+    futures_util::future::join_all(adds).await.into_iter().for_each(|r| r.unwrap());
+    assert_eq!(from_nothing.get().await.unwrap(), 101);
+    assert_eq!(gunzipped(&fw, &fresh).await, 101i64.to_be_bytes());
+    // data that is not gzip is a typed error, as in Curator
+    fw.set_data(&fresh, &5i64.to_be_bytes(), None).await.unwrap();
+    assert_eq!(from_nothing.get().await.unwrap_err().kind(), zk_recipes::ErrorKind::CorruptData);
+    // and a plain framework stores plain bytes
+    let plain_path = format!("{base}/plain");
+    DistributedAtomicLong::new(&fw, &plain_path).unwrap().initialize(3).await.unwrap();
+    assert_eq!(plain(&fw, &plain_path).await, 3i64.to_be_bytes());
+    long.close().await.unwrap();
+    from_nothing.close().await.unwrap();
+}
