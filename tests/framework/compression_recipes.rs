@@ -81,3 +81,41 @@ async fn atomic_values_store_their_value_compressed() {
     long.close().await.unwrap();
     from_nothing.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_compressing_cache_decompresses_and_leaves_out_plain_nodes() {
+    let (gz, fw, base) = frameworks("gz-cache").await;
+    gz.create(&format!("{base}/a"), b"alpha", CreateMode::Persistent).await.unwrap();
+    fw.create(&format!("{base}/plain"), b"not gzip", CreateMode::Persistent).await.unwrap();
+    let cache = Cache::tree(&gz, &base).build().unwrap();
+    cache.start().await.unwrap();
+    tokio::time::timeout(WAIT, cache.initialized()).await.unwrap().unwrap();
+    // the root (created as a container parent, empty, never compressed) and `a` decompressed;
+    // the plain node is left out (and logged), the cache goes on
+    assert_eq!(cache.get(&base).unwrap().data.as_deref(), Some(&b""[..]));
+    assert_eq!(cache.get(&format!("{base}/a")).unwrap().data.as_deref(), Some(&b"alpha"[..]));
+    assert!(cache.get(&format!("{base}/plain")).is_none());
+    assert!(cache.failure().is_none());
+    // later changes still arrive, decompressed; a plain node turned gzip appears
+    gz.set_data(&format!("{base}/a"), b"beta", None).await.unwrap();
+    gz.set_data(&format!("{base}/plain"), b"now gzip", None).await.unwrap();
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let a = cache.get(&format!("{base}/a")).and_then(|n| n.data);
+            let p = cache.get(&format!("{base}/plain")).and_then(|n| n.data);
+            if a.as_deref() == Some(&b"beta"[..]) && p.as_deref() == Some(&b"now gzip"[..]) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap();
+    // a plain framework's cache holds the stored bytes
+    let raw = Cache::tree(&fw, &base).build().unwrap();
+    raw.start().await.unwrap();
+    tokio::time::timeout(WAIT, raw.initialized()).await.unwrap().unwrap();
+    assert_eq!(raw.get(&format!("{base}/a")).unwrap().data.unwrap()[..2], GZIP_MAGIC);
+    raw.close().await.unwrap();
+    cache.close().await.unwrap();
+}

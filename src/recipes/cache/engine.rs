@@ -8,6 +8,7 @@ use futures_util::{FutureExt, StreamExt};
 use tokio::sync::watch;
 use tracing::Instrument;
 
+use super::node::CachedNode;
 use super::read::{read_node, TreeReader};
 use super::source::{self, WatchMode};
 use super::state::Shared;
@@ -81,7 +82,8 @@ pub(crate) async fn run(
             let mut failures = 0u32;
             loop {
                 match reader.read(&fw, &shared.scope).instrument(span.clone()).await {
-                    Ok(tree) => {
+                    Ok(mut tree) => {
+                        tree.retain(|_, node| decoded(&fw, node));
                         span.record("nodes", tree.len());
                         break shared.apply_tree(tree);
                     }
@@ -138,6 +140,29 @@ pub(crate) async fn run(
     }
 }
 
+/// Turns a node's stored data into what the framework reads: decompressed on a compressing
+/// framework (as Curator 5.8's `CuratorCache` reads under `enableCompression()`), empty data
+/// staying empty (the containers the framework makes are never compressed). `false` for data
+/// that does not decompress: the node is left out of the cache and logged — as a node we may
+/// not read (`NoAuth`) is, and as Curator's cache leaves out a node whose read failed — and a
+/// cached node rewritten so is reported deleted. The cache goes on either way.
+fn decoded(fw: &Framework, node: &mut CachedNode) -> bool {
+    if !fw.compression_enabled() {
+        return true;
+    }
+    let Some(stored) = node.data.take() else { return true };
+    match fw.decode_or_empty(&node.path, stored) {
+        Ok(data) => {
+            node.data = Some(data);
+            true
+        }
+        Err(e) => {
+            tracing::warn!(path = %node.path, error = %e, "cache: the node's data does not decompress; left out");
+            false
+        }
+    }
+}
+
 /// Re-reads the covered nodes that `batch` names (requests sent before any answer is
 /// awaited) and applies each answer in order. A failed read is skipped: it failed because
 /// the connection went, and the reset that follows reads everything again.
@@ -155,7 +180,12 @@ async fn reread(fw: &Framework, shared: &Shared, batch: &mut Vec<WatchEvent>) ->
         .collect();
     for (path, read) in reads {
         match read.await {
-            Ok(node) => shared.apply_read(&path, node),
+            Ok(mut node) => {
+                if node.as_mut().is_some_and(|n| !decoded(fw, n)) {
+                    node = None;
+                }
+                shared.apply_read(&path, node)
+            }
             Err(e) => tracing::debug!(error = %e, %path, "cache: re-read failed; the next reset resyncs"),
         }
     }

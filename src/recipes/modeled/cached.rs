@@ -91,7 +91,8 @@ impl<T: Send + Sync + 'static> ModeledFramework<T> {
     pub fn cached(&self) -> Result<CachedModeled<T>> {
         let root = self.template().fixed_prefix();
         let depth = self.template().as_str().matches('/').count() - root.matches('/').count();
-        let cache = Cache::tree(self.framework(), &root).max_depth(depth).build()?;
+        // the stored bytes: `decoded` decompresses them as the modeled node does, one by one
+        let cache = Cache::tree(&self.framework().uncompressed(), &root).max_depth(depth).build()?;
         Ok(CachedModeled { model: self.clone(), cache })
     }
 }
