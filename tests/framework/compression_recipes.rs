@@ -83,6 +83,64 @@ async fn atomic_values_store_their_value_compressed() {
 }
 
 #[tokio::test]
+async fn persistent_nodes_group_members_and_ttl_nodes_are_compressed() {
+    let (gz, fw, base) = frameworks("gz-nodes").await;
+    let path = format!("{base}/node");
+    let node = PersistentNode::new(&gz, &path, NodeMode::Ephemeral, "hello").unwrap();
+    node.start().await.unwrap();
+    node.wait_for_initial_create(WAIT).await.unwrap();
+    assert_eq!(gunzipped(&fw, &path).await, b"hello");
+    node.set_data("changed").unwrap();
+    tokio::time::timeout(WAIT, async {
+        while fw.compressed().get_data(&path).await.map(|d| d.0).ok().as_deref() != Some(&b"changed"[..]) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(node.data(), b"changed");
+    // the keeper compares decompressed data: the gzip it wrote is not written again
+    let version = fw.exists(&path).await.unwrap().unwrap().version;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(fw.exists(&path).await.unwrap().unwrap().version, version);
+    node.close().await.unwrap();
+
+    // group members: written compressed, members() decompressed
+    let group = format!("{base}/group");
+    let member = GroupMember::new(&gz, &group, "m1", "payload-1").unwrap();
+    member.start().await.unwrap();
+    member.wait_for_initial_create(WAIT).await.unwrap();
+    assert_eq!(gunzipped(&fw, &format!("{group}/m1")).await, b"payload-1");
+    tokio::time::timeout(WAIT, async {
+        while member.members().get("m1").map(Vec::as_slice) != Some(&b"payload-1"[..]) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap();
+    member.close().await.unwrap();
+
+    // TTL node: the container node and its touched child hold gzip
+    let ttl_path = format!("{base}/ttl");
+    let ttl = PersistentTtlNode::new(&gz, &ttl_path, Duration::from_secs(30), "ttl-data").unwrap();
+    ttl.start().await.unwrap();
+    ttl.wait_for_initial_create(WAIT).await.unwrap();
+    assert_eq!(gunzipped(&fw, &ttl_path).await, b"ttl-data");
+    let children = fw.children(&ttl_path).await.unwrap();
+    assert_eq!(children.len(), 1, "{children:?}");
+    gunzipped(&fw, &format!("{ttl_path}/{}", children[0])).await;
+    ttl.close().await.unwrap();
+
+    // a plain framework's node stays plain
+    let plain_path = format!("{base}/plain");
+    let plain_node = PersistentNode::new(&fw, &plain_path, NodeMode::Ephemeral, "p").unwrap();
+    plain_node.start().await.unwrap();
+    plain_node.wait_for_initial_create(WAIT).await.unwrap();
+    assert_eq!(plain(&fw, &plain_path).await, b"p");
+    plain_node.close().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_compressing_cache_decompresses_and_leaves_out_plain_nodes() {
     let (gz, fw, base) = frameworks("gz-cache").await;
     gz.create(&format!("{base}/a"), b"alpha", CreateMode::Persistent).await.unwrap();

@@ -45,26 +45,39 @@ pub(crate) struct Kept {
 pub(crate) struct Shared {
     pub hub: Hub,
     /// The data the node should hold, and how many times it was set.
-    desired: Mutex<(Vec<u8>, u64)>,
+    desired: Mutex<Desired>,
     kept: Mutex<Option<Kept>>,
 }
 
+/// The data the node should hold: as given, and as stored (compressed by a compressing
+/// framework, as Curator 5.8's `enableCompression()` stores a `PersistentNode`'s data).
+#[derive(Debug, Clone)]
+struct Desired {
+    data: Vec<u8>,
+    stored: Vec<u8>,
+    /// How many times it was set.
+    generation: u64,
+}
+
 impl Shared {
-    pub fn new(data: Vec<u8>) -> Arc<Self> {
-        Arc::new(Self { hub: Hub::new(), desired: Mutex::new((data, 0)), kept: Mutex::new(None) })
+    /// `data` as given and as `stored` (see [`Framework::encode`]).
+    pub fn new(data: Vec<u8>, stored: Vec<u8>) -> Arc<Self> {
+        let desired = Desired { data, stored, generation: 0 };
+        Arc::new(Self { hub: Hub::new(), desired: Mutex::new(desired), kept: Mutex::new(None) })
     }
 
     pub fn data(&self) -> Vec<u8> {
-        lock(&self.desired).0.clone()
+        lock(&self.desired).data.clone()
     }
 
-    pub fn set_data(&self, data: Vec<u8>) {
+    pub fn set_data(&self, data: Vec<u8>, stored: Vec<u8>) {
         let mut desired = lock(&self.desired);
-        desired.0 = data;
-        desired.1 += 1;
+        desired.data = data;
+        desired.stored = stored;
+        desired.generation += 1;
     }
 
-    fn desired(&self) -> (Vec<u8>, u64) {
+    fn desired(&self) -> Desired {
         lock(&self.desired).clone()
     }
 
@@ -277,9 +290,14 @@ impl Keeper {
                 if self.shared.kept().is_none_or(|k| k.czxid != stat.czxid) {
                     self.adopt(path, stat, session);
                 }
-                let (desired, generation) = self.shared.desired();
-                if (generation != self.applied || self.verify_data) && data != desired.as_slice() {
-                    return match client.set_data(path, &desired, Some(stat.version)).await {
+                let desired = self.shared.desired();
+                let generation = desired.generation;
+                // compared as read (decompressed by a compressing framework): another writer's
+                // gzip of the same data may be other bytes; data that does not decompress is
+                // not ours and is written over
+                let holds = |d: &[u8]| self.fw.decode_or_empty(path, d.to_vec()).is_ok_and(|d| d == desired.data);
+                if (generation != self.applied || self.verify_data) && !holds(data) {
+                    return match client.set_data(path, &desired.stored, Some(stat.version)).await {
                         Ok(_) | Err(ZkError::BadVersion | ZkError::NoNode) => Ok(Step::Again),
                         Err(e) => Err(e),
                     };
@@ -327,7 +345,7 @@ impl Keeper {
     }
 
     async fn create(&mut self, client: &Client, path: &str, session: i64) -> Result<Step, ZkError> {
-        let (data, generation) = self.shared.desired();
+        let Desired { stored: data, generation, .. } = self.shared.desired();
         if self.spec.mode.is_ephemeral() && !self.sessions.contains(&session) {
             self.sessions.push(session);
         }

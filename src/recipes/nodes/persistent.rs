@@ -45,6 +45,11 @@ enum Task {
 /// * **Close deletes** the node (guaranteed delete: retried in the background if need be);
 ///   dropping the handle without closing deletes it in the background. The task ends either
 ///   way.
+/// * **Compression**: on a compressing framework
+///   ([`enable_compression`](crate::FrameworkBuilder::enable_compression), or a
+///   [`compressed`](Framework::compressed) handle) the node holds its data gzip-compressed, as
+///   Curator 5.8's `enableCompression()` writes it; [`data`](Self::data) stays as given. A node
+///   of ours whose data does not decompress to ours is written over.
 ///
 /// # Examples
 /// ```no_run
@@ -75,7 +80,8 @@ impl PersistentNode {
     ///
     /// # Errors
     /// [`Error::InvalidPath`] for an invalid path or the root; [`Error::InvalidArgument`] for
-    /// a TTL of 0 or above ZooKeeper's maximum.
+    /// a TTL of 0 or above ZooKeeper's maximum; on a compressing framework, the
+    /// [`CompressionProvider`](crate::CompressionProvider)'s error for data it cannot compress.
     ///
     /// # Examples
     /// ```no_run
@@ -101,10 +107,11 @@ impl PersistentNode {
         mode.validate()?;
         let protected = (mode == NodeMode::ProtectedEphemeralSequential)
             .then(|| ProtectedName::new(paths::parent(path), paths::node_name(path)));
+        let stored = fw.encode(path, &data)?.into_owned();
         Ok(Self {
             fw: fw.clone(),
             spec: Arc::new(Spec { path: path.to_string(), mode, protected, delete_on_close }),
-            shared: Shared::new(data),
+            shared: Shared::new(data, stored),
             control: watch::Sender::new(Control::default()),
             task: Mutex::new(Task::NotStarted),
         })
@@ -192,7 +199,8 @@ impl PersistentNode {
     /// for the write.
     ///
     /// # Errors
-    /// [`Error::Closed`] after [`close`](Self::close).
+    /// [`Error::Closed`] after [`close`](Self::close); on a compressing framework, the
+    /// [`CompressionProvider`](crate::CompressionProvider)'s error for data it cannot compress.
     ///
     /// # Examples
     /// ```no_run
@@ -204,7 +212,9 @@ impl PersistentNode {
         if matches!(*lock(&self.task), Task::Closed) {
             return Err(Error::Closed);
         }
-        self.shared.set_data(data.into());
+        let data = data.into();
+        let stored = self.fw.encode(&self.spec.path, &data)?.into_owned();
+        self.shared.set_data(data, stored);
         self.control.send_modify(|_| {});
         Ok(())
     }

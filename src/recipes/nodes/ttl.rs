@@ -290,7 +290,8 @@ async fn touch_loop(
 
 /// Writes the child, or creates it (with its parent as a container) when it is missing.
 async fn touch(fw: &Framework, child: &str, ttl: Duration) -> Result<()> {
-    let data = fw.default_data();
+    // the default data, compressed by a compressing framework as Curator 5.8 does
+    let data = &*fw.encode(child, fw.default_data())?;
     match fw.set_data_plain(child, data, None).await {
         Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => {}
         other => return other.map(drop),
