@@ -83,6 +83,44 @@ async fn atomic_values_store_their_value_compressed() {
 }
 
 #[tokio::test]
+async fn discovery_registrations_are_compressed_json() {
+    let (gz, fw, base) = frameworks("gz-discovery").await;
+    let ours = ServiceDiscovery::<Value>::new(&gz, &base).unwrap();
+    let me = ServiceInstance::builder("orders").id("r1").address("10.0.0.9").port(8080).build().unwrap();
+    let path = ours.register(&me).await.unwrap();
+    let json: Value = serde_json::from_slice(&gunzipped(&fw, &path).await).unwrap();
+    assert_eq!((json["name"].as_str(), json["id"].as_str(), json["port"].as_u64()), (Some("orders"), Some("r1"), Some(8080)));
+    // queries, the service cache and a provider read it decompressed
+    let found = ours.query_for_instances("orders").await.unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!((found[0].id.as_str(), found[0].port), ("r1", Some(8080)));
+    assert_eq!(ours.query_for_instance("orders", "r1").await.unwrap().unwrap().address.as_deref(), Some("10.0.0.9"));
+    let cache = ours.service_cache("orders").unwrap();
+    cache.start().await.unwrap();
+    tokio::time::timeout(WAIT, cache.initialized()).await.unwrap().unwrap();
+    assert_eq!(cache.instances().iter().map(|i| i.id.clone()).collect::<Vec<_>>(), ["r1"]);
+    // an update is written compressed and seen by the cache
+    let mut moved = me.clone();
+    moved.port = Some(9090);
+    ours.update(&moved).unwrap();
+    let mut changes = Box::pin(cache.changes());
+    tokio::time::timeout(WAIT, async {
+        while cache.instances().first().and_then(|i| i.port) != Some(9090) {
+            futures_util::StreamExt::next(&mut changes).await;
+        }
+    })
+    .await
+    .unwrap();
+    let json: Value = serde_json::from_slice(&gunzipped(&fw, &path).await).unwrap();
+    assert_eq!(json["port"].as_u64(), Some(9090));
+    // a plain registry reads the gzip as no JSON: Curator 5.4 without compression would too
+    let plain_registry = ServiceDiscovery::<Value>::new(&fw, &base).unwrap();
+    assert!(plain_registry.query_for_instance("orders", "r1").await.is_err());
+    cache.close().await.unwrap();
+    ours.close().await.unwrap();
+}
+
+#[tokio::test]
 async fn persistent_nodes_group_members_and_ttl_nodes_are_compressed() {
     let (gz, fw, base) = frameworks("gz-nodes").await;
     let path = format!("{base}/node");

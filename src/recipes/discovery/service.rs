@@ -378,7 +378,9 @@ impl<T: Serialize + DeserializeOwned + Send + Sync + 'static> ServiceDiscovery<T
     }
 
     async fn read(&self, path: &str) -> Result<Option<ServiceInstance<T>>> {
-        match self.fw.get_data_plain(path).await {
+        // decompressed by a compressing framework (Curator 5.8's `enableCompression()` stores
+        // the JSON compressed); data that does not decompress is `CorruptData`, as in Curator
+        match self.fw.get_data(path).await {
             Ok((data, _)) => ServiceInstance::from_json(path, &data).map(Some),
             Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Ok(None),
             Err(e) => Err(e),
