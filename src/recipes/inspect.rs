@@ -144,6 +144,12 @@ pub const QUEUE_ITEMS_SHOWN: usize = 100;
 
 /// Looks at `path` and tells which recipe lives there, who holds and who waits.
 ///
+/// Node data is shown as `fw` reads it where it can: on a compressing handle
+/// ([`Framework::compressed`], or a framework built with
+/// [`enable_compression`](crate::FrameworkBuilder::enable_compression)) decompressed, and as
+/// stored where it does not decompress (parents, markers, this crate's own latch, plain data);
+/// on any other handle exactly as stored (gzip bytes of a compressing writer included).
+///
 /// # Errors
 /// [`Error::InvalidPath`](crate::Error::InvalidPath); the framework's errors.
 ///
@@ -153,6 +159,7 @@ pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
     paths::validate_path(path)?;
     let empty = empty_of;
     let Some((data, _)) = fw.get_data_plain(path).await.if_exists()? else { return Ok(empty(RecipeKind::Missing)) };
+    let data = shown(fw, path, data);
     let Some(mut children) = fw.children(path).await.if_exists()? else { return Ok(empty(RecipeKind::Missing)) };
     // an atomic value's transaction markers, its contention queue and the queue's gate
     children.retain(|c| !c.starts_with(ATOMIC_TXN_MARKER) && c != ATOMIC_QUEUE && c != ATOMIC_GATE);
@@ -207,6 +214,17 @@ pub async fn inspect(fw: &Framework, path: &str) -> Result<Inspection> {
         return Ok(Inspection { holders: members, value, ..empty(RecipeKind::DoubleBarrier) });
     }
     Ok(empty(RecipeKind::Unknown))
+}
+
+/// A node's data as `fw` reads it where it can — decompressed on a compressing handle (a
+/// recipe's data as Curator 5.8's `enableCompression()` and a compressing framework of ours
+/// store it) — else as stored: a plain node (a parent, a marker, this crate's own recipes'
+/// nodes, data another program wrote) is shown as it is, not refused.
+fn shown(fw: &Framework, path: &str, stored: Vec<u8>) -> Vec<u8> {
+    if !fw.compression_enabled() || stored.is_empty() {
+        return stored;
+    }
+    fw.decode(path, stored.clone()).unwrap_or(stored)
 }
 
 /// A count-down latch: its data names generation G and `gen-<G>` is among its children. The
@@ -281,7 +299,9 @@ async fn nodes_limited(
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
     let mut out = Vec::with_capacity(children.len());
     for name in children {
-        let Some((data, stat)) = fw.get_data_plain(&paths::join(dir, &name)).await.if_exists()? else { continue };
+        let node = paths::join(dir, &name);
+        let Some((data, stat)) = fw.get_data_plain(&node).await.if_exists()? else { continue };
+        let data = shown(fw, &node, data);
         out.push(NodeInfo {
             name,
             session_id: stat.ephemeral_owner,

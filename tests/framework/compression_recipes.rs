@@ -121,6 +121,54 @@ async fn discovery_registrations_are_compressed_json() {
 }
 
 #[tokio::test]
+async fn leader_participants_hold_their_ids_compressed() {
+    let (gz, fw, base) = frameworks("gz-leader").await;
+    let first = LeaderLatch::new(&gz, &base, "replica-1").unwrap();
+    first.start().await.unwrap();
+    tokio::time::timeout(WAIT, first.await_leadership()).await.unwrap().unwrap();
+    let second = LeaderLatch::new(&gz, &base, "replica-2").unwrap();
+    second.start().await.unwrap();
+    let participants = tokio::time::timeout(WAIT, async {
+        loop {
+            let p = first.participants().await.unwrap();
+            if p.len() == 2 {
+                break p;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(participants.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(), ["replica-1", "replica-2"]);
+    assert!(participants[0].is_leader);
+    for p in &participants {
+        assert_eq!(gunzipped(&fw, &p.node).await, p.id.as_bytes());
+    }
+    // a plain framework's participants show the stored bytes (inspect shows what is stored)
+    let plain_view = LeaderLatch::new(&fw, &base, "viewer").unwrap();
+    assert!(plain_view.participants().await.unwrap().iter().all(|p| p.id.as_bytes() != b"replica-1"));
+    // the selector's node holds the id compressed too
+    let sel_path = format!("{base}-selector");
+    let (tx, mut rx) = tokio::sync::mpsc::channel(1);
+    let selector = zk_recipes::LeaderSelector::new(&gz, &sel_path, "sel-1", move |_ctx| {
+        let tx = tx.clone();
+        async move {
+            let _ = tx.send(()).await;
+            std::future::pending::<()>().await
+        }
+    })
+    .unwrap();
+    selector.start().await.unwrap();
+    tokio::time::timeout(WAIT, rx.recv()).await.unwrap().unwrap();
+    let p = selector.participants().await.unwrap();
+    assert_eq!((p.len(), p[0].id.as_str()), (1, "sel-1"));
+    assert_eq!(gunzipped(&fw, &p[0].node).await, b"sel-1");
+    selector.close().await.unwrap();
+    first.close().await.unwrap();
+    second.close().await.unwrap();
+}
+
+#[tokio::test]
 async fn persistent_nodes_group_members_and_ttl_nodes_are_compressed() {
     let (gz, fw, base) = frameworks("gz-nodes").await;
     let path = format!("{base}/node");

@@ -165,14 +165,22 @@ impl Drop for LeaderSelector {
 impl LeaderSelector {
     /// A selector at `path` for participant `id`, running `task` while leading.
     ///
+    /// On a compressing framework
+    /// ([`enable_compression`](crate::FrameworkBuilder::enable_compression), or a
+    /// [`compressed`](Framework::compressed) handle) the node holds the id gzip-compressed, as
+    /// Curator 5.8's `enableCompression()` writes it, and [`participants`](Self::participants)
+    /// decompress it.
+    ///
     /// # Errors
-    /// [`Error::InvalidPath`].
+    /// [`Error::InvalidPath`]; on a compressing framework, the
+    /// [`CompressionProvider`](crate::CompressionProvider)'s error for an id it cannot compress.
     pub fn new<F, Fut>(fw: &Framework, path: &str, id: &str, task: F) -> Result<Self>
     where
         F: Fn(LeaderContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let mutex = InterProcessMutex::new(fw, path)?.with_data(id.as_bytes().to_vec()).with_kind(Kind::LeaderSelector);
+        let data = fw.encode(path, id.as_bytes())?.into_owned();
+        let mutex = InterProcessMutex::new(fw, path)?.with_data(data).with_kind(Kind::LeaderSelector);
         let task: Task = Arc::new(move |ctx| Box::pin(task(ctx)));
         Ok(Self {
             inner: Arc::new(Inner {
