@@ -263,3 +263,14 @@ async fn a_compressing_cache_decompresses_and_leaves_out_plain_nodes() {
     raw.close().await.unwrap();
     cache.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn barrier_nodes_hold_compressed_default_data() {
+    let (gz, fw, base) = frameworks("gz-barrier").await;
+    let path = format!("{base}/barrier");
+    DistributedBarrier::new(&gz, &path).unwrap().set_barrier().await.unwrap();
+    assert_eq!(gunzipped(&fw, &path).await, gz.default_data());
+    let plain_path = format!("{base}/plain-barrier");
+    DistributedBarrier::new(&fw, &plain_path).unwrap().set_barrier().await.unwrap();
+    assert_eq!(plain(&fw, &plain_path).await, fw.default_data());
+}

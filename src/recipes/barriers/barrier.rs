@@ -68,7 +68,9 @@ impl DistributedBarrier {
     /// Cancel safe in the sense that nothing of ours is left half-done: the barrier may or may
     /// not have been set.
     pub async fn set_barrier(&self) -> Result<()> {
-        match self.fw.create_if_absent(&self.path, self.fw.default_data(), CreateMode::Persistent).await {
+        // the default data, compressed by a compressing framework as Curator 5.8 writes it
+        let data = self.fw.encode(&self.path, self.fw.default_data())?;
+        match self.fw.create_if_absent(&self.path, &data, CreateMode::Persistent).await {
             Ok(_) | Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => Ok(()),
             Err(e) => Err(e),
         }

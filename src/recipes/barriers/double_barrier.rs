@@ -212,7 +212,9 @@ impl DistributedDoubleBarrier {
                 continue;
             }
             if members.len() >= self.member_qty {
-                match self.fw.create_if_absent(&self.ready_path, self.fw.default_data(), CreateMode::Persistent).await {
+                // the default data, compressed by a compressing framework as Curator 5.8 writes it
+                let data = self.fw.encode(&self.ready_path, self.fw.default_data())?;
+                match self.fw.create_if_absent(&self.ready_path, &data, CreateMode::Persistent).await {
                     Ok(_) | Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => break,
                     Err(e) => return Err(e),
                 }
@@ -252,7 +254,7 @@ impl DistributedDoubleBarrier {
     /// owner). Adopts the node when a retried create finds it already ours; deletes a leftover
     /// of an older session.
     async fn create_member(&self) -> Result<i64> {
-        let data = self.fw.default_data();
+        let data = &*self.fw.encode(&self.our_path, self.fw.default_data())?;
         for _ in 0..10 {
             match self.fw.create_if_absent(&self.our_path, data, CreateMode::Ephemeral).await {
                 Ok(node) => return Ok(node.stat.ephemeral_owner),
