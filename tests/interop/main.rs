@@ -9,6 +9,7 @@
 
 mod cache;
 mod compression;
+mod compression_recipes;
 mod coordination;
 mod discovery;
 mod group;

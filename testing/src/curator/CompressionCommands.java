@@ -8,7 +8,9 @@
 import java.util.function.Function;
 
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.CreateBuilder;
 import org.apache.curator.framework.imps.GzipCompressionProvider;
+import org.apache.zookeeper.CreateMode;
 
 final class CompressionCommands {
     private CompressionCommands() {
@@ -21,6 +23,16 @@ final class CompressionCommands {
                 clients.apply(a[0]).create().compressed().creatingParentContainersIfNeeded()
                         .forPath(a[1], CuratorPeer.unhex(a[2]));
                 return "created";
+            case "gzip.create.protected":
+                // what Curator 5.8's LeaderLatch writes under enableCompression(): a protected
+                // ephemeral-sequential node holding the data, compressed
+                need(a, 3, "gzip.create.protected <cid> <path> <hexData|->");
+                // (5.4's fluent API has no compressed() beside withProtection(); the builder
+                // keeps the switch, as 5.8's enableCompression() sets it)
+                CreateBuilder builder = clients.apply(a[0]).create();
+                builder.compressed();
+                return builder.creatingParentContainersIfNeeded().withProtection()
+                        .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(a[1], CuratorPeer.unhex(a[2]));
             case "gzip.set":
                 need(a, 3, "gzip.set <cid> <path> <hexData|->");
                 return Integer.toString(

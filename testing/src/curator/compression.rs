@@ -16,6 +16,18 @@ impl CuratorPeer {
         self.call(&words(&["gzip.create", cid, path, &hex(data)])?).await.map(drop)
     }
 
+    /// `gzip.create.protected`: client `cid` creates a protected ephemeral-sequential node
+    /// `path` + sequence (`<parent>/_c_<uuid>-<name><seq>`) holding `data` through
+    /// `.compressed()` — what Curator 5.8's `LeaderLatch` writes under `enableCompression()`.
+    /// Returns the created path.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Peer`] when Curator throws.
+    pub async fn gzip_create_protected(&self, cid: &str, path: &str, data: &[u8]) -> Result<String> {
+        self.call(&words(&["gzip.create.protected", cid, path, &hex(data)])?).await
+    }
+
     /// `gzip.set`: client `cid` sets the data of `path` through `.compressed()`. Returns the
     /// new data version.
     ///
