@@ -131,12 +131,56 @@ impl NodeAcl<'_> {
 }
 
 impl Framework {
+    /// A handle on the same session whose creates give the nodes they create `acl` instead of
+    /// what the [`AclProvider`] (or [`default_acl`](crate::FrameworkBuilder::default_acl))
+    /// chooses: Curator's `create().withACL(list)`.
+    ///
+    /// It applies to every node the handle creates by name — [`create`](Self::create),
+    /// [`create_protected`](Self::create_protected),
+    /// [`create_with_ttl`](Self::create_with_ttl), the creates of a
+    /// [`transaction`](Self::transaction), and the nodes of recipes made with the handle —
+    /// but not to the parents a create makes on the way (containers), nor to the namespace's
+    /// node or the framework's transaction markers: they keep the provider's ACL, as with
+    /// Curator's `withACL(list)` (its `applyToParents` is `false` by default). The handle is
+    /// cheap (an `Arc` clone), shares the session and everything else with `self` (its
+    /// compression included), and dropping it closes nothing; other handles are unaffected.
+    /// An empty `acl` is refused by each create, as ZooKeeper's Java client refuses it:
+    /// [`Error::ZooKeeper`](crate::Error::ZooKeeper)`(InvalidAcl)`.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo(fw: zk_recipes::Framework) -> zk_recipes::Result<()> {
+    /// use zk_recipes::{Acl, CreateMode};
+    ///
+    /// // this node only: readable by anyone, everything else for its creator
+    /// let public = fw.with_acl([Acl::creator_all(), Acl::anyone_read()].concat());
+    /// public.create("/config/motd", b"hello", CreateMode::Persistent).await?;
+    /// let (acl, _) = fw.get_acl("/config/motd").await?;
+    /// assert!(acl.contains(&Acl::anyone_read()[0]));
+    /// # Ok(()) }
+    /// ```
+    pub fn with_acl(&self, acl: impl Into<Vec<Acl>>) -> Framework {
+        let acl: Arc<[zookeeper_client::Acl]> = Acl::to_client_list(&acl.into()).into();
+        Framework { acl: Some(acl), ..self.clone() }
+    }
+
     /// The ACL of a node created at `path` (namespace-relative), the one place a create
-    /// chooses it.
+    /// chooses it: this handle's [`with_acl`](Self::with_acl), else the framework's.
     ///
     /// # Errors
-    /// `InvalidAcl` when the provider answers an empty list.
+    /// `InvalidAcl` when the handle's ACL or the provider's answer is an empty list.
     pub(crate) fn acl_for(&self, path: &str) -> Result<NodeAcl<'_>, ZkError> {
+        match &self.acl {
+            Some(acl) if acl.is_empty() => Err(ZkError::InvalidAcl),
+            Some(acl) => Ok(NodeAcl(Cow::Borrowed(acl))),
+            None => self.framework_acl_for(path),
+        }
+    }
+
+    /// The framework's ACL for a node at `path`, whatever this handle's
+    /// [`with_acl`](Self::with_acl): for the nodes the framework shares between handles (the
+    /// transaction markers and their parent).
+    pub(crate) fn framework_acl_for(&self, path: &str) -> Result<NodeAcl<'_>, ZkError> {
         match &self.inner.cfg.acl {
             AclChoice::Fixed(acl) => Ok(NodeAcl(Cow::Borrowed(acl))),
             AclChoice::Provider(provider) => provided(provider.as_ref(), &self.full_path(path)),

@@ -348,7 +348,7 @@ impl Framework {
     /// # Ok(()) }
     /// ```
     pub fn compressed(&self) -> Framework {
-        Framework { inner: self.inner.clone(), compress: Some(true) }
+        Framework { compress: Some(true), ..self.clone() }
     }
 
     /// A handle on the same session whose data operations neither compress nor decompress,
@@ -364,7 +364,7 @@ impl Framework {
     /// # drop(text); Ok(()) }
     /// ```
     pub fn uncompressed(&self) -> Framework {
-        Framework { inner: self.inner.clone(), compress: Some(false) }
+        Framework { compress: Some(false), ..self.clone() }
     }
 
     /// Whether this handle's data operations compress: set by [`compressed`](Self::compressed)

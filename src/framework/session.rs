@@ -91,6 +91,9 @@ pub struct Framework {
     pub(crate) inner: Arc<Inner>,
     /// This handle's compression: `None` follows the builder's `enable_compression`.
     pub(crate) compress: Option<bool>,
+    /// This handle's ACL for the nodes it creates ([`Framework::with_acl`]); `None` asks the
+    /// framework's [`AclProvider`](crate::AclProvider).
+    pub(crate) acl: Option<Arc<[zookeeper_client::Acl]>>,
 }
 
 impl std::fmt::Debug for Framework {

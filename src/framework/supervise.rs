@@ -28,7 +28,7 @@ impl Framework {
         let inner = Inner::new(cfg, session);
         start_tracker(&inner, &raw).await;
         tokio::spawn(supervise(Arc::downgrade(&inner), watcher, timeout));
-        Ok(Framework { inner, compress: None })
+        Ok(Framework { inner, compress: None, acl: None })
     }
 }
 

@@ -321,7 +321,7 @@ impl Transaction<'_> {
                     tries += 1;
                     fw.retry_op("create", root, |client| async move {
                         fw.make_parents(&client, paths::parent(root)).await?;
-                        let acl = fw.acl_for(root)?;
+                        let acl = fw.framework_acl_for(root)?;
                         client.create(root, &[], &acl.options(CreateMode::Persistent)).await.map(drop).or_else(|e| {
                             match e {
                                 ZkError::NodeExists => Ok(()),
@@ -393,7 +393,7 @@ async fn attempt(
         }
     }
     if let Some(marker) = marker {
-        multi.add_create(marker, &[], &fw.acl_for(marker)?.options(CreateMode::Persistent))?;
+        multi.add_create(marker, &[], &fw.framework_acl_for(marker)?.options(CreateMode::Persistent))?;
     }
     let answered_ops = |results: Vec<MultiWriteResult>| {
         ops.iter().zip(results.into_iter().skip(guards.len())).map(|(op, result)| answered(op, result)).collect()

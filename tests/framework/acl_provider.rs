@@ -144,3 +144,52 @@ async fn an_empty_acl_from_the_provider_is_refused() {
     assert_matches!(refused.unwrap_err(), Error::InvalidArgument { argument: "acl_provider", .. });
     fw.shutdown(std::time::Duration::from_secs(5)).await.unwrap();
 }
+
+#[tokio::test]
+async fn with_acl_overrides_the_provider_for_one_handle() {
+    let cs = fixtures::shared_server().await;
+    let ns = fixtures::unique("with-acl");
+    let (fw, _asked) = framework(&cs, &ns).await;
+    let read_only = vec![Acl::anyone(Permissions::READ | Permissions::ADMIN)];
+    let ro = fw.with_acl(read_only.clone());
+
+    // the node gets the handle's ACL; the parents it makes keep the provider's (the default)
+    ro.create("/rw/a/b/node", b"1", CreateMode::Persistent).await.unwrap();
+    assert_eq!(fw.get_acl("/rw/a/b/node").await.unwrap().0, read_only);
+    for parent in ["/rw", "/rw/a", "/rw/a/b"] {
+        assert_eq!(fw.get_acl(parent).await.unwrap().0, Acl::anyone_all(), "{parent}");
+    }
+    // it means it: nobody may write the node
+    assert_matches!(fw.set_data("/rw/a/b/node", b"2", None).await, Err(Error::ZooKeeper(ZooKeeperError::NoAuth)));
+    // under the provider's own rule too (the handle wins)
+    ro.create("/ro/x", b"1", CreateMode::Persistent).await.unwrap();
+    assert_eq!(fw.get_acl("/ro/x").await.unwrap().0, read_only);
+    assert_eq!(fw.get_acl("/ro").await.unwrap().0, no_writes(), "the parent: the provider's");
+
+    // protected, TTL-less sequential and transaction creates, and a compressed view of it
+    let p = ro.create_protected("/rw", "p-", b"", CreateMode::EphemeralSequential).await.unwrap();
+    assert_eq!(fw.get_acl(&p.path).await.unwrap().0, read_only);
+    ro.transaction().create("/rw/txn", b"", CreateMode::Persistent).commit().await.unwrap();
+    assert_eq!(fw.get_acl("/rw/txn").await.unwrap().0, read_only);
+    ro.compressed().create("/rw/gz", b"z", CreateMode::Persistent).await.unwrap();
+    assert_eq!(fw.get_acl("/rw/gz").await.unwrap().0, read_only);
+    // a recipe made with the handle: its nodes get the ACL
+    let count = SharedCount::new(&ro, "/rw/count", 1).unwrap();
+    count.start().await.unwrap();
+    assert_eq!(fw.get_acl("/rw/count").await.unwrap().0, read_only);
+    drop(count);
+
+    // another handle (and the original) are unaffected
+    fw.create("/rw/plain", b"1", CreateMode::Persistent).await.unwrap();
+    assert_eq!(fw.get_acl("/rw/plain").await.unwrap().0, Acl::anyone_all());
+    fw.uncompressed().create("/rw/plain2", b"1", CreateMode::Persistent).await.unwrap();
+    assert_eq!(fw.get_acl("/rw/plain2").await.unwrap().0, Acl::anyone_all());
+
+    // an empty list is refused before anything is sent
+    let empty = fw.with_acl(Vec::new());
+    assert_matches!(
+        empty.create("/rw/empty", b"1", CreateMode::Persistent).await,
+        Err(Error::ZooKeeper(ZooKeeperError::InvalidAcl))
+    );
+    assert!(fw.exists("/rw/empty").await.unwrap().is_none());
+}
