@@ -89,7 +89,10 @@ async fn discovery_registrations_are_compressed_json() {
     let me = ServiceInstance::builder("orders").id("r1").address("10.0.0.9").port(8080).build().unwrap();
     let path = ours.register(&me).await.unwrap();
     let json: Value = serde_json::from_slice(&gunzipped(&fw, &path).await).unwrap();
-    assert_eq!((json["name"].as_str(), json["id"].as_str(), json["port"].as_u64()), (Some("orders"), Some("r1"), Some(8080)));
+    assert_eq!(
+        (json["name"].as_str(), json["id"].as_str(), json["port"].as_u64()),
+        (Some("orders"), Some("r1"), Some(8080))
+    );
     // queries, the service cache and a provider read it decompressed
     let found = ours.query_for_instances("orders").await.unwrap();
     assert_eq!(found.len(), 1);

@@ -45,7 +45,10 @@ async fn recipes_share_compressed_data_with_curator() {
     let me = ServiceInstance::builder("orders").id("r1").address("10.0.0.9").port(9090).build().unwrap();
     let path = ours.register(&me).await.unwrap();
     let json: Value = serde_json::from_slice(&peer.gzip_get(CID, &path).await.unwrap()).unwrap();
-    assert_eq!((json["id"].as_str(), json["address"].as_str(), json["port"].as_u64()), (Some("r1"), Some("10.0.0.9"), Some(9090)));
+    assert_eq!(
+        (json["id"].as_str(), json["address"].as_str(), json["port"].as_u64()),
+        (Some("r1"), Some("10.0.0.9"), Some(9090))
+    );
     // Curator's JSON for an instance, as its serializer wrote it, re-written compressed by
     // Curator at our registry
     let curators_json = fw.get_data(&format!("{plain_base}/orders/j1")).await.unwrap().0;

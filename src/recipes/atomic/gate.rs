@@ -84,16 +84,16 @@ pub(crate) async fn version(fw: &Framework, value_path: &str) -> Result<i32> {
 pub(crate) async fn raise_and_read(fw: &Framework, gate: &str, value_path: &str) -> Result<(Vec<u8>, Option<i32>)> {
     let (stored, version) = fw
         .retry_raw(|client| async move {
-        // requests go out in the order their futures are made: the read after the raise
-        let (raised, read) = tokio::join!(client.set_data(gate, &[], None), client.get_data(value_path));
-        match raised {
-            // a missing gate: nobody checks it, there is nothing to raise
-            Ok(_) | Err(ZkError::NoNode) => {}
-            Err(e) => return Err(e),
-        }
-        Ok(read.if_exists()?.map_or((Vec::new(), None), |(data, stat)| (data, Some(stat.version))))
-    })
-    .await?;
+            // requests go out in the order their futures are made: the read after the raise
+            let (raised, read) = tokio::join!(client.set_data(gate, &[], None), client.get_data(value_path));
+            match raised {
+                // a missing gate: nobody checks it, there is nothing to raise
+                Ok(_) | Err(ZkError::NoNode) => {}
+                Err(e) => return Err(e),
+            }
+            Ok(read.if_exists()?.map_or((Vec::new(), None), |(data, stat)| (data, Some(stat.version))))
+        })
+        .await?;
     // the value's node as Curator 5.8 stores it (see `DistributedAtomicValue::value_of`)
     Ok((fw.decode_or_empty(value_path, stored)?, version))
 }
