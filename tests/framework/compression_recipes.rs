@@ -277,3 +277,43 @@ async fn barrier_nodes_hold_compressed_default_data() {
     DistributedBarrier::new(&fw, &plain_path).unwrap().set_barrier().await.unwrap();
     assert_eq!(plain(&fw, &plain_path).await, fw.default_data());
 }
+
+/// The locks' node data (the mutex's own, a read-write side's and a lease's default data, a
+/// downgrade's read node) is stored gzip under `enable_compression()`, as Curator 5.8 writes
+/// it; the locks still exclude, and revocation works whichever side compresses `__REVOKE__`.
+#[tokio::test]
+async fn lock_nodes_store_their_data_compressed_and_revocation_reads_either_form() {
+    use zk_recipes::{InterProcessMutex, InterProcessReadWriteLock, InterProcessSemaphoreV2};
+    let (gz, fw, base) = frameworks("gz-locks").await;
+    let mutex = InterProcessMutex::new(&gz, &format!("{base}/mutex")).unwrap().with_data(b"owner-7".to_vec());
+    let held = mutex.acquire().await.unwrap();
+    assert_eq!(gunzipped(&fw, held.path()).await, b"owner-7");
+    assert!(InterProcessMutex::new(&fw, &format!("{base}/mutex")).unwrap().try_acquire().await.unwrap().is_none());
+    held.release().await.unwrap();
+
+    let rw = InterProcessReadWriteLock::new(&gz, &format!("{base}/rw")).unwrap();
+    let write = rw.write_lock().acquire().await.unwrap();
+    gunzipped(&fw, write.path()).await;
+    let read = write.downgrade().await.unwrap();
+    gunzipped(&fw, read.path()).await;
+    read.release().await.unwrap();
+    let lease = InterProcessSemaphoreV2::new(&gz, &format!("{base}/sem"), 1).unwrap().acquire().await.unwrap();
+    gunzipped(&fw, lease.path()).await;
+    lease.release().await.unwrap();
+    // a plain framework's lock stays plain
+    let plain_hold = InterProcessMutex::new(&fw, &format!("{base}/plain")).unwrap().acquire().await.unwrap();
+    plain(&fw, plain_hold.path()).await;
+
+    // revocation: asked by a compressing framework (gzip `__REVOKE__`) of a plain holder, and
+    // by a plain one of a compressing holder
+    let revocable =
+        |f: &Framework, name: &str| InterProcessMutex::new(f, &format!("{base}/{name}")).unwrap().revocable();
+    let plain_holder = revocable(&fw, "rev-a").acquire().await.unwrap();
+    InterProcessMutex::request_revoke(&gz, plain_holder.path()).await.unwrap();
+    gunzipped(&fw, plain_holder.path()).await;
+    tokio::time::timeout(WAIT, plain_holder.revoked()).await.expect("a gzip revoke request is seen");
+    let gz_holder = revocable(&gz, "rev-b").acquire().await.unwrap();
+    InterProcessMutex::request_revoke(&fw, gz_holder.path()).await.unwrap();
+    tokio::time::timeout(WAIT, gz_holder.revoked()).await.expect("a plain revoke request is seen");
+    drop((plain_holder, gz_holder, plain_hold));
+}

@@ -104,9 +104,6 @@ struct Inner {
     fw: Framework,
     path: String,
     id: String,
-    /// Our node's data: the id as stored (compressed by a compressing framework, as Curator
-    /// 5.8's `enableCompression()` writes it).
-    data: Vec<u8>,
     /// The leadership held now, if any.
     state: watch::Sender<Option<Leadership>>,
     leader: AtomicBool,
@@ -133,17 +130,16 @@ impl LeaderLatch {
     /// decompress it.
     ///
     /// # Errors
-    /// [`Error::InvalidPath`]; on a compressing framework, the
-    /// [`CompressionProvider`](crate::CompressionProvider)'s error for an id it cannot compress.
+    /// [`Error::InvalidPath`]. (On a compressing framework, a provider's error for an id it
+    /// cannot compress ends each attempt to take part; the latch retries, as after any other
+    /// failure to queue.)
     pub fn new(fw: &Framework, path: &str, id: &str) -> Result<Self> {
         paths::validate_recipe_path(path)?;
-        let data = fw.encode(&paths::join(path, LATCH_NAME), id.as_bytes())?.into_owned();
         Ok(Self {
             inner: Arc::new(Inner {
                 fw: fw.clone(),
                 path: path.to_string(),
                 id: id.to_string(),
-                data,
                 state: watch::Sender::new(None),
                 leader: AtomicBool::new(false),
                 silent: AtomicBool::new(false),
@@ -364,9 +360,9 @@ async fn run(inner: std::sync::Weak<Inner>) {
     loop {
         let Some(this) = inner.upgrade() else { return };
         let fw = this.fw.clone();
-        let (path, id, data) = (this.path.clone(), this.id.clone(), this.data.clone());
+        let (path, id) = (this.path.clone(), this.id.clone());
         drop(this);
-        let request = Request { dir: &path, data: &data, driver: &LatchDriver };
+        let request = Request { dir: &path, data: id.as_bytes(), driver: &LatchDriver };
         let acquired = contend(&fw, &request, Forever).await.and_then(|ended| ended.waited());
         let node = match acquired.map(never_timed_out) {
             Ok(acquired) => HeldNode::new(&fw, acquired, true),

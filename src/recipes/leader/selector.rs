@@ -172,15 +172,13 @@ impl LeaderSelector {
     /// decompress it.
     ///
     /// # Errors
-    /// [`Error::InvalidPath`]; on a compressing framework, the
-    /// [`CompressionProvider`](crate::CompressionProvider)'s error for an id it cannot compress.
+    /// [`Error::InvalidPath`].
     pub fn new<F, Fut>(fw: &Framework, path: &str, id: &str, task: F) -> Result<Self>
     where
         F: Fn(LeaderContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let data = fw.encode(path, id.as_bytes())?.into_owned();
-        let mutex = InterProcessMutex::new(fw, path)?.with_data(data).with_kind(Kind::LeaderSelector);
+        let mutex = InterProcessMutex::new(fw, path)?.with_data(id.as_bytes().to_vec()).with_kind(Kind::LeaderSelector);
         let task: Task = Arc::new(move |ctx| Box::pin(task(ctx)));
         Ok(Self {
             inner: Arc::new(Inner {

@@ -143,11 +143,14 @@ impl<W: Wait> Contention<'_, '_, W> {
             return Err(crate::framework::TTL_UNSUPPORTED);
         }
         let name = crate::framework::ProtectedName::new(self.req.dir, self.driver.node_name());
+        // our node's data as a compressing framework stores it (Curator 5.8's
+        // `enableCompression()` compresses every lock node's data too)
+        let data = self.fw.encode(&name.path(), self.req.data)?;
         // known as local from before its create until it holds; its mark takes over then (`take`)
         let _contender = self.locks.hand_off.contender(name.prefix());
         let mut pipelined = true;
         loop {
-            let created = create_node(self.fw, self.req, &name, &mut self.pending, pipelined, &mut order).await;
+            let created = create_node(self.fw, self.req, &data, &name, &mut self.pending, pipelined, &mut order).await;
             (pipelined, order) = (false, None);
             let (node, owner, listing) = created?;
             // a node created again sorts after whoever queued meanwhile: look where we yield again

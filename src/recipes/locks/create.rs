@@ -65,7 +65,8 @@ impl Drop for Pending<'_> {
     }
 }
 
-/// Creates our node; on the first attempt together with the listing (one round trip). Also
+/// Creates our node with `data` (the request's, as the framework stores it); on the first
+/// attempt together with the listing (one round trip). Also
 /// returns the session our node belongs to: its ephemeral owner, or for a TTL node (which
 /// has none) the session that created it.
 ///
@@ -73,6 +74,7 @@ impl Drop for Pending<'_> {
 pub(super) async fn create_node(
     fw: &Framework,
     req: &Request<'_>,
+    data: &[u8],
     name: &ProtectedName,
     pending: &mut Pending<'_>,
     pipelined: bool,
@@ -85,7 +87,7 @@ pub(super) async fn create_node(
     if pipelined && fw.wait_connected(Duration::ZERO).await.is_ok() {
         let client: Client = fw.raw_client()?;
         pending.arm(name);
-        match create_and_list(fw, &client, req, name, mode, ttl, order).await? {
+        match create_and_list(fw, &client, req, data, name, mode, ttl, order).await? {
             (Ok((stat, sequence)), listed) => {
                 let stat = Stat::from_client(&stat);
                 let node = CreatedNode { path: format!("{}{sequence}", name.path()), stat };
@@ -100,7 +102,7 @@ pub(super) async fn create_node(
     }
     pending.arm(name);
     let session = fw.status().session_id;
-    let node = fw.create_protected_name_ttl(name, req.data, mode, ttl, maybe_created).await?;
+    let node = fw.create_protected_name_ttl(name, data, mode, ttl, maybe_created).await?;
     let owner = owner(&node.stat, session);
     pending.created(node.path.clone(), owner);
     Ok((node, owner, None))
@@ -116,6 +118,7 @@ async fn create_and_list(
     fw: &Framework,
     client: &Client,
     req: &Request<'_>,
+    data: &[u8],
     name: &ProtectedName,
     mode: CreateMode,
     ttl: Option<Duration>,
@@ -127,7 +130,7 @@ async fn create_and_list(
         Some(ttl) => acl.options(mode).with_ttl(ttl),
         None => acl.options(mode),
     };
-    let create = placed(client.create(&path, req.data, &options), order);
+    let create = placed(client.create(&path, data, &options), order);
     match req.driver.prefetch() {
         Some(read) => {
             let listed = list_and_read(client, req.dir, read);
@@ -158,7 +161,7 @@ async fn placed<T>(
     created
 }
 
-/// Creates one protected node (any mode) cancel-safely: if the future is dropped, whatever
+/// Creates one protected node (any mode; its data as the framework stores it) cancel-safely: if the future is dropped, whatever
 /// was created is deleted in the background.
 pub(crate) async fn create_owned(
     fw: &Framework,
@@ -168,9 +171,10 @@ pub(crate) async fn create_owned(
     mode: CreateMode,
 ) -> Result<CreatedNode> {
     let protected = ProtectedName::new(dir, name);
+    let data = fw.encode(&protected.path(), data)?;
     let mut pending = Pending::new(fw);
     pending.arm(&protected);
-    let node = fw.create_protected_name(&protected, data, mode, false).await?;
+    let node = fw.create_protected_name(&protected, &data, mode, false).await?;
     pending.forget_node();
     Ok(node)
 }

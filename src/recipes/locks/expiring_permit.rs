@@ -175,7 +175,8 @@ pub(crate) async fn swap_for_permit(
     let (data, mode) = (fw.default_data(), crate::CreateMode::PersistentSequential);
     // the transaction deletes the lease's node: no loss to report when it does
     lease.ending();
-    let txn = fw.transaction().plain().delete(lease.path(), None);
+    // (not `plain()`: a compressing framework stores the permit's data compressed)
+    let txn = fw.transaction().delete(lease.path(), None);
     let txn = if ttl { txn.create_with_ttl(&name, data, mode, expiry) } else { txn.create(&name, data, mode) };
     let created = match txn.commit().await {
         Ok(results) => results.into_iter().nth(1),

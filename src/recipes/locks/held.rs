@@ -365,7 +365,7 @@ impl Monitor {
             };
             let watchers = match watch {
                 Ok((data, _, watcher)) => {
-                    if data == REVOKE_MESSAGE {
+                    if self.is_revoke_message(data) {
                         self.tx.send_modify(|w| w.revoke_requested = true);
                     }
                     vec![watcher]
@@ -383,6 +383,13 @@ impl Monitor {
                 return self.node_gone();
             }
         }
+    }
+
+    /// Whether our node's data asks us to release: `__REVOKE__` as stored, or compressed by a
+    /// revoker whose framework compresses (Curator 5.8's `Revoker` under
+    /// `enableCompression()`).
+    fn is_revoke_message(&self, data: Vec<u8>) -> bool {
+        data == REVOKE_MESSAGE || self.fw.compressed().decode(&self.path, data).is_ok_and(|d| d == REVOKE_MESSAGE)
     }
 
     /// Our node is gone: a loss, unless we deleted it (a release).

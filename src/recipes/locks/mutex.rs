@@ -359,7 +359,7 @@ impl InterProcessMutex {
     /// # Cancel safety
     /// Cancel safe (the request may or may not have been written).
     pub async fn request_revoke(fw: &Framework, node_path: &str) -> Result<()> {
-        fw.set_data_plain(node_path, REVOKE_MESSAGE, None).await.map(|_| ())
+        fw.set_data(node_path, REVOKE_MESSAGE, None).await.map(|_| ())
     }
 }
 
