@@ -87,7 +87,14 @@ pub(super) async fn create_node(
     if pipelined && fw.wait_connected(Duration::ZERO).await.is_ok() {
         let client: Client = fw.raw_client()?;
         pending.arm(name);
-        match create_and_list(fw, &client, req, data, name, mode, ttl, order).await? {
+        let path = name.path();
+        let acl = fw.acl_for(&path).map_err(Error::from_client)?;
+        let options = match ttl {
+            Some(ttl) => acl.options(mode).with_ttl(ttl),
+            None => acl.options(mode),
+        };
+        let create = placed(client.create(&path, data, &options), order);
+        match create_and_list(fw, &client, req, create).await? {
             (Ok((stat, sequence)), listed) => {
                 let stat = Stat::from_client(&stat);
                 let node = CreatedNode { path: format!("{}{sequence}", name.path()), stat };
@@ -111,26 +118,16 @@ pub(super) async fn create_node(
 /// The answer of a create.
 type Created = std::result::Result<(zookeeper_client::Stat, zookeeper_client::CreateSequence), ZkError>;
 
-/// Sends our create, then a listing behind it on the same session (zookeeper-client sends
-/// requests in the order their futures are made): our own with the prefetch read behind it,
-/// or one shared with the local contenders of the directory (`listings.rs`).
+/// Our create (sent already: its future is made), then a listing sent behind it on the same
+/// session (zookeeper-client sends requests in the order their futures are made): our own
+/// with the prefetch read behind it, or one shared with the local contenders of the directory
+/// (`listings.rs`).
 async fn create_and_list(
     fw: &Framework,
     client: &Client,
     req: &Request<'_>,
-    data: &[u8],
-    name: &ProtectedName,
-    mode: CreateMode,
-    ttl: Option<Duration>,
-    order: &mut Option<CreateOrder>,
+    create: impl std::future::Future<Output = Created>,
 ) -> Result<(Created, std::result::Result<Listed, ZkError>)> {
-    let path = name.path();
-    let acl = fw.acl_for(&path).map_err(Error::from_client)?;
-    let options = match ttl {
-        Some(ttl) => acl.options(mode).with_ttl(ttl),
-        None => acl.options(mode),
-    };
-    let create = placed(client.create(&path, data, &options), order);
     match req.driver.prefetch() {
         Some(read) => {
             let listed = list_and_read(client, req.dir, read);
