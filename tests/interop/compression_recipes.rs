@@ -2,7 +2,8 @@
 //! 5.8's `enableCompression()` makes every recipe's create/setData compress and getData
 //! decompress, which 5.4 has per call only. So each recipe is proven per operation: Curator's
 //! `.decompressed()` reads what our recipe wrote under `enable_compression()`, and our recipe
-//! reads what Curator wrote with `.compressed()` (as a 5.8 recipe writes it).
+//! reads what Curator wrote with `.compressed()` (as a 5.8 recipe writes it): an atomic long,
+//! registrations, a latch, a group member, a lock and its revocation.
 
 use serde_json::Value;
 use zk_recipes::{DistributedAtomicLong, Framework, GroupMember, LeaderLatch, ServiceDiscovery, ServiceInstance};
@@ -91,5 +92,24 @@ async fn recipes_share_compressed_data_with_curator() {
     .await
     .unwrap();
     member.close().await.unwrap();
+
+    // a lock: Curator reads our compressed lock node; a node as Curator 5.8's mutex writes it
+    // (protected, ephemeral-sequential, compressed) excludes ours until it goes; a compressed
+    // `__REVOKE__` (5.8's Revoker) is a revocation request to our holder
+    let dir = format!("{base}/lock");
+    let mutex = zk_recipes::InterProcessMutex::new(&gz, &dir).unwrap().with_data(b"rust-holder".to_vec());
+    let held = mutex.acquire().await.unwrap();
+    assert_eq!(peer.gzip_get(CID, held.path()).await.unwrap(), b"rust-holder", "Curator reads our lock node");
+    let java_node = peer.gzip_create_protected(CID, &format!("{dir}/lock-"), b"java-holder").await.unwrap();
+    held.release().await.unwrap();
+    assert!(mutex.try_acquire().await.unwrap().is_none(), "Curator's compressed node {java_node} holds now");
+    fw.delete(&java_node).await.unwrap();
+    let held = tokio::time::timeout(WAIT, zk_recipes::InterProcessMutex::new(&gz, &dir).unwrap().revocable().acquire())
+        .await
+        .unwrap()
+        .unwrap();
+    peer.gzip_set(CID, held.path(), b"__REVOKE__").await.unwrap();
+    tokio::time::timeout(WAIT, held.revoked()).await.expect("a compressed revoke request is seen");
+    held.release().await.unwrap();
     peer.close(CID).await.unwrap();
 }

@@ -51,6 +51,11 @@ pub struct Global {
     /// Machine-readable output: one JSON object per line
     #[arg(long, global = true)]
     pub json: bool,
+    /// Gzip node data as Curator's `.compressed()` and `enableCompression()` do: every write of
+    /// a command compresses, every read decompresses (watch, inspect: data that is not gzip is
+    /// shown as stored)
+    #[arg(long, global = true)]
+    pub compressed: bool,
     /// Log more to stderr: -v info, -vv debug, -vvv trace (default: warnings; RUST_LOG
     /// directives, e.g. `zk_recipes=debug`, apply as well)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -402,9 +407,6 @@ pub enum AtomicOp {
 
 #[derive(Debug, Args)]
 pub struct SharedCountArgs {
-    /// Gzip the count as Curator's `.compressed()` and `enableCompression()` do (reads and writes)
-    #[arg(long, global = true)]
-    pub compressed: bool,
     #[command(subcommand)]
     pub op: SharedCountOp,
 }
@@ -492,9 +494,6 @@ pub struct WatchArgs {
     /// Leave the nodes' data out (stats only)
     #[arg(long)]
     pub no_data: bool,
-    /// Gunzip the data as Curator's `.decompressed()` and `enableCompression()` read it
-    #[arg(long, conflicts_with = "no_data")]
-    pub compressed: bool,
 }
 
 #[cfg(test)]
@@ -651,9 +650,6 @@ pub enum QueueKind {
 
 #[derive(Debug, Args)]
 pub struct QueueArgs {
-    /// Gzip the items as Curator's `enableCompression()` does (puts and takes)
-    #[arg(long, global = true)]
-    pub compressed: bool,
     #[command(subcommand)]
     pub op: QueueOp,
 }

@@ -25,7 +25,6 @@ use crate::args::{AtomicOp, Command, WatchMode};
 use crate::exit::{self, CliError, CliResult};
 use crate::output::humanize;
 use crate::{ConnectFailure, Ctx};
-use zk_recipes::Framework;
 
 /// Runs `command`: checks its arguments, connects, runs it, closes the session.
 pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
@@ -68,6 +67,9 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
     let left = |t: Option<Duration>| {
         t.zip(deadline).map(|(_, (_, at))| at.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)))
     };
+    // `--compressed`: every command works through a compressing handle, but watch, which
+    // decompresses what it prints itself (data that is not gzip is shown as stored)
+    let fw = if ctx.global.compressed && !matches!(command, Command::Watch(_)) { fw.compressed() } else { fw };
     let result = match command {
         Command::Lock(mut args) => {
             args.hold.timeout = left(args.hold.timeout);
@@ -82,13 +84,13 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
         Command::DoubleBarrier(args) => barrier::double_barrier(&fw, args, ctx).await,
         Command::Latch(args) => latch::latch(&fw, args, ctx).await,
         Command::Atomic(args) => counter::atomic(&fw, args, ctx).await,
-        Command::SharedCount(args) => counter::shared_count(&compressed(&fw, args.compressed), args, ctx).await,
+        Command::SharedCount(args) => counter::shared_count(&fw, args, ctx).await,
         Command::Inspect(args) => inspect::inspect(&fw, args, ctx).await,
         Command::Rm(args) => rm::rm(&fw, args, ctx).await,
         Command::Watch(args) => watch::watch(&fw, args, ctx).await,
         Command::Group(args) => group::group(&fw, args, ctx).await,
         Command::Discover(args) => discover::discover(&fw, args, ctx).await,
-        Command::Queue(args) => queue::queue(&compressed(&fw, args.compressed), args, ctx).await,
+        Command::Queue(args) => queue::queue(&fw, args, ctx).await,
         Command::Once(args) => crate::once::once(&fw, args, ctx).await,
         Command::Bench(_) | Command::Completions(_) | Command::Man(_) => unreachable!("handled before connecting"),
     };
@@ -210,13 +212,4 @@ async fn wait_within<T: std::future::Future<Output = zk_recipes::Result<()>>>(
 /// The error for a wait that ran out of time (exit 75).
 fn timed_out(timeout: Duration, waiting_for: &str) -> CliError {
     CliError::new(exit::TIMEOUT, format!("timed out after {} waiting for {waiting_for}", humanize(timeout)))
-}
-
-/// The handle a command with `--compressed` works through: gzip on every data read and write.
-fn compressed(fw: &Framework, on: bool) -> Framework {
-    if on {
-        fw.compressed()
-    } else {
-        fw.clone()
-    }
 }

@@ -38,7 +38,7 @@ pub async fn watch(fw: &Framework, args: WatchArgs, ctx: &mut Ctx) -> CliResult 
     let cache = builder.with_data(!args.no_data).event_capacity(BUFFER).build()?;
     let mut events = pin!(cache.events());
     cache.start().await?;
-    let mut printed = Printed { json: ctx.global.json, compressed: args.compressed, nodes: BTreeMap::new() };
+    let mut printed = Printed { json: ctx.global.json, compressed: ctx.global.compressed, nodes: BTreeMap::new() };
     loop {
         let next = tokio::select! {
             next = events.next() => next,

@@ -1,8 +1,9 @@
-//! `--compressed` on `zkr shared-count`, `zkr queue` and `zkr watch`: gzip on the wire (Curator's bytes,
-//! read back by the library), items and counts exchanged with a compressing library framework,
-//! and uncompressed data refused with exit 1, as Curator refuses it.
+//! `--compressed` (a global flag, before or after the subcommand) on `zkr shared-count`,
+//! `zkr queue`, `zkr watch`, `zkr atomic`, `zkr group` and `zkr inspect`: gzip on the wire
+//! (Curator's bytes, read back by the library), items and counts exchanged with a compressing
+//! library framework, and uncompressed data refused with exit 1, as Curator refuses it.
 
-use zk_recipes::{CompressionProvider, GzipCompression, SharedCount, SimpleDistributedQueue};
+use zk_recipes::{CompressionProvider, GroupMember, GzipCompression, SharedCount, SimpleDistributedQueue};
 use zk_recipes_testing::fixtures;
 
 use super::{path, run};
@@ -73,4 +74,30 @@ async fn watch_compressed() {
     fw.compressed().set_data(&root, b"r2", None).await.unwrap();
     let changed = line(watch.line().await);
     assert_eq!((changed["event"].as_str(), changed["data"].as_str()), (Some("changed"), Some("r2")), "{changed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_data_command_takes_compressed() {
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    // atomic: the value's node stored gzip, as Curator 5.8's DistributedAtomicLong writes it
+    let a = path("gz-atomic");
+    let (code, lines, stderr) = run(&cs, &["--compressed", "atomic", "add", &a, "5"]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(lines, ["5"]);
+    assert_eq!(gunzip(&fw.get_data(&a).await.unwrap().0), 5i64.to_be_bytes());
+    assert_eq!(run(&cs, &["atomic", "get", &a, "--compressed"]).await.1, ["5"]);
+    // group: a compressing library member's data, read by zkr
+    let g = path("gz-group");
+    let member = GroupMember::new(&fw.compressed(), &g, "lib", "lib-data").unwrap();
+    member.start().await.unwrap();
+    member.wait_for_initial_create(std::time::Duration::from_secs(20)).await.unwrap();
+    let (code, lines, stderr) = run(&cs, &["group", "members", &g, "--compressed"]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(lines, ["lib lib-data"]);
+    member.close().await.unwrap();
+    // inspect reads the counter's value decompressed (plain, it cannot read it as a number)
+    let (code, out, stderr) = run(&cs, &["--compressed", "--json", "inspect", &a]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(out.join("\n").contains(r#""value":"5""#), "{out:?} {stderr}");
 }
