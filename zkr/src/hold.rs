@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use futures_util::future::select_all;
-use zk_recipes::{Error, HeldLock, LeaderLatch, Leadership, Lease, MultiLockGuard, TimedHold};
+use zk_recipes::{Error, HeldLock, LeaderLatch, Leadership, Lease, LossReason, MultiLockGuard, TimedHold};
 
 use crate::args::Supervision;
 use crate::child::{self, Child};
@@ -60,11 +60,11 @@ impl Held {
     /// Resolves when the hold is lost, with the reason.
     async fn lost(&self) -> String {
         match self {
-            Held::Lock(g) => g.lost().await.to_string(),
-            Held::Leased(held, _) => held.lost().await.to_string(),
-            Held::Multi(m) => m.lost().await.to_string(),
-            Held::Leases(leases) => select_all(leases.iter().map(|l| Box::pin(l.lost()))).await.0.to_string(),
-            Held::Leader(_, leadership) => format!("no longer the leader: {}", leadership.lost().await),
+            Held::Lock(g) => told(g.lost().await),
+            Held::Leased(held, _) => told(held.lost().await),
+            Held::Multi(m) => told(m.lost().await),
+            Held::Leases(leases) => told(select_all(leases.iter().map(|l| Box::pin(l.lost()))).await.0),
+            Held::Leader(_, leadership) => format!("no longer the leader: {}", told(leadership.lost().await)),
         }
     }
 
@@ -89,7 +89,9 @@ impl Held {
         };
         match released {
             Ok(()) => Released::Done,
-            Err(Error::LockLost { path, reason, .. }) => Released::Lost(format!("{path} before release: {reason}")),
+            Err(Error::LockLost { path, reason, .. }) => {
+                Released::Lost(format!("{path} before release: {}", told(reason)))
+            }
             Err(e) => Released::Failed(e),
         }
     }
@@ -179,5 +181,15 @@ async fn renew_on_lines(output: tokio::process::ChildStdout, leased: &TimedHold,
         let _ = leased.renew(lease);
         let _ = stdout.write_all(format!("{line}\n").as_bytes()).await;
         let _ = stdout.flush().await;
+    }
+}
+
+/// A loss reason in zkr's words: a hold bounded by `--lease` (or `zkr once`'s lock) that ran
+/// out is "lease expired", as zkr has always printed it (the library calls it `Expired`, since
+/// "lease" there means a semaphore's).
+pub(crate) fn told(reason: LossReason) -> String {
+    match reason {
+        LossReason::Expired => "lease expired".to_string(),
+        other => other.to_string(),
     }
 }

@@ -69,7 +69,7 @@ pub async fn once(fw: &Framework, args: OnceArgs, ctx: &mut Ctx) -> CliResult {
     let outcome = match Child::spawn(&args.cmd, &env, false) {
         Err(e) => Err(e),
         Ok(mut child) => {
-            let lost = async { guard.lost().await.to_string() };
+            let lost = async { crate::hold::told(guard.lost().await) };
             let ended = child::supervise(&mut child, "lock", lost, &args.supervision, &mut ctx.signals).await;
             // the contract: zkr once exits with CMD's status, also after a loss stopped
             // it (then usually 143: SIGTERM, or what CMD's own TERM handler chose)
@@ -79,7 +79,7 @@ pub async fn once(fw: &Framework, args: OnceArgs, ctx: &mut Ctx) -> CliResult {
     match tokio::time::timeout(UNLOCK_TIMEOUT, guard.unlock()).await {
         Ok(Ok(())) => outcome,
         Ok(Err(zk_recipes::Error::LockLost { reason, .. })) => {
-            eprintln!("zkr: lock lost ({reason})");
+            eprintln!("zkr: lock lost ({})", crate::hold::told(reason));
             outcome
         }
         Ok(Err(e)) => {
