@@ -287,20 +287,23 @@ impl Keeper {
                 Ok(Step::Watch(watcher))
             }
             Found::Ours => {
-                if self.shared.kept().is_none_or(|k| k.czxid != stat.czxid) {
-                    self.adopt(path, stat, session);
-                }
+                // a node we did not see created is adopted only once it holds our data: its
+                // waiters (`wait_for_initial_create`) must not read the data it was found with
+                let adopting = self.shared.kept().is_none_or(|k| k.czxid != stat.czxid);
                 let desired = self.shared.desired();
                 let generation = desired.generation;
                 // compared as read (decompressed by a compressing framework): another writer's
                 // gzip of the same data may be other bytes; data that does not decompress is
                 // not ours and is written over
                 let holds = |d: &[u8]| self.fw.decode_or_empty(path, d.to_vec()).is_ok_and(|d| d == desired.data);
-                if (generation != self.applied || self.verify_data) && !holds(data) {
+                if (adopting || generation != self.applied || self.verify_data) && !holds(data) {
                     return match client.set_data(path, &desired.stored, Some(stat.version)).await {
                         Ok(_) | Err(ZkError::BadVersion | ZkError::NoNode) => Ok(Step::Again),
                         Err(e) => Err(e),
                     };
+                }
+                if adopting {
+                    self.adopt(path, stat, session);
                 }
                 self.applied = generation;
                 self.verify_data = false;
