@@ -94,7 +94,7 @@ where
                         }
                         retries += 1;
                         match pause(policy.as_ref(), retries, opened.elapsed()) {
-                            Some(next) => until = Instant::now() + next,
+                            Some(next) => until = super::deadline::after(next),
                             None => break,
                         }
                     }

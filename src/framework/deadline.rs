@@ -98,10 +98,25 @@ impl From<Duration> for Deadline {
     }
 }
 
+/// How far in the future a duration too long to add lands: about 30 years, longer than any
+/// process runs, and small enough to add to any instant a clock reads.
+const FAR: Duration = Duration::from_secs(86_400 * 365 * 30);
+
+/// `d` after `at`, saturating: a duration too long to add (`Duration::MAX` is how callers spell
+/// "no bound") lands [`FAR`] after `at`. The one place where the crate adds a duration to an
+/// instant: no `Instant + Duration` elsewhere, which panics on overflow.
+pub(crate) fn later(at: Instant, d: Duration) -> Instant {
+    at.checked_add(d).or_else(|| at.checked_add(FAR)).unwrap_or(at)
+}
+
+/// [`later`] for the wall clock (the deadlines written into node names and data).
+pub(crate) fn wall_later(at: std::time::SystemTime, d: Duration) -> std::time::SystemTime {
+    at.checked_add(d).or_else(|| at.checked_add(FAR)).unwrap_or(at)
+}
+
 /// `timeout` from now; a timeout too long to add is far in the future (about 30 years).
 fn far(timeout: Duration) -> Instant {
-    let now = Instant::now();
-    now.checked_add(timeout).unwrap_or_else(|| now + Duration::from_secs(86_400 * 365 * 30))
+    later(Instant::now(), timeout)
 }
 
 /// A scope's deadline, and until when what an abandoned wait leaves may still be removed in
@@ -207,7 +222,7 @@ where
     if let Some(outer) = current() {
         deadline = outer.deadline.min(deadline);
     }
-    let cleanup_until = deadline.at + CLEANUP_GRACE;
+    let cleanup_until = later(deadline.at, CLEANUP_GRACE);
     let scoped = SCOPE.scope(Scope { deadline, cleanup_until }, body);
     match tokio::time::timeout_at(cleanup_until, scoped).await {
         Ok(result) => result,

@@ -340,7 +340,7 @@ impl Framework {
 
     /// The steps of [`shutdown`](Self::shutdown).
     async fn shut_down(&self, timeout: Duration) -> Result<()> {
-        let deadline = tokio::time::Instant::now() + timeout;
+        let deadline = super::deadline::after(timeout);
         let session = observe::session_hex(self.status().session_id);
         let (namespace, ensemble) = (self.namespace().unwrap_or(""), self.connect_string());
         self.inner.draining.store(true, Ordering::SeqCst);

@@ -37,7 +37,7 @@ async fn supervise(inner: Weak<Inner>, mut watcher: zookeeper_client::StateWatch
     let mut suspended_since: Option<Instant> = None;
     loop {
         let Some(closed) = inner.upgrade().map(|i| i.status.subscribe()) else { return };
-        let deadline = suspended_since.map(|t| t + timeout);
+        let deadline = suspended_since.map(|t| super::deadline::later(t, timeout));
         let event = tokio::select! {
             _ = wait_closed(closed) => return,
             state = watcher.changed() => Some(state),

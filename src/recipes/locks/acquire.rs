@@ -17,6 +17,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::error::{Error, Result};
+use crate::framework::deadline;
 
 /// How long an acquire may wait.
 pub(crate) trait Wait: Copy + Send + Sync + std::fmt::Debug + 'static {
@@ -82,7 +83,7 @@ pub(crate) fn timed<T>(waited: Waited<T, Until>, timeout: Duration) -> Result<T>
 
 /// A wait of at most `timeout` from now.
 pub(crate) fn until_after(timeout: Duration) -> Until {
-    Until(Instant::now() + timeout)
+    Until(deadline::after(timeout))
 }
 
 /// A lock kind's acquire, generic over how long it may wait: the one method a kind writes.

@@ -155,7 +155,7 @@ impl<W: Wait> Contention<'_, '_, W> {
             let (node, owner, listing) = created?;
             // a node created again sorts after whoever queued meanwhile: look where we yield again
             self.yield_checked = self.driver.yields_to().is_none();
-            self.next_touch = self.driver.server_ttl().map(|ttl| Instant::now() + ttl / 3);
+            self.next_touch = self.driver.server_ttl().map(|ttl| deadline::after(ttl / 3));
             if let Some(outcome) = self.queue(node, owner, listing).await? {
                 return Ok(outcome);
             }

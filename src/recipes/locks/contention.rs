@@ -142,5 +142,5 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
 
 /// The instant of the wall-clock time `at` (now, when it has passed).
 pub(super) fn instant_of(at: std::time::SystemTime) -> Instant {
-    Instant::now() + at.duration_since(std::time::SystemTime::now()).unwrap_or_default()
+    deadline::after(at.duration_since(std::time::SystemTime::now()).unwrap_or_default())
 }

@@ -21,6 +21,7 @@ use super::permit_name::permit_name;
 use crate::error::{Error, Result};
 use crate::framework::{paths, Framework, LossReason, ProtectedName, TxnResult};
 use crate::ZooKeeperError;
+use crate::framework::deadline;
 
 /// A permit of an [`InterProcessSemaphoreV2`](crate::InterProcessSemaphoreV2) that ends at a
 /// deadline: from
@@ -170,7 +171,7 @@ pub(crate) async fn swap_for_permit(
     expiry: Duration,
     ttl: bool,
 ) -> Result<ExpiringPermit> {
-    let (expires_at, deadline) = (SystemTime::now() + expiry, Instant::now() + expiry);
+    let (expires_at, deadline) = (deadline::wall_later(SystemTime::now(), expiry), deadline::after(expiry));
     let name = ProtectedName::new(leases_dir, &permit_name(expires_at)).path();
     let (data, mode) = (fw.default_data(), crate::CreateMode::PersistentSequential);
     // the transaction deletes the lease's node: no loss to report when it does

@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use super::held::HeldNode;
 use super::lock::{HeldLock, InterProcessLock};
 use crate::error::{Error, Result};
+use crate::framework::deadline;
 #[cfg(doc)]
 use crate::framework::LossReason;
 
@@ -76,7 +77,7 @@ impl TimedHold {
     pub fn new(held: impl Into<HeldLock>, length: Duration) -> Result<TimedHold> {
         let held = Arc::new(held.into());
         check(&held, length)?;
-        let deadline = watch::Sender::new(Instant::now() + length);
+        let deadline = watch::Sender::new(deadline::after(length));
         held.framework().runtime().spawn(expire_at_deadline(held.clone(), deadline.subscribe()));
         touch_in_background(&held);
         Ok(TimedHold { held, deadline })
@@ -90,7 +91,7 @@ impl TimedHold {
     /// a lost hold cannot be renewed.
     pub fn renew(&self, length: Duration) -> Result<()> {
         check(&self.held, length)?;
-        self.deadline.send_replace(Instant::now() + length);
+        self.deadline.send_replace(deadline::after(length));
         touch_in_background(&self.held);
         Ok(())
     }

@@ -20,6 +20,7 @@ use super::rules::Decision;
 use crate::error::Result;
 use crate::framework::wait::{PendingWatch, Wake, WatchSet};
 use crate::framework::{paths, Framework, IfExists, SessionStatus};
+use crate::framework::deadline;
 
 /// Watches of ours that have not fired, by the path they watch: a decision after a listing
 /// waits on them again instead of sending the same watch once more (a waiter behind the node
@@ -217,7 +218,7 @@ impl<W: Wait> Contention<'_, '_, W> {
                         if let Err(e) = self.fw.touch(&ours.node.path).await {
                             tracing::debug!(path = %ours.node.path, error = %e, "touching our TTL node failed");
                         }
-                        self.next_touch = Some(Instant::now() + ttl / 3);
+                        self.next_touch = Some(deadline::after(ttl / 3));
                     }
                     if let Some((_, timed_out)) = self.wait.deadline().filter(|(at, _)| *at <= Instant::now()) {
                         self.withdraw(ours).await;

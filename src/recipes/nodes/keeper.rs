@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use crate::framework::Stat;
 use tokio::sync::watch;
-use tokio::time::Instant;
 use zookeeper_client::{Client, Error as ZkError, OneshotWatcher};
 
 use super::mode::{classify, Found, NodeMode};
@@ -18,6 +17,7 @@ use crate::framework::backoff::Backoff;
 use crate::framework::wait::WatchSet;
 use crate::framework::{is_retryable, paths, Framework, LossReason, ProtectedName, SessionStatus};
 use crate::sync::lock;
+use crate::framework::deadline;
 
 /// What the keeper keeps: fixed for its life.
 #[derive(Debug)]
@@ -189,7 +189,7 @@ impl Keeper {
                 }
                 Err(e) if is_retryable(&e) => {
                     tracing::debug!(path = %self.spec.path, error = %e, "persistent node: retrying");
-                    (None, Some(Instant::now() + pause.next_pause()))
+                    (None, Some(deadline::after(pause.next_pause())))
                 }
                 Err(e) => {
                     tracing::warn!(path = %self.spec.path, error = %e, "persistent node: cannot create it");

@@ -161,7 +161,7 @@ impl PersistentTtlNode {
         if lock(&self.task).is_none() {
             return Err(Error::InvalidState("the node is not started"));
         }
-        let deadline = tokio::time::Instant::now() + timeout;
+        let deadline = crate::framework::deadline::after(timeout);
         let mut rx = self.touch.subscribe();
         let touched = rx.wait_for(|t| t.touched || t.failure.is_some());
         let touch = match tokio::time::timeout_at(deadline, touched).await {

@@ -137,7 +137,7 @@ impl Engine {
     /// Several producers may pass together: the bound is soft, as Curator's.
     async fn wait_for_room(&self, timeout: Option<Duration>) -> Result<()> {
         let Some(max) = self.max_items else { return Ok(()) };
-        let deadline = timeout.map(|t| Instant::now() + t);
+        let deadline = timeout.map(deadline::after);
         loop {
             let session = self.fw.status().session_id;
             let dir = self.dir.as_str();
@@ -250,7 +250,7 @@ impl Engine {
             // nothing to take: wait for a change, a lock to go, an item's time, or the deadline
             let lock_watches = std::mem::take(&mut cursor.locked).into_iter().map(|(_, w)| w);
             drop(cursor);
-            let visible = visible_from.map(|at| Instant::now() + Duration::from_millis(at.saturating_sub(now_ms())));
+            let visible = visible_from.map(|at| deadline::after(Duration::from_millis(at.saturating_sub(now_ms()))));
             let wake_at = match (deadline, visible) {
                 (Some(d), Some(v)) => Some(d.min(v)),
                 (d, v) => d.or(v),

@@ -9,6 +9,7 @@ use super::naming;
 use super::queue::Queue;
 use crate::error::{Error, Result};
 use crate::recipes::layout::QUEUE_ITEM_NAME;
+use crate::framework::deadline;
 
 impl<T: Send + 'static> Queue<T, Fifo> {
     /// Adds `item` at the tail (one node). With a bound, waits for room first.
@@ -197,6 +198,6 @@ impl<T: Send + 'static> Queue<T, Delayed> {
     /// # Cancel safety
     /// As [`put_at`](Self::put_at).
     pub async fn put_after(&self, item: &T, delay: Duration) -> Result<String> {
-        self.put_at(item, SystemTime::now() + delay).await
+        self.put_at(item, deadline::wall_later(SystemTime::now(), delay)).await
     }
 }

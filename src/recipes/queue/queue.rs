@@ -16,6 +16,7 @@ use super::state::Engine;
 use super::taken::Taken;
 use crate::error::Result;
 use crate::sync::lock;
+use crate::framework::deadline;
 
 /// Curator's `DistributedQueue`: items of type `T` in `queue-<seq>` nodes, first in, first out.
 ///
@@ -209,7 +210,7 @@ impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
     /// As [`take`](Self::take).
     #[doc(alias = "poll")]
     pub async fn take_timeout(&self, timeout: Duration) -> Result<T> {
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline::after(timeout);
         loop {
             if let Some(item) = self.poll_until(Some(deadline)).await? {
                 return Ok(item);
@@ -269,7 +270,7 @@ impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
     /// # Cancel safety
     /// As [`take_safe`](Self::take_safe).
     pub async fn take_safe_timeout(&self, timeout: Duration) -> Result<Delivery<T>> {
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline::after(timeout);
         loop {
             if let Some(delivery) = self.poll_safe_until(Some(deadline)).await? {
                 return Ok(delivery);

@@ -12,6 +12,7 @@ use super::state::Engine;
 use crate::error::{Error, Result};
 use crate::framework::Framework;
 use crate::recipes::layout::SIMPLE_QUEUE_ITEM_NAME;
+use crate::framework::deadline;
 
 /// A queue of raw byte items: Curator's `SimpleDistributedQueue` (and the ZooKeeper
 /// distribution's `DistributedQueue`), first in, first out.
@@ -149,7 +150,7 @@ impl SimpleDistributedQueue {
     /// As [`take`](Self::take).
     #[doc(alias = "poll")]
     pub async fn take_timeout(&self, timeout: Duration) -> Result<Vec<u8>> {
-        match self.engine.take(Mode::AtMostOnce, Some(Instant::now() + timeout)).await? {
+        match self.engine.take(Mode::AtMostOnce, Some(deadline::after(timeout))).await? {
             Some(taken) => Ok(taken.data),
             None => Err(Error::timeout(timeout, crate::TimeoutStep::Waiting)),
         }

@@ -15,6 +15,7 @@ use super::write::{write, Written};
 use crate::error::{Error, Result};
 use crate::framework::{Framework, LossReason};
 use crate::sync::lock;
+use crate::framework::deadline;
 
 /// What `try_lock` hands to the guard.
 pub(super) struct Taking {
@@ -309,7 +310,7 @@ fn deadline_after(sent_at: Instant, until: i64, client_now: i64, stat: &Stat) ->
     let by_client = until.saturating_sub(client_now);
     let by_server = until.saturating_sub(stat.mtime);
     let left = by_client.min(by_server).max(0);
-    sent_at + Duration::from_millis(left as u64)
+    deadline::later(sent_at, Duration::from_millis(left as u64))
 }
 
 impl Inner {
@@ -480,7 +481,7 @@ impl Inner {
                     }
                     failures += 1;
                     // the retry policy gave up: pause before the next round, within the deadline
-                    let pause = (*self.deadline.borrow()).min(Instant::now() + Duration::from_secs(1));
+                    let pause = (*self.deadline.borrow()).min(deadline::after(Duration::from_secs(1)));
                     tokio::select! {
                         _ = tokio::time::sleep_until(pause) => {}
                         _ = done.changed() => return,
