@@ -19,9 +19,9 @@ use zookeeper_client::Error as ZkError;
 use super::lease::Lease;
 use super::permit_name::permit_name;
 use crate::error::{Error, Result};
+use crate::framework::deadline;
 use crate::framework::{paths, Framework, LossReason, ProtectedName, TxnResult};
 use crate::ZooKeeperError;
-use crate::framework::deadline;
 
 /// A permit of an [`InterProcessSemaphoreV2`](crate::InterProcessSemaphoreV2) that ends at a
 /// deadline: from

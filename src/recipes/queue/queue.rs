@@ -15,8 +15,8 @@ use super::kinds::{ById, ByPriority, Delayed, Fifo, QueueKind};
 use super::state::Engine;
 use super::taken::Taken;
 use crate::error::Result;
-use crate::sync::lock;
 use crate::framework::deadline;
+use crate::sync::lock;
 
 /// Curator's `DistributedQueue`: items of type `T` in `queue-<seq>` nodes, first in, first out.
 ///
