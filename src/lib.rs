@@ -126,7 +126,7 @@ pub use framework::{
     circuit_breaking, current_deadline, with_deadline, Acl, AclProvider, AuthUser, BoundedExponentialBackoff,
     Capabilities, CompressionProvider, ConnectionState, CreateMode, Deadline, ErrorPolicy, ExponentialBackoff,
     Framework, FrameworkBuilder, GzipCompression, LossReason, Permissions, RetryAttempt, RetryForever, RetryNTimes,
-    RetryPolicy, SessionStatus, Stat, Transaction, DEFAULT_OPERATION_TIMEOUT,
+    RetryPolicy, SessionStatus, Stat, Transaction, DEFAULT_MAX_REQUEST_SIZE, DEFAULT_OPERATION_TIMEOUT,
 };
 pub use recipes::{
     AtomicOptions, AtomicValue, Cache, CacheBuilder, CacheEvent, CachedNode, DistributedAtomicInteger,

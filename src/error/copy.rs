@@ -41,7 +41,7 @@ impl Error {
             Error::UnknownPermit { semaphore, permit_id } => {
                 Error::UnknownPermit { semaphore: semaphore.clone(), permit_id: permit_id.clone() }
             }
-            Error::ItemTooLarge { size, limit } => Error::ItemTooLarge { size: *size, limit: *limit },
+            Error::TooLarge { path, size, limit } => Error::TooLarge { path: path.clone(), size: *size, limit: *limit },
             Error::NoSuchItem { path } => Error::NoSuchItem { path: path.clone() },
             Error::Transaction { index, path, source } => {
                 Error::Transaction { index: *index, path: path.clone(), source: source.clone() }

@@ -78,7 +78,8 @@ pub enum ErrorKind {
     OutcomeUnknown,
     /// An optimistic update gave up to concurrent writers: [`Error::Contended`].
     Contended,
-    /// An item is larger than a queue accepts: [`Error::ItemTooLarge`].
+    /// Data is larger than where it goes accepts: [`Error::TooLarge`] (a request over the
+    /// framework's limit, a queue item over a queue's).
     TooLarge,
     /// Any other answer of the server or the client (a quota, a marshalling error, an
     /// unexpected reply...).
@@ -128,7 +129,7 @@ impl Error {
             Error::OutcomeUnknown { .. } => ErrorKind::OutcomeUnknown,
             Error::NodeHeldByOther { .. } => ErrorKind::Conflict,
             Error::UnknownPermit { .. } | Error::NoSuchItem { .. } => ErrorKind::NotFound,
-            Error::ItemTooLarge { .. } => ErrorKind::TooLarge,
+            Error::TooLarge { .. } => ErrorKind::TooLarge,
             Error::Contended { .. } => ErrorKind::Contended,
         }
     }

@@ -274,15 +274,20 @@ pub enum Error {
         permit_id: String,
     },
 
-    /// A queue item (or the node holding it) is larger than a queue accepts: ZooKeeper
-    /// refuses requests over its `jute.maxbuffer` (1 MiB by default), so queues stop at
-    /// [`MAX_ITEM_BYTES`](crate::queue::MAX_ITEM_BYTES).
-    #[error("queue item of {size} bytes is larger than the {limit}-byte limit")]
+    /// Data larger than where it goes accepts, refused before anything was sent (and never
+    /// retried): a request over the framework's
+    /// [`max_request_size`](crate::FrameworkBuilder::max_request_size) — what the servers accept,
+    /// their `jute.maxbuffer`; a server closes the connection of a client that sends more — or
+    /// a queue item over [`MAX_ITEM_BYTES`](crate::queue::MAX_ITEM_BYTES).
+    #[error("{size} bytes for {path:?} are more than the {limit}-byte limit")]
     #[non_exhaustive]
-    ItemTooLarge {
-        /// The size of the node's data that was refused.
+    TooLarge {
+        /// The node written (for a transaction, its first operation's; for a queue item, the
+        /// queue).
+        path: String,
+        /// The size refused: the whole request as the server would read it, or the item's node data.
         size: usize,
-        /// The limit.
+        /// The limit it exceeds.
         limit: usize,
     },
 

@@ -240,7 +240,7 @@ fn every_variant() -> Vec<Error> {
         Error::OutcomeUnknown { path: "/o".into() },
         Error::NodeHeldByOther { path: "/m".into(), owner: 7 },
         Error::UnknownPermit { semaphore: "/s".into(), permit_id: "p".into() },
-        Error::ItemTooLarge { size: 2, limit: 1 },
+        Error::TooLarge { path: "/q".into(), size: 2, limit: 1 },
         Error::NoSuchItem { path: "/q".into() },
         Error::Contended { path: "/c".into(), attempts: 3 },
         Error::ZooKeeper(Zk::SessionExpired),
@@ -281,7 +281,7 @@ fn kinds() {
     assert_eq!(kind(Error::corrupt_data("/c", "odd")), ErrorKind::CorruptData);
     assert_eq!(kind(Error::OutcomeUnknown { path: "/o".into() }), ErrorKind::OutcomeUnknown);
     assert_eq!(kind(Error::Contended { path: "/c".into(), attempts: 1 }), ErrorKind::Contended);
-    assert_eq!(kind(Error::ItemTooLarge { size: 2, limit: 1 }), ErrorKind::TooLarge);
+    assert_eq!(kind(Error::TooLarge { path: "/q".into(), size: 2, limit: 1 }), ErrorKind::TooLarge);
     assert_eq!(kind(Error::ZooKeeper(Zk::QuotaExceeded)), ErrorKind::Other);
     assert_eq!(kind(connect_timeout()), ErrorKind::Connection);
 }

@@ -124,6 +124,11 @@ impl fmt::Debug for AclChoice {
 pub(crate) struct NodeAcl<'a>(Cow<'a, [zookeeper_client::Acl]>);
 
 impl NodeAcl<'_> {
+    /// The entries.
+    pub(crate) fn list(&self) -> &[zookeeper_client::Acl] {
+        &self.0
+    }
+
     /// The client library's options for a create in `mode` with this ACL.
     pub(crate) fn options(&self, mode: CreateMode) -> CreateOptions<'_> {
         mode.with_acls(Acls::new(&self.0))

@@ -7,7 +7,6 @@
 use std::time::Duration;
 
 use crate::framework::{Acl, AuthUser, Stat};
-use zookeeper_client::{CreateMode, Error as ZkError, MultiReadResult};
 
 use super::paths::validate_path;
 use super::session::Framework;
@@ -30,9 +29,9 @@ pub(crate) fn validate_ttl(ttl: Duration) -> Result<()> {
 }
 
 /// Checks a create with a time to live: a valid TTL on a persistent mode.
-pub(crate) fn validate_ttl_create(path: &str, mode: CreateMode, ttl: Duration) -> Result<()> {
+pub(crate) fn validate_ttl_create(path: &str, mode: crate::CreateMode, ttl: Duration) -> Result<()> {
     validate_ttl(ttl)?;
-    if !matches!(mode, CreateMode::Persistent | CreateMode::PersistentSequential) {
+    if !matches!(mode, crate::CreateMode::Persistent | crate::CreateMode::PersistentSequential) {
         return Err(Error::invalid("mode", format!("{path}: a TTL goes with a persistent mode, not {mode:?}")));
     }
     Ok(())
@@ -65,7 +64,7 @@ pub enum ReadOp<'a> {
 }
 
 impl ReadOp<'_> {
-    fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         match self {
             ReadOp::Data(path) | ReadOp::Children(path) => path,
         }
@@ -137,27 +136,7 @@ impl Framework {
         if !self.capabilities().await?.multi_read {
             return Err(Error::ServerUnsupported(ServerFeature::MultiRead));
         }
-        let answers = self
-            .retry_op("multi_read", "", |client| async move {
-                let mut reader = client.new_multi_reader();
-                for read in reads {
-                    match read {
-                        ReadOp::Data(path) => reader.add_get_data(path)?,
-                        ReadOp::Children(path) => reader.add_get_children(path)?,
-                    }
-                }
-                let answers = reader.commit().await?;
-                Ok(answers
-                    .into_iter()
-                    .map(|answer| match answer {
-                        MultiReadResult::Data { data, stat } => ReadResult::Data(data, Stat::from_client(&stat)),
-                        MultiReadResult::Children { children } => ReadResult::Children(children),
-                        MultiReadResult::Error { err } => ReadResult::Failed(ZooKeeperError::from_client(&err)),
-                        _ => ReadResult::Failed(ZooKeeperError::Other("multiRead: an unknown answer".into())),
-                    })
-                    .collect::<Vec<_>>())
-            })
-            .await?;
+        let answers = self.request("multi_read", "", |conn| async move { conn.multi_read(reads).await }).await?;
         answers
             .into_iter()
             .zip(reads)
@@ -178,7 +157,7 @@ impl Framework {
     /// Cancel safe.
     pub async fn sync(&self, path: &str) -> Result<()> {
         validate_path(path)?;
-        self.retry_op("sync", path, |client| async move { client.sync(path).await }).await
+        self.request("sync", path, |conn| async move { conn.sync(path).await }).await
     }
 
     /// The ACL of `path` and its stat.
@@ -190,8 +169,7 @@ impl Framework {
     /// Cancel safe.
     pub async fn get_acl(&self, path: &str) -> Result<(Vec<Acl>, Stat)> {
         validate_path(path)?;
-        let (acl, stat) = self.retry_op("get_acl", path, |client| async move { client.get_acl(path).await }).await?;
-        Ok((acl.iter().map(Acl::from_client).collect(), Stat::from_client(&stat)))
+        self.request("get_acl", path, |conn| async move { conn.get_acl(path).await }).await
     }
 
     /// Replaces the ACL of `path`, if its ACL version (`aversion`) is `version` (`None`: any).
@@ -208,10 +186,7 @@ impl Framework {
         if acl.is_empty() {
             return Err(Error::invalid("acl", "set_acl: an empty ACL"));
         }
-        let acl = &Acl::to_client_list(acl);
-        let stat =
-            self.retry_op("set_acl", path, |client| async move { client.set_acl(path, acl, version).await }).await?;
-        Ok(Stat::from_client(&stat))
+        self.request("set_acl", path, |conn| async move { conn.set_acl(path, acl, version).await }).await
     }
 
     /// Creates a persistent (or persistent sequential) node at `path` that the server deletes
@@ -234,15 +209,16 @@ impl Framework {
         ttl: Duration,
     ) -> Result<CreatedNode> {
         validate_path(path)?;
-        let mode = mode.to_client();
         validate_ttl_create(path, mode, ttl)?;
         if !self.capabilities().await?.ttl_nodes {
             return Err(TTL_UNSUPPORTED);
         }
         let data = &*self.encode(path, data)?;
-        self.retry_write("create", path, |client| async move {
-            self.create_with_parents_ttl(&client, path, data, mode, Some(ttl)).await
-        })
+        self.request_write(
+            "create",
+            path,
+            |conn| async move { conn.create_with_parents(path, data, mode, Some(ttl)).await },
+        )
         .await
     }
 
@@ -270,16 +246,16 @@ impl Framework {
     /// ```
     pub async fn touch(&self, path: &str) -> Result<Stat> {
         validate_path(path)?;
-        let stat = self
-            .retry_op("touch", path, |client| async move {
-                let (data, stat) = client.get_data(path).await?;
-                match client.set_data(path, &data, Some(stat.version)).await {
-                    Err(ZkError::BadVersion) => client.check_stat(path).await?.ok_or(ZkError::NoNode),
-                    other => other,
+        self.request("touch", path, |conn| async move {
+            let (data, stat) = conn.get_data(path).await?;
+            match conn.set_data(path, &data, Some(stat.version)).await {
+                Err(Error::ZooKeeper(ZooKeeperError::BadVersion)) => {
+                    conn.exists(path).await?.ok_or(Error::ZooKeeper(ZooKeeperError::NoNode))
                 }
-            })
-            .await?;
-        Ok(Stat::from_client(&stat))
+                other => other,
+            }
+        })
+        .await
     }
 
     /// The paths of this session's ephemeral nodes under `prefix` (a path prefix, not only
@@ -294,7 +270,7 @@ impl Framework {
     pub async fn ephemerals(&self, prefix: &str) -> Result<Vec<String>> {
         validate_path(prefix)?;
         self.needs_3_6(ServerFeature::GetEphemerals).await?;
-        self.retry_op("ephemerals", prefix, |client| async move { client.list_ephemerals(prefix).await }).await
+        self.request("ephemerals", prefix, |conn| async move { conn.ephemerals(prefix).await }).await
     }
 
     /// How many nodes are below `path` (all depths, `path` itself not counted). ZooKeeper
@@ -309,8 +285,7 @@ impl Framework {
     pub async fn descendants_count(&self, path: &str) -> Result<usize> {
         validate_path(path)?;
         self.needs_3_6(ServerFeature::GetAllChildrenNumber).await?;
-        self.retry_op("descendants_count", path, |client| async move { client.count_descendants_number(path).await })
-            .await
+        self.request("descendants_count", path, |conn| async move { conn.descendants_count(path).await }).await
     }
 
     /// The identities this session is authenticated as (`whoami`, ZooKeeper 3.7+): the
@@ -326,8 +301,7 @@ impl Framework {
         if !self.capabilities().await?.whoami {
             return Err(Error::ServerUnsupported(ServerFeature::WhoAmI));
         }
-        let users = self.retry_op("whoami", "", |client| async move { client.list_auth_users().await }).await?;
-        Ok(users.iter().map(AuthUser::from_client).collect())
+        self.request("whoami", "", |conn| async move { conn.whoami().await }).await
     }
 
     /// [`Error::ServerUnsupported`] unless the server has the 3.6 operations (`multiRead` among them).

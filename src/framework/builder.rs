@@ -61,6 +61,8 @@ pub(crate) struct Config {
     pub metrics_path_labels: bool,
     /// The parent of the transaction markers, under the namespace.
     pub txn_markers: String,
+    /// The largest request sent to the server, in bytes as it reads them.
+    pub max_request_size: usize,
     /// The TLS settings in use, shared by every session (replaced by `Framework::reload`).
     #[cfg(feature = "tls")]
     pub tls: Option<super::security::LiveTls>,
@@ -74,6 +76,15 @@ pub(crate) struct Config {
 /// How long a framework operation made outside any [`with_deadline`](crate::with_deadline)
 /// scope may take, by default (see [`FrameworkBuilder::operation_timeout`]).
 pub const DEFAULT_OPERATION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The largest request a framework sends by default
+/// ([`FrameworkBuilder::max_request_size`]): ZooKeeper's default `jute.maxbuffer`, 0xfffff
+/// bytes (1 MiB less one byte). A server closes the connection of a client that sends more.
+pub const DEFAULT_MAX_REQUEST_SIZE: usize = 0xF_FFFF;
+
+/// A limit under which the recipes could not work (a lock's create with its ACL and a long
+/// path takes a few hundred bytes): [`FrameworkBuilder::max_request_size`] refuses less.
+const MIN_MAX_REQUEST_SIZE: usize = 4096;
 
 /// Builds a [`Framework`]. Obtain one with [`Framework::builder`].
 ///
@@ -125,6 +136,7 @@ pub struct FrameworkBuilder {
     ensemble_tracker: bool,
     metrics_path_labels: bool,
     txn_markers: String,
+    max_request_size: usize,
     #[cfg(feature = "tls")]
     tls: Option<super::security::TlsConfig>,
     tls_everywhere: bool,
@@ -151,6 +163,7 @@ impl Default for FrameworkBuilder {
             ensemble_tracker: true,
             metrics_path_labels: false,
             txn_markers: MARKERS.to_string(),
+            max_request_size: DEFAULT_MAX_REQUEST_SIZE,
             #[cfg(feature = "tls")]
             tls: None,
             tls_everywhere: false,
@@ -206,6 +219,43 @@ impl FrameworkBuilder {
     /// ```
     pub fn operation_timeout(mut self, timeout: Duration) -> Self {
         self.operation_timeout = timeout;
+        self
+    }
+
+    /// The largest request, in bytes, that the framework sends to the ensemble: what the
+    /// servers accept, their `jute.maxbuffer`. Default
+    /// [`DEFAULT_MAX_REQUEST_SIZE`](crate::DEFAULT_MAX_REQUEST_SIZE), ZooKeeper's own default
+    /// (0xfffff bytes, 1 MiB less one byte).
+    ///
+    /// A ZooKeeper server closes the connection of a client that sends a larger request: every
+    /// lock, lease and leadership held through that connection would be suspended, and the
+    /// retry loop would send the request again. So the framework measures each request as the
+    /// server will read it (the path with the namespace, the data as stored — compressed where
+    /// the handle compresses —, the ACL, and for a [`transaction`](crate::Framework::transaction)
+    /// every operation together) and refuses a larger one before sending it, with
+    /// [`Error::TooLarge`] naming the size and this limit; it is never sent nor retried. Every
+    /// write path checks it: creates, data writes, transactions, and the nodes every recipe
+    /// writes (queue items, shared values, modeled nodes, registrations...).
+    ///
+    /// To store larger data, raise both together: start every server of the ensemble with
+    /// `-Djute.maxbuffer=<bytes>` (in `SERVER_JVMFLAGS`, the same value on every server — a
+    /// follower forwards a write to the leader, and a snapshot must load everywhere), then
+    /// set this to the same value. Raising it here alone only moves the refusal to the server,
+    /// which drops the connection.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # async fn demo() -> zk_recipes::Result<()> {
+    /// // the servers run with -Djute.maxbuffer=4194304
+    /// let fw = zk_recipes::Framework::builder()
+    ///     .connect_string("zk1:2181,zk2:2181,zk3:2181")
+    ///     .max_request_size(4 * 1024 * 1024)
+    ///     .connect()
+    ///     .await?;
+    /// # drop(fw); Ok(()) }
+    /// ```
+    pub fn max_request_size(mut self, bytes: usize) -> Self {
+        self.max_request_size = bytes;
         self
     }
 
@@ -469,6 +519,15 @@ impl FrameworkBuilder {
         if self.session_timeout > Duration::from_millis(i32::MAX as u64) {
             return Err(Error::invalid("session_timeout", "session timeout is too large"));
         }
+        if self.max_request_size < MIN_MAX_REQUEST_SIZE {
+            return Err(Error::invalid(
+                "max_request_size",
+                format!(
+                    "{} bytes is less than the smallest request a recipe sends ({MIN_MAX_REQUEST_SIZE} bytes)",
+                    self.max_request_size
+                ),
+            ));
+        }
         let acl = self.acl.build()?;
         self.validate_schemes()?;
         super::paths::validate_path(&self.txn_markers)?;
@@ -495,6 +554,7 @@ impl FrameworkBuilder {
             ensemble_tracker: self.ensemble_tracker,
             metrics_path_labels: self.metrics_path_labels,
             txn_markers: self.txn_markers,
+            max_request_size: self.max_request_size,
             #[cfg(feature = "tls")]
             tls: self.tls.map(super::security::LiveTls::new).transpose()?,
             #[cfg(feature = "tls")]

@@ -20,6 +20,7 @@ mod nodelay;
 mod ops;
 pub(crate) mod paths;
 mod reconfig;
+mod request;
 mod retry;
 mod security;
 mod session;
@@ -38,7 +39,7 @@ pub use acl::{Acl, AuthUser, Permissions};
 pub use acl_provider::AclProvider;
 pub(crate) use api::{validate_ttl, TTL_UNSUPPORTED};
 pub use api::{ReadOp, ReadResult};
-pub use builder::{FrameworkBuilder, DEFAULT_OPERATION_TIMEOUT};
+pub use builder::{FrameworkBuilder, DEFAULT_MAX_REQUEST_SIZE, DEFAULT_OPERATION_TIMEOUT};
 pub use capabilities::Capabilities;
 pub use circuit::circuit_breaking;
 pub use compression::{CompressionProvider, GzipCompression};
@@ -49,7 +50,8 @@ pub use ops::CreatedNode;
 pub(crate) use ops::ProtectedName;
 pub use paths::validate_path;
 pub use reconfig::{EnsembleConfig, EnsembleServer, ReconfigChange, ServerRole};
-pub(crate) use retry::{caught_up, is_retryable};
+pub(crate) use request::{Conn, MultiError, WriteAnswer, WriteOp};
+pub(crate) use retry::is_retryable;
 pub use retry::{
     BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryAttempt, RetryForever, RetryNTimes,
     RetryOneTime, RetryPolicy, RetryUntilElapsed, MAX_EXPONENTIAL_RETRIES,

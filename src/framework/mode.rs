@@ -34,6 +34,16 @@ pub enum CreateMode {
 
 impl CreateMode {
     /// The client library's mode.
+    /// Whether the node goes with its session.
+    pub(crate) fn is_ephemeral(self) -> bool {
+        matches!(self, CreateMode::Ephemeral | CreateMode::EphemeralSequential)
+    }
+
+    /// Whether the server appends a sequence to the name.
+    pub(crate) fn is_sequential(self) -> bool {
+        matches!(self, CreateMode::PersistentSequential | CreateMode::EphemeralSequential)
+    }
+
     pub(crate) fn to_client(self) -> zookeeper_client::CreateMode {
         use zookeeper_client::CreateMode as Client;
         match self {

@@ -7,13 +7,16 @@ use std::time::Duration;
 
 use crate::framework::Stat;
 use tokio::time::Instant;
-use zookeeper_client::{Client, CreateMode, Error as ZkError};
+use zookeeper_client::{Client, Error as ZkError};
+
+use super::CreateMode;
 
 use super::backoff::Backoff;
 use super::deadline::{self, Deadline};
 use super::missing::IfExists;
 use super::paths::{self, validate_path};
-use super::retry::{caught_up, is_retryable, RetryAttempt, RetryPolicy};
+use super::request::Conn;
+use super::retry::{is_retryable, RetryAttempt, RetryPolicy};
 use super::Framework;
 use crate::error::{Error, Result, TimeoutStep, ZooKeeperError};
 
@@ -73,6 +76,39 @@ impl Named<'_> {
             return Error::OutcomeUnknown { path: self.path.to_string() };
         }
         Error::timeout(bound.timeout(), step)
+    }
+}
+
+/// How an attempt failed, as the retry loop sees it.
+enum Failed {
+    /// A retryable condition (connection loss, session moved...): try again as the policy allows.
+    Retry(ZooKeeperError),
+    /// The operation's answer: returned as it is.
+    Answer(Error),
+}
+
+/// The error of an attempt: the client's own (the raw client's closures) or this crate's (the
+/// [`Conn`]'s requests).
+trait Failure {
+    /// Retried, or the operation's answer.
+    fn failed(self) -> Failed;
+}
+
+impl Failure for ZkError {
+    fn failed(self) -> Failed {
+        match is_retryable(&self) {
+            true => Failed::Retry(ZooKeeperError::from_client(&self)),
+            false => Failed::Answer(Error::from_client(self)),
+        }
+    }
+}
+
+impl Failure for Error {
+    fn failed(self) -> Failed {
+        match self {
+            Error::ZooKeeper(e) if e.is_retryable() => Failed::Retry(e),
+            other => Failed::Answer(other),
+        }
     }
 }
 
@@ -205,11 +241,34 @@ impl Framework {
         self.retries(Named { op, path, write: true }, self.retry_policy(), f).await
     }
 
+    /// The retry loop of the operation `op` on `path`, whose attempts send their requests
+    /// through the [`Conn`] they are given: the one way to the server (see `request.rs`).
+    pub(crate) async fn request<T, F, Fut>(&self, op: &'static str, path: &str, mut f: F) -> Result<T>
+    where
+        F: FnMut(Conn) -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let named = Named { op, path, write: false };
+        self.retries(named, self.retry_policy(), |client| f(Conn::new(self, client))).await
+    }
+
+    /// [`request`](Self::request) of a write that is not idempotent: when its deadline
+    /// passes after an attempt was sent, the error is [`Error::OutcomeUnknown`] for `path`.
+    pub(crate) async fn request_write<T, F, Fut>(&self, op: &'static str, path: &str, mut f: F) -> Result<T>
+    where
+        F: FnMut(Conn) -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let named = Named { op, path, write: true };
+        self.retries(named, self.retry_policy(), |client| f(Conn::new(self, client))).await
+    }
+
     /// The retry loop, its latency and retries recorded under `named.op`.
-    async fn retries<T, F, Fut>(&self, named: Named<'_>, policy: &dyn RetryPolicy, op: F) -> Result<T>
+    async fn retries<T, E, F, Fut>(&self, named: Named<'_>, policy: &dyn RetryPolicy, op: F) -> Result<T>
     where
         F: FnMut(Client) -> Fut,
-        Fut: Future<Output = std::result::Result<T, ZkError>>,
+        Fut: Future<Output = std::result::Result<T, E>>,
+        E: Failure,
     {
         let start = Instant::now();
         let result = self.retry_loop(&named, policy, op, start).await;
@@ -221,7 +280,7 @@ impl Framework {
     /// from now), honoured at every step: the wait for a connection is capped at the time
     /// left, each attempt is cut at the deadline, a pause that would end past it is not taken
     /// (the policy sees the time left), and no attempt starts once it has passed.
-    async fn retry_loop<T, F, Fut>(
+    async fn retry_loop<T, E, F, Fut>(
         &self,
         named: &Named<'_>,
         policy: &dyn RetryPolicy,
@@ -230,7 +289,8 @@ impl Framework {
     ) -> Result<T>
     where
         F: FnMut(Client) -> Fut,
-        Fut: Future<Output = std::result::Result<T, ZkError>>,
+        Fut: Future<Output = std::result::Result<T, E>>,
+        E: Failure,
     {
         let bound = deadline::of_operation(self.operation_timeout());
         let mut retries = 0u32;
@@ -247,12 +307,12 @@ impl Framework {
                 Err(_) if bound.remaining().is_zero() => {
                     return Err(named.missed(bound, TimeoutStep::Connecting, sent))
                 }
-                Err(_) => Err(ZkError::ConnectionLoss),
+                Err(_) => Err(Failed::Retry(ZooKeeperError::ConnectionLoss)),
                 Ok(()) => {
                     let attempt = op(self.raw_client()?);
                     sent = true;
                     match tokio::time::timeout_at(bound.instant(), attempt).await {
-                        Ok(outcome) => outcome,
+                        Ok(outcome) => outcome.map_err(Failure::failed),
                         Err(_) => {
                             tracing::debug!(op = named.op, path = named.path, retries, "no reply by the deadline");
                             return Err(named.missed(bound, TimeoutStep::Reply, sent));
@@ -262,8 +322,8 @@ impl Framework {
             };
             let error = match outcome {
                 Ok(value) => return Ok(value),
-                Err(e) if !is_retryable(&e) => return Err(Error::from_client(e)),
-                Err(e) => ZooKeeperError::from_client(&e),
+                Err(Failed::Answer(e)) => return Err(e),
+                Err(Failed::Retry(e)) => e,
             };
             // a shutdown draining the background deletes refuses new attempts in `client()`
             if self.status().closed {
@@ -323,16 +383,11 @@ impl Framework {
     ///
     /// # Cancel safety
     /// Not cancel safe: the node may have been created.
-    pub async fn create(&self, path: &str, data: &[u8], mode: crate::CreateMode) -> Result<CreatedNode> {
+    pub async fn create(&self, path: &str, data: &[u8], mode: CreateMode) -> Result<CreatedNode> {
         validate_path(path)?;
         let data = &*self.encode(path, data)?;
-        let mode = mode.to_client();
-        self.retry_write(
-            "create",
-            path,
-            |client| async move { self.create_with_parents(&client, path, data, mode).await },
-        )
-        .await
+        self.request_write("create", path, |conn| async move { conn.create_with_parents(path, data, mode, None).await })
+            .await
     }
 
     /// [`create`](Self::create) for a recipe that tolerates a node already there (it creates
@@ -340,47 +395,7 @@ impl Framework {
     /// than [`Error::OutcomeUnknown`].
     pub(crate) async fn create_if_absent(&self, path: &str, data: &[u8], mode: CreateMode) -> Result<CreatedNode> {
         validate_path(path)?;
-        self.retry_op("create", path, |client| async move { self.create_with_parents(&client, path, data, mode).await })
-            .await
-    }
-
-    /// One create attempt, creating missing parents (as containers) when the parent is absent.
-    pub(crate) async fn create_with_parents(
-        &self,
-        client: &Client,
-        path: &str,
-        data: &[u8],
-        mode: CreateMode,
-    ) -> std::result::Result<CreatedNode, ZkError> {
-        self.create_with_parents_ttl(client, path, data, mode, None).await
-    }
-
-    /// [`create_with_parents`](Self::create_with_parents) with a time to live (a persistent
-    /// mode only). A server that refuses TTL nodes answers `Unimplemented` before it looks
-    /// for the parent, so no parent is made then.
-    pub(crate) async fn create_with_parents_ttl(
-        &self,
-        client: &Client,
-        path: &str,
-        data: &[u8],
-        mode: CreateMode,
-        ttl: Option<Duration>,
-    ) -> std::result::Result<CreatedNode, ZkError> {
-        let acl = self.acl_for(path)?;
-        let options = match ttl {
-            Some(ttl) => acl.options(mode).with_ttl(ttl),
-            None => acl.options(mode),
-        };
-        let created = match client.create(path, data, &options).await {
-            Err(ZkError::NoNode) => {
-                self.make_parents(client, paths::parent(path)).await?;
-                client.create(path, data, &options).await
-            }
-            other => other,
-        };
-        let (stat, sequence) = created?;
-        let path = if is_sequential(mode) { format!("{path}{sequence}") } else { path.to_string() };
-        Ok(CreatedNode { path, stat: Stat::from_client(&stat) })
+        self.request("create", path, |conn| async move { conn.create_with_parents(path, data, mode, None).await }).await
     }
 
     /// Creates `dir` and its ancestors as containers (`mkdir -p`); re-creates a namespace node
@@ -389,10 +404,10 @@ impl Framework {
         if dir == "/" {
             return self.ensure_namespace().await;
         }
-        match self.mkdirs(client, dir, CreateMode::Container, false).await {
+        match self.mkdirs(client, dir, zookeeper_client::CreateMode::Container, false).await {
             Err(ZkError::NoNode) if self.namespace().is_some() => {
                 self.ensure_namespace().await?;
-                self.mkdirs(client, dir, CreateMode::Container, false).await
+                self.mkdirs(client, dir, zookeeper_client::CreateMode::Container, false).await
             }
             other => other,
         }
@@ -400,7 +415,7 @@ impl Framework {
 
     async fn ensure_namespace(&self) -> std::result::Result<(), ZkError> {
         let (Some(ns), Ok(session)) = (self.namespace(), self.session()) else { return Ok(()) };
-        self.mkdirs(&session.raw, ns, CreateMode::Persistent, true).await
+        self.mkdirs(&session.raw, ns, zookeeper_client::CreateMode::Persistent, true).await
     }
 
     /// Creates a protected node `<parent>/_c_<uuid>-<name>[seq]` in `mode` (Curator's
@@ -419,10 +434,9 @@ impl Framework {
         parent: &str,
         name: &str,
         data: &[u8],
-        mode: crate::CreateMode,
+        mode: CreateMode,
     ) -> Result<CreatedNode> {
         validate_path(parent)?;
-        let mode = mode.to_client();
         if name.contains('/') {
             return Err(Error::invalid("name", format!("node name {name:?} must not contain '/'")));
         }
@@ -454,41 +468,19 @@ impl Framework {
     ) -> Result<CreatedNode> {
         let attempted = std::sync::atomic::AtomicBool::new(maybe_created);
         let path = name.path();
-        self.retry_op("create", &name.parent, |client| {
+        self.request("create", &name.parent, |conn| {
             let path = &path;
             let attempted = &attempted;
             async move {
                 if attempted.swap(true, Ordering::SeqCst) {
-                    if let Some(found) = self.find_protected(&client, name, mode).await? {
+                    if let Some(found) = find_protected(&conn, name, mode).await? {
                         return Ok(found);
                     }
                 }
-                self.create_with_parents_ttl(&client, path, data, mode, ttl).await
+                conn.create_with_parents(path, data, mode, ttl).await
             }
         })
         .await
-    }
-
-    /// Looks for our protected node after an interrupted create; adopts it if it belongs to
-    /// the current session, deletes it if it belongs to an older one.
-    pub(crate) async fn find_protected(
-        &self,
-        client: &Client,
-        name: &ProtectedName,
-        mode: CreateMode,
-    ) -> std::result::Result<Option<CreatedNode>, ZkError> {
-        caught_up(client, name.parent()).await?;
-        let Some(children) = client.list_children(name.parent()).await.if_exists()? else { return Ok(None) };
-        for child in children.into_iter().filter(|c| name.matches(c)) {
-            let path = paths::join(name.parent(), &child);
-            let Some(stat) = client.check_stat(&path).await? else { continue };
-            if !is_ephemeral(mode) || stat.ephemeral_owner == client.session_id().0 {
-                return Ok(Some(CreatedNode { path, stat: Stat::from_client(&stat) }));
-            }
-            // A leftover of an older session: it will vanish with that session; do not wait.
-            client.delete(&path, None).await.if_exists()?;
-        }
-        Ok(None)
     }
 
     /// Deletes `path` (a missing node counts as deleted) through the retry loop; if that fails
@@ -517,8 +509,7 @@ impl Framework {
 
     /// Deletes `path` (any version) through the retry loop; a missing node counts as deleted.
     pub(crate) async fn delete_if_exists(&self, path: &str) -> Result<()> {
-        self.retry_op("delete", path, |client| async move { client.delete(path, None).await.if_exists().map(drop) })
-            .await
+        self.request("delete", path, |conn| async move { conn.delete(path, None).await.if_exists().map(drop) }).await
     }
 
     /// Deletes `path` in the background, retrying with backoff until it is gone, the session
@@ -681,8 +672,7 @@ impl Framework {
     /// recipes whose data is not compressed.
     pub(crate) async fn get_data_plain(&self, path: &str) -> Result<(Vec<u8>, Stat)> {
         validate_path(path)?;
-        let (data, stat) = self.retry_op("get_data", path, |client| client.get_data(path)).await?;
-        Ok((data, Stat::from_client(&stat)))
+        self.request("get_data", path, |conn| async move { conn.get_data(path).await }).await
     }
 
     /// Writes a node's data (optionally only at `expected_version`), through the retry loop.
@@ -708,10 +698,16 @@ impl Framework {
         validate_path(path)?;
         match expected_version {
             // a versioned write applied but not answered would be refused when sent again
-            Some(_) => self.retry_write("set_data", path, |client| client.set_data(path, data, expected_version)).await,
-            None => self.retry_op("set_data", path, |client| client.set_data(path, data, None)).await,
+            Some(_) => {
+                self.request_write(
+                    "set_data",
+                    path,
+                    |conn| async move { conn.set_data(path, data, expected_version).await },
+                )
+                .await
+            }
+            None => self.request("set_data", path, |conn| async move { conn.set_data(path, data, None).await }).await,
         }
-        .map(|stat| Stat::from_client(&stat))
     }
 
     /// The node's stat, or `None` if it does not exist, through the retry loop.
@@ -723,7 +719,7 @@ impl Framework {
     /// Cancel safe.
     pub async fn exists(&self, path: &str) -> Result<Option<Stat>> {
         validate_path(path)?;
-        Ok(self.retry_op("exists", path, |client| client.check_stat(path)).await?.map(|stat| Stat::from_client(&stat)))
+        self.request("exists", path, |conn| async move { conn.exists(path).await }).await
     }
 
     /// The names of a node's children (unsorted), through the retry loop.
@@ -735,7 +731,7 @@ impl Framework {
     /// Cancel safe.
     pub async fn children(&self, path: &str) -> Result<Vec<String>> {
         validate_path(path)?;
-        self.retry_op("children", path, |client| async move { client.list_children(path).await }).await
+        self.request("children", path, |conn| async move { conn.children(path).await }).await
     }
 
     /// Deletes a node (any version), through the retry loop. Unlike
@@ -750,14 +746,23 @@ impl Framework {
     /// Not cancel safe: the delete may have been applied.
     pub async fn delete(&self, path: &str) -> Result<()> {
         validate_path(path)?;
-        self.retry_write("delete", path, |client| client.delete(path, None)).await
+        self.request_write("delete", path, |conn| async move { conn.delete(path, None).await }).await
     }
 }
 
-pub(crate) fn is_sequential(mode: CreateMode) -> bool {
-    matches!(mode, CreateMode::PersistentSequential | CreateMode::EphemeralSequential)
-}
-
-pub(crate) fn is_ephemeral(mode: CreateMode) -> bool {
-    matches!(mode, CreateMode::Ephemeral | CreateMode::EphemeralSequential)
+/// Looks for our protected node after an interrupted create; adopts it if it belongs to the
+/// current session (or is persistent), deletes it if it is an ephemeral node of an older one.
+pub(crate) async fn find_protected(conn: &Conn, name: &ProtectedName, mode: CreateMode) -> Result<Option<CreatedNode>> {
+    conn.caught_up(name.parent()).await?;
+    let Some(children) = conn.children(name.parent()).await.if_exists()? else { return Ok(None) };
+    for child in children.into_iter().filter(|c| name.matches(c)) {
+        let path = paths::join(name.parent(), &child);
+        let Some(stat) = conn.exists(&path).await? else { continue };
+        if !mode.is_ephemeral() || stat.ephemeral_owner == conn.session_id() {
+            return Ok(Some(CreatedNode { path, stat }));
+        }
+        // A leftover of an older session: it will vanish with that session; do not wait.
+        conn.delete(&path, None).await.if_exists()?;
+    }
+    Ok(None)
 }

@@ -7,7 +7,7 @@ use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Duration;
 
-use zookeeper_client::{Client, Error as ZkError};
+use zookeeper_client::Error as ZkError;
 
 use crate::ZooKeeperError;
 
@@ -109,19 +109,6 @@ impl<'a> RetryAttempt<'a> {
 pub(crate) fn is_retryable(error: &ZkError) -> bool {
     // (one rule: the crate's own error type's)
     ZooKeeperError::from_client(error).is_retryable()
-}
-
-/// Brings the server `client` is connected to up to date with the leader, before a read of the
-/// evidence of a write whose reply was lost (a transaction's marker, a protected node).
-///
-/// After a lost reply the session may have moved to another server, and that write may still
-/// be on its way: proposed by the leader, not yet applied where we read. A read there misses
-/// it, and the write is sent a second time — applied twice. A `sync` is answered only once the
-/// server has applied everything the leader proposed before it; a request of the old
-/// connection that reaches the leader later is refused (`SessionMoved`, or `SessionExpired`
-/// for a session that ended). So a read after it tells the outcome for certain.
-pub(crate) async fn caught_up(client: &Client, path: &str) -> Result<(), ZkError> {
-    client.sync(path).await
 }
 
 impl<P: RetryPolicy + ?Sized> RetryPolicy for Arc<P> {

@@ -146,6 +146,17 @@ impl Framework {
         self.with_session(|s| s.rooted.clone())
     }
 
+    /// The current session's way to the server ([`Conn`](super::Conn)) for requests sent
+    /// outside the retry loop: pipelined behind requests of their own, or a hold's watch. The
+    /// size limit and the ACL apply as in the loop; the deadline and the retries are the
+    /// caller's ([`Framework::answered`] bounds the wait for the answers).
+    ///
+    /// # Errors
+    /// As [`session`](Self::session).
+    pub(crate) fn conn(&self) -> Result<super::Conn> {
+        Ok(super::Conn::new(self, self.raw_client()?))
+    }
+
     /// The current session; [`Error::Closed`] once closed, and while a shutdown drains the
     /// background deletes for everything but those deletes.
     pub(crate) fn session(&self) -> Result<Session> {
@@ -495,6 +506,11 @@ impl Framework {
     /// How long an operation outside a deadline scope may take (and a `try_*` form).
     pub(crate) fn operation_timeout(&self) -> Duration {
         self.inner.cfg.operation_timeout
+    }
+
+    /// The largest request sent to the server ([`FrameworkBuilder::max_request_size`]).
+    pub(crate) fn max_request_size(&self) -> usize {
+        self.inner.cfg.max_request_size
     }
 
     /// How long an operation attempt waits for a connection.

@@ -18,13 +18,13 @@ use std::time::Duration;
 use crate::framework::Stat;
 use crate::ZooKeeperError;
 use futures_util::future::try_join_all;
-use zookeeper_client::{Client, CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult};
 
 use super::api::{validate_ttl_create, TTL_UNSUPPORTED};
 use super::paths::{self, validate_path};
-use super::retry::{caught_up, is_retryable};
+use super::request::{Conn, MultiError, WriteAnswer, WriteOp};
 use super::session::Framework;
 use super::state::LossReason;
+use super::CreateMode;
 use crate::error::{Error, Result};
 
 /// How often a commit is tried again because the markers' parent was missing.
@@ -166,8 +166,7 @@ impl Transaction<'_> {
 
     /// Adds the creation of `path` with `data` in `mode` (with the framework's ACL). The parent
     /// must exist (a `multi` cannot create it first).
-    pub fn create(mut self, path: &str, data: &[u8], mode: crate::CreateMode) -> Self {
-        let mode = mode.to_client();
+    pub fn create(mut self, path: &str, data: &[u8], mode: CreateMode) -> Self {
         self.ops.push(Op::Create { path: path.to_string(), data: data.to_vec(), mode, ttl: None });
         self
     }
@@ -175,8 +174,7 @@ impl Transaction<'_> {
     /// Adds the creation of a persistent (or persistent sequential) node that the server
     /// deletes once it has had no children and no change for `ttl` (needs
     /// `zookeeper.extendedTypesEnabled` on the server).
-    pub fn create_with_ttl(mut self, path: &str, data: &[u8], mode: crate::CreateMode, ttl: Duration) -> Self {
-        let mode = mode.to_client();
+    pub fn create_with_ttl(mut self, path: &str, data: &[u8], mode: CreateMode, ttl: Duration) -> Self {
         self.ops.push(Op::Create { path: path.to_string(), data: data.to_vec(), mode, ttl: Some(ttl) });
         self
     }
@@ -311,23 +309,22 @@ impl Transaction<'_> {
         let outcome = loop {
             let marker = marker.as_deref();
             let attempt = fw
-                .retry_write("transaction", first, |client| {
-                    attempt(fw, client, &self.guards, &self.ops, marker, &in_doubt)
-                })
+                .request_write("transaction", first, |conn| attempt(conn, &self.guards, &self.ops, marker, &in_doubt))
                 .await;
             match attempt.and_then(|refused| refused) {
                 Err(Error::ZooKeeper(ZooKeeperError::NoNode)) if marker.is_some() && tries < MARKER_PARENT_TRIES => {
                     // the markers' parent is missing (first use in this namespace)
                     tries += 1;
-                    fw.retry_op("create", root, |client| async move {
-                        fw.make_parents(&client, paths::parent(root)).await?;
-                        let acl = fw.framework_acl_for(root)?;
-                        client.create(root, &[], &acl.options(CreateMode::Persistent)).await.map(drop).or_else(|e| {
-                            match e {
-                                ZkError::NodeExists => Ok(()),
-                                e => Err(e),
+                    fw.request("create", root, |conn| async move {
+                        match conn.multi(&[WriteOp::CreateShared { path: root }]).await {
+                            Err(MultiError::Refused { error: ZooKeeperError::NoNode, .. }) => {
+                                conn.make_parents(paths::parent(root)).await?;
+                                Ok(())
                             }
-                        })
+                            Ok(_) | Err(MultiError::Refused { error: ZooKeeperError::NodeExists, .. }) => Ok(()),
+                            Err(MultiError::Refused { error, .. }) => Err(Error::ZooKeeper(error)),
+                            Err(MultiError::Request(e)) => Err(e),
+                        }
                     })
                     .await?;
                 }
@@ -355,53 +352,37 @@ impl Transaction<'_> {
 /// Without a marker, a lost reply ends the commit (`in_doubt` set, an error returned that
 /// the retry loop does not retry).
 async fn attempt(
-    fw: &Framework,
-    client: Client,
+    conn: Conn,
     guards: &[Guard],
     ops: &[Op],
     marker: Option<&str>,
     in_doubt: &AtomicBool,
-) -> std::result::Result<std::result::Result<Vec<TxnResult>, Error>, ZkError> {
+) -> Result<Result<Vec<TxnResult>>> {
     if let (true, Some(marker)) = (in_doubt.load(Ordering::SeqCst), marker) {
-        caught_up(&client, marker).await?;
-        if let Some(applied) = client.check_stat(marker).await? {
-            return Ok(Ok(recovered(&client, ops, applied.czxid).await?));
+        conn.caught_up(marker).await?;
+        if let Some(applied) = conn.exists(marker).await? {
+            return Ok(Ok(recovered(&conn, ops, applied.czxid).await?));
         }
         in_doubt.store(false, Ordering::SeqCst);
     }
-    let mut multi = client.new_multi_writer();
-    for guard in guards {
-        match guard.release {
-            true => multi.add_delete(&guard.path, None)?,
-            false => multi.add_check_version(&guard.path, -1)?,
+    let mut writes = Vec::with_capacity(guards.len() + ops.len() + 1);
+    writes.extend(guards.iter().map(|guard| match guard.release {
+        true => WriteOp::Delete { path: &guard.path, version: None },
+        false => WriteOp::Check { path: &guard.path, version: -1 },
+    }));
+    writes.extend(ops.iter().map(|op| match op {
+        Op::Check { path, version } => WriteOp::Check { path, version: *version },
+        Op::Create { path, data, mode, ttl } => WriteOp::Create { path, data, mode: *mode, ttl: *ttl },
+        Op::SetData { path, data, version } => WriteOp::SetData { path, data, version: *version },
+        Op::Delete { path, version } => WriteOp::Delete { path, version: *version },
+    }));
+    writes.extend(marker.map(|path| WriteOp::CreateShared { path }));
+    match conn.multi(&writes).await {
+        Ok(results) => {
+            Ok(Ok(ops.iter().zip(results.into_iter().skip(guards.len())).map(|(op, r)| answered(op, r)).collect()))
         }
-    }
-    for op in ops {
-        match op {
-            Op::Check { path, version } => multi.add_check_version(path, *version)?,
-            Op::Create { path, data, mode, ttl } => {
-                let acl = fw.acl_for(path)?;
-                let options = acl.options(*mode);
-                let options = match ttl {
-                    Some(ttl) => options.with_ttl(*ttl),
-                    None => options,
-                };
-                multi.add_create(path, data, &options)?
-            }
-            Op::SetData { path, data, version } => multi.add_set_data(path, data, *version)?,
-            Op::Delete { path, version } => multi.add_delete(path, *version)?,
-        }
-    }
-    if let Some(marker) = marker {
-        multi.add_create(marker, &[], &fw.framework_acl_for(marker)?.options(CreateMode::Persistent))?;
-    }
-    let answered_ops = |results: Vec<MultiWriteResult>| {
-        ops.iter().zip(results.into_iter().skip(guards.len())).map(|(op, result)| answered(op, result)).collect()
-    };
-    match multi.commit().await {
-        Ok(results) => Ok(Ok(answered_ops(results))),
-        Err(MultiWriteError::RequestFailed { source }) => {
-            if is_retryable(&source) {
+        Err(MultiError::Request(e)) => {
+            if e.is_retryable() {
                 in_doubt.store(true, Ordering::SeqCst);
                 if marker.is_none() {
                     // at most once: not sent again
@@ -409,44 +390,37 @@ async fn attempt(
                     return Ok(Err(Error::OutcomeUnknown { path }));
                 }
             }
-            Err(source)
+            Err(e)
         }
-        Err(MultiWriteError::OperationFailed { index, source }) if index < guards.len() => {
+        Err(MultiError::Refused { index, error }) if index < guards.len() => {
             let path = guards[index].path.clone();
-            Ok(Err(match source {
-                ZkError::NoNode => Error::LockLost { path, reason: LossReason::NodeDeleted },
-                source => Error::from_client(source),
+            Ok(Err(match error {
+                ZooKeeperError::NoNode => Error::LockLost { path, reason: LossReason::NodeDeleted },
+                error => Error::ZooKeeper(error),
             }))
         }
-        Err(MultiWriteError::OperationFailed { index, source })
-            if marker.is_some() && index == guards.len() + ops.len() =>
-        {
-            Err(source)
+        // the markers' parent missing: `NoNode` for the commit to make it
+        Err(MultiError::Refused { index, error }) if marker.is_some() && index == guards.len() + ops.len() => {
+            Err(Error::ZooKeeper(error))
         }
-        Err(MultiWriteError::OperationFailed { index, source }) => {
+        Err(MultiError::Refused { index, error }) => {
             let index = index - guards.len();
-            Ok(Err(refused(&ops[index], index, source)))
+            Ok(Err(refused(&ops[index], index, error)))
         }
     }
 }
 
-fn refused(op: &Op, index: usize, source: ZkError) -> Error {
+fn refused(op: &Op, index: usize, source: ZooKeeperError) -> Error {
     match (op, source) {
-        (Op::Create { ttl: Some(_), .. }, ZkError::Unimplemented) => TTL_UNSUPPORTED,
-        (op, source) => {
-            Error::Transaction { index, path: op.path().to_string(), source: ZooKeeperError::from_client(&source) }
-        }
+        (Op::Create { ttl: Some(_), .. }, ZooKeeperError::Unimplemented) => TTL_UNSUPPORTED,
+        (op, source) => Error::Transaction { index, path: op.path().to_string(), source },
     }
 }
 
-fn answered(op: &Op, result: MultiWriteResult) -> TxnResult {
+fn answered(op: &Op, result: WriteAnswer) -> TxnResult {
     match (op, result) {
-        (Op::Create { .. }, MultiWriteResult::Create { path, stat }) => {
-            TxnResult::Create { path, stat: Some(Stat::from_client(&stat)) }
-        }
-        (Op::SetData { .. }, MultiWriteResult::SetData { stat }) => {
-            TxnResult::SetData { stat: Some(Stat::from_client(&stat)) }
-        }
+        (Op::Create { .. }, WriteAnswer::Created(node)) => TxnResult::Create { path: node.path, stat: Some(node.stat) },
+        (Op::SetData { .. }, WriteAnswer::Set(stat)) => TxnResult::SetData { stat: Some(stat) },
         (Op::Delete { .. }, _) => TxnResult::Delete,
         (Op::Check { .. }, _) => TxnResult::Check,
         // the server answers each operation with its own kind
@@ -458,38 +432,33 @@ fn answered(op: &Op, result: MultiWriteResult) -> TxnResult {
 /// The results of a transaction applied in the commit whose reply was lost (`zxid`: the
 /// marker's `czxid`, every node the commit created has it): nodes are read again; a
 /// sequential node is found among its parent's children by that `czxid`.
-async fn recovered(client: &Client, ops: &[Op], zxid: i64) -> std::result::Result<Vec<TxnResult>, ZkError> {
+async fn recovered(conn: &Conn, ops: &[Op], zxid: i64) -> Result<Vec<TxnResult>> {
     try_join_all(ops.iter().map(|op| async move {
         Ok(match op {
             Op::Check { .. } => TxnResult::Check,
             Op::Delete { .. } => TxnResult::Delete,
-            Op::SetData { path, .. } => {
-                TxnResult::SetData { stat: client.check_stat(path).await?.as_ref().map(Stat::from_client) }
-            }
+            Op::SetData { path, .. } => TxnResult::SetData { stat: conn.exists(path).await? },
             Op::Create { path, mode: CreateMode::PersistentSequential | CreateMode::EphemeralSequential, .. } => {
                 let (parent, name) = (paths::parent(path), paths::node_name(path));
-                let candidates: Vec<String> = client
-                    .list_children(parent)
+                let candidates: Vec<String> = conn
+                    .children(parent)
                     .await?
                     .into_iter()
                     .filter(|child| child.starts_with(name))
                     .map(|child| paths::join(parent, &child))
                     .collect();
                 // the candidates' stats, read with pipelined requests
-                let stats = try_join_all(candidates.iter().map(|child| client.check_stat(child))).await?;
+                let stats = try_join_all(candidates.iter().map(|child| conn.exists(child))).await?;
                 candidates
                     .into_iter()
                     .zip(stats)
                     .find_map(|(child, stat)| stat.filter(|s| s.czxid == zxid).map(|s| (child, s)))
                     .map_or(TxnResult::Create { path: path.clone(), stat: None }, |(child, stat)| TxnResult::Create {
                         path: child,
-                        stat: Some(Stat::from_client(&stat)),
+                        stat: Some(stat),
                     })
             }
-            Op::Create { path, .. } => TxnResult::Create {
-                path: path.clone(),
-                stat: client.check_stat(path).await?.as_ref().map(Stat::from_client),
-            },
+            Op::Create { path, .. } => TxnResult::Create { path: path.clone(), stat: conn.exists(path).await? },
         })
     }))
     .await

@@ -3,15 +3,15 @@
 //! wake-up.
 
 use tokio::time::Instant;
-use zookeeper_client::{EventType, OneshotWatcher};
 
-use super::{Framework, SessionStatus};
+use super::{Framework, OneShotWatch, SessionStatus, WatchEvent};
 
 /// Why a wait ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Wake {
-    /// The watch fired with this event (a session event after expiry counts too).
-    Event(EventType),
+    /// The watch fired with this event (the end of its session counts too:
+    /// [`WatchEvent::Reset`]).
+    Event(WatchEvent),
     /// The deadline passed.
     Deadline,
     /// The framework's session is no longer `session_id` (lost and re-created), or it closed;
@@ -21,28 +21,40 @@ pub(crate) enum Wake {
 
 /// Waits for the first of: `watcher` firing, `deadline`, the session changing away from
 /// `session_id`. Cancel safe.
-pub(crate) async fn wait(fw: &Framework, watcher: OneshotWatcher, deadline: Option<Instant>, session_id: i64) -> Wake {
+pub(crate) async fn wait(
+    fw: &Framework,
+    watcher: impl Into<PendingWatch>,
+    deadline: Option<Instant>,
+    session_id: i64,
+) -> Wake {
     wait_any(fw, [watcher], deadline, session_id).await
 }
 
 /// [`wait`] on several watchers at once.
 pub(crate) async fn wait_any<I>(fw: &Framework, watchers: I, deadline: Option<Instant>, session_id: i64) -> Wake
 where
-    I: IntoIterator<Item = OneshotWatcher>,
+    I: IntoIterator,
+    I::Item: Into<PendingWatch>,
 {
     WatchSet::new(watchers).wait(fw, deadline, session_id).await.0
 }
 
-type Fired = std::pin::Pin<Box<dyn std::future::Future<Output = EventType> + Send>>;
+type Fired = std::pin::Pin<Box<dyn std::future::Future<Output = WatchEvent> + Send>>;
 
 /// A watcher not fired yet, taken out of one [`WatchSet`] to be waited on in another
 /// ([`WatchSet::into_pending`], [`WatchSet::from_pending`]): the watch stays registered and
 /// no request is sent again.
 pub(crate) struct PendingWatch(Fired);
 
-impl From<OneshotWatcher> for PendingWatch {
-    fn from(watcher: OneshotWatcher) -> Self {
-        Self(Box::pin(async move { watcher.changed().await.event_type }))
+impl From<OneShotWatch> for PendingWatch {
+    fn from(watcher: OneShotWatch) -> Self {
+        Self(Box::pin(watcher.changed()))
+    }
+}
+
+impl From<zookeeper_client::OneshotWatcher> for PendingWatch {
+    fn from(watcher: zookeeper_client::OneshotWatcher) -> Self {
+        OneShotWatch::new(watcher).into()
     }
 }
 
@@ -55,8 +67,12 @@ pub(crate) struct WatchSet {
 
 impl WatchSet {
     /// The watchers, known by their index in this order.
-    pub(crate) fn new<I: IntoIterator<Item = OneshotWatcher>>(watchers: I) -> Self {
-        Self::from_pending(watchers.into_iter().map(PendingWatch::from))
+    pub(crate) fn new<I>(watchers: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<PendingWatch>,
+    {
+        Self::from_pending(watchers.into_iter().map(Into::into))
     }
 
     /// [`new`](Self::new) with watchers taken from other sets (or new ones, converted), known

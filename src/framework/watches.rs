@@ -28,6 +28,10 @@ use crate::error::Result;
 pub struct OneShotWatch(OneshotWatcher);
 
 impl OneShotWatch {
+    pub(crate) fn new(watcher: OneshotWatcher) -> Self {
+        Self(watcher)
+    }
+
     /// Waits for the change: a node event whose path is relative to the namespace. Across a
     /// reconnect the server sends the events missed meanwhile; when the session ends
     /// (expired, closed) the event is [`WatchEvent::Reset`] with
@@ -71,9 +75,7 @@ impl Framework {
     /// ```
     pub async fn watch_data(&self, path: &str) -> Result<(Vec<u8>, Stat, OneShotWatch)> {
         validate_path(path)?;
-        let (data, stat, watcher) =
-            self.retry_op("watch", path, |client| async move { client.get_and_watch_data(path).await }).await?;
-        Ok((data, Stat::from_client(&stat), OneShotWatch(watcher)))
+        self.request("watch", path, |conn| async move { conn.watch_data(path).await }).await
     }
 
     /// The stat of `path` if it exists, and a watch that fires when it is created, changed or
@@ -86,9 +88,7 @@ impl Framework {
     /// Cancel safe: a watch set by a cancelled call is dropped with it.
     pub async fn watch_exists(&self, path: &str) -> Result<(Option<Stat>, OneShotWatch)> {
         validate_path(path)?;
-        let (stat, watcher) =
-            self.retry_op("watch", path, |client| async move { client.check_and_watch_stat(path).await }).await?;
-        Ok((stat.as_ref().map(Stat::from_client), OneShotWatch(watcher)))
+        self.request("watch", path, |conn| async move { conn.watch_exists(path).await }).await
     }
 
     /// The children's names of `path`, and a watch that fires when a child is created or
@@ -102,8 +102,6 @@ impl Framework {
     /// Cancel safe: a watch set by a cancelled call is dropped with it.
     pub async fn watch_children(&self, path: &str) -> Result<(Vec<String>, OneShotWatch)> {
         validate_path(path)?;
-        let (children, watcher) =
-            self.retry_op("watch", path, |client| async move { client.list_and_watch_children(path).await }).await?;
-        Ok((children, OneShotWatch(watcher)))
+        self.request("watch", path, |conn| async move { conn.watch_children(path).await }).await
     }
 }

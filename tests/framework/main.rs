@@ -17,6 +17,7 @@ mod errors;
 mod inspect;
 mod modeled;
 mod reconfig;
+mod request_size;
 mod transaction;
 mod update;
 

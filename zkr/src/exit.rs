@@ -49,7 +49,7 @@ impl From<Error> for CliError {
         let code = match &e {
             Error::InvalidPath { .. } | Error::InvalidArgument { .. } | Error::Unsupported(_) => USAGE,
             Error::InvalidState(_) | Error::ServerUnsupported(_) => USAGE,
-            Error::ItemTooLarge { .. } => USAGE,
+            Error::TooLarge { .. } => USAGE,
             Error::ConnectTimeout { .. } | Error::RetriesExhausted { .. } => UNAVAILABLE,
             Error::Tls { .. } | Error::AuthFailed { .. } => UNAVAILABLE,
             Error::ZooKeeper(ZooKeeperError::ConnectionLoss | ZooKeeperError::NoHosts | ZooKeeperError::Timeout) => {

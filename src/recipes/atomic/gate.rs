@@ -16,10 +16,8 @@
 //! values with `queue_on_contention: false`) stay correct: only fairness rests on the gate,
 //! never the count.
 
-use zookeeper_client::{CreateMode, Error as ZkError};
-
 use crate::error::{Error, Result};
-use crate::framework::{paths, Framework, IfExists};
+use crate::framework::{paths, CreateMode, Framework, IfExists};
 use crate::recipes::layout;
 use crate::ZooKeeperError;
 
@@ -50,14 +48,8 @@ pub(crate) async fn version(fw: &Framework, value_path: &str) -> Result<i32> {
     if let Some(stat) = fw.exists(gate).await? {
         return Ok(stat.version);
     }
-    let acl = fw.acl_for(gate).map_err(Error::from_client)?;
-    let options = acl.options(CreateMode::Persistent);
-    let create_gate = || {
-        fw.retry_raw(|client| {
-            let options = &options;
-            async move { client.create(gate, &[], options).await.map(|_| ()) }
-        })
-    };
+    let create_gate =
+        || fw.request("create", gate, |conn| async move { conn.create(gate, &[], CreateMode::Persistent, None).await });
     let mut created = create_gate().await;
     if let Err(Error::ZooKeeper(ZooKeeperError::NoNode)) = created {
         let empty = fw.encode(value_path, &[])?;
@@ -67,7 +59,7 @@ pub(crate) async fn version(fw: &Framework, value_path: &str) -> Result<i32> {
         }
     }
     match created {
-        Ok(()) => Ok(0),
+        Ok(_) => Ok(0),
         Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => match fw.exists(gate).await? {
             Some(stat) => Ok(stat.version),
             None => Ok(0), // deleted meanwhile: a check of it fails and is read again
@@ -83,14 +75,11 @@ pub(crate) async fn version(fw: &Framework, value_path: &str) -> Result<i32> {
 /// Cancel safe: a gate raised for nothing only sends optimistic writers to the queue once.
 pub(crate) async fn raise_and_read(fw: &Framework, gate: &str, value_path: &str) -> Result<(Vec<u8>, Option<i32>)> {
     let (stored, version) = fw
-        .retry_raw(|client| async move {
-            // requests go out in the order their futures are made: the read after the raise
-            let (raised, read) = tokio::join!(client.set_data(gate, &[], None), client.get_data(value_path));
-            match raised {
-                // a missing gate: nobody checks it, there is nothing to raise
-                Ok(_) | Err(ZkError::NoNode) => {}
-                Err(e) => return Err(e),
-            }
+        .request("raise", gate, |conn| async move {
+            // requests go out in the order they are made: the read after the raise
+            let (raised, read) = tokio::join!(conn.set_data(gate, &[], None), conn.get_data(value_path));
+            // a missing gate: nobody checks it, there is nothing to raise
+            raised.if_exists()?;
             Ok(read.if_exists()?.map_or((Vec::new(), None), |(data, stat)| (data, Some(stat.version))))
         })
         .await?;

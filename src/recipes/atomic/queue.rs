@@ -208,14 +208,14 @@ impl Drop for Abandoned<'_> {
         let (dir, key, marker) = (self.dir.to_string(), std::mem::take(&mut self.key), self.marker.to_string());
         self.fw.spawn_counted_delete(|fw| async move {
             let cleaned = fw
-                .retry_raw(|client| {
+                .request("delete", &dir, |conn| {
                     let (dir, key, marker) = (&dir, &key, &marker);
                     async move {
-                        let children = client.list_children(dir).await.if_exists()?.unwrap_or_default();
+                        let children = conn.children(dir).await.if_exists()?.unwrap_or_default();
                         for child in children.iter().filter(|c| c.contains(key.as_str())) {
-                            client.delete(&paths::join(dir, child), None).await.if_exists()?;
+                            conn.delete(&paths::join(dir, child), None).await.if_exists()?;
                         }
-                        client.delete(marker, None).await.if_exists()?;
+                        conn.delete(marker, None).await.if_exists()?;
                         Ok(())
                     }
                 })
@@ -233,10 +233,10 @@ impl Drop for Abandoned<'_> {
 /// transaction can apply the addition any more.
 async fn settled(fw: &Framework, ours: Option<&str>, marker: &str) -> Result<Taken> {
     let read = fw
-        .retry_raw(|client| async move {
-            // requests go out in the order their futures are made: the read after the delete
-            let delete = ours.map(|path| client.delete(path, None));
-            let read = client.get_data(marker);
+        .request("settle", marker, |conn| async move {
+            // requests go out in the order they are made: the read after the delete
+            let delete = ours.map(|path| conn.delete(path, None));
+            let read = conn.get_data(marker);
             if let Some(delete) = delete {
                 delete.await.if_exists()?;
             }
@@ -253,9 +253,9 @@ async fn list_read_and_check(
     value_path: &str,
     marker: &str,
 ) -> Result<(Arc<Listing>, Prefetched, Option<Vec<u8>>)> {
-    fw.retry_raw(|client| async move {
+    fw.request("list", dir, |conn| async move {
         let (listed, value, applied) =
-            tokio::join!(client.list_children(dir), client.get_data(value_path), client.get_data(marker));
+            tokio::join!(conn.children(dir), conn.get_data(value_path), conn.get_data(marker));
         let listing = Arc::new(Listing::new(listed.if_exists()?.unwrap_or_default()));
         let value = value.if_exists()?.map(|(data, stat)| (data, stat.version));
         Ok((listing, value, applied.if_exists()?.map(|(data, _)| data)))

@@ -1,8 +1,7 @@
 //! The transaction of one write of an atomic value: what it carries, and which of its
 //! operations a failure names.
 
-use crate::framework::Framework;
-use zookeeper_client::{Error as ZkError, MultiWriter};
+use crate::framework::{CreateMode, WriteOp};
 
 /// One write: the value's versioned `setData`, then, in this order, a `check` of the gate's
 /// version (an optimistic write of a queueing value), the creation of the write's marker, the
@@ -63,25 +62,20 @@ impl Txn<'_> {
         self.ops().get(index).copied()
     }
 
-    /// Adds the operations to `multi`, markers created persistent with the ACL `fw` chooses.
-    pub(super) fn add_to(&self, multi: &mut MultiWriter<'_>, fw: &Framework) -> Result<(), ZkError> {
-        let persistent = zookeeper_client::CreateMode::Persistent;
-        multi.add_set_data(self.value_path, self.new, Some(self.version))?;
-        if let Some((gate, version)) = self.gate {
-            multi.add_check_version(gate, version)?;
-        }
-        multi.add_create(self.marker, self.marker_data, &fw.acl_for(self.marker)?.options(persistent))?;
-        for previous in self.previous {
-            multi.add_delete(previous, None)?;
-        }
-        if let Some(node) = self.release {
-            multi.add_delete(node, None)?;
-        }
+    /// The operations of the `multi`, in [`ops`](Self::ops)' order; markers are created
+    /// persistent.
+    pub(super) fn writes(&self) -> Vec<WriteOp<'_>> {
+        let marker = |path, data| WriteOp::Create { path, data, mode: CreateMode::Persistent, ttl: None };
+        let mut writes = vec![WriteOp::SetData { path: self.value_path, data: self.new, version: Some(self.version) }];
+        writes.extend(self.gate.map(|(path, version)| WriteOp::Check { path, version }));
+        writes.push(marker(self.marker, self.marker_data));
+        writes.extend(self.previous.iter().map(|path| WriteOp::Delete { path, version: None }));
+        writes.extend(self.release.map(|path| WriteOp::Delete { path, version: None }));
         for joined in self.joiners {
-            multi.add_create(&joined.marker, &joined.before, &fw.acl_for(&joined.marker)?.options(persistent))?;
-            multi.add_delete(&joined.node, None)?;
+            writes.push(marker(&joined.marker, &joined.before));
+            writes.push(WriteOp::Delete { path: &joined.node, version: None });
         }
-        Ok(())
+        writes
     }
 }
 
@@ -111,6 +105,7 @@ mod tests {
         let expected =
             [Value, Marker, Previous(0), Release, JoinerMarker(0), JoinerNode(0), JoinerMarker(1), JoinerNode(1)];
         assert_eq!(txn.ops(), expected);
+        assert_eq!(txn.writes().len(), expected.len());
         assert_eq!(txn.op(5), Some(JoinerNode(0)));
         assert_eq!(txn.op(8), None);
         txn.gate = Some(("/v/_gate_", 0));

@@ -27,10 +27,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::time::Instant;
-use zookeeper_client::{CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult};
 
 use crate::error::{Error, Result};
-use crate::framework::{caught_up, is_retryable, paths, Framework, IfExists};
+use crate::framework::{paths, CreateMode, Framework, IfExists, MultiError, WriteAnswer};
 use crate::recipes::layout;
 use crate::recipes::locks::InterProcessMutex;
 use crate::sync::lock;
@@ -814,34 +813,29 @@ impl DistributedAtomicValue {
         // read yet: if the retries run out then, the outcome is unknown and we say so.
         let in_doubt = AtomicBool::new(false);
         let written = fw
-            .retry_raw(|client| {
+            .request("write", &self.inner.path, |conn| {
                 let (txn, in_doubt, marker) = (&txn, &in_doubt, &marker);
                 async move {
                     // After a lost reply, the marker tells whether that write happened.
                     if in_doubt.load(Ordering::SeqCst) {
-                        caught_up(&client, marker).await?;
-                        if let Some((before, _)) = client.get_data(marker).await.if_exists()? {
+                        conn.caught_up(marker).await?;
+                        if let Some((before, _)) = conn.get_data(marker).await.if_exists()? {
                             return Ok(Written::Marked(before));
                         }
                         in_doubt.store(false, Ordering::SeqCst);
                     }
-                    let mut multi = client.new_multi_writer();
-                    txn.add_to(&mut multi, fw)?;
-                    let committed = multi.commit().await;
-                    if let Err(MultiWriteError::RequestFailed { source }) = &committed {
-                        if is_retryable(source) {
-                            in_doubt.store(true, Ordering::SeqCst);
-                        }
-                    }
-                    match committed {
+                    match conn.multi(&txn.writes()).await {
                         Ok(results) => Ok(Written::Yes(results.into_iter().find_map(|r| match r {
-                            MultiWriteResult::SetData { stat } => Some(stat.version),
+                            WriteAnswer::Set(stat) => Some(stat.version),
                             _ => None,
                         }))),
-                        Err(MultiWriteError::RequestFailed { source }) => Err(source),
-                        Err(MultiWriteError::OperationFailed { index, source }) => {
-                            Ok(Written::Failed(txn.op(index), source))
+                        Err(MultiError::Request(e)) => {
+                            if e.is_retryable() {
+                                in_doubt.store(true, Ordering::SeqCst);
+                            }
+                            Err(e)
                         }
+                        Err(MultiError::Refused { index, error }) => Ok(Written::Failed(txn.op(index), error)),
                     }
                 }
             })
@@ -873,13 +867,15 @@ impl DistributedAtomicValue {
                 state.markers.push(marker);
                 Ok(Attempt::Written(version + 1, total))
             }
-            Written::Failed(Some(Op::Value), ZkError::BadVersion | ZkError::NoNode) => Ok(Attempt::Contended),
-            Written::Failed(Some(Op::Gate), ZkError::BadVersion | ZkError::NoNode) => {
+            Written::Failed(Some(Op::Value), ZooKeeperError::BadVersion | ZooKeeperError::NoNode) => {
+                Ok(Attempt::Contended)
+            }
+            Written::Failed(Some(Op::Gate), ZooKeeperError::BadVersion | ZooKeeperError::NoNode) => {
                 // a turn holder raised it (or it is gone): queue, and read it again next time
                 state.gate = None;
                 Ok(Attempt::Contended)
             }
-            Written::Failed(Some(Op::Marker), ZkError::NodeExists) if joint.is_some() => {
+            Written::Failed(Some(Op::Marker), ZooKeeperError::NodeExists) if joint.is_some() => {
                 drop(state);
                 // applied already: the marker holds the value before our addition
                 match fw.get_data_plain(&marker).await.if_exists()? {
@@ -887,16 +883,17 @@ impl DistributedAtomicValue {
                     None => Ok(Attempt::Contended), // (markers are deleted only by their owner)
                 }
             }
-            Written::Failed(Some(Op::Previous(k)), ZkError::NoNode) => {
+            Written::Failed(Some(Op::Previous(k)), ZooKeeperError::NoNode) => {
                 // removed by someone else: forget it and try again
                 state.markers.retain(|m| *m != previous[k]);
                 Ok(Attempt::Contended)
             }
-            Written::Failed(Some(Op::Release), ZkError::NoNode) => Ok(Attempt::TurnGone),
-            Written::Failed(Some(Op::JoinerMarker(k) | Op::JoinerNode(k)), ZkError::NodeExists | ZkError::NoNode) => {
-                Ok(Attempt::JoinerGone(k))
-            }
-            Written::Failed(_, e) => Err(Error::from_client(e)),
+            Written::Failed(Some(Op::Release), ZooKeeperError::NoNode) => Ok(Attempt::TurnGone),
+            Written::Failed(
+                Some(Op::JoinerMarker(k) | Op::JoinerNode(k)),
+                ZooKeeperError::NodeExists | ZooKeeperError::NoNode,
+            ) => Ok(Attempt::JoinerGone(k)),
+            Written::Failed(_, e) => Err(Error::ZooKeeper(e)),
         }
     }
 }
@@ -927,7 +924,7 @@ enum Written {
     /// After a lost reply, the marker was found: its data.
     Marked(Vec<u8>),
     /// An operation failed (`None`: an index the transaction does not have).
-    Failed(Option<Op>, ZkError),
+    Failed(Option<Op>, ZooKeeperError),
 }
 
 struct Outcome {

@@ -3,12 +3,11 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
-use zookeeper_client::CreateMode;
 
 use crate::error::{Error, Result};
 use crate::framework::deadline;
 use crate::framework::wait::{wait, Wake};
-use crate::framework::{paths, Framework};
+use crate::framework::{paths, CreateMode, Framework};
 use crate::ZooKeeperError;
 
 /// A barrier that blocks every waiter while it is set: Curator's `DistributedBarrier`.
@@ -138,8 +137,8 @@ impl DistributedBarrier {
             let session = self.fw.status().session_id;
             let watcher = self
                 .fw
-                .retry_raw(|client| async move {
-                    let (stat, watcher) = client.check_and_watch_stat(path).await?;
+                .request("watch", path, |conn| async move {
+                    let (stat, watcher) = conn.watch_exists(path).await?;
                     Ok(stat.map(|_| watcher))
                 })
                 .await?;

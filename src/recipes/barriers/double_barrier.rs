@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
+use crate::framework::CreateMode;
 use tokio::time::Instant;
-use zookeeper_client::{CreateMode, OneshotWatcher};
+use zookeeper_client::OneshotWatcher;
 
 use crate::error::{Error, Result};
 use crate::framework::deadline;

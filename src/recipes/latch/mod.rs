@@ -6,12 +6,11 @@ pub(crate) mod state;
 use std::time::Duration;
 
 use tokio::time::Instant;
-use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher};
 
 use crate::error::{Error, Result};
 use crate::framework::deadline;
 use crate::framework::wait::{wait, Wake};
-use crate::framework::{paths, Framework, IfExists};
+use crate::framework::{paths, CreateMode, Framework, IfExists, OneShotWatch};
 use crate::ZooKeeperError;
 use state::{check_count, check_participant, decode, encode, generation_dir, generation_of};
 
@@ -195,10 +194,10 @@ impl DistributedCountDownLatch {
 
     async fn first_generation(&self, count: u64) -> Result<u64> {
         let parent = paths::parent(&self.path);
-        self.fw.retry_raw(|client| async move { self.fw.make_parents(&client, parent).await }).await?;
+        self.fw.request("create", parent, |conn| async move { conn.make_parents(parent).await }).await?;
         let dir = generation_dir(&self.path, 1);
-        let txn = self.fw.transaction().plain().create(&self.path, &encode(1), crate::CreateMode::Persistent);
-        txn.create(&dir, &encode(count), crate::CreateMode::Persistent).commit().await.map(|_| 1)
+        let txn = self.fw.transaction().plain().create(&self.path, &encode(1), CreateMode::Persistent);
+        txn.create(&dir, &encode(count), CreateMode::Persistent).commit().await.map(|_| 1)
     }
 
     /// Starts the generation after `generation` (at the latch's data `version`), `skip`
@@ -206,7 +205,7 @@ impl DistributedCountDownLatch {
     async fn next_generation(&self, generation: u64, version: i32, count: u64, skip: u64) -> Result<u64> {
         let next = generation + 1 + skip;
         let txn = self.fw.transaction().plain().set_data(&self.path, &encode(next), Some(version));
-        txn.create(&generation_dir(&self.path, next), &encode(count), crate::CreateMode::Persistent)
+        txn.create(&generation_dir(&self.path, next), &encode(count), CreateMode::Persistent)
             .commit()
             .await
             .map(|_| next)
@@ -258,21 +257,21 @@ impl DistributedCountDownLatch {
         let (dir, node, token, sent) = (dir.as_str(), node.as_str(), token.as_bytes(), &sent);
         let outcome = self
             .fw
-            .retry_raw(|client| async move {
+            .request("count_down", node, |conn| async move {
                 // one round trip: our node, then the generation as it is after it
-                let acl = self.fw.acl_for(node)?;
-                let options = acl.options(CreateMode::Persistent);
-                let create = client.create(node, token, &options);
-                let ours = client.get_data(node);
-                let count = client.get_data(dir);
-                let counted = client.list_children(dir);
+                let create = conn.create(node, token, CreateMode::Persistent, None);
+                let ours = conn.get_data(node);
+                let count = conn.get_data(dir);
+                let counted = conn.children(dir);
                 let retried = sent.swap(true, std::sync::atomic::Ordering::SeqCst);
                 let (created, ours, count, counted) = tokio::join!(create, ours, count, counted);
                 let first = match created {
                     Ok(_) => true,
                     // a retry finds our own node from an attempt whose reply was lost
-                    Err(ZkError::NodeExists) => retried && ours.as_ref().is_ok_and(|(data, _)| data == token),
-                    Err(ZkError::NoNode) => return Ok(None),
+                    Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => {
+                        retried && ours.as_ref().is_ok_and(|(data, _)| data == token)
+                    }
+                    Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => return Ok(None),
                     Err(e) => return Err(e),
                 };
                 let (Some((count, _)), Some(counted)) = (count.if_exists()?, counted.if_exists()?) else {
@@ -378,24 +377,26 @@ impl DistributedCountDownLatch {
     /// The latch's current generation and its data version; `None` when there is no latch.
     async fn current(&self) -> Result<Option<(u64, i32)>> {
         let path = self.path.as_str();
-        let read = self.fw.retry_raw(|client| async move { client.get_data(path).await.if_exists() }).await?;
+        let read =
+            self.fw.request("get_data", path, |conn| async move { conn.get_data(path).await.if_exists() }).await?;
         read.map(|(data, stat)| Ok((decode(path, &data)?, stat.version))).transpose()
     }
 
     /// The count and count-downs of the generation at `dir` (one round trip), with a watch on
     /// the count-downs when `watch`; `None` when the directory is gone.
-    async fn read_generation(&self, dir: &str, watch: bool) -> Result<Option<(Generation, Option<OneshotWatcher>)>> {
+    async fn read_generation(&self, dir: &str, watch: bool) -> Result<Option<(Generation, Option<OneShotWatch>)>> {
         let read = self
             .fw
-            .retry_raw(|client| async move {
+            .request("read", dir, |conn| async move {
+                let conn = &conn;
                 let counted = async {
                     if watch {
-                        client.list_and_watch_children(dir).await.map(|(list, w)| (list, Some(w)))
+                        conn.watch_children(dir).await.map(|(list, w)| (list, Some(w)))
                     } else {
-                        client.list_children(dir).await.map(|list| (list, None))
+                        conn.children(dir).await.map(|list| (list, None))
                     }
                 };
-                let (count, counted) = tokio::join!(client.get_data(dir), counted);
+                let (count, counted) = tokio::join!(conn.get_data(dir), counted);
                 Ok(count.if_exists()?.zip(counted.if_exists()?))
             })
             .await?;

@@ -1,12 +1,12 @@
 //! Observing who leads, without taking part.
 
 use futures_core::Stream;
-use zookeeper_client::{Error as ZkError, OneshotWatcher};
 
 use super::participant::{participants, Participant};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::framework::wait::wait;
-use crate::framework::{paths, Framework};
+use crate::framework::{paths, Framework, OneShotWatch};
+use crate::ZooKeeperError;
 
 /// The leader of the latch (or selector, with `name = "lock-"`) at `path` now, then again
 /// every time it changes: `None` while nobody leads. Survives reconnects and new sessions;
@@ -45,14 +45,11 @@ pub(crate) fn observe(
 }
 
 /// A watch on the children of `path`, or on its creation when it does not exist yet.
-async fn watch_dir(fw: &Framework, path: &str) -> Result<OneshotWatcher> {
-    fw.retry_raw(|client| async move {
-        match client.list_and_watch_children(path).await {
+async fn watch_dir(fw: &Framework, path: &str) -> Result<OneShotWatch> {
+    fw.request("watch", path, |conn| async move {
+        match conn.watch_children(path).await {
             Ok((_, watcher)) => Ok(watcher),
-            Err(ZkError::NoNode) => match client.check_and_watch_stat(path).await {
-                Ok((_, watcher)) => Ok(watcher),
-                Err(e) => Err(e),
-            },
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Ok(conn.watch_exists(path).await?.1),
             Err(e) => Err(e),
         }
     })

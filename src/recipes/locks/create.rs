@@ -4,14 +4,12 @@
 
 use std::time::Duration;
 
-use zookeeper_client::{Client, CreateMode, Error as ZkError};
-
 use super::driver::Request;
 use super::listings::{list_and_read, Listed};
 use super::local_queue::CreateOrder;
 use super::session::SessionLocks;
 use crate::error::{Error, Result};
-use crate::framework::{CreatedNode, Framework, ProtectedName, Stat};
+use crate::framework::{Conn, CreateMode, CreatedNode, Framework, ProtectedName, Stat};
 
 /// Deletes our node if the acquire is abandoned (cancelled, timed out, failed) before it is
 /// handed to a guard: by path when we know it, else by the protection prefix.
@@ -85,26 +83,19 @@ pub(super) async fn create_node(
     let owner = |stat: &Stat, session: i64| if ttl.is_some() { session } else { stat.ephemeral_owner };
     let mut maybe_created = false;
     if pipelined && fw.wait_connected(Duration::ZERO).await.is_ok() {
-        let client: Client = fw.raw_client()?;
+        let conn = fw.conn()?;
         pending.arm(name);
         let path = name.path();
-        let acl = fw.acl_for(&path).map_err(Error::from_client)?;
-        let options = match ttl {
-            Some(ttl) => acl.options(mode).with_ttl(ttl),
-            None => acl.options(mode),
-        };
-        let create = placed(client.create(&path, data, &options), order);
-        match create_and_list(fw, &client, req, create).await? {
-            (Ok((stat, sequence)), listed) => {
-                let stat = Stat::from_client(&stat);
-                let node = CreatedNode { path: format!("{}{sequence}", name.path()), stat };
-                let owner = owner(&stat, client.session_id().0);
+        let create = placed(conn.create(&path, data, mode, ttl), order);
+        match create_and_list(fw, &conn, req, create).await? {
+            (Ok(node), listed) => {
+                let owner = owner(&node.stat, conn.session_id());
                 pending.created(node.path.clone(), owner);
                 return Ok((node, owner, listed.ok()));
             }
-            (Err(ZkError::NoNode), _) => {}
-            (Err(e), _) if crate::framework::is_retryable(&e) => maybe_created = true,
-            (Err(e), _) => return Err(Error::from_client(e)),
+            (Err(Error::ZooKeeper(crate::ZooKeeperError::NoNode)), _) => {}
+            (Err(e), _) if e.is_retryable() => maybe_created = true,
+            (Err(e), _) => return Err(e),
         }
     }
     pending.arm(name);
@@ -116,7 +107,7 @@ pub(super) async fn create_node(
 }
 
 /// The answer of a create.
-type Created = std::result::Result<(zookeeper_client::Stat, zookeeper_client::CreateSequence), ZkError>;
+type Created = Result<CreatedNode>;
 
 /// Our create (sent already: its future is made), then a listing sent behind it on the same
 /// session (zookeeper-client sends requests in the order their futures are made): our own
@@ -124,18 +115,18 @@ type Created = std::result::Result<(zookeeper_client::Stat, zookeeper_client::Cr
 /// (`listings.rs`).
 async fn create_and_list(
     fw: &Framework,
-    client: &Client,
+    conn: &Conn,
     req: &Request<'_>,
     create: impl std::future::Future<Output = Created>,
-) -> Result<(Created, std::result::Result<Listed, ZkError>)> {
+) -> Result<(Created, Result<Listed>)> {
     match req.driver.prefetch() {
         Some(read) => {
-            let listed = list_and_read(client, req.dir, read);
+            let listed = list_and_read(conn, req.dir, read);
             let (created, listed) = fw.answered(async { tokio::join!(create, listed) }).await?;
             Ok((created, listed.map(|(l, p)| (l, Some(p)))))
         }
         None => {
-            let listed = SessionLocks::of(fw).listings.list(client, req.dir);
+            let listed = SessionLocks::of(fw).listings.list(conn, req.dir);
             let (created, listed) = fw.answered(async { tokio::join!(create, listed) }).await?;
             Ok((created, listed.map(|l| (l, None))))
         }
@@ -147,10 +138,7 @@ async fn create_and_list(
 /// is created again (or found) with the order held, so that no later local acquire's create
 /// (a pipelined one right after a reconnect, while our retry still looks for the node it may
 /// have made) sorts before ours.
-async fn placed<T>(
-    create: impl std::future::Future<Output = std::result::Result<T, ZkError>>,
-    order: &mut Option<CreateOrder>,
-) -> std::result::Result<T, ZkError> {
+async fn placed<T>(create: impl std::future::Future<Output = Result<T>>, order: &mut Option<CreateOrder>) -> Result<T> {
     let created = create.await;
     if created.is_ok() {
         drop(order.take());

@@ -7,13 +7,12 @@ use std::time::Duration;
 use crate::framework::Stat;
 use crate::ZooKeeperError;
 use tokio::sync::watch;
-use zookeeper_client::{Error as ZkError, EventType};
 
 use super::contention::Acquired;
 use super::handoff::Mark;
 use crate::error::{Error, Result};
 use crate::framework::wait::{Wake, WatchSet};
-use crate::framework::{paths, Framework, LossReason, SessionStatus};
+use crate::framework::{paths, Framework, LossReason, SessionStatus, WatchEvent};
 use crate::observe::{self, Holding, Kind, PathLabel};
 use crate::sync::lock;
 
@@ -359,9 +358,9 @@ impl Monitor {
             if let Some(reason) = self.loss(&seen) {
                 return self.lost(reason);
             }
-            let watch = match self.fw.raw_client() {
-                Ok(client) => client.get_and_watch_data(&self.path).await,
-                Err(_) => Err(ZkError::ClientClosed),
+            let watch = match self.fw.conn() {
+                Ok(conn) => conn.watch_data(&self.path).await,
+                Err(e) => Err(e),
             };
             let watchers = match watch {
                 Ok((data, _, watcher)) => {
@@ -370,7 +369,7 @@ impl Monitor {
                     }
                     vec![watcher]
                 }
-                Err(ZkError::NoNode) => return self.node_gone(),
+                Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => return self.node_gone(),
                 // connection trouble: the status tells us when it matters
                 Err(_) => Vec::new(),
             };
@@ -379,7 +378,7 @@ impl Monitor {
                 (wake, _) = watching.wait_or_status(&self.fw, None, |now| *now != seen) => wake,
                 _ = self.tx.closed() => return,
             };
-            if wake == Wake::Event(EventType::NodeDeleted) {
+            if matches!(wake, Wake::Event(WatchEvent::Deleted { .. })) {
                 return self.node_gone();
             }
         }

@@ -15,13 +15,11 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
-use zookeeper_client::{Client, Error as ZkError};
 
 use super::driver::Request;
 use super::order::{contenders, Contenders};
-use crate::error::Result;
-use crate::framework::Framework;
-use crate::framework::IfExists;
+use crate::error::{Error, Result};
+use crate::framework::{Conn, Framework, IfExists};
 use crate::sync::lock;
 
 /// The children of a directory, as one listing returned them.
@@ -53,7 +51,7 @@ impl Listing {
 }
 
 /// A listing's outcome, shared by its askers (`NoNode`: an empty listing).
-pub(crate) type SharedListing = std::result::Result<Arc<Listing>, ZkError>;
+pub(crate) type SharedListing = Result<Arc<Listing>>;
 
 type Key = (i64, String);
 
@@ -76,7 +74,7 @@ pub(crate) struct Listings {
 
 /// The listing an asker gets: its own, in flight, or the next shared one.
 enum Ask<'c> {
-    Own(std::pin::Pin<Box<dyn Future<Output = std::result::Result<Vec<String>, ZkError>> + Send + 'c>>, Release),
+    Own(std::pin::Pin<Box<dyn Future<Output = Result<Vec<String>>> + Send + 'c>>, Release),
     Next(oneshot::Receiver<SharedListing>),
 }
 
@@ -84,7 +82,7 @@ enum Ask<'c> {
 /// next listing, sent by a task.
 struct Release {
     listings: Arc<Listings>,
-    client: Client,
+    conn: Conn,
     key: Key,
 }
 
@@ -100,9 +98,9 @@ impl Drop for Release {
             true
         };
         if waiting {
-            let (listings, client, key) = (self.listings.clone(), self.client.clone(), self.key.clone());
+            let (listings, conn, key) = (self.listings.clone(), self.conn.clone(), self.key.clone());
             match tokio::runtime::Handle::try_current() {
-                Ok(runtime) => drop(runtime.spawn(serve_waiting(listings, client, key))),
+                Ok(runtime) => drop(runtime.spawn(serve_waiting(listings, conn, key))),
                 // no runtime (shutting down): the waiters see a lost connection and retry
                 Err(_) => drop(lock(&listings.dirs).remove(&key)),
             }
@@ -111,7 +109,7 @@ impl Drop for Release {
 }
 
 /// Sends listings for the waiting askers until none is left.
-async fn serve_waiting(listings: Arc<Listings>, client: Client, key: Key) {
+async fn serve_waiting(listings: Arc<Listings>, conn: Conn, key: Key) {
     loop {
         let (askers, listed) = {
             let mut dirs = lock(&listings.dirs);
@@ -122,29 +120,29 @@ async fn serve_waiting(listings: Arc<Listings>, client: Client, key: Key) {
             }
             // sent under the lock: after the requests of everyone it serves
             listings.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            (std::mem::take(&mut dir.waiting), client.list_children(&key.1))
+            (std::mem::take(&mut dir.waiting), conn.children(&key.1))
         };
         let listed = shared(listed.await);
         for asker in askers {
-            let _ = asker.send(listed.clone());
+            let _ = asker.send(listed.as_ref().map(Arc::clone).map_err(Error::duplicate));
         }
     }
 }
 
-fn shared(listed: std::result::Result<Vec<String>, ZkError>) -> SharedListing {
+fn shared(listed: Result<Vec<String>>) -> SharedListing {
     Ok(Arc::new(Listing::new(listed.if_exists()?.unwrap_or_default())))
 }
 
 impl Listings {
-    /// A listing of `dir` sent after this call (after every request `client` was asked for
+    /// A listing of `dir` sent after this call (after every request `conn` was asked for
     /// before it, e.g. our create), shared with the other local askers: our own, sent now, or
     /// the next one, sent when the listing in flight answers.
     pub(crate) fn list<'c>(
         self: &Arc<Self>,
-        client: &'c Client,
-        dir: &str,
+        conn: &'c Conn,
+        dir: &'c str,
     ) -> impl Future<Output = SharedListing> + Send + 'c {
-        let key: Key = (client.session_id().0, dir.to_string());
+        let key: Key = (conn.session_id(), dir.to_string());
         let ask = {
             let mut dirs = lock(&self.dirs);
             let entry = dirs.entry(key.clone()).or_default();
@@ -155,8 +153,8 @@ impl Listings {
             } else {
                 entry.in_flight = true;
                 self.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let release = Release { listings: self.clone(), client: client.clone(), key };
-                Ask::Own(Box::pin(client.list_children(dir)), release)
+                let release = Release { listings: self.clone(), conn: conn.clone(), key };
+                Ask::Own(Box::pin(conn.children(dir)), release)
             }
         };
         async move {
@@ -167,7 +165,7 @@ impl Listings {
                     listed
                 }
                 // the sender goes away only with the session's client: call it a lost connection
-                Ask::Next(rx) => rx.await.unwrap_or(Err(ZkError::ConnectionLoss)),
+                Ask::Next(rx) => rx.await.unwrap_or(Err(Error::ZooKeeper(crate::ZooKeeperError::ConnectionLoss))),
             }
         }
     }
@@ -200,23 +198,17 @@ pub(super) async fn relist(fw: &Framework, req: &Request<'_>, listings: &Arc<Lis
     match req.driver.prefetch() {
         Some(read) => {
             let (listing, data) =
-                fw.retry_op("list", dir, |client| async move { list_and_read(&client, dir, read).await }).await?;
+                fw.request("list", dir, |conn| async move { list_and_read(&conn, dir, read).await }).await?;
             Ok((listing, Some(data)))
         }
-        None => {
-            fw.retry_op("list", dir, |client| async move { listings.list(&client, dir).await }).await.map(|l| (l, None))
-        }
+        None => fw.request("list", dir, |conn| async move { listings.list(&conn, dir).await }).await.map(|l| (l, None)),
     }
 }
 
 /// Lists `dir` and reads `read` behind it, in one round trip.
-pub(super) async fn list_and_read(
-    client: &Client,
-    dir: &str,
-    read: &str,
-) -> std::result::Result<(Arc<Listing>, Prefetched), ZkError> {
-    // requests go out in the order their futures are made: the read after the listing
-    let (listed, data) = tokio::join!(client.list_children(dir), client.get_data(read));
+pub(super) async fn list_and_read(conn: &Conn, dir: &str, read: &str) -> Result<(Arc<Listing>, Prefetched)> {
+    // requests go out in the order they are made: the read after the listing
+    let (listed, data) = tokio::join!(conn.children(dir), conn.get_data(read));
     let children = listed.if_exists()?.unwrap_or_default();
     let data = data.if_exists()?.map(|(data, stat)| (data, stat.version));
     Ok((Arc::new(Listing::new(children)), data))

@@ -9,7 +9,6 @@
 use std::sync::Arc;
 
 use tokio::time::Instant;
-use zookeeper_client::{EventType, OneshotWatcher};
 
 use super::acquire::Wait;
 use super::contention::{instant_of, Contention, Ended, Queued};
@@ -18,9 +17,9 @@ use super::listings::{Listed, Listing};
 use super::order::is_contender;
 use super::rules::Decision;
 use crate::error::Result;
-use crate::framework::wait::{PendingWatch, Wake, WatchSet};
-use crate::framework::{paths, Framework, IfExists, SessionStatus};
 use crate::framework::deadline;
+use crate::framework::wait::{PendingWatch, Wake, WatchSet};
+use crate::framework::{paths, Framework, IfExists, OneShotWatch, SessionStatus, WatchEvent};
 
 /// Watches of ours that have not fired, by the path they watch: a decision after a listing
 /// waits on them again instead of sending the same watch once more (a waiter behind the node
@@ -201,7 +200,7 @@ impl<W: Wait> Contention<'_, '_, W> {
                 // a watched node is gone; when they all are and they were everything before
                 // us (known from our listing, or the one marked by its local holder), we are
                 // the head now
-                (Wake::Event(EventType::NodeDeleted), Some(i)) if i < waiting.live && waiting.handed_over() => {
+                (Wake::Event(WatchEvent::Deleted { .. }), Some(i)) if i < waiting.live && waiting.handed_over() => {
                     remaining -= 1;
                     if remaining > 0 {
                         continue;
@@ -248,9 +247,9 @@ impl<W: Wait> Contention<'_, '_, W> {
 }
 
 /// Our own listing of `dir` with a children watch (the semaphore's wait).
-async fn list_and_watch_children(fw: &Framework, dir: &str) -> Result<(Vec<String>, Option<OneshotWatcher>)> {
-    fw.retry_op("watch", dir, |client| async move {
-        let listed = client.list_and_watch_children(dir).await.if_exists()?;
+async fn list_and_watch_children(fw: &Framework, dir: &str) -> Result<(Vec<String>, Option<OneShotWatch>)> {
+    fw.request("watch", dir, |conn| async move {
+        let listed = conn.watch_children(dir).await.if_exists()?;
         Ok(listed.map_or((Vec::new(), None), |(list, watcher)| (list, Some(watcher))))
     })
     .await
@@ -258,14 +257,13 @@ async fn list_and_watch_children(fw: &Framework, dir: &str) -> Result<(Vec<Strin
 
 /// Data watches on `paths` (Curator uses `getData` so that no watch is left on a missing
 /// node), all in one round trip: a watcher per path (`None`: the node is gone).
-async fn watch_nodes(fw: &Framework, paths: &[&str]) -> Result<Vec<Option<OneshotWatcher>>> {
-    fw.retry_op("watch", paths.first().copied().unwrap_or(""), |client| async move {
+async fn watch_nodes(fw: &Framework, paths: &[&str]) -> Result<Vec<Option<OneShotWatch>>> {
+    fw.request("watch", paths.first().copied().unwrap_or(""), |conn| async move {
         // every request goes out before any answer is awaited
-        let watched: Vec<_> = paths.iter().map(|p| client.get_and_watch_data(p)).collect();
+        let watched: Vec<_> = paths.iter().map(|p| conn.watch_data(p)).collect();
         let mut out = Vec::with_capacity(watched.len());
         for w in watched {
-            let answer: Option<(Vec<u8>, zookeeper_client::Stat, OneshotWatcher)> = w.await.if_exists()?;
-            out.push(answer.map(|(_, _, w)| w));
+            out.push(w.await.if_exists()?.map(|(_, _, w)| w));
         }
         Ok(out)
     })

@@ -3,7 +3,7 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
-use zookeeper_client::CreateMode;
+use crate::framework::CreateMode;
 
 use super::contention::Acquired;
 use super::create::create_owned;

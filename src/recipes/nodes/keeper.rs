@@ -8,16 +8,16 @@ use std::time::Duration;
 
 use crate::framework::Stat;
 use tokio::sync::watch;
-use zookeeper_client::{Client, Error as ZkError, OneshotWatcher};
 
 use super::mode::{classify, Found, NodeMode};
 use super::status::{Hub, NodeStatus};
 use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
-use crate::framework::wait::WatchSet;
-use crate::framework::{is_retryable, paths, Framework, LossReason, ProtectedName, SessionStatus};
-use crate::sync::lock;
 use crate::framework::deadline;
+use crate::framework::wait::WatchSet;
+use crate::framework::{paths, Conn, Framework, IfExists, LossReason, OneShotWatch, ProtectedName, SessionStatus};
+use crate::sync::lock;
+use crate::ZooKeeperError;
 
 /// What the keeper keeps: fixed for its life.
 #[derive(Debug)]
@@ -108,7 +108,7 @@ enum Step {
     /// Look again at once (after a create, a write, a stale node deleted).
     Again,
     /// Wait for this watch (or a session change, or the handle).
-    Watch(OneshotWatcher),
+    Watch(OneShotWatch),
 }
 
 /// Runs the keeper until it is closed or dropped; on close, deletes the node (when the spec
@@ -174,11 +174,11 @@ impl Keeper {
                 }
                 _ = control.changed() => continue,
             }
-            let Ok(client) = self.fw.raw_client() else { return End::FrameworkClosed };
+            let Ok(conn) = self.fw.conn() else { return End::FrameworkClosed };
             let status = self.fw.status();
-            let session = client.session_id().0;
+            let session = conn.session_id();
             self.forget_lost_session(session);
-            let (watcher, deadline) = match self.step(&client, session).await {
+            let (watcher, deadline) = match self.step(&conn, session).await {
                 Ok(Step::Again) => {
                     pause.reset();
                     continue;
@@ -187,7 +187,7 @@ impl Keeper {
                     pause.reset();
                     (Some(watcher), None)
                 }
-                Err(e) if is_retryable(&e) => {
+                Err(e) if e.is_retryable() => {
                     tracing::debug!(path = %self.spec.path, error = %e, "persistent node: retrying");
                     (None, Some(deadline::after(pause.next_pause())))
                 }
@@ -220,65 +220,56 @@ impl Keeper {
         }
     }
 
-    async fn step(&mut self, client: &Client, session: i64) -> Result<Step, ZkError> {
+    async fn step(&mut self, conn: &Conn, session: i64) -> Result<Step> {
         let Some(name) = self.spec.protected.clone() else {
             let path = self.spec.path.clone();
-            return match client.get_and_watch_data(&path).await {
-                Ok((data, stat, watcher)) => {
-                    self.found(client, &path, &data, &Stat::from_client(&stat), watcher, session).await
-                }
-                Err(ZkError::NoNode) => {
+            return match conn.watch_data(&path).await {
+                Ok((data, stat, watcher)) => self.found(conn, &path, &data, &stat, watcher, session).await,
+                Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => {
                     self.gone();
-                    self.create(client, &path, session).await
+                    self.create(conn, &path, session).await
                 }
                 Err(e) => Err(e),
             };
         };
         if let Some(kept) = self.shared.kept() {
-            match client.get_and_watch_data(&kept.path).await {
-                Ok((data, stat, watcher)) => {
-                    return self.found(client, &kept.path, &data, &Stat::from_client(&stat), watcher, session).await
-                }
-                Err(ZkError::NoNode) => self.gone(),
+            match conn.watch_data(&kept.path).await {
+                Ok((data, stat, watcher)) => return self.found(conn, &kept.path, &data, &stat, watcher, session).await,
+                Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => self.gone(),
                 Err(e) => return Err(e),
             }
         }
         // Ours may be there under our prefix (a create whose reply was lost) or be a leftover of
         // an old session of ours: adopt the first, replace the second.
-        let children = match client.list_children(name.parent()).await {
-            Ok(children) => children,
-            Err(ZkError::NoNode) => Vec::new(),
-            Err(e) => return Err(e),
-        };
+        let children = conn.children(name.parent()).await.if_exists()?.unwrap_or_default();
         for child in children.iter().filter(|c| name.matches(c)) {
             let path = paths::join(name.parent(), child);
-            let Some(stat) = client.check_stat(&path).await? else { continue };
-            let stat = Stat::from_client(&stat);
+            let Some(stat) = conn.exists(&path).await? else { continue };
             if stat.ephemeral_owner == session {
                 self.adopt(&path, &stat, session);
                 return Ok(Step::Again);
             }
             // our prefix, another session: one of ours that is gone
-            self.replace_stale(client, &path, &stat).await?;
+            self.replace_stale(conn, &path, &stat).await?;
         }
         self.maybe_created = None; // none of ours is there
-        self.create(client, &name.path(), session).await
+        self.create(conn, &name.path(), session).await
     }
 
     /// A node is at `path`: keep it, replace it, or leave it to its owner.
     async fn found(
         &mut self,
-        client: &Client,
+        conn: &Conn,
         path: &str,
         data: &[u8],
         stat: &Stat,
-        watcher: OneshotWatcher,
+        watcher: OneShotWatch,
         session: i64,
-    ) -> Result<Step, ZkError> {
+    ) -> Result<Step> {
         self.maybe_created = None; // whatever our lost create did, this is what is there
         match classify(self.spec.mode, stat.ephemeral_owner, session, &self.sessions) {
             Found::Stale(_) => {
-                self.replace_stale(client, path, stat).await?;
+                self.replace_stale(conn, path, stat).await?;
                 Ok(Step::Again)
             }
             Found::Other(owner) => {
@@ -297,8 +288,10 @@ impl Keeper {
                 // not ours and is written over
                 let holds = |d: &[u8]| self.fw.decode_or_empty(path, d.to_vec()).is_ok_and(|d| d == desired.data);
                 if (adopting || generation != self.applied || self.verify_data) && !holds(data) {
-                    return match client.set_data(path, &desired.stored, Some(stat.version)).await {
-                        Ok(_) | Err(ZkError::BadVersion | ZkError::NoNode) => Ok(Step::Again),
+                    return match conn.set_data(path, &desired.stored, Some(stat.version)).await {
+                        Ok(_) | Err(Error::ZooKeeper(ZooKeeperError::BadVersion | ZooKeeperError::NoNode)) => {
+                            Ok(Step::Again)
+                        }
                         Err(e) => Err(e),
                     };
                 }
@@ -337,23 +330,23 @@ impl Keeper {
     }
 
     /// Deletes a node of a dead session of ours (this version only: a newer node stays).
-    async fn replace_stale(&mut self, client: &Client, path: &str, stat: &Stat) -> Result<(), ZkError> {
+    async fn replace_stale(&mut self, conn: &Conn, path: &str, stat: &Stat) -> Result<()> {
         tracing::info!(%path, owner = stat.ephemeral_owner, "persistent node: replacing a node of our old session");
-        match client.delete(path, Some(stat.version)).await {
-            Ok(()) | Err(ZkError::NoNode | ZkError::BadVersion) => {}
+        match conn.delete(path, Some(stat.version)).await {
+            Ok(()) | Err(Error::ZooKeeper(ZooKeeperError::NoNode | ZooKeeperError::BadVersion)) => {}
             Err(e) => return Err(e),
         }
         self.shared.hub.set(NodeStatus::StaleReplaced { path: path.to_string(), owner: stat.ephemeral_owner });
         Ok(())
     }
 
-    async fn create(&mut self, client: &Client, path: &str, session: i64) -> Result<Step, ZkError> {
+    async fn create(&mut self, conn: &Conn, path: &str, session: i64) -> Result<Step> {
         let Desired { stored: data, generation, .. } = self.shared.desired();
         if self.spec.mode.is_ephemeral() && !self.sessions.contains(&session) {
             self.sessions.push(session);
         }
         let (mode, ttl) = self.spec.mode.create_mode();
-        match self.fw.create_with_parents_ttl(client, path, &data, mode, ttl).await {
+        match conn.create_with_parents(path, &data, mode, ttl).await {
             Ok(created) => {
                 self.applied = generation;
                 self.verify_data = false;
@@ -362,9 +355,9 @@ impl Keeper {
                 Ok(Step::Again)
             }
             // someone else's, or ours from a lost reply: the next look decides
-            Err(ZkError::NodeExists) => Ok(Step::Again),
+            Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => Ok(Step::Again),
             Err(e) => {
-                if is_retryable(&e) {
+                if e.is_retryable() {
                     self.maybe_created = Some(session);
                 }
                 Err(e)
@@ -399,9 +392,9 @@ impl Keeper {
 }
 
 /// The error a keeper reports for a create the server refuses.
-fn to_error(e: ZkError) -> Error {
+fn to_error(e: Error) -> Error {
     match e {
-        ZkError::Unimplemented => crate::framework::TTL_UNSUPPORTED,
-        other => Error::from_client(other),
+        Error::ZooKeeper(ZooKeeperError::Unimplemented) => crate::framework::TTL_UNSUPPORTED,
+        other => other,
     }
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use zookeeper_client::CreateMode;
+use crate::framework::CreateMode;
 
 use crate::error::Result;
 use crate::framework::validate_ttl;

@@ -6,14 +6,13 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use zookeeper_client::CreateMode;
 
 use super::mode::NodeMode;
 use super::persistent::PersistentNode;
 use super::status::NodeStatus;
 use crate::error::{Error, Result};
 use crate::framework::validate_ttl;
-use crate::framework::{paths, Framework};
+use crate::framework::{paths, CreateMode, Framework};
 use crate::recipes::layout::TTL_TOUCH_CHILD;
 use crate::sync::lock;
 use crate::ZooKeeperError;
@@ -297,8 +296,8 @@ async fn touch(fw: &Framework, child: &str, ttl: Duration) -> Result<()> {
         other => return other.map(drop),
     }
     let created = fw
-        .retry_raw(|client| async move {
-            fw.create_with_parents_ttl(&client, child, data, CreateMode::Persistent, Some(ttl)).await
+        .request("create", child, |conn| async move {
+            conn.create_with_parents(child, data, CreateMode::Persistent, Some(ttl)).await
         })
         .await;
     match created {

@@ -81,10 +81,10 @@ impl QueueSerializer<Vec<u8>> for BytesSerializer {
     }
 }
 
-/// Checks the size of a node's data against [`MAX_ITEM_BYTES`].
-pub(crate) fn check_size(size: usize) -> Result<()> {
+/// Checks the size of a node's data for the queue at `queue` against [`MAX_ITEM_BYTES`].
+pub(crate) fn check_size(queue: &str, size: usize) -> Result<()> {
     if size > MAX_ITEM_BYTES {
-        return Err(Error::ItemTooLarge { size, limit: MAX_ITEM_BYTES });
+        return Err(Error::TooLarge { path: queue.to_string(), size, limit: MAX_ITEM_BYTES });
     }
     Ok(())
 }
@@ -92,8 +92,8 @@ pub(crate) fn check_size(size: usize) -> Result<()> {
 /// Frames `items` (already serialized) into one node's data.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] for no items or an empty item; [`Error::ItemTooLarge`] when
-/// the node's data would exceed [`MAX_ITEM_BYTES`].
+/// [`Error::InvalidArgument`] for no items or an empty item (the node's size is checked where
+/// it is put: [`check_size`]).
 pub(crate) fn encode(items: &[Vec<u8>]) -> Result<Vec<u8>> {
     if items.is_empty() {
         return Err(Error::invalid("items", "a put needs at least one item"));
@@ -102,7 +102,6 @@ pub(crate) fn encode(items: &[Vec<u8>]) -> Result<Vec<u8>> {
         return Err(Error::invalid("item", "an empty queue item"));
     }
     let size = 4 + items.iter().map(|i| 5 + i.len()).sum::<usize>() + 1;
-    check_size(size)?;
     let mut out = Vec::with_capacity(size);
     out.extend_from_slice(&VERSION.to_be_bytes());
     for item in items {
@@ -172,8 +171,9 @@ mod tests {
         assert!(matches!(encode(&[]), Err(Error::InvalidArgument { .. })));
         assert!(matches!(encode(&[Vec::new()]), Err(Error::InvalidArgument { .. })));
         let big = vec![7u8; MAX_ITEM_BYTES];
-        assert_matches!(encode(&[big]), Err(Error::ItemTooLarge { size, limit: MAX_ITEM_BYTES }) if size == MAX_ITEM_BYTES + 10);
-        assert!(encode(&[vec![7u8; MAX_ITEM_BYTES - 10]]).is_ok());
+        let framed = encode(&[big]).unwrap();
+        assert_matches!(check_size("/q", framed.len()), Err(Error::TooLarge { size, limit: MAX_ITEM_BYTES, .. }) if size == MAX_ITEM_BYTES + 10);
+        assert!(check_size("/q", encode(&[vec![7u8; MAX_ITEM_BYTES - 10]]).unwrap().len()).is_ok());
     }
 
     #[test]

@@ -8,14 +8,14 @@ use super::locking::Deleted;
 use super::naming;
 use super::queue::Queue;
 use crate::error::{Error, Result};
-use crate::recipes::layout::QUEUE_ITEM_NAME;
 use crate::framework::deadline;
+use crate::recipes::layout::QUEUE_ITEM_NAME;
 
 impl<T: Send + 'static> Queue<T, Fifo> {
     /// Adds `item` at the tail (one node). With a bound, waits for room first.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for an empty item; [`Error::ItemTooLarge`]; the
+    /// [`Error::InvalidArgument`] for an empty item; [`Error::TooLarge`]; the
     /// serializer's errors; the framework's errors.
     ///
     /// # Cancel safety

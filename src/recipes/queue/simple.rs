@@ -6,13 +6,12 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::engine::Mode;
-use super::framing::check_size;
 use super::naming::Layout;
 use super::state::Engine;
 use crate::error::{Error, Result};
+use crate::framework::deadline;
 use crate::framework::Framework;
 use crate::recipes::layout::SIMPLE_QUEUE_ITEM_NAME;
-use crate::framework::deadline;
 
 /// A queue of raw byte items: Curator's `SimpleDistributedQueue` (and the ZooKeeper
 /// distribution's `DistributedQueue`), first in, first out.
@@ -32,7 +31,7 @@ use crate::framework::deadline;
 ///   Order is FIFO for one consumer; several consumers each take the oldest item they can
 ///   get.
 /// * Empty items and items larger than [`MAX_ITEM_BYTES`](crate::queue::MAX_ITEM_BYTES) are
-///   refused ([`Error::InvalidArgument`], [`Error::ItemTooLarge`]).
+///   refused ([`Error::InvalidArgument`], [`Error::TooLarge`]).
 ///
 /// # Curator compatibility
 /// Same nodes as Curator's `SimpleDistributedQueue`: the queue's node is a container, items
@@ -85,7 +84,7 @@ impl SimpleDistributedQueue {
     /// ([`with_max_items`](Self::with_max_items)), waits for room first.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for an empty item; [`Error::ItemTooLarge`]; the framework's
+    /// [`Error::InvalidArgument`] for an empty item; [`Error::TooLarge`]; the framework's
     /// errors.
     ///
     /// # Cancel safety
@@ -106,7 +105,6 @@ impl SimpleDistributedQueue {
     }
 
     async fn offer_within(&self, data: &[u8], timeout: Option<Duration>) -> Result<String> {
-        check_size(data.len())?;
         let created = self.engine.put(vec![(SIMPLE_QUEUE_ITEM_NAME.to_string(), data.to_vec())], timeout).await?;
         created.into_iter().next().ok_or_else(|| Error::invalid("item", "an empty queue item"))
     }
@@ -115,7 +113,7 @@ impl SimpleDistributedQueue {
     /// each. Their total size must stay below [`MAX_ITEM_BYTES`](crate::queue::MAX_ITEM_BYTES).
     ///
     /// # Errors
-    /// As [`offer`](Self::offer) ([`Error::ItemTooLarge`] for the total).
+    /// As [`offer`](Self::offer) ([`Error::TooLarge`] for the total).
     ///
     /// # Cancel safety
     /// As [`offer`](Self::offer).

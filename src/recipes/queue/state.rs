@@ -7,7 +7,9 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use zookeeper_client::{CreateMode, OneshotWatcher};
+use zookeeper_client::OneshotWatcher;
+
+use crate::framework::CreateMode;
 
 use super::naming::Layout;
 use super::taken::Taken;

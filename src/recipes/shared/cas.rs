@@ -4,10 +4,9 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use zookeeper_client::Error as ZkError;
-
 use crate::error::{Error, Result};
 use crate::framework::Framework;
+use crate::ZooKeeperError;
 
 /// A value together with the node version it was read or written at (Curator's
 /// `VersionedValue`): hand it back to `compare_and_set` or `try_set` to write only if nobody
@@ -46,7 +45,7 @@ pub(super) enum Cas {
     /// the refusal followed a lost reply): the node as it is now, or the read's own error
     /// (`NoNode` when the node is missing; a connection loss when the connection was lost
     /// after the write's refusal arrived).
-    Refused(Option<std::result::Result<VersionedValue<Vec<u8>>, ZkError>>),
+    Refused(Option<Result<VersionedValue<Vec<u8>>>>),
 }
 
 /// One attempt's answer, inside the retry loop.
@@ -79,34 +78,35 @@ pub(super) async fn compare_and_set(
     let new = &*fw.encode(path, new)?;
     let sent = AtomicBool::new(false);
     let answer = fw
-        .retry_raw(|client| {
+        .request("set_data", path, |conn| {
             let sent = &sent;
             async move {
                 let resent = sent.swap(true, Ordering::SeqCst);
-                let written = match client.set_data(path, new, Some(version)).await {
+                let written = match conn.set_data(path, new, Some(version)).await {
                     Ok(stat) => return Ok(Answer::Done(Cas::Written(stat.version))),
-                    Err(e @ (ZkError::BadVersion | ZkError::NoNode)) => e,
+                    Err(Error::ZooKeeper(e @ (ZooKeeperError::BadVersion | ZooKeeperError::NoNode))) => e,
                     Err(e) => return Err(e),
                 };
                 if !current && !resent {
                     return Ok(Answer::Done(Cas::Refused(None)));
                 }
-                let read = client.get_data(path).await;
+                let read = conn.get_data(path).await;
                 let read = read.map(|(value, stat)| VersionedValue { version: stat.version, value });
                 match written {
-                    ZkError::NoNode => Ok(Answer::Done(Cas::Refused(Some(read)))),
-                    ZkError::BadVersion if !resent => Ok(Answer::Done(Cas::Refused(Some(read)))),
+                    ZooKeeperError::NoNode => Ok(Answer::Done(Cas::Refused(Some(read)))),
+                    ZooKeeperError::BadVersion if !resent => Ok(Answer::Done(Cas::Refused(Some(read)))),
                     // An earlier attempt's reply was lost: was it applied? Exactly one write
                     // from `version` succeeded; if its bytes differ from ours, it was not ours.
-                    ZkError::BadVersion => match read {
-                        Ok(current) if current.version == version + 1 && current.value != new => {
+                    _ => match read {
+                        Ok(current) if current.version.checked_sub(1) == Some(version) && current.value != new => {
                             Ok(Answer::Done(Cas::Refused(Some(Ok(current)))))
                         }
                         Ok(_) => Ok(Answer::Unknown),
-                        Err(ZkError::NoNode) => Ok(Answer::Done(Cas::Refused(Some(Err(ZkError::NoNode))))),
+                        Err(no_node @ Error::ZooKeeper(ZooKeeperError::NoNode)) => {
+                            Ok(Answer::Done(Cas::Refused(Some(Err(no_node)))))
+                        }
                         Err(e) => Err(e),
                     },
-                    e => Err(e),
                 }
             }
         })

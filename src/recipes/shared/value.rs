@@ -6,13 +6,12 @@ use std::time::Duration;
 use crate::framework::Stat;
 use crate::ZooKeeperError;
 use futures_core::Stream;
-use zookeeper_client::{CreateMode, Error as ZkError, OneshotWatcher};
 
 use super::cas::{self, Cas, VersionedValue};
 use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
 use crate::framework::wait::wait;
-use crate::framework::{is_retryable, paths, Framework, IfExists};
+use crate::framework::{paths, CreateMode, Framework, IfExists, OneShotWatch};
 
 /// Bytes shared through one node: Curator's `SharedValue`.
 ///
@@ -168,8 +167,8 @@ impl SharedValue {
             // not read (not expected when asked for), or the refusal arrived and the read's
             // reply did not: read again
             Cas::Refused(None) => Ok(Err(self.get().await?)),
-            Cas::Refused(Some(Err(e))) if is_retryable(&e) => Ok(Err(self.get().await?)),
-            Cas::Refused(Some(Err(e))) => Err(Error::from_client(e)),
+            Cas::Refused(Some(Err(e))) if e.is_retryable() => Ok(Err(self.get().await?)),
+            Cas::Refused(Some(Err(e))) => Err(e),
         }
     }
 
@@ -225,8 +224,8 @@ impl SharedValue {
 
 /// What a read for the change stream saw.
 enum Seen {
-    Value(Vec<u8>, Stat, OneshotWatcher),
-    Missing(OneshotWatcher),
+    Value(Vec<u8>, Stat, OneShotWatch),
+    Missing(OneShotWatch),
     /// Created between our read and our watch: read again at once.
     Appeared,
 }
@@ -248,12 +247,12 @@ where
         loop {
             let session = fw.status().session_id;
             let seen = fw
-                .retry_raw(|client| {
+                .request("watch", &path, |conn| {
                     let path = path.as_str();
                     async move {
-                        match client.get_and_watch_data(path).await {
-                            Ok((data, stat, watcher)) => Ok(Seen::Value(data, Stat::from_client(&stat), watcher)),
-                            Err(ZkError::NoNode) => match client.check_and_watch_stat(path).await? {
+                        match conn.watch_data(path).await {
+                            Ok((data, stat, watcher)) => Ok(Seen::Value(data, stat, watcher)),
+                            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => match conn.watch_exists(path).await? {
                                 (None, watcher) => Ok(Seen::Missing(watcher)),
                                 (Some(_), _) => Ok(Seen::Appeared),
                             },

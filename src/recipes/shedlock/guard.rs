@@ -7,15 +7,15 @@ use std::time::{Duration, SystemTime};
 use crate::framework::Stat;
 use tokio::sync::watch;
 use tokio::time::Instant;
-use zookeeper_client::Error as ZkError;
 
 use super::clock::{millis, Clock};
 use super::instant::{self, END_OF_FORMAT_MS};
 use super::write::{write, Written};
 use crate::error::{Error, Result};
+use crate::framework::deadline;
 use crate::framework::{Framework, LossReason};
 use crate::sync::lock;
-use crate::framework::deadline;
+use crate::ZooKeeperError;
 
 /// What `try_lock` hands to the guard.
 pub(super) struct Taking {
@@ -408,9 +408,9 @@ impl Inner {
             if *done.borrow_and_update() || self.lost.borrow().is_some() {
                 return;
             }
-            let watched = match self.fw.raw_client() {
-                Ok(client) => client.get_and_watch_data(&self.path).await,
-                Err(_) => Err(ZkError::ClientClosed),
+            let watched = match self.fw.conn() {
+                Ok(conn) => conn.watch_data(&self.path).await,
+                Err(e) => Err(e),
             };
             let watcher = match watched {
                 Ok((_, stat, watcher)) => {
@@ -421,7 +421,7 @@ impl Inner {
                     }
                     Some(watcher)
                 }
-                Err(ZkError::NoNode) => {
+                Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => {
                     if !*self.done.borrow() {
                         self.mark_lost(LossReason::NodeDeleted);
                     }

@@ -4,15 +4,13 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use zookeeper_client::Error as ZkError;
-
 use super::clock::{millis, validate_durations, Clock};
 use super::guard::{ScheduledLockGuard, Taking};
 use super::instant::{self, END_OF_FORMAT_MS};
 use super::write::{write, Written};
 use crate::error::{Error, Result};
 use crate::framework::deadline;
-use crate::framework::{validate_path, Framework};
+use crate::framework::{validate_path, Framework, IfExists};
 use crate::ZooKeeperError;
 
 /// Where ShedLock's ZooKeeper provider keeps its lock nodes unless told otherwise.
@@ -229,15 +227,9 @@ impl ShedLock {
     ) -> Result<Option<ScheduledLockGuard>> {
         let path = self.path_of(name)?;
         validate_durations(at_most_for, at_least_for)?;
-        let data = self.fw.retry_raw(|client| {
+        let data = self.fw.request("get_data", &path, |conn| {
             let path = &path;
-            async move {
-                match client.get_data(path).await {
-                    Ok(found) => Ok(Some(found)),
-                    Err(ZkError::NoNode) => Ok(None),
-                    Err(e) => Err(e),
-                }
-            }
+            async move { conn.get_data(path).await.if_exists() }
         });
         let version = match data.await? {
             None => None,

@@ -3,11 +3,9 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::framework::Stat;
-use zookeeper_client::{CreateMode, Error as ZkError};
-
-use crate::error::Result;
-use crate::framework::Framework;
+use crate::error::{Error, Result};
+use crate::framework::{CreateMode, Framework, Stat};
+use crate::ZooKeeperError;
 
 /// What a conditional write did.
 #[derive(Debug)]
@@ -29,20 +27,20 @@ pub(super) enum Written {
 /// lost reply reads the node back to tell our write from a competitor's.
 pub(super) async fn write(fw: &Framework, path: &str, version: Option<i32>, data: &[u8]) -> Result<Written> {
     let sent = AtomicBool::new(false);
-    fw.retry_raw(|client| {
+    fw.request("write", path, |conn| {
         let sent = &sent;
         async move {
             let resent = sent.swap(true, Ordering::SeqCst);
             let refused = match version {
-                None => match fw.create_with_parents(&client, path, data, CreateMode::Persistent).await {
+                None => match conn.create_with_parents(path, data, CreateMode::Persistent, None).await {
                     Ok(created) => return Ok(Written::Applied(created.stat)),
-                    Err(ZkError::NodeExists) => ZkError::NodeExists,
+                    Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => ZooKeeperError::NodeExists,
                     Err(e) => return Err(e),
                 },
-                Some(v) => match client.set_data(path, data, Some(v)).await {
-                    Ok(stat) => return Ok(Written::Applied(Stat::from_client(&stat))),
-                    Err(ZkError::NoNode) => return Ok(Written::Missing),
-                    Err(ZkError::BadVersion) => ZkError::BadVersion,
+                Some(v) => match conn.set_data(path, data, Some(v)).await {
+                    Ok(stat) => return Ok(Written::Applied(stat)),
+                    Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => return Ok(Written::Missing),
+                    Err(Error::ZooKeeper(ZooKeeperError::BadVersion)) => ZooKeeperError::BadVersion,
                     Err(e) => return Err(e),
                 },
             };
@@ -51,14 +49,16 @@ pub(super) async fn write(fw: &Framework, path: &str, version: Option<i32>, data
             }
             // An earlier attempt may have been applied: exactly one write from `version` (or
             // one create) succeeded; if it left other bytes than ours, it was not ours.
-            let expected_version = version.map_or(0, |v| v + 1);
-            match client.get_data(path).await {
-                Ok((now, stat)) if now == data && stat.version == expected_version => {
-                    Ok(Written::Ambiguous(Stat::from_client(&stat)))
+            let expected_version = version.map_or(Some(0), |v| v.checked_add(1));
+            match conn.get_data(path).await {
+                Ok((now, stat)) if now == data && Some(stat.version) == expected_version => {
+                    Ok(Written::Ambiguous(stat))
                 }
                 Ok(_) => Ok(Written::Refused),
-                Err(ZkError::NoNode) if refused == ZkError::BadVersion => Ok(Written::Missing),
-                Err(ZkError::NoNode) => Ok(Written::Refused),
+                Err(Error::ZooKeeper(ZooKeeperError::NoNode)) if refused == ZooKeeperError::BadVersion => {
+                    Ok(Written::Missing)
+                }
+                Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Ok(Written::Refused),
                 Err(e) => Err(e),
             }
         }

@@ -1,7 +1,7 @@
 //! `zkr queue put|take|size`: what they print, the order items come back in for each kind,
 //! items exchanged with the library, a take that times out (exit 75) or is woken by a put,
 //! and bad input (exit 2; an oversize item cannot be passed as one argument: the library's
-//! `ItemTooLarge` maps to 2 in `exit.rs`).
+//! `TooLarge` maps to 2 in `exit.rs`).
 
 use std::time::{Duration, Instant};
 
