@@ -38,7 +38,7 @@ async fn main() -> Result<(), BoxError> {
                 let ((a, sa), (b, sb)) = (fw.get_data(from).await?, fw.get_data(to).await?);
                 let (a, b) = (amount(&a)?, amount(&b)?);
                 fw.transaction()
-                    .guarded_by(&held)
+                    .while_held(&held)
                     .set_data(from, (a - 7).to_string().as_bytes(), Some(sa.version))
                     .set_data(to, (b + 7).to_string().as_bytes(), Some(sb.version))
                     .commit()

@@ -357,17 +357,6 @@ impl Framework {
         }
     }
 
-    /// The answers of requests sent outside the retry loop (a pipelined create and listing),
-    /// awaited until the operation's deadline: its scope's, or the operation timeout from now.
-    /// A server that does not answer holds no caller past it ([`Error::Timeout`] in
-    /// [`TimeoutStep::Reply`]).
-    pub(crate) async fn answered<T>(&self, requests: impl Future<Output = T>) -> Result<T> {
-        let bound = deadline::of_operation(self.operation_timeout());
-        tokio::time::timeout_at(bound.instant(), requests)
-            .await
-            .map_err(|_| Error::timeout(bound.timeout(), TimeoutStep::Reply))
-    }
-
     /// Creates `path` with `data`, creating missing parents as containers, through the retry
     /// loop. A sequential mode appends the sequence; the returned path is the created one.
     ///
@@ -442,42 +431,62 @@ impl Framework {
         }
         let protected = ProtectedName::new(parent, name);
         let data = self.encode(&protected.path(), data)?;
-        self.create_protected_name(&protected, &data, mode, false).await
+        self.create_protected_name(&protected, &data, mode, None).await
     }
 
-    /// Creates (or, when `maybe_created`, first looks for) the protected node `name`.
+    /// Creates the protected node `name` through the retry loop: the one protected create of
+    /// the framework and its recipes. An attempt after one that may have made the node (a lost
+    /// reply) first looks for it by its prefix ([`find_protected`]): adopted if it is ours, an
+    /// ephemeral leftover of an older session deleted.
     pub(crate) async fn create_protected_name(
         &self,
         name: &ProtectedName,
         data: &[u8],
         mode: CreateMode,
-        maybe_created: bool,
+        ttl: Option<Duration>,
     ) -> Result<CreatedNode> {
-        self.create_protected_name_ttl(name, data, mode, None, maybe_created).await
+        let nothing = |_| std::future::ready(Ok(()));
+        Ok(self.create_protected_then(name, data, mode, ttl, nothing).await?.0)
     }
 
-    /// [`create_protected_name`](Self::create_protected_name) with a time to live (a
-    /// persistent mode only).
-    pub(crate) async fn create_protected_name_ttl(
+    /// [`create_protected_name`](Self::create_protected_name) with a request sent right
+    /// behind the create on the same connection, in the same round trip: `behind`, which sees
+    /// the node (a listing of its parent) — it is polled once the create is sent, so what it
+    /// sends goes out after it. Its answer comes with the node: `None` when the node was found
+    /// rather than created, or `behind` failed (the caller asks again).
+    pub(crate) async fn create_protected_then<T, F, Fut>(
         &self,
         name: &ProtectedName,
         data: &[u8],
         mode: CreateMode,
         ttl: Option<Duration>,
-        maybe_created: bool,
-    ) -> Result<CreatedNode> {
-        let attempted = std::sync::atomic::AtomicBool::new(maybe_created);
+        behind: F,
+    ) -> Result<(CreatedNode, Option<T>)>
+    where
+        F: Fn(Conn) -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let attempted = std::sync::atomic::AtomicBool::new(false);
         let path = name.path();
         self.request("create", &name.parent, |conn| {
-            let path = &path;
-            let attempted = &attempted;
+            let (path, attempted, behind) = (&path, &attempted, &behind);
             async move {
                 if attempted.swap(true, Ordering::SeqCst) {
                     if let Some(found) = find_protected(&conn, name, mode).await? {
-                        return Ok(found);
+                        return Ok((found, None));
                     }
                 }
-                conn.create_with_parents(path, data, mode, ttl).await
+                // requests go out in the order they are made: `behind` after the create
+                let (created, answer) = tokio::join!(conn.create(path, data, mode, ttl), behind(conn.clone()));
+                match created {
+                    Ok(node) => Ok((node, answer.ok())),
+                    Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => {
+                        conn.make_parents(name.parent()).await?;
+                        let (created, answer) = tokio::join!(conn.create(path, data, mode, ttl), behind(conn.clone()));
+                        Ok((created?, answer.ok()))
+                    }
+                    Err(e) => Err(e),
+                }
             }
         })
         .await

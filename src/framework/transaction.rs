@@ -119,17 +119,18 @@ pub enum TxnResult {
 pub struct Transaction<'a> {
     fw: &'a Framework,
     ops: Vec<Op>,
-    guards: Vec<Guard>,
+    /// The holds the commit depends on (see [`Transaction::while_held`]).
+    holds: Vec<Held>,
     /// Whether the commit writes a marker (exactly once across a lost reply).
     marker: bool,
     /// Whether creates and writes compress their data (the handle's compression).
     compress: bool,
 }
 
-/// A node the transaction commits only while it exists: a hold's own node (see
-/// `Transaction::guarded_by`), and whether the hold was known lost when it was added.
+/// A hold the transaction commits only while it is held: its node exists (see
+/// `Transaction::while_held`), and whether the hold was known lost when it was added.
 #[derive(Debug, Clone)]
-struct Guard {
+struct Held {
     path: String,
     lost: Option<LossReason>,
     /// The `multi` deletes the node instead of checking it (the hold ends with the commit).
@@ -140,13 +141,7 @@ impl Framework {
     /// A new, empty transaction on this framework; add operations, then
     /// [`commit`](Transaction::commit).
     pub fn transaction(&self) -> Transaction<'_> {
-        Transaction {
-            fw: self,
-            ops: Vec::new(),
-            guards: Vec::new(),
-            marker: true,
-            compress: self.compression_enabled(),
-        }
+        Transaction { fw: self, ops: Vec::new(), holds: Vec::new(), marker: true, compress: self.compression_enabled() }
     }
 }
 
@@ -192,16 +187,16 @@ impl Transaction<'_> {
     }
 
     /// Makes the transaction commit only while the node at `path` exists (a hold's own node,
-    /// known `lost` or not): the recipes' `guarded_by` adds their node here.
-    pub(crate) fn guard(mut self, path: &str, lost: Option<LossReason>) -> Self {
-        self.guards.push(Guard { path: path.to_string(), lost, release: false });
+    /// known `lost` or not): the recipes' `while_held` adds their node here.
+    pub(crate) fn check_hold(mut self, path: &str, lost: Option<LossReason>) -> Self {
+        self.holds.push(Held { path: path.to_string(), lost, release: false });
         self
     }
 
-    /// [`guard`](Self::guard), and the `multi` deletes the node: the hold ends with the commit
-    /// (`LockGuard::commit_and_release`).
-    pub(crate) fn guard_and_release(mut self, path: &str, lost: Option<LossReason>) -> Self {
-        self.guards.push(Guard { path: path.to_string(), lost, release: true });
+    /// [`check_hold`](Self::check_hold), and the `multi` deletes the node: the hold ends with
+    /// the commit (`LockGuard::commit_and_release`).
+    pub(crate) fn release_hold(mut self, path: &str, lost: Option<LossReason>) -> Self {
+        self.holds.push(Held { path: path.to_string(), lost, release: true });
         self
     }
 
@@ -252,7 +247,7 @@ impl Transaction<'_> {
     /// * [`Error::Transaction`] when an operation was refused (a failed check, `BadVersion`,
     ///   `NodeExists`, `NoNode`...): `index` names it; nothing was applied.
     /// * [`Error::ServerUnsupported`] when the server refuses TTL nodes.
-    /// * [`Error::LockLost`] when a hold the transaction is guarded by (`guarded_by`) is
+    /// * [`Error::LockLost`] when a hold the transaction depends on (`while_held`) is
     ///   lost, or its node is gone at commit: nothing was applied.
     /// * The errors of the retry loop ([`Error::RetriesExhausted`], [`Error::Closed`]...).
     ///   When the retries run out after a lost reply before the marker could be read,
@@ -269,7 +264,7 @@ impl Transaction<'_> {
         use tracing::Instrument;
         // (the fields are evaluated only when a subscriber wants the span)
         let first = self.ops.first().map_or("", |op| op.path());
-        let span = tracing::debug_span!("transaction", ops = self.ops.len(), path = %first, guards = self.guards.len());
+        let span = tracing::debug_span!("transaction", ops = self.ops.len(), path = %first, holds = self.holds.len());
         let outcome = self.commit_in_span().instrument(span.clone()).await;
         if let Err(error) = &outcome {
             span.in_scope(|| tracing::debug!(%error, "transaction not applied (or in doubt)"));
@@ -295,9 +290,9 @@ impl Transaction<'_> {
                 }
             }
         }
-        if let Some(guard) = self.guards.iter().find(|g| g.lost.is_some()) {
-            let reason = guard.lost.unwrap_or(LossReason::NodeDeleted);
-            return Err(Error::LockLost { path: guard.path.clone(), reason });
+        if let Some(held) = self.holds.iter().find(|h| h.lost.is_some()) {
+            let reason = held.lost.unwrap_or(LossReason::NodeDeleted);
+            return Err(Error::LockLost { path: held.path.clone(), reason });
         }
         let fw = self.fw;
         let root = &fw.inner.cfg.txn_markers;
@@ -309,7 +304,7 @@ impl Transaction<'_> {
         let outcome = loop {
             let marker = marker.as_deref();
             let attempt = fw
-                .request_write("transaction", first, |conn| attempt(conn, &self.guards, &self.ops, marker, &in_doubt))
+                .request_write("transaction", first, |conn| attempt(conn, &self.holds, &self.ops, marker, &in_doubt))
                 .await;
             match attempt.and_then(|refused| refused) {
                 Err(Error::ZooKeeper(ZooKeeperError::NoNode)) if marker.is_some() && tries < MARKER_PARENT_TRIES => {
@@ -353,7 +348,7 @@ impl Transaction<'_> {
 /// the retry loop does not retry).
 async fn attempt(
     conn: Conn,
-    guards: &[Guard],
+    holds: &[Held],
     ops: &[Op],
     marker: Option<&str>,
     in_doubt: &AtomicBool,
@@ -365,10 +360,10 @@ async fn attempt(
         }
         in_doubt.store(false, Ordering::SeqCst);
     }
-    let mut writes = Vec::with_capacity(guards.len() + ops.len() + 1);
-    writes.extend(guards.iter().map(|guard| match guard.release {
-        true => WriteOp::Delete { path: &guard.path, version: None },
-        false => WriteOp::Check { path: &guard.path, version: -1 },
+    let mut writes = Vec::with_capacity(holds.len() + ops.len() + 1);
+    writes.extend(holds.iter().map(|held| match held.release {
+        true => WriteOp::Delete { path: &held.path, version: None },
+        false => WriteOp::Check { path: &held.path, version: -1 },
     }));
     writes.extend(ops.iter().map(|op| match op {
         Op::Check { path, version } => WriteOp::Check { path, version: *version },
@@ -379,7 +374,7 @@ async fn attempt(
     writes.extend(marker.map(|path| WriteOp::CreateShared { path }));
     match conn.multi(&writes).await {
         Ok(results) => {
-            Ok(Ok(ops.iter().zip(results.into_iter().skip(guards.len())).map(|(op, r)| answered(op, r)).collect()))
+            Ok(Ok(ops.iter().zip(results.into_iter().skip(holds.len())).map(|(op, r)| answered(op, r)).collect()))
         }
         Err(MultiError::Request(e)) => {
             if e.is_retryable() {
@@ -392,19 +387,19 @@ async fn attempt(
             }
             Err(e)
         }
-        Err(MultiError::Refused { index, error }) if index < guards.len() => {
-            let path = guards[index].path.clone();
+        Err(MultiError::Refused { index, error }) if index < holds.len() => {
+            let path = holds[index].path.clone();
             Ok(Err(match error {
                 ZooKeeperError::NoNode => Error::LockLost { path, reason: LossReason::NodeDeleted },
                 error => Error::ZooKeeper(error),
             }))
         }
         // the markers' parent missing: `NoNode` for the commit to make it
-        Err(MultiError::Refused { index, error }) if marker.is_some() && index == guards.len() + ops.len() => {
+        Err(MultiError::Refused { index, error }) if marker.is_some() && index == holds.len() + ops.len() => {
             Err(Error::ZooKeeper(error))
         }
         Err(MultiError::Refused { index, error }) => {
-            let index = index - guards.len();
+            let index = index - holds.len();
             Ok(Err(refused(&ops[index], index, error)))
         }
     }

@@ -273,7 +273,7 @@ pub(crate) async fn nodes(fw: &Framework, dir: &str, names: &[&str]) -> Result<V
 }
 
 /// The contenders among the children of `dir` for the recipe named `names`, in queue order,
-/// and its foreign children (see `locks::foreign`), with their stats and data. Also the
+/// and its foreign children (see `locks::driver::is_contender`), with their stats and data. Also the
 /// leader recipes' participants.
 pub(crate) async fn contenders(
     fw: &Framework,

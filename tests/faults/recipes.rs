@@ -73,7 +73,7 @@ async fn guarded_writes(c: Arc<Client>, commits: Arc<Mutex<Vec<(i64, Instant)>>>
         let token = guard.fencing_token();
         for _ in 0..5 {
             let write = format!("{GUARDED}/w-");
-            let txn = c.fw.transaction().guarded_by(&guard).create(
+            let txn = c.fw.transaction().while_held(&guard).create(
                 &write,
                 &token.to_be_bytes(),
                 CreateMode::PersistentSequential,

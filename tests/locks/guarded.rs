@@ -1,4 +1,4 @@
-//! Writes guarded by a hold (`Transaction::guarded_by`): they commit while the hold is held,
+//! Writes guarded by a hold (`Transaction::while_held`): they commit while the hold is held,
 //! and are refused — nothing applied — once its node is gone or its session expired; the
 //! next holder's guarded writes commit.
 
@@ -22,10 +22,10 @@ async fn a_guarded_write_commits_while_held_and_is_refused_once_the_node_is_gone
         let data = format!("{base}-data");
         fw.create(&data, b"0", CreateMode::Persistent).await.unwrap();
         let hold = Lock::new(kind, &fw, &format!("{base}/lock")).acquire().await;
-        fw.transaction().guarded_by(&hold).set_data(&data, b"1", Some(0)).commit().await.unwrap();
+        fw.transaction().while_held(&hold).set_data(&data, b"1", Some(0)).commit().await.unwrap();
         // someone deletes our node; we have not looked at it since
         other.delete(hold.path()).await.unwrap();
-        let refused = fw.transaction().guarded_by(&hold).set_data(&data, b"2", None).commit().await;
+        let refused = fw.transaction().while_held(&hold).set_data(&data, b"2", None).commit().await;
         assert!(
             matches!(&refused, Err(Error::LockLost { path, reason: LossReason::NodeDeleted, .. }) if path == hold.path()),
             "{kind:?}: {refused:?}"
@@ -33,7 +33,7 @@ async fn a_guarded_write_commits_while_held_and_is_refused_once_the_node_is_gone
         assert_eq!(fw.get_data(&data).await.unwrap().0, b"1", "{kind:?}: nothing applied");
         assert_eq!(tokio::time::timeout(WAIT, hold.lost()).await.unwrap(), LossReason::NodeDeleted, "{kind:?}");
         // a refused write stays refused (the loss is known now, nothing is sent)
-        let again = fw.transaction().guarded_by(&hold).set_data(&data, b"3", None).commit().await;
+        let again = fw.transaction().while_held(&hold).set_data(&data, b"3", None).commit().await;
         assert!(matches!(again, Err(Error::LockLost { .. })), "{kind:?}: {again:?}");
         let _ = hold.release().await;
     }
@@ -52,11 +52,11 @@ async fn after_expiry_only_the_new_holder_writes() {
         old.create(&data, b"", CreateMode::Persistent).await.unwrap();
         let lock = format!("{base}/lock");
         let first = Lock::new(kind, &old, &lock).acquire().await;
-        old.transaction().guarded_by(&first).set_data(&data, b"old", None).commit().await.unwrap();
+        old.transaction().while_held(&first).set_data(&data, b"old", None).commit().await.unwrap();
         expire_session(&old).await.unwrap();
         let second = Lock::new(kind, &new, &lock).acquire_timeout(WAIT).await.expect("free after expiry");
-        new.transaction().guarded_by(&second).set_data(&data, b"new", None).commit().await.unwrap();
-        let late = old.transaction().guarded_by(&first).set_data(&data, b"old-again", None).commit().await;
+        new.transaction().while_held(&second).set_data(&data, b"new", None).commit().await.unwrap();
+        let late = old.transaction().while_held(&first).set_data(&data, b"old-again", None).commit().await;
         assert!(matches!(late, Err(Error::LockLost { .. })), "{kind:?}: {late:?}");
         assert_eq!(new.get_data(&data).await.unwrap().0, b"new", "{kind:?}");
         second.release().await.unwrap();
@@ -64,7 +64,7 @@ async fn after_expiry_only_the_new_holder_writes() {
 }
 
 #[tokio::test]
-async fn a_write_guarded_by_leadership() {
+async fn a_write_while_leading() {
     let cs = fixtures::shared_server().await;
     let fw = fixtures::framework(&cs).await;
     let path = format!("/{}", fixtures::unique("guarded-leader"));
@@ -74,10 +74,10 @@ async fn a_write_guarded_by_leadership() {
     assert_eq!(latch.leadership(), None, "not started: not leading");
     latch.start().await.unwrap();
     let leadership = latch.await_leadership().await.unwrap();
-    fw.transaction().guarded_by_leadership(&leadership).set_data(&data, b"led", None).commit().await.unwrap();
+    fw.transaction().while_leading(&leadership).set_data(&data, b"led", None).commit().await.unwrap();
     latch.close().await.unwrap();
     // the leadership knows it ended: refused at once
-    let late = fw.transaction().guarded_by_leadership(&leadership).set_data(&data, b"late", None).commit().await;
+    let late = fw.transaction().while_leading(&leadership).set_data(&data, b"late", None).commit().await;
     assert!(matches!(late, Err(Error::LockLost { reason: LossReason::Closed, .. })), "{late:?}");
     assert_eq!(fw.get_data(&data).await.unwrap().0, b"led");
     // a node deleted by someone else: refused, whether the leadership heard of it yet or the
@@ -87,7 +87,7 @@ async fn a_write_guarded_by_leadership() {
     let leadership = again.await_leadership().await.unwrap();
     let other = fixtures::framework(&cs).await;
     other.delete(leadership.node()).await.unwrap();
-    let gone = fw.transaction().guarded_by_leadership(&leadership).set_data(&data, b"gone", None).commit().await;
+    let gone = fw.transaction().while_leading(&leadership).set_data(&data, b"gone", None).commit().await;
     assert!(matches!(gone, Err(Error::LockLost { reason: LossReason::NodeDeleted, .. })), "{gone:?}");
     assert_eq!(fw.get_data(&data).await.unwrap().0, b"led");
     again.close().await.unwrap();
@@ -139,7 +139,7 @@ async fn commit_and_release_writes_and_lets_go_in_one_commit() {
     outer.commit_and_release(fw.transaction().set_data(&data, b"7", None)).await.unwrap();
     assert_eq!(fw.get_data(&data).await.unwrap().0, b"7");
     assert!(fw.exists(&node).await.unwrap().is_some(), "the re-entered guard still holds");
-    assert_eq!(inner.hold_count(), 1);
+    assert_eq!(inner.guard_count(), 1);
     inner.release().await.unwrap();
     assert!(fw.exists(&node).await.unwrap().is_none());
 

@@ -35,12 +35,12 @@ async fn a_lease_not_renewed_ends_on_time_and_the_next_contender_holds() {
             let lock = Lock::new(kind, &other, &path);
             async move { lock.acquire_timeout(WAIT).await.expect("the next contender holds") }
         });
-        fw.transaction().guarded_by(&held).set_data(&data, b"in time", None).commit().await.unwrap();
+        fw.transaction().while_held(&held).set_data(&data, b"in time", None).commit().await.unwrap();
         assert_eq!(tokio::time::timeout(WAIT, held.lost()).await.unwrap(), LossReason::Expired, "{kind:?}");
         let (ended, late) = (started.elapsed(), held_at.elapsed().saturating_sub(lease));
         assert!(ended >= lease, "{kind:?}: ended after {ended:?}, before its lease of {lease:?}");
         assert!(late <= LATE, "{kind:?}: ended {late:?} after its lease of {lease:?}");
-        let refused = fw.transaction().guarded_by(&held).set_data(&data, b"late", None).commit().await;
+        let refused = fw.transaction().while_held(&held).set_data(&data, b"late", None).commit().await;
         assert!(matches!(refused, Err(Error::LockLost { reason: LossReason::Expired, .. })), "{kind:?}: {refused:?}");
         assert_matches!(
             held.renew(lease).unwrap_err(),

@@ -161,7 +161,7 @@ async fn explicit_reentry_nests_and_releases_in_any_order() {
     let g1 = mutex.acquire().await.unwrap();
     let g2 = g1.reenter().unwrap();
     let g3 = g2.reenter().unwrap();
-    assert_eq!((g1.hold_count(), g3.hold_count()), (3, 3));
+    assert_eq!((g1.guard_count(), g3.guard_count()), (3, 3));
     assert_eq!((g1.path(), g1.fencing_token()), (g3.path(), g3.fencing_token()), "one node for every guard");
     assert!(mutex.is_acquired_in_this_process() && mutex.clone().is_acquired_in_this_process());
     assert_eq!(mutex.participants().await.unwrap().len(), 1);
@@ -171,7 +171,7 @@ async fn explicit_reentry_nests_and_releases_in_any_order() {
     fixtures::settle(&[&fw]).await;
     assert_eq!(mutex.participants().await.unwrap().len(), 1, "still held by g2");
     assert!(theirs.try_acquire().await.unwrap().is_none(), "another session waits while g2 holds");
-    assert_eq!(g2.hold_count(), 1);
+    assert_eq!(g2.guard_count(), 1);
     // a guard moved to another task re-enters there and releases there
     let moved = tokio::spawn(async move {
         let inner = g2.reenter().unwrap();
@@ -197,7 +197,7 @@ async fn explicit_reentry_nests_and_releases_in_any_order() {
     let rw = InterProcessReadWriteLock::new(&fw, &format!("/{}", fixtures::unique("reenter-rw"))).unwrap();
     let w = rw.write().await.unwrap();
     let w2 = w.reenter().unwrap();
-    assert_eq!((w.path(), w2.hold_count()), (w2.path(), 2));
+    assert_eq!((w.path(), w2.guard_count()), (w2.path(), 2));
     w.release().await.unwrap();
     assert!(rw.is_write_acquired_in_this_process());
     let r = w2.downgrade().await.unwrap();

@@ -115,7 +115,7 @@ pub(crate) fn marker_name(instance: &str, n: impl std::fmt::Display) -> String {
 /// The additions of `width` queued behind `ours` in `listing` (a listing of the queue), in
 /// queue order, at most [`JOIN_MAX`].
 pub(crate) fn joiners(listing: &Arc<Listing>, ours: &str, width: usize) -> Vec<Joiner> {
-    let sorted = listing.sorted(&[layout::LOCK_NAME]);
+    let sorted = listing.queue(&[layout::LOCK_NAME]);
     let Some(at) = sorted.iter().position(|c| c == ours) else { return Vec::new() };
     sorted[at + 1..]
         .iter()
@@ -127,7 +127,7 @@ pub(crate) fn joiners(listing: &Arc<Listing>, ours: &str, width: usize) -> Vec<J
 
 /// Whether `listing` (of the queue) holds our node `ours`.
 pub(crate) fn listed(listing: &Listing, ours: &str) -> bool {
-    listing.sorted(&[layout::LOCK_NAME]).iter().any(|c| c == ours)
+    listing.queue(&[layout::LOCK_NAME]).iter().any(|c| c == ours)
 }
 
 /// The number in `bytes` of `width` (empty is zero).

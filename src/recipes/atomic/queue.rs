@@ -23,8 +23,8 @@ use crate::framework::{paths, Framework, IfExists, LossReason};
 use crate::observe::Kind;
 use crate::recipes::layout;
 use crate::recipes::locks::{
-    contend, never_timed_out, Acquired, Driver, Exclusive, Forever, HeldNode, Listing, Prefetched, Request, Rules,
-    Vanished,
+    contend, forever, Acquired, Decision, Driver, Exclusive, Forever, HeldNode, Listed, Listing, Node, Once, Read,
+    Reading, Request,
 };
 
 use super::joint::{self, Addition, Joiner};
@@ -35,7 +35,7 @@ pub(crate) struct Turn {
     held: HeldNode,
     given_back: bool,
     /// The value as read behind the listing that gave us the turn (`None`: not read).
-    pub prefetched: Option<Prefetched>,
+    pub prefetched: Option<Read>,
     /// Whether we had to wait for the turn (contention goes on).
     pub waited: bool,
     /// The additions queued behind ours that our write may carry (joining turns only).
@@ -59,14 +59,14 @@ impl Turn {
     /// Cancel safe: an abandoned turn leaves no node behind.
     pub(crate) async fn take(fw: &Framework, value_path: &str) -> Result<Turn> {
         let dir = paths::join(value_path, layout::ATOMIC_QUEUE);
-        let driver = TurnDriver { value_path, name: layout::LOCK_NAME, joint: false };
+        let driver = Reading { driver: Turns { name: layout::LOCK_NAME }, read: value_path };
         let acquired = acquire(fw, &dir, &driver).await?;
         Ok(Turn::new(fw, acquired, Vec::new()))
     }
 
     fn new(fw: &Framework, mut acquired: Acquired, joiners: Vec<Joiner>) -> Turn {
-        let (prefetched, waited) = (acquired.prefetched.take(), acquired.waited);
-        Turn { held: HeldNode::new(fw, acquired, false), given_back: false, prefetched, waited, joiners }
+        let (prefetched, waited) = (acquired.read(), acquired.waited);
+        Turn { held: HeldNode::unwatched(fw, acquired), given_back: false, prefetched, waited, joiners }
     }
 
     /// Queues `addition` on the value at `value_path`, to be applied with the marker `marker`
@@ -100,7 +100,9 @@ impl Turn {
         name: &str,
         marker: &str,
     ) -> Result<Taken> {
-        let driver = TurnDriver { value_path, name, joint: true };
+        // another writer may have applied our addition with its own and deleted our node: its
+        // vanishing ends the wait (it is never queued again)
+        let driver = Once(Reading { driver: Turns { name }, read: value_path });
         let mut acquired = match acquire(fw, dir, &driver).await {
             Ok(acquired) => acquired,
             Err(Error::LockLost { path, reason }) => {
@@ -110,7 +112,7 @@ impl Turn {
             Err(e) => return Err(e),
         };
         let ours = paths::node_name(&acquired.path).to_string();
-        let listing = match acquired.listing.take() {
+        let listing = match acquired.listed.as_ref().map(|listed| listed.listing.clone()) {
             Some(listing) => listing,
             // handed over without a listing: the transaction that deleted the nodes before ours
             // may have applied ours too; a listing tells, and names who queued behind us
@@ -126,7 +128,7 @@ impl Turn {
                         (true, _) => settled(fw, Some(turn.held.path()), marker).await,
                     };
                 }
-                acquired.prefetched = Some(read);
+                acquired.listed = Some(Listed { listing: listing.clone(), read: Some(read) });
                 listing
             }
         };
@@ -146,45 +148,38 @@ impl Turn {
 }
 
 /// Waits for a turn in the queue `dir` as `driver` says.
-async fn acquire(fw: &Framework, dir: &str, driver: &TurnDriver<'_>) -> Result<Acquired> {
+async fn acquire(fw: &Framework, dir: &str, driver: &dyn Driver) -> Result<Acquired> {
     let request = Request { dir, data: &[], driver };
-    contend(fw, &request, Forever).await?.waited().map(never_timed_out)
+    forever(async { contend(fw, &request, Forever).await?.waited() }).await
 }
 
-/// A turn's driver: the mutex's rules (so that the queue is a lock Curator's mutex would share),
-/// the value read behind every listing (the holder has it as it is handed the turn), and, for
-/// a joining addition, an end at the vanishing of our node: another writer may have applied
-/// our addition with it, so it is never queued again.
+/// The turns' driver: the mutex's (so that the queue is a lock Curator's mutex would share),
+/// our node named `name` (`lock-`, or a joining addition's name that carries it). Every wait
+/// reads the value behind its listings ([`Reading`]: the holder has it as it is handed the
+/// turn).
 #[derive(Debug)]
-struct TurnDriver<'a> {
-    value_path: &'a str,
+struct Turns<'a> {
     name: &'a str,
-    joint: bool,
 }
 
-impl Driver for TurnDriver<'_> {
+/// The mutex's decisions, for the turns.
+const TURN: Exclusive = Exclusive::lock(Kind::Atomic);
+
+impl Driver for Turns<'_> {
     fn kind(&self) -> Kind {
-        Kind::Atomic
+        TURN.kind()
     }
 
-    fn rules(&self) -> &dyn Rules {
-        &Exclusive::MUTEX
+    fn names(&self) -> &'static [&'static str] {
+        TURN.names()
     }
 
-    fn node_name(&self) -> &str {
-        self.name
+    fn node(&self) -> Node<'_> {
+        Node { name: self.name, ttl: None }
     }
 
-    fn prefetch(&self) -> Option<&str> {
-        Some(self.value_path)
-    }
-
-    fn on_vanished(&self) -> Vanished {
-        if self.joint {
-            Vanished::Lost
-        } else {
-            Vanished::CreateAgain
-        }
+    fn decide(&self, queue: &[String], ours: &str) -> Decision {
+        TURN.decide(queue, ours)
     }
 }
 
@@ -252,7 +247,7 @@ async fn list_read_and_check(
     dir: &str,
     value_path: &str,
     marker: &str,
-) -> Result<(Arc<Listing>, Prefetched, Option<Vec<u8>>)> {
+) -> Result<(Arc<Listing>, Read, Option<Vec<u8>>)> {
     fw.request("list", dir, |conn| async move {
         let (listed, value, applied) =
             tokio::join!(conn.children(dir), conn.get_data(value_path), conn.get_data(marker));

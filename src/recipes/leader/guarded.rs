@@ -1,4 +1,4 @@
-//! Writes that commit only while we lead: a [`Transaction`] guarded by a [`Leadership`].
+//! Writes that commit only while we lead: a [`Transaction`] that depends on a [`Leadership`].
 
 use super::leadership::Leadership;
 use crate::framework::Transaction;
@@ -14,14 +14,20 @@ impl Transaction<'_> {
     /// # async fn demo(fw: zk_recipes::Framework, latch: zk_recipes::LeaderLatch) -> zk_recipes::Result<()> {
     /// let leadership = latch.await_leadership().await?;
     /// fw.transaction()
-    ///     .guarded_by_leadership(&leadership)
+    ///     .while_leading(&leadership)
     ///     .set_data("/service/config", b"v2", None)
     ///     .commit()
     ///     .await?;
     /// # Ok(())
     /// # }
     /// ```
+    pub fn while_leading(self, leadership: &Leadership) -> Self {
+        self.check_hold(leadership.node(), leadership.loss())
+    }
+
+    /// The former name of [`while_leading`](Self::while_leading).
+    #[deprecated(since = "0.1.0", note = "renamed `while_leading`: \"guard\" names the RAII holders only")]
     pub fn guarded_by_leadership(self, leadership: &Leadership) -> Self {
-        self.guard(leadership.node(), leadership.loss())
+        self.while_leading(leadership)
     }
 }

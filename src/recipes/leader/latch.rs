@@ -15,33 +15,11 @@ use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
 use crate::framework::LossReason;
 use crate::framework::{paths, Framework};
-use crate::observe::{self, Kind};
+use crate::observe;
 use crate::recipes::layout::LATCH_NAME;
 use crate::recipes::locks::HeldNode;
-use crate::recipes::locks::{contend, never_timed_out, Driver, Exclusive, Forever, Request, Rules};
+use crate::recipes::locks::{contend, forever, Exclusive, Forever, Request};
 use crate::sync::lock;
-
-/// The latch's driver: `latch-` nodes, one leader (the mutex's rules on its own name); a
-/// participant's node means something while it waits (it names the participant), so no local
-/// queue.
-#[derive(Debug)]
-struct LatchDriver;
-
-const RULES: Exclusive = Exclusive { names: &[LATCH_NAME], max_leases: 1 };
-
-impl Driver for LatchDriver {
-    fn kind(&self) -> Kind {
-        Kind::LeaderLatch
-    }
-
-    fn rules(&self) -> &dyn Rules {
-        &RULES
-    }
-
-    fn node_name(&self) -> &str {
-        LATCH_NAME
-    }
-}
 
 /// How [`LeaderLatch::close_with`] treats observers.
 ///
@@ -362,10 +340,13 @@ async fn run(inner: std::sync::Weak<Inner>) {
         let fw = this.fw.clone();
         let (path, id) = (this.path.clone(), this.id.clone());
         drop(this);
-        let request = Request { dir: &path, data: id.as_bytes(), driver: &LatchDriver };
-        let acquired = contend(&fw, &request, Forever).await.and_then(|ended| ended.waited());
-        let node = match acquired.map(never_timed_out) {
-            Ok(acquired) => HeldNode::new(&fw, acquired, true),
+        // the latch's driver: `latch-` nodes, one leader (the mutex's rules on its own name); a
+        // participant's node means something while it waits (it names the participant), so no
+        // local queue
+        let request = Request { dir: &path, data: id.as_bytes(), driver: &Exclusive::latch() };
+        let acquired = forever(async { contend(&fw, &request, Forever).await?.waited() }).await;
+        let node = match acquired {
+            Ok(acquired) => HeldNode::new(&fw, acquired),
             Err(Error::Closed) => return,
             Err(e) => {
                 // once with its context; the retries that follow are debug

@@ -30,7 +30,7 @@ pub struct Participant {
 }
 
 /// The participants under `dir` in queue order (nodes sorted by the text after `name`);
-/// foreign children (see `locks::foreign`) take no part.
+/// foreign children (see `locks::driver::is_contender`) take no part.
 pub(crate) async fn participants(fw: &Framework, dir: &str, name: &'static str) -> Result<Vec<Participant>> {
     let (nodes, _foreign) = crate::recipes::inspect::contenders(fw, dir, &[name]).await?;
     let participants = nodes.into_iter().enumerate().map(|(i, n)| Participant {

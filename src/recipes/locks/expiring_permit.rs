@@ -16,7 +16,7 @@ use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 use zookeeper_client::Error as ZkError;
 
-use super::lease::Lease;
+use super::leases::Lease;
 use super::permit_name::permit_name;
 use crate::error::{Error, Result};
 use crate::framework::deadline;
@@ -46,7 +46,7 @@ use crate::ZooKeeperError;
 /// run the ensemble with `zookeeper.extendedTypesEnabled=true`.
 ///
 /// The deadline is the acquirer's wall clock at the acquisition plus the expiry: the recipe
-/// assumes that the participants' wall clocks agree (NTP) to well within the expiry. A waiter
+/// assumes that the processes' wall clocks agree (NTP) to well within the expiry. A waiter
 /// whose clock runs ahead by `e` reclaims a permit up to `e` before its holder's
 /// [`expired`](Self::expired) fires: stop using a permit a margin before it expires.
 ///

@@ -1,5 +1,6 @@
-//! Writes that commit only while a hold is held: a [`Transaction`] guarded by a hold checks
-//! the hold's own node in the same `multi` (etcd's `IsOwner()` in a transaction; CURATOR-605).
+//! Writes that commit only while a hold is held: a [`Transaction`] that depends on a hold
+//! checks the hold's own node in the same `multi` (etcd's `IsOwner()` in a transaction;
+//! CURATOR-605).
 
 use super::held::HeldNode;
 use crate::framework::Transaction;
@@ -20,7 +21,7 @@ impl Transaction<'_> {
     /// let held = InterProcessMutex::new(&fw, "/locks/accounts")?.acquire().await?;
     /// let (_, stat) = fw.get_data("/accounts/a").await?;
     /// fw.transaction()
-    ///     .guarded_by(&held)
+    ///     .while_held(&held)
     ///     .set_data("/accounts/a", b"90", Some(stat.version))
     ///     .commit()
     ///     .await?;
@@ -28,7 +29,13 @@ impl Transaction<'_> {
     /// # Ok(())
     /// # }
     /// ```
+    pub fn while_held(self, held: &HeldNode) -> Self {
+        self.check_hold(held.path(), held.loss())
+    }
+
+    /// The former name of [`while_held`](Self::while_held).
+    #[deprecated(since = "0.1.0", note = "renamed `while_held`: \"guard\" names the RAII holders only")]
     pub fn guarded_by(self, held: &HeldNode) -> Self {
-        self.guard(held.path(), held.loss())
+        self.while_held(held)
     }
 }

@@ -7,14 +7,11 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-use super::acquire::Acquire;
-use super::held::HeldNode;
-use super::lease::Lease;
+use super::held::{HeldNode, LockGuard};
+use super::leases::Lease;
 use super::mutex::InterProcessMutex;
-use super::reentrant::LockGuard;
-use super::rw_sides::{ReadLock, WriteLock};
+use super::rwlock::{ReadLock, WriteGuard, WriteLock};
 use super::semaphore_mutex::InterProcessSemaphoreMutex;
-use super::write_guard::WriteGuard;
 use crate::error::{Error, Result};
 
 mod sealed {
@@ -314,15 +311,15 @@ macro_rules! inter_process_lock {
 
         impl InterProcessLock for $lock {
             fn acquire(&self) -> BoxFuture<'_, Result<HeldLock>> {
-                Box::pin(async move { self.acquire_forever().await.map(HeldLock::from) })
+                Box::pin(async move { <$lock>::acquire(self).await.map(HeldLock::from) })
             }
 
             fn acquire_timeout(&self, timeout: Duration) -> BoxFuture<'_, Result<HeldLock>> {
-                Box::pin(async move { self.acquire_within(timeout).await.map(HeldLock::from) })
+                Box::pin(async move { <$lock>::acquire_timeout(self, timeout).await.map(HeldLock::from) })
             }
 
             fn try_acquire(&self) -> BoxFuture<'_, Result<Option<HeldLock>>> {
-                Box::pin(async move { Ok(self.acquire_now().await?.map(HeldLock::from)) })
+                Box::pin(async move { Ok(<$lock>::try_acquire(self).await?.map(HeldLock::from)) })
             }
 
             fn path(&self) -> &str {

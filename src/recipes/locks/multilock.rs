@@ -6,7 +6,7 @@ use std::time::Duration;
 use futures_util::future::{select_all, BoxFuture};
 use tokio::time::Instant;
 
-use super::acquire::{never_timed_out, timed, until_after, Forever, TimedOut, Until, Wait, Waited};
+use super::engine::{self, Forever, TimedOut, Until, Wait, Waited};
 use super::held::HeldNode;
 use super::lock::{HeldLock, InterProcessLock, READ_RANK, SEMAPHORE_RANK, WRITE_RANK};
 use super::mutex::InterProcessMutex;
@@ -133,7 +133,7 @@ impl InterProcessMultiLock {
     /// # Ok(()) }
     /// ```
     pub async fn acquire(&self) -> Result<MultiLockGuard> {
-        self.acquire_until(Forever).await.map(never_timed_out)
+        engine::forever(self.acquire_until(Forever)).await
     }
 
     /// Waits at most `timeout` for the whole set.
@@ -154,7 +154,7 @@ impl InterProcessMultiLock {
     /// # Ok(()) }
     /// ```
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<MultiLockGuard> {
-        timed(self.acquire_until(until_after(timeout)).await?, timeout)
+        engine::within(timeout, |wait| self.acquire_until(wait)).await
     }
 
     async fn acquire_until<W: MemberWait>(&self, wait: W) -> Result<Waited<MultiLockGuard, W>> {

@@ -3,20 +3,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::acquire::{never_timed_out, Acquire, Forever, Wait, Waited};
-use super::contend::contend;
-use super::driver::{Driver, Request};
+use super::driver::{Driver, Exclusive, MutexDriver, Reading, Request};
+use super::engine::{self, contend, Forever, Until, Wait, Waited};
 use super::handle::Shared;
-use super::held::{HeldNode, REVOKE_MESSAGE};
-use super::listings::Prefetched;
-use super::order::contenders;
-use super::reentrant::{HoldCount, LockGuard};
-use super::rules::{Exclusive, Rules};
+use super::held::{HeldNode, LocalHolds, LockGuard, REVOKE_MESSAGE};
+use super::order::{queue, Read};
 use crate::error::{Error, Result};
 use crate::framework::paths::validate_path;
 use crate::framework::{validate_ttl, Framework};
 use crate::observe::Kind;
-use crate::recipes::layout::LOCK_NAME;
 use crate::recipes::VersionedValue;
 use crate::ZooKeeperError;
 
@@ -86,7 +81,7 @@ struct State {
     /// Contender nodes are TTL nodes with this time to live (a server TTL).
     server_ttl: Option<Duration>,
     /// Holds through this handle and its clones in this process.
-    local: Arc<HoldCount>,
+    local: Arc<LocalHolds>,
     /// The `kind` of its metrics and spans (a recipe built on the mutex names itself).
     kind: Kind,
 }
@@ -205,7 +200,7 @@ impl InterProcessMutex {
     /// is deleted in the background, found by its protected prefix if its create never
     /// answered).
     pub async fn acquire(&self) -> Result<LockGuard> {
-        self.acquire_forever().await
+        engine::forever(self.acquire_until(Forever)).await
     }
 
     /// Acquires only if that needs no waiting: `Ok(None)` when someone else holds it (our
@@ -227,7 +222,7 @@ impl InterProcessMutex {
     /// # Ok(()) }
     /// ```
     pub async fn try_acquire(&self) -> Result<Option<LockGuard>> {
-        self.acquire_now().await
+        engine::now(self.acquire_until(Until::now())).await
     }
 
     /// Waits at most `timeout`.
@@ -251,7 +246,7 @@ impl InterProcessMutex {
     /// # Ok(()) }
     /// ```
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<LockGuard> {
-        self.acquire_within(timeout).await
+        engine::within(timeout, |wait| self.acquire_until(wait)).await
     }
 
     /// Waits until the mutex is held, as [`acquire`](Self::acquire), and reads the node at
@@ -287,7 +282,8 @@ impl InterProcessMutex {
     /// ```
     pub async fn acquire_and_read(&self, path: &str) -> Result<(LockGuard, Option<VersionedValue<Vec<u8>>>)> {
         validate_path(path)?;
-        let (guard, read) = never_timed_out(self.contend(Forever, Some(path)).await?);
+        let driver = Reading { driver: self.driver(), read: path };
+        let (guard, read) = engine::forever(self.contend(Forever, &driver)).await?;
         let read = match read {
             Some(read) => read,
             None => match self.shared.fw.get_data_plain(path).await {
@@ -302,22 +298,29 @@ impl InterProcessMutex {
         };
         Ok((guard, read.map(|(value, version)| VersionedValue { version, value })))
     }
-    /// Contends until `wait` ends; with `prefetch`, reads that node behind the listing that
-    /// made us the holder (`None` when we held without a listing).
-    async fn contend<W: Wait>(
-        &self,
-        wait: W,
-        prefetch: Option<&str>,
-    ) -> Result<Waited<(LockGuard, Option<Prefetched>), W>> {
+    /// Contends until `wait` ends, as `driver` says (the mutex's, or the mutex's reading a
+    /// node behind its listings): the guard, and the driver's read (`None` when we held without
+    /// a listing, or the driver reads nothing).
+    async fn contend<W: Wait>(&self, wait: W, driver: &dyn Driver) -> Result<Waited<(LockGuard, Option<Read>), W>> {
         let s = &self.shared;
         let data = s.state.data.as_deref().unwrap_or(s.fw.default_data());
-        let driver = MutexDriver { kind: s.state.kind, ttl: s.state.server_ttl, prefetch };
-        let request = Request { dir: &s.path, data, driver: &driver };
+        let request = Request { dir: &s.path, data, driver };
         let acquired = contend(&s.fw, &request, wait).await?.waited()?;
         Ok(acquired.map(|mut a| {
-            let read = a.prefetched.take();
-            (LockGuard::new(HeldNode::new(&s.fw, a, true), &s.state.local), read)
+            let read = a.read();
+            (LockGuard::new(HeldNode::new(&s.fw, a), &s.state.local), read)
         }))
+    }
+
+    /// The mutex's driver: `lock-` nodes (server-TTL nodes with a server TTL), in the local
+    /// queue beyond the first few acquires of the process.
+    fn driver(&self) -> MutexDriver {
+        MutexDriver(Exclusive::lock(self.shared.state.kind).with_ttl(self.shared.state.server_ttl))
+    }
+
+    /// Contends until `wait` ends: the guard (the one acquire of every public form).
+    pub(crate) async fn acquire_until<W: Wait>(&self, wait: W) -> Result<Waited<LockGuard, W>> {
+        Ok(self.contend(wait, &self.driver()).await?.map(|(guard, _)| guard))
     }
 
     /// Whether this process holds the mutex through this handle or a clone of it (Curator's
@@ -347,7 +350,7 @@ impl InterProcessMutex {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn participants(&self) -> Result<Vec<String>> {
-        participants(&self.shared.fw, &self.shared.path, &Exclusive::MUTEX).await
+        participants(&self.shared.fw, &self.shared.path, self.driver().names()).await
     }
 
     /// Asks the holder of `node_path` to release (Curator's `Revoker.attemptRevoke`): sets
@@ -363,54 +366,9 @@ impl InterProcessMutex {
     }
 }
 
-/// The contenders among the children of `dir`, sorted as `driver` sorts them (missing dir:
-/// none); foreign children (see `locks::foreign`) are left out.
-pub(crate) async fn participants(fw: &Framework, dir: &str, rules: &dyn Rules) -> Result<Vec<String>> {
+/// The contenders among the children of `dir` in queue order, for the names a driver's nodes
+/// end with (missing dir: none); foreign children (see `driver::is_contender`) are left out.
+pub(crate) async fn participants(fw: &Framework, dir: &str, names: &[&str]) -> Result<Vec<String>> {
     let children = fw.children_or_empty(dir).await?;
-    Ok(contenders(children, rules.lock_names()).sorted)
-}
-
-impl Acquire for InterProcessMutex {
-    type Guard = LockGuard;
-
-    async fn acquire_until<W: Wait>(&self, wait: W) -> Result<Waited<LockGuard, W>> {
-        Ok(self.contend(wait, None).await?.map(|(guard, _)| guard))
-    }
-}
-
-/// The mutex's driver: `lock-` nodes, one holder (Curator's `StandardLockInternalsDriver`),
-/// in a local queue beyond the first few acquires of a framework (`local_queue.rs`); a TTL
-/// node when the mutex has a server TTL; the node to read as we are handed the lock, for
-/// [`InterProcessMutex::acquire_and_read`].
-#[derive(Debug)]
-struct MutexDriver<'a> {
-    kind: Kind,
-    ttl: Option<Duration>,
-    prefetch: Option<&'a str>,
-}
-
-impl Driver for MutexDriver<'_> {
-    fn kind(&self) -> Kind {
-        self.kind
-    }
-
-    fn rules(&self) -> &dyn Rules {
-        &Exclusive::MUTEX
-    }
-
-    fn node_name(&self) -> &str {
-        LOCK_NAME
-    }
-
-    fn server_ttl(&self) -> Option<Duration> {
-        self.ttl
-    }
-
-    fn queues_locally(&self) -> bool {
-        true
-    }
-
-    fn prefetch(&self) -> Option<&str> {
-        self.prefetch
-    }
+    Ok(queue(children, names).sorted)
 }

@@ -1,20 +1,16 @@
 //! `InterProcessSemaphoreV2` and `InterProcessSemaphoreMutex`.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
-use super::acquire::{never_timed_out, timed, until_after, Acquire, Forever, Wait, Waited};
-use super::contend::contend;
-use super::contention::Ended;
-use super::driver::{Driver, Request, Vanished, YieldTo};
+use super::driver::Request;
+use super::engine::{self, contend, Ended, Forever, Until, Wait, Waited};
 use super::expiring_permit::{delete_permit, swap_for_permit, ExpiringPermit};
-use super::held::HeldNode;
-use super::lease::Lease;
-use super::lease_rank::LeaseRank;
+use super::held::{HeldNode, LockGuard};
+use super::leases::{CountedLease, FastLease, Lease};
 use super::mutex::{participants, InterProcessMutex};
 use super::permit_name::check_permit_id;
-use super::rules::{Exclusive, LeaseCount, Rules};
 use crate::error::{Error, Result};
 use crate::framework::deadline;
 use crate::framework::{paths, validate_ttl, Framework};
@@ -24,7 +20,7 @@ use crate::ZooKeeperError;
 
 /// A counting semaphore across processes: Curator's `InterProcessSemaphoreV2`.
 ///
-/// At most `max_leases` leases are held at once by all participants together. Layout (as
+/// At most `max_leases` leases are held at once by all processes together. Layout (as
 /// Curator): an [`InterProcessMutex`] at `<path>/locks` serialises acquirers; leases are
 /// ephemeral-sequential nodes `<path>/leases/_c_<uuid>-lease-<seq>`; a holder of the mutex
 /// creates its lease node and waits until there are at most `max_leases` lease nodes.
@@ -43,7 +39,7 @@ use crate::ZooKeeperError;
 /// [`acquire_many`](Self::acquire_many) with more than one lease always takes the mutex.
 ///
 /// # Notable behaviors
-/// * `max_leases` is a convention every participant must agree on: nothing on the server
+/// * `max_leases` is a convention every process must agree on: nothing on the server
 ///   checks it (as in Curator).
 /// * [`acquire_many`](Self::acquire_many) takes all its leases under one hold of the internal
 ///   mutex (Curator takes it once per lease, which can deadlock two `acquire(2)` callers at
@@ -55,7 +51,7 @@ use crate::ZooKeeperError;
 ///   that needs its place deletes it (and the server does, as a TTL node, where TTL nodes are
 ///   enabled). The maximum holds throughout: a permit is swapped for an ordinary lease in one
 ///   transaction, and reclaimed only by deleting it. The deadline is a wall-clock time, so
-///   the participants' clocks must agree to well within the expiry (NTP); see
+///   the processes' clocks must agree to well within the expiry (NTP); see
 ///   [`ExpiringPermit`].
 /// * **Foreign children take no lease.** A child of `leases/` whose name does not end with
 ///   `lease-` and a ZooKeeper sequence is not counted (Curator counts it), and is logged once
@@ -131,7 +127,7 @@ impl InterProcessSemaphoreV2 {
     /// # Cancel safety
     /// Cancel safe: no node (lease or internal lock) is left behind.
     pub async fn acquire(&self) -> Result<Lease> {
-        self.acquire_forever().await
+        engine::forever(self.acquire_one(Forever)).await
     }
 
     /// One lease, under `wait`.
@@ -151,7 +147,7 @@ impl InterProcessSemaphoreV2 {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn acquire_many(&self, n: usize) -> Result<Vec<Lease>> {
-        self.acquire_n(n, Forever).await.map(never_timed_out)
+        engine::forever(self.acquire_n(n, Forever)).await
     }
 
     /// Waits at most `timeout` for one lease.
@@ -174,7 +170,7 @@ impl InterProcessSemaphoreV2 {
     /// # Ok(()) }
     /// ```
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Lease> {
-        self.acquire_within(timeout).await
+        engine::within(timeout, |wait| self.acquire_one(wait)).await
     }
 
     /// Takes one lease only if that needs no waiting: `Ok(None)` when every lease is taken
@@ -195,7 +191,7 @@ impl InterProcessSemaphoreV2 {
     /// # Ok(()) }
     /// ```
     pub async fn try_acquire(&self) -> Result<Option<Lease>> {
-        self.acquire_now().await
+        engine::now(self.acquire_one(Until::now())).await
     }
 
     /// Waits at most `timeout` for `n` leases, all or nothing.
@@ -207,7 +203,7 @@ impl InterProcessSemaphoreV2 {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn acquire_many_timeout(&self, n: usize, timeout: Duration) -> Result<Vec<Lease>> {
-        timed(self.acquire_n(n, until_after(timeout)).await?, timeout)
+        engine::within(timeout, |wait| self.acquire_n(n, wait)).await
     }
 
     /// Waits for one lease that expires `expiry` after it is held: a permit that outlives
@@ -236,7 +232,7 @@ impl InterProcessSemaphoreV2 {
     /// # Ok(()) }
     /// ```
     pub async fn acquire_with_expiry(&self, expiry: Duration) -> Result<ExpiringPermit> {
-        self.acquire_expiring(expiry, Forever).await.map(never_timed_out)
+        engine::forever(self.acquire_expiring(expiry, Forever)).await
     }
 
     /// As [`acquire_with_expiry`](Self::acquire_with_expiry), waiting at most `timeout`.
@@ -248,7 +244,7 @@ impl InterProcessSemaphoreV2 {
     /// # Cancel safety
     /// As [`acquire_with_expiry`](Self::acquire_with_expiry).
     pub async fn acquire_with_expiry_timeout(&self, expiry: Duration, timeout: Duration) -> Result<ExpiringPermit> {
-        timed(self.acquire_expiring(expiry, until_after(timeout)).await?, timeout)
+        engine::within(timeout, |wait| self.acquire_expiring(expiry, wait)).await
     }
 
     async fn acquire_expiring<W: Wait>(&self, expiry: Duration, wait: W) -> Result<Waited<ExpiringPermit, W>> {
@@ -304,12 +300,11 @@ impl InterProcessSemaphoreV2 {
         let (started, mut restarts) = (Instant::now(), 0);
         loop {
             if n == 1 {
-                // yields to the internal lock's queue: InterProcessMutex's contenders
-                let locks = YieldTo { dir: &self.locks_dir, names: Exclusive::MUTEX.names };
-                let driver = LeaseDriver { rules: LeaseRank::new(self.max_leases), yields_to: Some(locks) };
+                // yields to the internal lock's queue
+                let driver = FastLease { max: self.max_leases, lock_dir: &self.locks_dir, now: SystemTime::now };
                 let request = Request { dir: &self.leases_dir, data: self.fw.default_data(), driver: &driver };
                 match contend(&self.fw, &request, wait).await? {
-                    Ended::Held(acquired) => return Ok(Ok(vec![Lease::new(HeldNode::new(&self.fw, acquired, true))])),
+                    Ended::Held(acquired) => return Ok(Ok(vec![Lease::new(HeldNode::new(&self.fw, acquired))])),
                     Ended::TimedOut(timed_out) => return Ok(Err(timed_out)),
                     Ended::Yielded => {}
                 }
@@ -342,18 +337,18 @@ impl InterProcessSemaphoreV2 {
     /// that vanishes ends it with [`Error::LockLost`] (every lease taken and the lock are
     /// returned first).
     async fn acquire_under_lock<W: Wait>(&self, n: usize, wait: W) -> Result<Waited<Vec<Lease>, W>> {
-        let lock = match Acquire::acquire_until(&self.lock, wait).await? {
+        let lock = match self.lock.acquire_until(wait).await? {
             Ok(lock) => lock,
             Err(timed_out) => return Ok(Err(timed_out)),
         };
         // a lease node that vanishes under the lock: from the top (`acquire_n_within`)
-        let driver = LeaseDriver { rules: LeaseCount::new(self.max_leases), yields_to: None };
+        let driver = CountedLease { max: self.max_leases, now: SystemTime::now };
         let request = Request { dir: &self.leases_dir, data: self.fw.default_data(), driver: &driver };
         let mut leases = Vec::with_capacity(n);
         for _ in 0..n {
             let outcome = match contend(&self.fw, &request, wait).await.and_then(Ended::waited) {
                 Ok(Ok(acquired)) => {
-                    leases.push(Lease::new(HeldNode::new(&self.fw, acquired, true)));
+                    leases.push(Lease::new(HeldNode::new(&self.fw, acquired)));
                     continue;
                 }
                 Ok(Err(timed_out)) => Ok(Err(timed_out)),
@@ -401,53 +396,11 @@ impl InterProcessSemaphoreV2 {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn participants(&self) -> Result<Vec<String>> {
-        participants(&self.fw, &self.leases_dir, &LeaseCount::new(self.max_leases)).await
+        participants(&self.fw, &self.leases_dir, &[LEASE_NAME]).await
     }
 }
 
-impl Acquire for InterProcessSemaphoreV2 {
-    type Guard = Lease;
-
-    async fn acquire_until<W: Wait>(&self, wait: W) -> Result<Waited<Lease, W>> {
-        self.acquire_one(wait).await
-    }
-}
-
-/// A lease's driver: `lease-` nodes, ruled by [`LeaseRank`] on the fast path (which yields to
-/// the internal lock's queue) or by [`LeaseCount`] under the internal lock (where a lease node
-/// that vanishes is not created again: the acquire starts over from the top).
-#[derive(Debug)]
-struct LeaseDriver<'a, R> {
-    rules: R,
-    yields_to: Option<YieldTo<'a>>,
-}
-
-impl<R: Rules> Driver for LeaseDriver<'_, R> {
-    fn kind(&self) -> Kind {
-        Kind::Semaphore
-    }
-
-    fn rules(&self) -> &dyn Rules {
-        &self.rules
-    }
-
-    fn node_name(&self) -> &str {
-        LEASE_NAME
-    }
-
-    fn yields_to(&self) -> Option<YieldTo<'_>> {
-        self.yields_to
-    }
-
-    fn on_vanished(&self) -> Vanished {
-        match self.yields_to {
-            Some(_) => Vanished::CreateAgain,
-            None => Vanished::Lost,
-        }
-    }
-}
-
-async fn release_quietly(lock: super::reentrant::LockGuard) {
+async fn release_quietly(lock: LockGuard) {
     if let Err(e) = lock.release().await {
         tracing::debug!(error = %e, "semaphore: releasing the internal lock failed (continues in the background)");
     }

@@ -2,8 +2,7 @@
 
 use std::time::Duration;
 
-use super::acquire::{Acquire, Wait, Waited};
-use super::lease::Lease;
+use super::leases::Lease;
 use super::semaphore::InterProcessSemaphoreV2;
 #[cfg(doc)]
 use crate::error::Error;
@@ -48,7 +47,7 @@ impl InterProcessSemaphoreMutex {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn acquire(&self) -> Result<Lease> {
-        self.acquire_forever().await
+        self.semaphore.acquire().await
     }
 
     /// Waits at most `timeout`.
@@ -60,7 +59,7 @@ impl InterProcessSemaphoreMutex {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Lease> {
-        self.acquire_within(timeout).await
+        self.semaphore.acquire_timeout(timeout).await
     }
 
     /// Takes the mutex only if that needs no waiting: `Ok(None)` when it is held (our node is
@@ -81,7 +80,7 @@ impl InterProcessSemaphoreMutex {
     /// # Ok(()) }
     /// ```
     pub async fn try_acquire(&self) -> Result<Option<Lease>> {
-        self.acquire_now().await
+        self.semaphore.try_acquire().await
     }
 
     /// The lock path.
@@ -91,13 +90,5 @@ impl InterProcessSemaphoreMutex {
 
     pub(crate) fn framework(&self) -> &Framework {
         &self.semaphore.fw
-    }
-}
-
-impl Acquire for InterProcessSemaphoreMutex {
-    type Guard = Lease;
-
-    async fn acquire_until<W: Wait>(&self, wait: W) -> Result<Waited<Lease, W>> {
-        self.semaphore.acquire_one(wait).await
     }
 }

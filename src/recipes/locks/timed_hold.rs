@@ -18,7 +18,7 @@ use crate::framework::LossReason;
 
 /// A hold that ends at its deadline unless [`renew`](Self::renew)ed: then it is lost
 /// with [`LossReason::Expired`] — [`lost`](HeldNode::lost) resolves, writes guarded by it
-/// ([`Transaction::guarded_by`](crate::Transaction::guarded_by)) are refused from that moment
+/// ([`Transaction::while_held`](crate::Transaction::while_held)) are refused from that moment
 /// — and its node is deleted, so the next contender (ours or Curator's) gets the lock.
 ///
 /// Made by [`acquire`](Self::acquire) for any [`InterProcessLock`]

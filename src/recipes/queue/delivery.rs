@@ -77,7 +77,7 @@ impl<T> Delivery<T> {
     /// (the lock is released either way).
     pub async fn complete(mut self) -> Result<Vec<T>> {
         let outcome =
-            self.fw.transaction().guarded_by(&self.lock.hold).delete(&self.node, Some(self.version)).commit().await;
+            self.fw.transaction().while_held(&self.lock.hold).delete(&self.node, Some(self.version)).commit().await;
         self.done = true;
         self.lock.release();
         outcome.map(|_| std::mem::take(&mut self.items))

@@ -92,7 +92,7 @@ impl Engine {
                 Err(e) => return Err(e),
             };
             let acquired = Acquired::created(lock.to_string(), stat, status, Kind::QueueItem);
-            let held = ItemLock { hold: HeldNode::new(&self.fw, acquired, false), client };
+            let held = ItemLock { hold: HeldNode::unwatched(&self.fw, acquired), client };
             if stat.ephemeral_owner != status.session_id {
                 // created in a newer session than the status we would hold it under: start over
                 held.release();

@@ -1,7 +1,21 @@
-//! The rules' unit tests (no server), and their properties.
+//! The drivers' decisions and the queue's order: unit tests (no server) and properties.
 
+use std::time::SystemTime;
+
+use super::super::leases::{count, Rule};
 use super::super::order::*;
 use super::*;
+
+const MUTEX: Exclusive = Exclusive::lock(Kind::Mutex);
+const WRITER: Exclusive = Exclusive::writer();
+const READER: Reader = Reader { ttl: None };
+const ALONE: Decision = Decision::Hold(Holding::Alone);
+const SHARED: Decision = Decision::Hold(Holding::Shared);
+
+/// A watch of `nodes`: all of them before ours (`then`), and the node ahead.
+fn watch(nodes: &[&str], then: Option<Holding>, ahead: Option<&str>, after_holder: bool) -> Decision {
+    Decision::Watch(Watch { nodes: names(nodes), then, ahead: ahead.map(str::to_string), after_holder, wake_at: None })
+}
 
 fn names(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
@@ -34,13 +48,10 @@ fn foreign_children_sort_by_whole_name_like_curator() {
     sort_children(&mut v, &["lock-"]);
     assert_eq!(v, names(&["000", B, A, "zzz"]));
     // a foreign child at the head blocks the mutex, exactly as it blocks Curator
-    assert_eq!(
-        Exclusive::MUTEX.decide(&v, B),
-        Decision::Watch { nodes: vec!["000".into()], then_acquired: true, ahead: None }
-    );
+    assert_eq!(MUTEX.decide(&v, B), watch(&["000"], Some(Holding::Alone), None, true));
     // a foreign child at the tail does not matter
     let tail = names(&[B, "zzz"]);
-    assert_eq!(Exclusive::MUTEX.decide(&tail, B), Decision::Acquired);
+    assert_eq!(MUTEX.decide(&tail, B), ALONE);
 }
 
 /// Names no compliant client creates: no sequence after the name (they sort first), a
@@ -64,23 +75,24 @@ const JUNK: &[&str] = &[
 fn foreign_children_hold_nothing() {
     let mut all = names(JUNK);
     all.extend(names(&[A, B, C]));
-    let split = contenders(all, &["lock-"]);
+    let split = queue(all, &["lock-"]);
     assert_eq!(split.sorted, names(&[B, C, A]));
     assert_eq!(split.foreign, names(JUNK));
-    assert_eq!(Exclusive::MUTEX.decide(&split, B), Decision::Acquired);
+    assert_eq!(MUTEX.decide(&split, B), ALONE);
     // a wrapped (negative) sequence is ZooKeeper's own: a contender, sorted as Curator does
     let wrapped = "_c_w-lock--000000001".to_string();
-    let split = contenders(vec![A.into(), wrapped.clone()], &["lock-"]);
+    let split = queue(vec![A.into(), wrapped.clone()], &["lock-"]);
     assert_eq!(split.sorted, vec![wrapped, A.to_string()]);
     // two junk leases take no lease
     let leases = vec!["lease-".to_string(), "junk".into(), "_c_a-lease-0000000007".into()];
-    let split = contenders(leases, &[LEASE_NAME_FOR_TESTS]);
-    assert_eq!(LeaseCount::new(1).decide(&split, "_c_a-lease-0000000007"), Decision::Acquired);
+    let split = queue(leases, &[LEASE_NAME_FOR_TESTS]);
+    let ours = "_c_a-lease-0000000007";
+    assert_eq!(count(1, SystemTime::now(), &split, ours), Rule::Holds);
     // the read-write lock: a writer name without a sequence blocks no reader
     let rw_all = names(&["__WRIT__", "_c_w-__WRIT__", "_c_r-__READ__0000000003"]);
-    let split = contenders(rw_all, RW_NAMES);
+    let split = queue(rw_all, RW_NAMES);
     assert_eq!(split.foreign.len(), 2);
-    assert_eq!(Read.decide(&split, "_c_r-__READ__0000000003"), Decision::Acquired);
+    assert_eq!(READER.decide(&split, "_c_r-__READ__0000000003"), SHARED);
 }
 
 const LEASE_NAME_FOR_TESTS: &str = crate::recipes::layout::LEASE_NAME;
@@ -88,34 +100,28 @@ const LEASE_NAME_FOR_TESTS: &str = crate::recipes::layout::LEASE_NAME;
 #[test]
 fn mutex_holder_and_waiters() {
     let v = names(&[B, C, A]);
-    assert_eq!(Exclusive::MUTEX.decide(&v, B), Decision::Acquired);
-    assert_eq!(
-        Exclusive::MUTEX.decide(&v, C),
-        Decision::Watch { nodes: vec![B.into()], then_acquired: true, ahead: None }
-    );
+    assert_eq!(MUTEX.decide(&v, B), ALONE);
+    assert_eq!(MUTEX.decide(&v, C), watch(&[B], Some(Holding::Alone), None, true));
     // the third, close to the head, waits for both before it, and then holds
-    assert_eq!(
-        Exclusive::MUTEX.decide(&v, A),
-        Decision::Watch { nodes: vec![B.into(), C.into()], then_acquired: true, ahead: None }
-    );
-    assert_eq!(Exclusive::MUTEX.decide(&v, "_c_gone-lock-0000000009"), Decision::Missing);
-    assert_eq!(Exclusive::MUTEX.decide(&[], B), Decision::Missing);
+    assert_eq!(MUTEX.decide(&v, A), watch(&[B, C], Some(Holding::Alone), None, false));
+    assert_eq!(MUTEX.decide(&v, "_c_gone-lock-0000000009"), Decision::Missing);
+    assert_eq!(MUTEX.decide(&[], B), Decision::Missing);
 }
 
 #[test]
 fn waiters_further_back_watch_their_predecessor_and_a_node_ahead() {
     let v = names(&["lock-1", "lock-2", "lock-3", "lock-4", "lock-5", "lock-6"]);
     assert_eq!((HAND_OFF_DEPTH, AHEAD), (3, 2));
-    let want = Decision::Watch { nodes: vec!["lock-5".into()], then_acquired: false, ahead: Some("lock-4".into()) };
-    assert_eq!(Exclusive::MUTEX.decide(&v, "lock-6"), want);
-    let want = Decision::Watch { nodes: vec!["lock-3".into()], then_acquired: false, ahead: Some("lock-2".into()) };
-    assert_eq!(Exclusive::MUTEX.decide(&v, "lock-4"), want);
-    let want = Decision::Watch { nodes: vec!["lock-1".into(), "lock-2".into()], then_acquired: true, ahead: None };
-    assert_eq!(Exclusive::MUTEX.decide(&v, "lock-3"), want);
+    let want = watch(&["lock-5"], None, Some("lock-4"), true);
+    assert_eq!(MUTEX.decide(&v, "lock-6"), want);
+    let want = watch(&["lock-3"], None, Some("lock-2"), true);
+    assert_eq!(MUTEX.decide(&v, "lock-4"), want);
+    let want = watch(&["lock-1", "lock-2"], Some(Holding::Alone), None, false);
+    assert_eq!(MUTEX.decide(&v, "lock-3"), want);
     // a writer close to the head may downgrade: back to the predecessor alone
     let v = rw(&["_c_1-__WRIT__0000000001", "_c_2-__READ__0000000002", "_c_3-__WRIT__0000000003"]);
-    let want = Decision::Watch { nodes: vec!["_c_2-__READ__0000000002".into()], then_acquired: false, ahead: None };
-    assert_eq!(Exclusive::WRITE.decide(&v, "_c_3-__WRIT__0000000003"), want);
+    let want = watch(&["_c_2-__READ__0000000002"], None, None, true);
+    assert_eq!(WRITER.decide(&v, "_c_3-__WRIT__0000000003"), want);
     // and no early listing behind a writer
     let v = rw(&[
         "_c_1-__READ__0000000001",
@@ -123,24 +129,8 @@ fn waiters_further_back_watch_their_predecessor_and_a_node_ahead() {
         "_c_3-__WRIT__0000000003",
         "_c_4-__WRIT__0000000004",
     ]);
-    let want = Decision::Watch { nodes: vec!["_c_3-__WRIT__0000000003".into()], then_acquired: false, ahead: None };
-    assert_eq!(Exclusive::WRITE.decide(&v, "_c_4-__WRIT__0000000004"), want);
-}
-
-#[test]
-fn max_leases_watch_the_node_max_places_ahead() {
-    let d = Exclusive { names: &["lock-"], max_leases: 2 };
-    let v = names(&["lock-1", "lock-2", "lock-3", "lock-4"]);
-    assert_eq!(d.decide(&v, "lock-1"), Decision::Acquired);
-    assert_eq!(d.decide(&v, "lock-2"), Decision::Acquired);
-    assert_eq!(
-        d.decide(&v, "lock-3"),
-        Decision::Watch { nodes: vec!["lock-1".into()], then_acquired: false, ahead: None }
-    );
-    assert_eq!(
-        d.decide(&v, "lock-4"),
-        Decision::Watch { nodes: vec!["lock-2".into()], then_acquired: false, ahead: None }
-    );
+    let want = watch(&["_c_3-__WRIT__0000000003"], None, None, false);
+    assert_eq!(WRITER.decide(&v, "_c_4-__WRIT__0000000004"), want);
 }
 
 fn rw(v: &[&str]) -> Vec<String> {
@@ -157,20 +147,13 @@ fn readers_share_until_a_writer() {
         "_c_3-__WRIT__0000000003",
         "_c_4-__READ__0000000004",
     ]);
-    assert_eq!(Read.decide(&v, "_c_1-__READ__0000000001"), Decision::Acquired);
-    assert_eq!(Read.decide(&v, "_c_2-__READ__0000000002"), Decision::Acquired);
-    assert_eq!(
-        Read.decide(&v, "_c_4-__READ__0000000004"),
-        Decision::Watch { nodes: vec!["_c_3-__WRIT__0000000003".into()], then_acquired: false, ahead: None }
-    );
+    assert_eq!(READER.decide(&v, "_c_1-__READ__0000000001"), SHARED);
+    assert_eq!(READER.decide(&v, "_c_2-__READ__0000000002"), SHARED);
+    assert_eq!(READER.decide(&v, "_c_4-__READ__0000000004"), watch(&["_c_3-__WRIT__0000000003"], None, None, true));
     // the writer, close to the head behind readers only, waits for both readers
     assert_eq!(
-        Exclusive::WRITE.decide(&v, "_c_3-__WRIT__0000000003"),
-        Decision::Watch {
-            nodes: vec!["_c_1-__READ__0000000001".into(), "_c_2-__READ__0000000002".into()],
-            then_acquired: true,
-            ahead: None
-        }
+        WRITER.decide(&v, "_c_3-__WRIT__0000000003"),
+        watch(&["_c_1-__READ__0000000001", "_c_2-__READ__0000000002"], Some(Holding::Alone), None, false)
     );
 }
 
@@ -182,15 +165,15 @@ fn readers_wait_for_the_nearest_preceding_writer() {
         "_c_3-__READ__0000000003",
         "_c_4-__READ__0000000004",
     ]);
-    let want = Decision::Watch { nodes: vec!["_c_2-__WRIT__0000000002".into()], then_acquired: false, ahead: None };
-    assert_eq!(Read.decide(&v, "_c_3-__READ__0000000003"), want);
-    assert_eq!(Read.decide(&v, "_c_4-__READ__0000000004"), want);
+    let want = watch(&["_c_2-__WRIT__0000000002"], None, None, true);
+    assert_eq!(READER.decide(&v, "_c_3-__READ__0000000003"), want);
+    assert_eq!(READER.decide(&v, "_c_4-__READ__0000000004"), want);
     // a writer at the head with only readers behind it hands over directly
     let v = rw(&["_c_1-__WRIT__0000000001", "_c_3-__READ__0000000003", "_c_4-__READ__0000000004"]);
-    let want = Decision::Watch { nodes: vec!["_c_1-__WRIT__0000000001".into()], then_acquired: true, ahead: None };
-    assert_eq!(Read.decide(&v, "_c_4-__READ__0000000004"), want);
-    assert_eq!(Exclusive::WRITE.decide(&v, "_c_1-__WRIT__0000000001"), Decision::Acquired);
-    assert_eq!(Read.decide(&v, "_c_9-__READ__0000000009"), Decision::Missing);
+    let want = watch(&["_c_1-__WRIT__0000000001"], Some(Holding::Shared), None, true);
+    assert_eq!(READER.decide(&v, "_c_4-__READ__0000000004"), want);
+    assert_eq!(WRITER.decide(&v, "_c_1-__WRIT__0000000001"), ALONE);
+    assert_eq!(READER.decide(&v, "_c_9-__READ__0000000009"), Decision::Missing);
 }
 
 #[test]
@@ -200,61 +183,77 @@ fn downgraded_read_node_shares_the_writers_place() {
     assert_eq!(sort_key_multi(&v[2], RW_NAMES), "0000000006");
     // after the writer releases, the downgraded reader holds; the later reader too
     let after = rw(&["_c_9-__READ__0000000006", "_c_1-__READ__0000000005"]);
-    assert_eq!(Read.decide(&after, "_c_1-__READ__0000000005"), Decision::Acquired);
-    assert_eq!(Read.decide(&after, "_c_9-__READ__0000000006"), Decision::Acquired);
+    assert_eq!(READER.decide(&after, "_c_1-__READ__0000000005"), SHARED);
+    assert_eq!(READER.decide(&after, "_c_9-__READ__0000000006"), SHARED);
 }
 
 #[test]
 fn a_writer_behind_a_head_writer_lists_again_because_it_may_downgrade() {
     // our writer is right behind the holding writer: its deletion alone proves nothing...
     let v = rw(&["_c_1-__WRIT__0000000005", "_c_2-__WRIT__0000000006"]);
-    let want = Decision::Watch { nodes: vec!["_c_1-__WRIT__0000000005".into()], then_acquired: false, ahead: None };
-    assert_eq!(Exclusive::WRITE.decide(&v, "_c_2-__WRIT__0000000006"), want);
+    let want = watch(&["_c_1-__WRIT__0000000005"], None, None, false);
+    assert_eq!(WRITER.decide(&v, "_c_2-__WRIT__0000000006"), want);
     // ...because the holder may have downgraded meanwhile: its read node keeps its place
     let after = rw(&["_c_2-__WRIT__0000000006", "_c_1-__READ__0000000005"]);
-    let want = Decision::Watch { nodes: vec!["_c_1-__READ__0000000005".into()], then_acquired: true, ahead: None };
-    assert_eq!(Exclusive::WRITE.decide(&after, "_c_2-__WRIT__0000000006"), want);
+    let want = watch(&["_c_1-__READ__0000000005"], Some(Holding::Alone), None, true);
+    assert_eq!(WRITER.decide(&after, "_c_2-__WRIT__0000000006"), want);
     // a reader at the head cannot downgrade: direct hand-over stays
     let v = rw(&["_c_1-__READ__0000000005", "_c_2-__WRIT__0000000006"]);
-    let want = Decision::Watch { nodes: vec!["_c_1-__READ__0000000005".into()], then_acquired: true, ahead: None };
-    assert_eq!(Exclusive::WRITE.decide(&v, "_c_2-__WRIT__0000000006"), want);
+    let want = watch(&["_c_1-__READ__0000000005"], Some(Holding::Alone), None, true);
+    assert_eq!(WRITER.decide(&v, "_c_2-__WRIT__0000000006"), want);
     // readers behind a head writer still take over directly (a downgrade node is a reader)
     let v = rw(&["_c_1-__WRIT__0000000005", "_c_3-__READ__0000000007"]);
-    let want = Decision::Watch { nodes: vec!["_c_1-__WRIT__0000000005".into()], then_acquired: true, ahead: None };
-    assert_eq!(Read.decide(&v, "_c_3-__READ__0000000007"), want);
+    let want = watch(&["_c_1-__WRIT__0000000005"], Some(Holding::Shared), None, true);
+    assert_eq!(READER.decide(&v, "_c_3-__READ__0000000007"), want);
 }
 
 #[test]
-fn lease_count() {
-    let d = LeaseCount::new(2);
-    let two = names(&["_c_a-lease-0000000001", "_c_b-lease-0000000002"]);
-    assert_eq!(d.decide(&two, "_c_b-lease-0000000002"), Decision::Acquired);
-    let three = names(&["_c_a-lease-0000000001", "_c_b-lease-0000000002", "_c_c-lease-0000000003"]);
-    assert_eq!(d.decide(&three, "_c_c-lease-0000000003"), Decision::WatchChildren);
-    // counting, not ranking: even the first lease waits while there are too many
-    assert_eq!(d.decide(&three, "_c_a-lease-0000000001"), Decision::WatchChildren);
-    assert_eq!(d.decide(&two, "_c_z-lease-0000000009"), Decision::Missing);
+fn sequences_are_zookeepers_ten_characters() {
+    for ok in ["0000000000", "0000000001", "2147483647", "-000000001", "-2147483648", "0123456789"] {
+        assert!(is_sequence(ok), "{ok}");
+    }
+    for bad in [
+        "",
+        "1",
+        "000000001",
+        "00000000001",
+        "2147483648",
+        "9999999999",
+        "-0000000001",
+        "-00000001",
+        "+000000001",
+        "000000000a",
+        "abc",
+        " 000000001",
+        "0000000001 ",
+        "٠٠٠٠٠٠٠٠٠١",
+        "-0000000000",
+    ] {
+        assert!(!is_sequence(bad), "{bad:?}");
+    }
 }
 
 #[test]
-fn lease_count_reclaims_expired_permits_only_when_over_the_maximum() {
-    let at = |ms: u64| SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(ms);
-    let d = LeaseCount { max_leases: 2, now: || SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(5_000) };
-    let expired = "_c_a-expires-4000-lease-0000000001".to_string();
-    let later = "_c_b-expires-9000-lease-0000000002".to_string();
-    let plain = "_c_c-lease-0000000003".to_string();
-    let ours = "_c_d-lease-0000000004".to_string();
-    // within the maximum: nothing to reclaim, expired or not
-    assert_eq!(d.decide(&[expired.clone(), ours.clone()], &ours), Decision::Acquired);
-    // over it: the expired permit goes, the others stay
-    let all = [expired.clone(), later.clone(), plain.clone(), ours.clone()];
-    assert_eq!(d.decide(&all, &ours), Decision::Reclaim(vec![expired.clone()]));
-    assert_eq!(d.wake_at(&all, &ours), Some(at(4_000)));
-    // nothing expired yet: wait for a change, or the earliest deadline
-    let waiting = [later.clone(), plain.clone(), ours.clone()];
-    assert_eq!(d.decide(&waiting, &ours), Decision::WatchChildren);
-    assert_eq!(d.wake_at(&waiting, &ours), Some(at(9_000)));
-    assert_eq!(d.wake_at(&[plain.clone(), ours.clone()], &ours), None);
+fn sequences_are_exactly_what_format_makes() {
+    let reference = |key: &str| key.len() >= 10 && key.parse::<i32>().is_ok_and(|n| format!("{n:010}") == key);
+    let mut keys: Vec<String> = Vec::new();
+    let mut rng = fastrand::Rng::with_seed(7);
+    for n in [0, 1, 9, 10, 999_999_999, 1_000_000_000, i32::MAX, -1, -9, -999_999_999, -1_000_000_000, i32::MIN]
+        .into_iter()
+        .chain((0..2_000).map(|_| rng.i32(..)))
+    {
+        keys.extend([format!("{n:010}"), format!("{n}"), format!("{n:011}"), format!("{n:09}"), format!("+{n:010}")]);
+        keys.extend([format!("{n:010}x"), format!("x{n:010}"), format!("{n:010}").replace('-', "")]);
+    }
+    for len in 0..13 {
+        for _ in 0..500 {
+            keys.push((0..len).map(|_| rng.choice(['0', '1', '9', '-', '+', 'a', ' ']).unwrap()).collect());
+        }
+    }
+    keys.extend(["2147483648", "-2147483649", "-0000000000", "-000000000", "0000000000"].map(String::from));
+    for key in &keys {
+        assert_eq!(is_sequence(key), reference(key), "{key:?}");
+    }
 }
 
 mod properties {
@@ -310,16 +309,16 @@ mod properties {
             let mut rng = fastrand::Rng::with_seed(shuffle);
             rng.shuffle(&mut names);
             sort_children(&mut names, &["lock-"]);
-            let holders = names.iter().filter(|c| Exclusive::MUTEX.decide(&names, c) == Decision::Acquired).count();
+            let holders = names.iter().filter(|c| MUTEX.decide(&names, c) == ALONE).count();
             prop_assert_eq!(holders, 1);
             for i in 1..names.len() {
-                match Exclusive::MUTEX.decide(&names, &names[i]) {
+                match MUTEX.decide(&names, &names[i]) {
                     // close to the head: every node before it, then it holds
-                    Decision::Watch { nodes, then_acquired: true, ahead: None } if i < HAND_OFF_DEPTH => {
+                    Decision::Watch(Watch { nodes, then: Some(Holding::Alone), ahead: None, .. }) if i < HAND_OFF_DEPTH => {
                         prop_assert_eq!(&nodes[..], &names[..i]);
                     },
                     // further back: its predecessor, and the node AHEAD places ahead
-                    Decision::Watch { nodes, then_acquired: false, ahead: Some(ahead) } if i >= HAND_OFF_DEPTH => {
+                    Decision::Watch(Watch { nodes, then: None, ahead: Some(ahead), after_holder: true, .. }) if i >= HAND_OFF_DEPTH => {
                         prop_assert_eq!(&nodes[..], &names[i - 1..i]);
                         prop_assert_eq!(&ahead, &names[i - AHEAD]);
                     },
@@ -340,12 +339,13 @@ mod properties {
             let junk: Vec<String> = junk.into_iter().filter(|j| !is_contender(j, &["lock-"])).collect();
             let mut all: Vec<String> = real.iter().cloned().chain(junk.iter().cloned()).collect();
             fastrand::Rng::with_seed(seed).shuffle(&mut all);
-            let split = contenders(all, &["lock-"]);
+            let split = queue(all, &["lock-"]);
             prop_assert_eq!(&split.sorted, &real);
             prop_assert_eq!(split.foreign.len(), junk.len());
             for c in &real {
-                prop_assert_eq!(Exclusive::MUTEX.decide(&split, c), Exclusive::MUTEX.decide(&real, c));
-                prop_assert_eq!(LeaseCount::new(2).decide(&split, c), LeaseCount::new(2).decide(&real, c));
+                prop_assert_eq!(MUTEX.decide(&split, c), MUTEX.decide(&real, c));
+                let now = SystemTime::now();
+                prop_assert_eq!(count(2, now, &split, c), count(2, now, &real, c));
             }
         }
 
@@ -359,8 +359,8 @@ mod properties {
                 .map(|(i, w)| node(i as u32, if *w { WRITE_NAME } else { READ_NAME }, i as u32))
                 .collect();
             let holds = |c: &String| {
-                let d = if c.contains(WRITE_NAME) { Exclusive::WRITE.decide(&names, c) } else { Read.decide(&names, c) };
-                d == Decision::Acquired
+                let d = if c.contains(WRITE_NAME) { WRITER.decide(&names, c) } else { READER.decide(&names, c) };
+                matches!(d, Decision::Hold(_))
             };
             let holders: Vec<&String> = names.iter().filter(|c| holds(c)).collect();
             let writers = holders.iter().filter(|c| c.contains(WRITE_NAME)).count();

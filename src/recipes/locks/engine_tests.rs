@@ -4,8 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use std::sync::{Arc, Mutex};
 
-use super::super::local_queue::DEPTH;
-use super::super::session::SessionLocks;
+use super::super::session::{SessionLocks, DEPTH};
 use crate::sync::lock;
 use crate::{Framework, InterProcessMutex};
 
@@ -40,7 +39,7 @@ async fn local_waiters_queue_locally_share_listings_and_drain_in_order() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     // every entrant has its listing once it watches its predecessor: wait for that
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    let deadline = crate::framework::deadline::after(std::time::Duration::from_secs(30));
     while SessionLocks::of(&fw).listings.any_in_flight() {
         assert!(tokio::time::Instant::now() < deadline, "listings never settled");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
@@ -69,4 +68,36 @@ async fn local_waiters_queue_locally_share_listings_and_drain_in_order() {
         "no node left: {left:?}"
     );
     fw.close();
+}
+
+#[test]
+fn forever_has_no_deadline_and_until_has_its_own() {
+    use super::{never_timed_out, Forever, TimedOut, Until, Wait};
+    assert!(Forever.deadline().is_none());
+    let at = tokio::time::Instant::now();
+    assert_eq!(Until(at).instant(), Some(at));
+    assert_eq!(never_timed_out::<u8>(Ok(7)), 7);
+    let _: TimedOut = TimedOut;
+}
+
+#[tokio::test]
+async fn the_three_forms_of_every_kind() {
+    use super::{forever, now, within, Forever, TimedOut, Until, Wait, Waited};
+    use crate::error::Error;
+    async fn acquire<W: Wait>(wait: W, hold: bool) -> crate::Result<Waited<u8, W>> {
+        match (hold, wait.deadline()) {
+            (true, _) => Ok(Ok(3)),
+            (false, Some((_, timed_out))) => Ok(Err(timed_out)),
+            (false, None) => unreachable!("a forever wait that does not hold never returns"),
+        }
+    }
+    assert_eq!(forever(acquire(Forever, true)).await.unwrap(), 3);
+    let timeout = std::time::Duration::from_millis(5);
+    let timed_out = within(timeout, |w| acquire(w, false)).await;
+    assert!(matches!(timed_out, Err(Error::Timeout { timeout: t, step: crate::TimeoutStep::Waiting }) if t == timeout));
+    // Duration::MAX is no bound, not a panic
+    assert_eq!(within(std::time::Duration::MAX, |w: Until| acquire(w, true)).await.unwrap(), 3);
+    assert_eq!(now(acquire(Until::now(), false)).await.unwrap(), None);
+    assert_eq!(now(acquire(Until::now(), true)).await.unwrap(), Some(3));
+    let _ = TimedOut;
 }
