@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use zookeeper_client::{Client, Error as ZkError, MultiReadResult};
 
+use super::persistent::PersistentWatch;
 use super::session::Framework;
 use super::stat::Stat;
 use super::watches::OneShotWatch;
@@ -355,7 +356,7 @@ impl Conn {
     }
 
     /// `path`'s data and stat.
-    pub(crate) fn get_data<'a>(&'a self, path: &'a str) -> impl Future<Output = Result<(Vec<u8>, Stat)>> + Send + 'a {
+    pub(crate) fn get_data<'a>(&'a self, path: &str) -> impl Future<Output = Result<(Vec<u8>, Stat)>> + Send + 'a {
         let sent = self.fits_path(path, 1).map(|()| self.client.get_data(path));
         async move {
             let (data, stat) = sent?.await.map_err(ours)?;
@@ -377,7 +378,7 @@ impl Conn {
     }
 
     /// `path`'s stat, `None` when it does not exist.
-    pub(crate) fn exists<'a>(&'a self, path: &'a str) -> impl Future<Output = Result<Option<Stat>>> + Send + 'a {
+    pub(crate) fn exists<'a>(&'a self, path: &str) -> impl Future<Output = Result<Option<Stat>>> + Send + 'a {
         let sent = self.fits_path(path, 1).map(|()| self.client.check_stat(path));
         async move { Ok(sent?.await.map_err(ours)?.as_ref().map(Stat::from_client)) }
     }
@@ -396,7 +397,7 @@ impl Conn {
     }
 
     /// The names of `path`'s children (unsorted).
-    pub(crate) fn children<'a>(&'a self, path: &'a str) -> impl Future<Output = Result<Vec<String>>> + Send + 'a {
+    pub(crate) fn children<'a>(&'a self, path: &str) -> impl Future<Output = Result<Vec<String>>> + Send + 'a {
         let sent = self.fits_path(path, 1).map(|()| self.client.list_children(path));
         async move { sent?.await.map_err(ours) }
     }
@@ -512,5 +513,25 @@ impl Conn {
     pub(crate) fn sync<'a>(&'a self, path: &'a str) -> impl Future<Output = Result<()>> + Send + 'a {
         let sent = self.fits_path(path, 0).map(|()| self.client.sync(path));
         async move { sent?.await.map_err(ours) }
+    }
+
+    /// Adds a persistent watch on `path` (`addWatch`, ZooKeeper 3.6+), recursive (the path and
+    /// every node below it) or not (the node's data, existence and children). The path need
+    /// not exist. The watch holds this session's client (see [`PersistentWatch`]).
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] (nothing sent); the server's answer (`Unimplemented` from a server
+    /// before 3.6, `NoAuth`...).
+    pub(crate) fn add_watch<'a>(
+        &'a self,
+        path: &'a str,
+        recursive: bool,
+    ) -> impl Future<Output = Result<PersistentWatch>> + Send + 'a {
+        let mode = match recursive {
+            true => zookeeper_client::AddWatchMode::PersistentRecursive,
+            false => zookeeper_client::AddWatchMode::Persistent,
+        };
+        let sent = self.fits_path(path, 4).map(|()| self.client.watch(path, mode));
+        async move { Ok(PersistentWatch::new(sent?.await.map_err(ours)?, self.client.clone())) }
     }
 }

@@ -168,3 +168,29 @@ async fn a_panicking_filter_is_contained(mode: WatchMode) {
     assert_eq!(e.node().unwrap().path, format!("{root}/c"));
 }
 }
+
+both_modes! {
+/// The framework's request-size limit applies to the cache's reads, and a limit that a
+/// `multiRead` of a hundred long paths exceeds (4 KB, the least the builder takes) costs the
+/// batching, not the cache: the load reads those nodes one request each, then follows changes.
+async fn a_small_request_size_limit_splits_the_batched_reads(mode: WatchMode) {
+    let fw = fixtures::framework_with(&fixtures::shared_server().await, |b| b.max_request_size(4096)).await;
+    let root = unique_root();
+    mk(&fw, &root, b"r").await;
+    let long = "x".repeat(60);
+    for i in 0..100 {
+        mk(&fw, &format!("{root}/{long}{i}"), b"v").await;
+    }
+    let cache = Cache::tree(&fw, &root).watch_mode(mode).build().unwrap();
+    cache.start().await.unwrap();
+    cache.initialized_timeout(WAIT).await.expect("the cache loads under the limit");
+    assert_eq!(cache.len(), 101);
+    assert_eq!(view_of(&cache.snapshot()), read_tree(&fw, &root, None).await);
+    let mut replay = Replay::new(Box::pin(cache.events()));
+    let late = format!("{root}/{long}late");
+    mk(&fw, &late, b"late").await;
+    let e = replay.until(|e| matches!(e, CacheEvent::Created(n) if n.path == late)).await;
+    assert_eq!(e.node().unwrap().data.as_deref(), Some(&b"late"[..]));
+    assert!(cache.failure().is_none());
+}
+}

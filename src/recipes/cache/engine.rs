@@ -89,7 +89,7 @@ pub(crate) async fn run(
                     }
                     Err(Error::Closed) => return,
                     // not the connection: reading again would fail again
-                    Err(e @ Error::ZooKeeper(_)) => {
+                    Err(e @ (Error::ZooKeeper(_) | Error::TooLarge { .. })) => {
                         span.in_scope(
                             || tracing::error!(path = %shared.scope.root, error = %e, "cache: reading the subtree failed; the cache stops"),
                         );
@@ -167,14 +167,14 @@ fn decoded(fw: &Framework, node: &mut CachedNode) -> bool {
 /// awaited) and applies each answer in order. A failed read is skipped: it failed because
 /// the connection went, and the reset that follows reads everything again.
 async fn reread(fw: &Framework, shared: &Shared, batch: &mut Vec<WatchEvent>) -> Result<()> {
-    let client = fw.raw_client()?;
+    let conn = fw.conn()?;
     let reads: Vec<_> = batch
         .drain(..)
         .filter(|event| !matches!(event, WatchEvent::ChildrenChanged { .. }))
         .filter_map(|event| event.path().map(str::to_string))
         .filter(|path| shared.scope.covers(path))
         .map(|path| {
-            let read = read_node(&client, &path, shared.scope.with_data);
+            let read = read_node(&conn, &path, shared.scope.with_data);
             (path, read)
         })
         .collect();

@@ -17,13 +17,13 @@ use futures_core::Stream;
 use futures_util::future::join_all;
 use futures_util::stream::FuturesUnordered;
 use futures_util::StreamExt;
-use zookeeper_client::{Client, Error as ZkError, EventType, OneshotWatcher, WatchedEvent};
 
 use super::scope::Scope;
 use crate::error::{Error, Result};
 use crate::framework::paths::join;
-use crate::framework::{is_retryable, Framework, SessionStatus};
+use crate::framework::{Conn, Framework, OneShotWatch, SessionStatus};
 use crate::framework::{ResetReason, WatchEvent};
+use crate::ZooKeeperError;
 
 /// How many watches are set before their answers are awaited.
 const PIPELINE: usize = 512;
@@ -37,9 +37,9 @@ enum Kind {
     Children,
 }
 
-type DataWatch<'a> = Pin<Box<dyn Future<Output = std::result::Result<(&'a str, OneshotWatcher), ZkError>> + Send + 'a>>;
+type DataWatch<'a> = Pin<Box<dyn Future<Output = Result<(&'a str, OneShotWatch)>> + Send + 'a>>;
 
-type Fired = Pin<Box<dyn Future<Output = (String, Kind, WatchedEvent)> + Send>>;
+type Fired = Pin<Box<dyn Future<Output = (String, Kind, WatchEvent)> + Send>>;
 
 /// The watches set on one session, and their pending notifications.
 #[derive(Default)]
@@ -49,7 +49,7 @@ struct Watches {
 }
 
 impl Watches {
-    fn add(&mut self, path: &str, kind: Kind, watcher: OneshotWatcher) {
+    fn add(&mut self, path: &str, kind: Kind, watcher: OneShotWatch) {
         self.armed.insert((path.to_string(), kind));
         let path = path.to_string();
         self.fired.push(Box::pin(async move { (path, kind, watcher.changed().await) }));
@@ -63,12 +63,7 @@ impl Watches {
 /// Sets the missing watches of `start` and of every covered node found below them, level by
 /// level with pipelined requests. Returns the nodes whose data watch was newly set (they
 /// exist, or existed a moment ago).
-async fn arm(
-    client: &Client,
-    scope: &Scope,
-    watches: &mut Watches,
-    start: Vec<String>,
-) -> std::result::Result<Vec<String>, ZkError> {
+async fn arm(conn: &Conn, scope: &Scope, watches: &mut Watches, start: Vec<String>) -> Result<Vec<String>> {
     let mut armed = Vec::new();
     let mut level = start;
     while !level.is_empty() {
@@ -81,11 +76,11 @@ async fn arm(
                 .map(|p| -> DataWatch<'_> {
                     if *p == scope.root {
                         // the root is watched even while it does not exist
-                        let setting = client.check_and_watch_stat(p);
+                        let setting = conn.watch_exists(p);
                         Box::pin(async move { setting.await.map(|(_, w)| (p.as_str(), w)) })
                     } else {
                         // no watch is left behind on a node gone meanwhile
-                        let setting = client.get_and_watch_data(p);
+                        let setting = conn.watch_data(p);
                         Box::pin(async move { setting.await.map(|(_, _, w)| (p.as_str(), w)) })
                     }
                 })
@@ -95,7 +90,7 @@ async fn arm(
                 .filter(|p| !watches.has(p, Kind::Children))
                 .filter(|p| scope.depth(p).is_some_and(|d| scope.descends(d)))
                 .map(|p| {
-                    let setting = client.list_and_watch_children(p);
+                    let setting = conn.watch_children(p);
                     async move { setting.await.map(|(names, w)| (p.as_str(), names, w)) }
                 })
                 .collect();
@@ -131,29 +126,37 @@ async fn arm(
 
 /// `NoNode` (gone meanwhile: nothing to watch, its deletion is or was reported) and `NoAuth`
 /// (not ours to read: left out, as the reads leave it out) are no failures.
-fn skip(error: ZkError) -> std::result::Result<(), ZkError> {
+fn skip(error: Error) -> Result<()> {
     match error {
-        ZkError::NoNode | ZkError::NoAuth => Ok(()),
+        Error::ZooKeeper(ZooKeeperError::NoNode | ZooKeeperError::NoAuth) => Ok(()),
         e => Err(e),
     }
 }
 
-/// What a fired watch means for the cache, and which nodes to watch again.
-fn on_fired(scope: &Scope, path: &str, kind: Kind, fired: EventType, zxid: i64) -> (Option<WatchEvent>, Vec<String>) {
+/// What a fired watch (a node event: the end of the session is handled before) means for the
+/// cache, and which nodes to watch again.
+fn on_fired(scope: &Scope, path: &str, kind: Kind, fired: &WatchEvent) -> (Option<WatchEvent>, Vec<String>) {
     let path_owned = path.to_string();
+    let zxid = match fired {
+        WatchEvent::Created { zxid, .. }
+        | WatchEvent::Deleted { zxid, .. }
+        | WatchEvent::DataChanged { zxid, .. }
+        | WatchEvent::ChildrenChanged { zxid, .. } => *zxid,
+        _ => -1,
+    };
     match (kind, fired) {
-        (Kind::Data, EventType::NodeDeleted) => {
+        (Kind::Data, WatchEvent::Deleted { .. }) => {
             // the root's existence is watched again; any other node is forgotten
             let again = if path == scope.root { vec![path_owned.clone()] } else { Vec::new() };
             (Some(WatchEvent::Deleted { path: path_owned, zxid }), again)
         }
-        (Kind::Data, EventType::NodeCreated) => {
+        (Kind::Data, WatchEvent::Created { .. }) => {
             (Some(WatchEvent::Created { path: path_owned.clone(), zxid }), vec![path_owned])
         }
         (Kind::Data, _) => (Some(WatchEvent::DataChanged { path: path_owned.clone(), zxid }), vec![path_owned]),
         // new children are found by listing again (their Created are the newly armed nodes);
         // gone children report themselves through their data watches
-        (Kind::Children, EventType::NodeChildrenChanged) => (None, vec![path_owned]),
+        (Kind::Children, WatchEvent::ChildrenChanged { .. }) => (None, vec![path_owned]),
         (Kind::Children, _) => (None, Vec::new()),
     }
 }
@@ -181,12 +184,12 @@ pub(crate) fn events(fw: Framework, scope: Scope) -> impl Stream<Item = Result<W
             }
             let mut status = fw.status_watch();
             let since = *status.borrow_and_update();
-            let client = match fw.raw_client() {
-                Ok(client) => client,
+            let conn = match fw.conn() {
+                Ok(conn) => conn,
                 Err(_) => return,
             };
             let mut watches = Watches::default();
-            match arm(&client, &scope, &mut watches, vec![scope.root.clone()]).await {
+            match arm(&conn, &scope, &mut watches, vec![scope.root.clone()]).await {
                 Ok(_) => {}
                 Err(e) => match after_failed_arm(&fw, &since, e).await {
                     Ok(why) => {
@@ -213,16 +216,16 @@ pub(crate) fn events(fw: Framework, scope: Scope) -> impl Stream<Item = Result<W
                         continue 'session;
                     }
                 };
-                if event.event_type == EventType::Session {
+                if let WatchEvent::Reset(_) = event {
                     // the session ended (expired, closed, auth failed): its watches are gone
                     reason = ResetReason::NewSession;
                     wait_for_gap(&fw, &since).await;
                     continue 'session;
                 }
                 watches.armed.remove(&(path.clone(), kind));
-                let (notify, again) = on_fired(&scope, &path, kind, event.event_type, event.zxid);
+                let (notify, again) = on_fired(&scope, &path, kind, &event);
                 // set again before the engine re-reads: nothing falls between
-                let created = match arm(&client, &scope, &mut watches, again).await {
+                let created = match arm(&conn, &scope, &mut watches, again).await {
                     Ok(created) => created,
                     Err(e) => match after_failed_arm(&fw, &since, e).await {
                         Ok(why) => {
@@ -259,13 +262,9 @@ async fn next_gap(
 /// After setting watches failed: a connection error is followed by a gap, waited for here (and
 /// the reconnect), whose reason is returned for the `Reset` that sets every watch anew; any
 /// other error ends the source.
-async fn after_failed_arm(
-    fw: &Framework,
-    since: &SessionStatus,
-    e: ZkError,
-) -> std::result::Result<ResetReason, Error> {
-    if !is_retryable(&e) {
-        return Err(Error::from_client(e));
+async fn after_failed_arm(fw: &Framework, since: &SessionStatus, e: Error) -> std::result::Result<ResetReason, Error> {
+    if !matches!(&e, Error::ZooKeeper(e) if e.is_retryable()) {
+        return Err(e);
     }
     tracing::debug!(error = %e, "cache: setting one-shot watches failed; set anew after the gap");
     let reason = gap(since, &fw.status()).unwrap_or(ResetReason::Reconnected);
@@ -291,17 +290,19 @@ mod tests {
     #[test]
     fn a_fired_watch_is_set_again_before_it_is_reported() {
         let s = scope(None);
-        let (event, again) = on_fired(&s, "/r/a", Kind::Data, EventType::NodeDataChanged, 7);
+        let (event, again) =
+            on_fired(&s, "/r/a", Kind::Data, &WatchEvent::DataChanged { path: "/r/a".into(), zxid: 7 });
         assert_eq!(event, Some(WatchEvent::DataChanged { path: "/r/a".into(), zxid: 7 }));
         assert_eq!(again, vec!["/r/a".to_string()]);
-        let (event, again) = on_fired(&s, "/r/a", Kind::Data, EventType::NodeDeleted, 7);
+        let (event, again) = on_fired(&s, "/r/a", Kind::Data, &WatchEvent::Deleted { path: "/r/a".into(), zxid: 7 });
         assert_eq!(event, Some(WatchEvent::Deleted { path: "/r/a".into(), zxid: 7 }));
         assert!(again.is_empty(), "a deleted node is forgotten");
-        let (_, again) = on_fired(&s, "/r", Kind::Data, EventType::NodeDeleted, 7);
+        let (_, again) = on_fired(&s, "/r", Kind::Data, &WatchEvent::Deleted { path: "/r".into(), zxid: 7 });
         assert_eq!(again, vec!["/r".to_string()], "the root's existence is watched again");
-        let (event, again) = on_fired(&s, "/r", Kind::Children, EventType::NodeChildrenChanged, 7);
+        let (event, again) =
+            on_fired(&s, "/r", Kind::Children, &WatchEvent::ChildrenChanged { path: "/r".into(), zxid: 7 });
         assert_eq!((event, again), (None, vec!["/r".to_string()]), "children are listed again");
-        let (event, again) = on_fired(&s, "/r", Kind::Children, EventType::NodeDeleted, 7);
+        let (event, again) = on_fired(&s, "/r", Kind::Children, &WatchEvent::Deleted { path: "/r".into(), zxid: 7 });
         assert_eq!((event, again), (None, vec![]));
     }
 

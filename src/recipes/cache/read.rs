@@ -11,15 +11,15 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::framework::Stat;
+use futures_util::future::join_all;
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use zookeeper_client::{Client, Error as ZkError, MultiReadResult};
 
 use super::node::CachedNode;
 use super::scope::Scope;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::framework::paths::join;
-use crate::framework::Framework;
+use crate::framework::{Conn, Framework, ReadOp, ReadResult, Stat};
+use crate::ZooKeeperError;
 
 /// Operations in flight at most during a walk: enough to keep the connection busy, not so
 /// many that the server queues much.
@@ -30,41 +30,40 @@ const MAX_BATCH: usize = 128;
 /// shrink when the nodes read so far are big.
 const BATCH_BYTES: usize = 256 * 1024;
 
-type Read = Pin<Box<dyn Future<Output = std::result::Result<Option<CachedNode>, ZkError>> + Send>>;
+type Read<'a> = Pin<Box<dyn Future<Output = Result<Option<CachedNode>>> + Send + 'a>>;
 
-/// Sends the read of one node now (the client orders requests as they are made) and returns
+/// Sends the read of one node now (requests go out in the order they are made) and returns
 /// its answer to await: `None` when the node does not exist.
-pub(crate) fn read_node(client: &Client, path: &str, with_data: bool) -> Read {
+pub(crate) fn read_node<'a>(conn: &'a Conn, path: &str, with_data: bool) -> Read<'a> {
     let owned = path.to_string();
     if with_data {
-        let reading = client.get_data(path);
+        let reading = conn.get_data(path);
         Box::pin(async move {
-            Ok(readable(reading.await, &owned)?.map(|(data, stat)| CachedNode {
-                path: owned,
-                data: Some(data),
-                stat: Stat::from_client(&stat),
-            }))
+            Ok(readable(reading.await, &owned)?.map(|(data, stat)| CachedNode { path: owned, data: Some(data), stat }))
         })
     } else {
-        let reading = client.check_stat(path);
-        Box::pin(async move {
-            Ok(reading.await?.map(|stat| CachedNode { path: owned, data: None, stat: Stat::from_client(&stat) }))
-        })
+        let reading = conn.exists(path);
+        Box::pin(async move { Ok(reading.await?.map(|stat| CachedNode { path: owned, data: None, stat })) })
     }
 }
 
 /// `NoNode` (gone meanwhile: its event follows) and `NoAuth` (not ours to read: left out,
 /// logged) as `None`.
-fn readable<T>(result: std::result::Result<T, ZkError>, path: &str) -> std::result::Result<Option<T>, ZkError> {
+fn readable<T>(result: Result<T>, path: &str) -> Result<Option<T>> {
     match result {
         Ok(value) => Ok(Some(value)),
-        Err(ZkError::NoNode) => Ok(None),
-        Err(ZkError::NoAuth) => {
+        Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Ok(None),
+        Err(Error::ZooKeeper(ZooKeeperError::NoAuth)) => {
             tracing::warn!(%path, "cache: no permission to read the node; left out");
             Ok(None)
         }
         Err(e) => Err(e),
     }
+}
+
+/// The error of an answer the walk cannot take (of the wrong kind, or too few).
+fn unexpected(what: String) -> Error {
+    Error::ZooKeeper(ZooKeeperError::Other(what))
 }
 
 /// Reads whole subtrees for one cache, and remembers whether the server takes `multiRead`.
@@ -87,13 +86,13 @@ impl TreeReader {
     /// # Cancel safety
     /// Cancel safe: it only reads.
     pub async fn read(&self, fw: &Framework, scope: &Scope) -> Result<BTreeMap<String, CachedNode>> {
-        fw.retry_op("read_tree", &scope.root, |client| async move {
+        fw.request("read_tree", &scope.root, |conn| async move {
             let batched = self.batched.load(Ordering::Relaxed);
-            match walk(&client, scope, batched).await {
-                Err(ZkError::Unimplemented) if batched => {
+            match walk(&conn, scope, batched).await {
+                Err(Error::ZooKeeper(ZooKeeperError::Unimplemented)) if batched => {
                     tracing::warn!(path = %scope.root, "cache: the server refuses multiRead; reading node by node");
                     self.batched.store(false, Ordering::Relaxed);
-                    walk(&client, scope, false).await
+                    walk(&conn, scope, false).await
                 }
                 other => other,
             }
@@ -153,7 +152,7 @@ impl<'a> Walk<'a> {
         (BATCH_BYTES / average).clamp(1, MAX_BATCH)
     }
 
-    fn take(&mut self, op: Op, answer: Answer) -> std::result::Result<(), ZkError> {
+    fn take(&mut self, op: Op, answer: Answer) -> Result<()> {
         match (op, answer) {
             (Op::Node { path, depth }, Answer::Node(Some((data, stat)))) => {
                 self.nodes_read += 1;
@@ -177,22 +176,18 @@ impl<'a> Walk<'a> {
             (_, Answer::Node(None) | Answer::Children(None)) => {}
             (op, _) => {
                 tracing::error!(?op, path = %self.scope.root, "cache: an answer of the wrong kind");
-                return Err(ZkError::UnexpectedError("multiRead answered with the wrong kind".into()));
+                return Err(unexpected("multiRead answered with the wrong kind".into()));
             }
         }
         Ok(())
     }
 }
 
-type Batch<'a> = Pin<Box<dyn Future<Output = std::result::Result<Vec<(Op, Answer)>, ZkError>> + Send + 'a>>;
+type Batch<'a> = Pin<Box<dyn Future<Output = Result<Vec<(Op, Answer)>>> + Send + 'a>>;
 
 /// Reads the covered subtree with at most [`IN_FLIGHT`] operations in flight, in `multiRead`
 /// batches when `batched`, else one request per operation.
-async fn walk(
-    client: &Client,
-    scope: &Scope,
-    batched: bool,
-) -> std::result::Result<BTreeMap<String, CachedNode>, ZkError> {
+async fn walk(conn: &Conn, scope: &Scope, batched: bool) -> Result<BTreeMap<String, CachedNode>> {
     let mut walk = Walk::new(scope);
     let mut pending: FuturesUnordered<Batch<'_>> = FuturesUnordered::new();
     let mut in_flight = 0;
@@ -202,10 +197,10 @@ async fn walk(
                 let size = walk.batch_size().min(IN_FLIGHT - in_flight);
                 let ops: Vec<Op> = std::iter::from_fn(|| walk.next()).take(size).collect();
                 in_flight += ops.len();
-                pending.push(send_batch(client, ops)?);
+                pending.push(send_batch(conn, ops, scope.with_data));
             } else if let Some(op) = walk.next() {
                 in_flight += 1;
-                pending.push(send_one(client, op, scope.with_data));
+                pending.push(send_one(conn, op, scope.with_data));
             }
         }
         let Some(answers) = pending.next().await else { break };
@@ -219,17 +214,17 @@ async fn walk(
 }
 
 /// Sends one operation as its own request.
-fn send_one<'a>(client: &'a Client, op: Op, with_data: bool) -> Batch<'a> {
+fn send_one(conn: &Conn, op: Op, with_data: bool) -> Batch<'_> {
     match &op {
         Op::Node { path, .. } => {
-            let read = read_node(client, path, with_data);
+            let read = read_node(conn, path, with_data);
             Box::pin(async move {
                 let node = read.await?.map(|node| (node.data, node.stat));
                 Ok(vec![(op, Answer::Node(node))])
             })
         }
         Op::Children { path, .. } => {
-            let listing = client.list_children(path);
+            let listing = conn.children(path);
             Box::pin(async move {
                 let names = readable(listing.await, op.path())?;
                 Ok(vec![(op, Answer::Children(names))])
@@ -238,47 +233,59 @@ fn send_one<'a>(client: &'a Client, op: Op, with_data: bool) -> Batch<'a> {
     }
 }
 
-/// Sends `ops` in one `multiRead`.
-fn send_batch<'a>(client: &'a Client, ops: Vec<Op>) -> std::result::Result<Batch<'a>, ZkError> {
-    let mut reader = client.new_multi_reader();
-    for op in &ops {
-        match op {
-            Op::Node { path, .. } => reader.add_get_data(path)?,
-            Op::Children { path, .. } => reader.add_get_children(path)?,
-        }
-    }
-    let answers = reader.commit();
-    Ok(Box::pin(async move {
-        let answers = answers.await?;
+/// Sends `ops` in one `multiRead`; one request each when together they are over the
+/// framework's request-size limit (long paths under a small limit).
+fn send_batch(conn: &Conn, ops: Vec<Op>, with_data: bool) -> Batch<'_> {
+    let reads: Vec<ReadOp<'_>> = ops.iter().map(Op::read).collect();
+    let answers = conn.multi_read(&reads);
+    drop(reads);
+    Box::pin(async move {
+        let answers = match answers.await {
+            Err(Error::TooLarge { .. }) if ops.len() > 1 => {
+                // nothing was sent: each now, all before any answer is awaited
+                let each: Vec<_> = ops.into_iter().map(|op| send_one(conn, op, with_data)).collect();
+                return Ok(join_all(each)
+                    .await
+                    .into_iter()
+                    .collect::<Result<Vec<_>>>()?
+                    .into_iter()
+                    .flatten()
+                    .collect());
+            }
+            answers => answers?,
+        };
         if answers.len() != ops.len() {
-            return Err(ZkError::UnexpectedError(format!(
-                "multiRead: {} answers to {} reads",
-                answers.len(),
-                ops.len()
-            )));
+            return Err(unexpected(format!("multiRead: {} answers to {} reads", answers.len(), ops.len())));
         }
         ops.into_iter()
             .zip(answers)
             .map(|(op, answer)| {
                 let answer = match answer {
-                    MultiReadResult::Data { data, stat } => Answer::Node(Some((Some(data), Stat::from_client(&stat)))),
-                    MultiReadResult::Children { children } => Answer::Children(Some(children)),
-                    MultiReadResult::Error { err } => match (&op, readable::<()>(Err(err), op.path())?) {
+                    ReadResult::Data(data, stat) => Answer::Node(Some((Some(data), stat))),
+                    ReadResult::Children(children) => Answer::Children(Some(children)),
+                    ReadResult::Failed(err) => match (&op, readable::<()>(Err(Error::ZooKeeper(err)), op.path())?) {
                         (Op::Node { .. }, _) => Answer::Node(None),
                         (Op::Children { .. }, _) => Answer::Children(None),
                     },
-                    _ => return Err(ZkError::UnexpectedError("multiRead: an answer of an unknown kind".into())),
                 };
                 Ok((op, answer))
             })
             .collect()
-    }))
+    })
 }
 
 impl Op {
     fn path(&self) -> &str {
         match self {
             Op::Node { path, .. } | Op::Children { path, .. } => path,
+        }
+    }
+
+    /// The operation in a `multiRead`.
+    fn read(&self) -> ReadOp<'_> {
+        match self {
+            Op::Node { path, .. } => ReadOp::Data(path),
+            Op::Children { path, .. } => ReadOp::Children(path),
         }
     }
 }

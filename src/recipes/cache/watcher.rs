@@ -1,13 +1,11 @@
 //! `PersistentWatcher`: a persistent (recursive) watch kept through reconnects and new sessions.
 
-use std::panic::AssertUnwindSafe;
-
 use futures_core::Stream;
-use futures_util::FutureExt;
-use zookeeper_client::{AddWatchMode, Client, EventType, SessionState};
 
 use crate::error::{Error, Result, ServerFeature};
-use crate::framework::{validate_path, ConnectionState, Framework, ResetReason, WatchEvent};
+use crate::framework::{
+    validate_path, ConnectionState, Framework, PersistentChange, PersistentWatch, ResetReason, WatchEvent,
+};
 use crate::ZooKeeperError;
 
 /// A persistent watch on a path (ZooKeeper 3.6+ `addWatch`), kept for as long as its stream
@@ -48,7 +46,7 @@ use crate::ZooKeeperError;
 pub struct PersistentWatcher {
     fw: Framework,
     path: String,
-    mode: AddWatchMode,
+    recursive: bool,
 }
 
 impl PersistentWatcher {
@@ -59,8 +57,7 @@ impl PersistentWatcher {
     /// [`Error::InvalidPath`] for an invalid path (not absolute, trailing `/`, ...).
     pub fn new(fw: &Framework, path: &str, recursive: bool) -> Result<Self> {
         validate_path(path)?;
-        let mode = if recursive { AddWatchMode::PersistentRecursive } else { AddWatchMode::Persistent };
-        Ok(Self { fw: fw.clone(), path: path.to_string(), mode })
+        Ok(Self { fw: fw.clone(), path: path.to_string(), recursive })
     }
 
     /// The watched path.
@@ -70,7 +67,7 @@ impl PersistentWatcher {
 
     /// Whether the watch covers every node below the path.
     pub fn is_recursive(&self) -> bool {
-        self.mode == AddWatchMode::PersistentRecursive
+        self.recursive
     }
 
     /// Registers the watch and streams its events (see the type's docs).
@@ -85,8 +82,8 @@ impl PersistentWatcher {
         async_stream::stream! {
             let mut reason = ResetReason::Registered;
             'session: loop {
-                let (mut watcher, mut client) = match register(&self.fw, &self.path, self.mode).await {
-                    Ok(registered) => registered,
+                let mut watch = match register(&self.fw, &self.path, self.recursive).await {
+                    Ok(watch) => watch,
                     Err(Error::Closed) => return,
                     Err(e) if is_transient(&e) => continue 'session,
                     Err(e) => {
@@ -94,53 +91,28 @@ impl PersistentWatcher {
                         return;
                     }
                 };
-                let mut session = client.session_id().0;
+                let mut session = watch.session_id();
                 yield Ok(WatchEvent::Reset(reason));
                 let mut status = self.fw.status_watch();
-                let mut disconnected = false;
                 loop {
-                    let event = tokio::select! {
-                        // zookeeper-client 0.11 panics in `changed` when its session task went
-                        // away without a terminal event (seen as a runtime shuts down): taken
-                        // as the end of that session, never as the end of this task
-                        event = AssertUnwindSafe(watcher.changed()).catch_unwind() => match event {
-                            Ok(event) => event,
-                            Err(_) => {
-                                drop((watcher, client));
-                                reason = ResetReason::NewSession;
-                                if self.fw.wait_until_connected().await.is_err() {
-                                    return;
-                                }
-                                continue 'session;
-                            }
-                        },
+                    let change = tokio::select! {
+                        change = watch.changed() => change,
                         _ = async { status.wait_for(|s| s.closed || s.session_id != session || s.state == ConnectionState::Lost).await.map(|_| ()) } => {
                             if self.fw.is_closed() {
                                 return;
                             }
-                            drop((watcher, client));
-                            reason = ResetReason::NewSession;
-                            // wait for the new session before registering on it
-                            if self.fw.wait_until_connected().await.is_err() {
-                                return;
-                            }
-                            continue 'session;
+                            PersistentChange::Ended
                         }
                     };
-                    if event.event_type != EventType::Session {
-                        if let Some(event) = WatchEvent::from_node_event(event) {
-                            yield Ok(event);
-                        }
-                        continue;
-                    }
-                    match event.session_state {
-                        SessionState::Disconnected => disconnected = true,
-                        SessionState::SyncConnected | SessionState::ConnectedReadOnly if disconnected => {
+                    match change {
+                        PersistentChange::Event(event) => yield Ok(event),
+                        PersistentChange::Disconnected => {}
+                        PersistentChange::Reconnected => {
                             // The client set the watch again on reconnect, without the events in
-                            // between; register anew (the old registration goes when dropped,
+                            // between; register anew (the old registration goes when replaced,
                             // leaving the server's watch to the new one) and announce the gap.
-                            let (new_watcher, new_client) = match register(&self.fw, &self.path, self.mode).await {
-                                Ok(registered) => registered,
+                            let new_watch = match register(&self.fw, &self.path, self.recursive).await {
+                                Ok(watch) => watch,
                                 Err(Error::Closed) => return,
                                 Err(e) if is_transient(&e) => {
                                     reason = ResetReason::Reconnected;
@@ -151,16 +123,18 @@ impl PersistentWatcher {
                                     return;
                                 }
                             };
-                            let new_session = new_client.session_id().0;
-                            let why = if new_session == session { ResetReason::Reconnected } else { ResetReason::NewSession };
-                            (watcher, client, session) = (new_watcher, new_client, new_session);
-                            disconnected = false;
+                            let why = match new_watch.session_id() == session {
+                                true => ResetReason::Reconnected,
+                                false => ResetReason::NewSession,
+                            };
+                            session = new_watch.session_id();
+                            watch = new_watch;
                             yield Ok(WatchEvent::Reset(why));
                         }
-                        SessionState::SyncConnected | SessionState::ConnectedReadOnly => {}
-                        // Expired, Closed, AuthFailed: terminal, `changed` must not be called again.
-                        _ => {
-                            drop((watcher, client));
+                        // the session ended, or the framework moved on: register on the new
+                        // one once it is there
+                        PersistentChange::Ended => {
+                            drop(watch);
                             reason = ResetReason::NewSession;
                             if self.fw.wait_until_connected().await.is_err() {
                                 return;
@@ -179,19 +153,10 @@ fn is_transient(error: &Error) -> bool {
     matches!(error, Error::RetriesExhausted { .. } | Error::ConnectTimeout { .. } | Error::Timeout { .. })
 }
 
-/// Adds the watch on the framework's current session, through the retry loop. The client is
-/// kept with the watcher: while we hold it, its session cannot end without telling the watcher.
-async fn register(
-    fw: &Framework,
-    path: &str,
-    mode: AddWatchMode,
-) -> Result<(zookeeper_client::PersistentWatcher, Client)> {
-    let added = fw
-        .retry_op("watch", path, |client| async move {
-            let watcher = client.watch(path, mode).await?;
-            Ok((watcher, client))
-        })
-        .await;
+/// Adds the watch on the framework's current session, through the retry loop. The watch holds
+/// its session's client: while it is held, that session cannot end without telling the watch.
+async fn register(fw: &Framework, path: &str, recursive: bool) -> Result<PersistentWatch> {
+    let added = fw.request("watch", path, |conn| async move { conn.add_watch(path, recursive).await }).await;
     // a server before 3.6 answers the unknown request `Unimplemented`
     match added {
         Err(Error::ZooKeeper(ZooKeeperError::Unimplemented)) => {
