@@ -96,9 +96,15 @@ pub(crate) trait Acquire: Sync {
     /// behind), or an error. Cancel safe.
     fn acquire_until<W: Wait>(&self, wait: W) -> impl Future<Output = Result<Waited<Self::Guard, W>>> + Send;
 
-    /// Waits as long as it takes.
+    /// Waits as long as it takes — under a caller's scope, until its deadline (as
+    /// [`acquire_within`](Self::acquire_within) the time left).
     fn acquire_forever(&self) -> impl Future<Output = Result<Self::Guard>> + Send {
-        async { self.acquire_until(Forever).await.map(never_timed_out) }
+        async {
+            match deadline::scope_left() {
+                Some(left) => self.acquire_within(left).await,
+                None => self.acquire_until(Forever).await.map(never_timed_out),
+            }
+        }
     }
 
     /// Waits at most `timeout`: [`Error::Timeout`] past it.

@@ -118,6 +118,8 @@ impl InterProcessMultiLock {
     }
 
     /// Waits until every member is held.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`acquire_timeout`](Self::acquire_timeout) with the time left.
     ///
     /// # Errors
     /// The first member's error (after rolling back).
@@ -133,10 +135,16 @@ impl InterProcessMultiLock {
     /// # Ok(()) }
     /// ```
     pub async fn acquire(&self) -> Result<MultiLockGuard> {
+        if let Some(left) = deadline::scope_left() {
+            return self.acquire_timeout(left).await;
+        }
         self.acquire_until(Forever).await.map(never_timed_out)
     }
 
     /// Waits at most `timeout` for the whole set.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (nothing is held); otherwise as

@@ -33,6 +33,8 @@ pub struct ReadLock {
 
 impl ReadLock {
     /// Waits for the read lock: [`InterProcessReadWriteLock::read`].
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`acquire_timeout`](Self::acquire_timeout) with the time left.
     ///
     /// # Errors
     /// As [`InterProcessReadWriteLock::read`].
@@ -52,6 +54,9 @@ impl ReadLock {
 
     /// Waits at most `timeout` for the read lock:
     /// [`InterProcessReadWriteLock::read_timeout`].
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`](crate::Error::Timeout) when `timeout` passed first; otherwise as
@@ -133,6 +138,8 @@ pub struct WriteLock {
 
 impl WriteLock {
     /// Waits for the write lock: [`InterProcessReadWriteLock::write`].
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`acquire_timeout`](Self::acquire_timeout) with the time left.
     ///
     /// # Errors
     /// As [`InterProcessReadWriteLock::write`].
@@ -152,6 +159,9 @@ impl WriteLock {
 
     /// Waits at most `timeout` for the write lock:
     /// [`InterProcessReadWriteLock::write_timeout`].
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`](crate::Error::Timeout) when `timeout` passed first; otherwise as

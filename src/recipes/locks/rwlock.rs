@@ -89,7 +89,8 @@ impl InterProcessReadWriteLock {
     /// handle, before taking its read or write side.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a TTL of zero or beyond the server's maximum. Acquiring
+    /// [`Error::InvalidArgument`] for a TTL under 1 ms (zero included) or beyond ZooKeeper's largest, 2^40 − 1 ms (about 34
+    /// years; `Duration::MAX` included). Acquiring
     /// answers [`Error::ServerUnsupported`] where the server has TTL nodes off.
     ///
     /// # Examples
@@ -121,6 +122,8 @@ impl InterProcessReadWriteLock {
 
     /// Waits for the read lock: a new hold with a node of its own (re-enter a read hold
     /// through its guard instead: [`LockGuard::reenter`]).
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`read_timeout`](Self::read_timeout) with the time left.
     ///
     /// # Errors
     /// The framework's errors ([`Error::Closed`], [`Error::RetriesExhausted`]...).
@@ -140,6 +143,9 @@ impl InterProcessReadWriteLock {
     }
 
     /// Waits at most `timeout` for the read lock.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (our node is deleted); otherwise as
@@ -183,6 +189,8 @@ impl InterProcessReadWriteLock {
     /// Waits for the write lock: a new hold with a node of its own (re-enter a write hold
     /// through its guard instead: [`WriteGuard::reenter`]). Waits for every read hold ahead,
     /// this process's own included: there is no upgrade.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`write_timeout`](Self::write_timeout) with the time left.
     ///
     /// # Errors
     /// The framework's errors.
@@ -203,6 +211,9 @@ impl InterProcessReadWriteLock {
     }
 
     /// Waits at most `timeout` for the write lock.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (our node is deleted); otherwise as

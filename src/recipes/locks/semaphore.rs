@@ -124,6 +124,8 @@ impl InterProcessSemaphoreV2 {
     }
 
     /// Waits for one lease.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`acquire_timeout`](Self::acquire_timeout) with the time left.
     ///
     /// # Errors
     /// The framework's errors.
@@ -143,6 +145,9 @@ impl InterProcessSemaphoreV2 {
     }
 
     /// Waits for `n` leases, all or nothing.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`acquire_many_timeout`](Self::acquire_many_timeout)
+    /// with the time left.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] when `n` is 0 or more than `max_leases`; the framework's
@@ -151,10 +156,16 @@ impl InterProcessSemaphoreV2 {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn acquire_many(&self, n: usize) -> Result<Vec<Lease>> {
+        if let Some(left) = deadline::scope_left() {
+            return self.acquire_many_timeout(n, left).await;
+        }
         self.acquire_n(n, Forever).await.map(never_timed_out)
     }
 
     /// Waits at most `timeout` for one lease.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (nothing is left behind); otherwise as
@@ -199,6 +210,9 @@ impl InterProcessSemaphoreV2 {
     }
 
     /// Waits at most `timeout` for `n` leases, all or nothing.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (leases taken meanwhile are returned);
@@ -213,10 +227,14 @@ impl InterProcessSemaphoreV2 {
     /// Waits for one lease that expires `expiry` after it is held: a permit that outlives
     /// this session and process, released by [`ExpiringPermit::release`] or by id with
     /// [`release_permit`](Self::release_permit) from any process, and reclaimed once expired.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`acquire_with_expiry_timeout`](Self::acquire_with_expiry_timeout)
+    /// with the time left.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for an expiry of zero or beyond ZooKeeper's largest TTL
-    /// (2^40 − 1 ms); [`Error::LockLost`] when the lease taken was lost before it became a
+    /// [`Error::InvalidArgument`] for an expiry under 1 ms (zero included) or beyond
+    /// ZooKeeper's largest TTL, 2^40 − 1 ms (about 34 years; `Duration::MAX` included: a permit
+    /// always expires); [`Error::LockLost`] when the lease taken was lost before it became a
     /// permit; the framework's errors.
     ///
     /// # Cancel safety
@@ -236,10 +254,16 @@ impl InterProcessSemaphoreV2 {
     /// # Ok(()) }
     /// ```
     pub async fn acquire_with_expiry(&self, expiry: Duration) -> Result<ExpiringPermit> {
+        if let Some(left) = deadline::scope_left() {
+            return self.acquire_with_expiry_timeout(expiry, left).await;
+        }
         self.acquire_expiring(expiry, Forever).await.map(never_timed_out)
     }
 
     /// As [`acquire_with_expiry`](Self::acquire_with_expiry), waiting at most `timeout`.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first; otherwise as
