@@ -373,7 +373,8 @@ impl InterProcessSemaphoreV2 {
         // a lease node that vanishes under the lock: from the top (`acquire_n_within`)
         let driver = LeaseDriver { rules: LeaseCount::new(self.max_leases), yields_to: None };
         let request = Request { dir: &self.leases_dir, data: self.fw.default_data(), driver: &driver };
-        let mut leases = Vec::with_capacity(n);
+        // (n may be up to i32::MAX: room for what is likely, not for n)
+        let mut leases = Vec::with_capacity(n.min(1_024));
         for _ in 0..n {
             let outcome = match contend(&self.fw, &request, wait).await.and_then(Ended::waited) {
                 Ok(Ok(acquired)) => {
