@@ -99,11 +99,12 @@ impl DistributedDoubleBarrier {
     ///
     /// # Errors
     /// [`Error::InvalidPath`] for an invalid path (or the root); [`Error::InvalidArgument`]
-    /// when `member_qty` is 0.
+    /// when `member_qty` is 0 or more than `i32::MAX` (more members than a node can have
+    /// children: the barrier could never open).
     pub fn new(fw: &Framework, path: &str, member_qty: usize) -> Result<Self> {
         paths::validate_recipe_path(path)?;
-        if member_qty == 0 {
-            return Err(Error::invalid("member_qty", "a double barrier needs at least 1 member"));
+        if member_qty == 0 || member_qty > i32::MAX as usize {
+            return Err(Error::invalid("member_qty", format!("a double barrier needs 1..={} members", i32::MAX)));
         }
         let our_name = uuid::Uuid::new_v4().to_string();
         Ok(Self {
