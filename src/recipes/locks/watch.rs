@@ -18,9 +18,9 @@ use super::listings::{Listed, Listing};
 use super::order::is_contender;
 use super::rules::Decision;
 use crate::error::Result;
+use crate::framework::deadline;
 use crate::framework::wait::{PendingWatch, Wake, WatchSet};
 use crate::framework::{paths, Framework, IfExists, SessionStatus};
-use crate::framework::deadline;
 
 /// Watches of ours that have not fired, by the path they watch: a decision after a listing
 /// waits on them again instead of sending the same watch once more (a waiter behind the node

@@ -14,10 +14,10 @@ use super::mode::{classify, Found, NodeMode};
 use super::status::{Hub, NodeStatus};
 use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
+use crate::framework::deadline;
 use crate::framework::wait::WatchSet;
 use crate::framework::{is_retryable, paths, Framework, LossReason, ProtectedName, SessionStatus};
 use crate::sync::lock;
-use crate::framework::deadline;
 
 /// What the keeper keeps: fixed for its life.
 #[derive(Debug)]
