@@ -194,8 +194,8 @@ impl Framework {
     /// containers). Needs `zookeeper.extendedTypesEnabled=true` on the server.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a TTL of zero, beyond the server's maximum
-    /// (2^40 − 1 ms) or on another mode; [`Error::ServerUnsupported`] where the server has TTL
+    /// [`Error::InvalidArgument`] for a TTL under 1 ms (zero included) or beyond ZooKeeper's largest, 2^40 − 1 ms (about 34
+    /// years; `Duration::MAX` included), or on another mode; [`Error::ServerUnsupported`] where the server has TTL
     /// nodes off; otherwise as [`create`](Self::create) (which also says what a
     /// [`compressed`](Self::compressed) handle adds).
     ///

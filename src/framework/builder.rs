@@ -181,14 +181,21 @@ impl FrameworkBuilder {
         self
     }
 
-    /// Requested session timeout (the server clamps it to `[2, 20] × tickTime`).
+    /// Requested session timeout (the server clamps it to `[2, 20] × tickTime`). Checked by
+    /// [`connect`](Self::connect): from 1 ms (ZooKeeper counts it in milliseconds; zero is
+    /// refused) to `i32::MAX` ms, about 24 days (what the protocol carries; `Duration::MAX` is
+    /// refused). zookeeper-client gives each connection attempt 2/5 of it until the server
+    /// has answered, so a timeout shorter than a few round trips to the ensemble may not
+    /// connect ([`Error::ConnectTimeout`]).
     pub fn session_timeout(mut self, timeout: Duration) -> Self {
         self.session_timeout = timeout;
         self
     }
 
     /// How long to wait for a session (first connect) or a connection (before each
-    /// operation attempt) before failing.
+    /// operation attempt) before failing. Zero is refused by [`connect`](Self::connect);
+    /// `Duration::MAX` is no bound: the first connect waits as long as it takes (an operation
+    /// still ends by its own deadline).
     pub fn connection_timeout(mut self, timeout: Duration) -> Self {
         self.connection_timeout = timeout;
         self
@@ -203,6 +210,8 @@ impl FrameworkBuilder {
     /// [`DEFAULT_OPERATION_TIMEOUT`](crate::DEFAULT_OPERATION_TIMEOUT) (30 s): longer than a
     /// ZooKeeper leader election, shorter than the default session timeout. A recipe's wait
     /// without a timeout (`acquire()`) is not bounded by it, only each operation it makes.
+    /// Zero is refused by [`connect`](Self::connect); `Duration::MAX` is no bound: an
+    /// operation outside any scope takes as long as the server takes to answer.
     ///
     /// # Examples
     /// ```no_run
@@ -314,7 +323,8 @@ impl FrameworkBuilder {
     }
 
     /// Adds authentication, e.g. `("digest", b"user:password")`, sent on every (re)connect.
-    /// `Debug` shows the scheme only.
+    /// `Debug` shows the scheme only. An empty scheme is refused by [`connect`](Self::connect)
+    /// ([`Error::InvalidArgument`], argument `auth`): the server would refuse the session.
     pub fn auth(mut self, scheme: impl Into<String>, auth: impl Into<Vec<u8>>) -> Self {
         self.auth.0.push((scheme.into(), auth.into()));
         self
@@ -507,8 +517,9 @@ impl FrameworkBuilder {
         if self.connect_string.trim().is_empty() {
             return Err(Error::invalid("connect_string", "connect string is empty"));
         }
-        if self.session_timeout.is_zero() {
-            return Err(Error::invalid("session_timeout", "session timeout must be greater than zero"));
+        // ZooKeeper counts it in milliseconds: less than one is zero
+        if self.session_timeout < Duration::from_millis(1) {
+            return Err(Error::invalid("session_timeout", "session timeout must be at least 1 ms"));
         }
         if self.connection_timeout.is_zero() {
             return Err(Error::invalid("connection_timeout", "connection timeout must be greater than zero"));
@@ -527,6 +538,9 @@ impl FrameworkBuilder {
                     self.max_request_size
                 ),
             ));
+        }
+        if self.auth.0.iter().any(|(scheme, _)| scheme.trim().is_empty()) {
+            return Err(Error::invalid("auth", "an authentication scheme must not be empty"));
         }
         let acl = self.acl.build()?;
         self.validate_schemes()?;

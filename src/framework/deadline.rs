@@ -49,7 +49,9 @@ impl Deadline {
         Self { at, timeout: at.saturating_duration_since(Instant::now()) }
     }
 
-    /// The deadline `timeout` from now.
+    /// The deadline `timeout` from now. `Duration::MAX` (any timeout too long to add to the
+    /// clock) is no bound: a deadline far in the future (about 30 years); `Duration::ZERO` is
+    /// a deadline that has passed already.
     pub fn after(timeout: Duration) -> Self {
         Self { at: far(timeout), timeout }
     }
@@ -142,6 +144,12 @@ tokio::task_local! {
 /// The deadline does not cut `future` itself: what it awaits other than ZooKeeper runs as it
 /// would (wrap it in [`tokio::time::timeout_at`] for that). It does not reach tasks that
 /// `future` spawns.
+///
+/// A `Duration` is from now. `Duration::MAX` (any duration too long to add to the clock) is
+/// no bound: the operations inside are not cut (a scope takes the place of the framework's
+/// [`operation_timeout`](crate::FrameworkBuilder::operation_timeout)). `Duration::ZERO` (or an
+/// instant that has passed) is a deadline passed already: every operation inside fails with
+/// [`Error::Timeout`].
 ///
 /// # Cancel safety
 /// As cancel safe as `future`.
@@ -241,14 +249,21 @@ where
     bounded(far(timeout), timeout, body).await
 }
 
-/// A recipe's wait until `until` (`None`: no deadline, run as it is), [`bounded`] by it; a
-/// deadline that has passed already (a `try_*` form, which does not wait) is bounded by one
-/// operation's time, `operation_timeout`, instead.
+/// A recipe's wait until `until`, [`bounded`] by it; a deadline that has passed already (a
+/// `try_*` form, which does not wait) is bounded by one operation's time, `operation_timeout`,
+/// instead. `None` (a wait without a deadline) is bounded by the caller's scope, if any (see
+/// [`scope_left`]: the public waits without a timeout take their timed form under a scope;
+/// this catches the rest), else runs as it is.
 pub(crate) async fn bounded_wait<T, F>(until: Option<Instant>, operation_timeout: Duration, body: F) -> Result<T>
 where
     F: Future<Output = Result<T>>,
 {
-    let Some(at) = until else { return body.await };
+    let Some(at) = until else {
+        return match current() {
+            Some(scope) => bounded(scope.deadline.at, scope.deadline.timeout, body).await,
+            None => body.await,
+        };
+    };
     let now = Instant::now();
     match at.checked_duration_since(now) {
         Some(left) if !left.is_zero() => bounded(at, left, body).await,
@@ -256,10 +271,11 @@ where
     }
 }
 
-/// The shape of a recipe's timed wait: `wait` is given its deadline (`timeout` from now) and
-/// says what it got by then (`None`: its condition did not hold in time, which is
-/// [`Error::Timeout`] in [`TimeoutStep::Waiting`]); it runs as [`bounded_wait`] (a zero
-/// `timeout` is a `try`: its requests get `operation_timeout`).
+/// The shape of a recipe's timed wait: `wait` is given its deadline (`timeout` from now, or
+/// the caller's scope's deadline when that is earlier) and says what it got by then (`None`:
+/// its condition did not hold in time, which is [`Error::Timeout`] in
+/// [`TimeoutStep::Waiting`], naming the timeout that ran out); it runs as [`bounded_wait`] (a
+/// zero `timeout` is a `try`: its requests get `operation_timeout`).
 pub(crate) async fn timed<T, F>(
     operation_timeout: Duration,
     timeout: Duration,
@@ -268,13 +284,29 @@ pub(crate) async fn timed<T, F>(
 where
     F: Future<Output = Result<Option<T>>>,
 {
-    let at = far(timeout);
-    bounded_wait(Some(at), operation_timeout, wait(at)).await?.ok_or(Error::timeout(timeout, TimeoutStep::Waiting))
+    let own = far(timeout);
+    let (at, ran_out) = match current() {
+        Some(scope) if scope.deadline.at < own => (scope.deadline.at, scope.deadline.timeout),
+        _ => (own, timeout),
+    };
+    bounded_wait(Some(own), operation_timeout, wait(at)).await?.ok_or(Error::timeout(ran_out, TimeoutStep::Waiting))
 }
 
 /// `timeout` from now (far in the future for a timeout too long to add).
 pub(crate) fn after(timeout: Duration) -> Instant {
     far(timeout)
+}
+
+/// The time left in the caller's scope ([`with_deadline`]), if it runs in one: a recipe's
+/// wait without a timeout (`acquire()`, `take()`...) is its timed form with that timeout
+/// there, so that it ends by the scope's deadline as the scope promises.
+pub(crate) fn scope_left() -> Option<Duration> {
+    current_deadline().map(|deadline| deadline.remaining())
+}
+
+/// `at`, or the scope's deadline when that is earlier ([`with_deadline`]).
+pub(crate) fn in_scope(at: Instant) -> Instant {
+    current().map_or(at, |scope| scope.deadline.at.min(at))
 }
 
 /// The deadline of an operation starting now: the scope's, or `default` from now.

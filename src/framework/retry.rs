@@ -70,7 +70,8 @@ impl<'a> RetryAttempt<'a> {
         Self { retries, elapsed, remaining: Duration::MAX, error }
     }
 
-    /// The same attempt with `remaining` left before the operation's deadline.
+    /// The same attempt with `remaining` left before the operation's deadline
+    /// (`Duration::MAX`: no deadline, as [`new`](Self::new) makes it; zero: it has passed).
     pub fn with_remaining(mut self, remaining: Duration) -> Self {
         self.remaining = remaining;
         self
@@ -145,7 +146,10 @@ pub struct ExponentialBackoff {
 }
 
 impl ExponentialBackoff {
-    /// Backoff starting at `base`, giving up after `max_retries` retries (capped at 29).
+    /// Backoff starting at `base`, giving up after `max_retries` retries (capped at 29). Any
+    /// `base` is taken: zero retries at once, and a sleep too long to count saturates at
+    /// `Duration::MAX` (a pause past the operation's deadline is not taken: see
+    /// [`RetryPolicy`]).
     pub fn new(base: Duration, max_retries: u32) -> Self {
         Self { base, max_retries: max_retries.min(MAX_EXPONENTIAL_RETRIES), max_sleep: Duration::MAX }
     }
@@ -184,6 +188,7 @@ pub struct BoundedExponentialBackoff(ExponentialBackoff);
 
 impl BoundedExponentialBackoff {
     /// Backoff from `base`, each sleep at most `max_sleep`, at most `max_retries` (≤ 29) retries.
+    /// Any durations are taken, as by [`ExponentialBackoff::new`].
     pub fn new(base: Duration, max_sleep: Duration, max_retries: u32) -> Self {
         let mut inner = ExponentialBackoff::new(base, max_retries);
         inner.max_sleep = max_sleep;
@@ -221,7 +226,8 @@ pub struct RetryNTimes {
 }
 
 impl RetryNTimes {
-    /// At most `n` retries with a fixed pause.
+    /// At most `n` retries with a fixed pause (zero: at once; a pause past the operation's
+    /// deadline, `Duration::MAX` included, is not taken: see [`RetryPolicy`]).
     pub fn new(n: u32, sleep: Duration) -> Self {
         Self { n, sleep }
     }
@@ -250,7 +256,7 @@ impl RetryPolicy for RetryNTimes {
 pub struct RetryOneTime(RetryNTimes);
 
 impl RetryOneTime {
-    /// One retry after `sleep`.
+    /// One retry after `sleep` (any duration, as [`RetryNTimes::new`]).
     pub fn new(sleep: Duration) -> Self {
         Self(RetryNTimes::new(1, sleep))
     }
@@ -284,7 +290,8 @@ pub struct RetryUntilElapsed {
 }
 
 impl RetryUntilElapsed {
-    /// Retry every `sleep` until `max_elapsed` has passed.
+    /// Retry every `sleep` until `max_elapsed` has passed (zero: never retry; `Duration::MAX`:
+    /// as long as the operation's deadline allows). `sleep` as in [`RetryNTimes::new`].
     pub fn new(max_elapsed: Duration, sleep: Duration) -> Self {
         Self { max_elapsed, sleep }
     }
@@ -313,7 +320,8 @@ pub struct RetryForever {
 }
 
 impl RetryForever {
-    /// Retry every `sleep`, forever.
+    /// Retry every `sleep`, forever (until the operation's deadline; `sleep` as in
+    /// [`RetryNTimes::new`]).
     pub fn new(sleep: Duration) -> Self {
         Self { sleep }
     }

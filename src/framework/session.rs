@@ -314,6 +314,14 @@ impl Framework {
     /// is logged with the background deletes still pending at the deadline (persistent nodes
     /// they were to delete stay; ephemeral ones go with the session).
     ///
+    /// `timeout` bounds all the steps, or the deadline of the caller's
+    /// [`with_deadline`](crate::with_deadline) scope when that is earlier. A `timeout` of zero
+    /// is a try, as the recipes' `try_*` forms: the steps get one operation's time (the
+    /// [`operation_timeout`](crate::FrameworkBuilder::operation_timeout)) — enough for a
+    /// connected server to acknowledge the close. `Duration::MAX` is no bound: the steps take
+    /// what they take (the acknowledgement is not waited for when the connection is down, as
+    /// below).
+    ///
     /// # Errors
     /// [`Error::Timeout`] (in [`TimeoutStep::Closing`](crate::TimeoutStep::Closing)) when the
     /// server did not acknowledge the close within `timeout` — unreachable, stopped answering,
@@ -351,7 +359,12 @@ impl Framework {
 
     /// The steps of [`shutdown`](Self::shutdown).
     async fn shut_down(&self, timeout: Duration) -> Result<()> {
-        let deadline = super::deadline::after(timeout);
+        // a zero timeout (or one passed already) is a try: one operation's time
+        let deadline = match super::deadline::after(timeout) {
+            at if at > tokio::time::Instant::now() => at,
+            _ => super::deadline::after(self.operation_timeout()),
+        };
+        let deadline = super::deadline::in_scope(deadline);
         let session = observe::session_hex(self.status().session_id);
         let (namespace, ensemble) = (self.namespace().unwrap_or(""), self.connect_string());
         self.inner.draining.store(true, Ordering::SeqCst);
@@ -393,7 +406,10 @@ impl Framework {
         }
     }
 
-    /// Waits until the framework is connected, for at most `timeout`.
+    /// Waits until the framework is connected, for at most `timeout` (or until the deadline
+    /// of the caller's [`with_deadline`](crate::with_deadline) scope, when that is earlier).
+    /// A `timeout` of zero does not wait: `Ok` when connected now; `Duration::MAX` waits
+    /// without bound.
     ///
     /// # Errors
     /// [`Error::Timeout`] when not connected in time, [`Error::Closed`] when closed, the
@@ -405,7 +421,8 @@ impl Framework {
     pub async fn wait_connected(&self, timeout: Duration) -> Result<()> {
         let mut rx = self.status_watch();
         let waiting = rx.wait_for(|s| s.closed || s.state.is_connected() || s.state == ConnectionState::Refused);
-        let status = match tokio::time::timeout(timeout, waiting).await {
+        let until = super::deadline::in_scope(super::deadline::after(timeout));
+        let status = match tokio::time::timeout_at(until, waiting).await {
             Err(_) => return Err(Error::timeout(timeout, crate::TimeoutStep::Connecting)),
             Ok(Err(_)) => return Err(Error::Closed),
             Ok(Ok(status)) => *status,

@@ -168,7 +168,9 @@ impl Transaction<'_> {
 
     /// Adds the creation of a persistent (or persistent sequential) node that the server
     /// deletes once it has had no children and no change for `ttl` (needs
-    /// `zookeeper.extendedTypesEnabled` on the server).
+    /// `zookeeper.extendedTypesEnabled` on the server). A `ttl` under 1 ms (zero included) or
+    /// beyond ZooKeeper's largest, 2^40 − 1 ms (`Duration::MAX` included), is refused by
+    /// [`commit`](Self::commit).
     pub fn create_with_ttl(mut self, path: &str, data: &[u8], mode: CreateMode, ttl: Duration) -> Self {
         self.ops.push(Op::Create { path: path.to_string(), data: data.to_vec(), mode, ttl: Some(ttl) });
         self
@@ -242,8 +244,8 @@ impl Transaction<'_> {
     /// Applies every operation, or none: one result per operation, in order.
     ///
     /// # Errors
-    /// * [`Error::InvalidArgument`] for an empty transaction, a TTL of zero or a TTL on a mode
-    ///   that is not persistent; [`Error::InvalidPath`] for a bad path (nothing is sent).
+    /// * [`Error::InvalidArgument`] for an empty transaction, a TTL under 1 ms or beyond
+    ///   2^40 − 1 ms, or a TTL on a mode that is not persistent; [`Error::InvalidPath`] for a bad path (nothing is sent).
     /// * [`Error::Transaction`] when an operation was refused (a failed check, `BadVersion`,
     ///   `NodeExists`, `NoNode`...): `index` names it; nothing was applied.
     /// * [`Error::ServerUnsupported`] when the server refuses TTL nodes.

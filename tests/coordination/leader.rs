@@ -123,6 +123,44 @@ async fn await_leadership_and_change_stream_and_silent_close() {
     );
 }
 
+/// `await_leadership_timeout` (and `await_leadership`) end by the deadline of a caller's
+/// `with_deadline` scope when it comes before their own, as every other wait does; the latch
+/// stays in the election and leads once the leader goes.
+#[tokio::test]
+async fn awaiting_leadership_ends_by_the_callers_deadline() {
+    const SCOPE: Duration = Duration::from_millis(400);
+    const SLACK: Duration = Duration::from_secs(1);
+    let cs = fixtures::shared_server().await;
+    let path = format!("/{}", fixtures::unique("latch-scope"));
+    let fw = fixtures::framework(&cs).await;
+    let leader = LeaderLatch::new(&fw, &path, "leader").unwrap();
+    leader.start().await.unwrap();
+    leader.await_leadership_timeout(WAIT).await.unwrap();
+    let follower = LeaderLatch::new(&fw, &path, "follower").unwrap();
+    follower.start().await.unwrap();
+    for timeout in [Some(Duration::from_secs(3_600)), Some(Duration::MAX), None] {
+        let started = tokio::time::Instant::now();
+        let waited = zk_recipes::with_deadline(SCOPE, async {
+            match timeout {
+                Some(timeout) => follower.await_leadership_timeout(timeout).await,
+                None => follower.await_leadership().await,
+            }
+        });
+        // a wait that ignored the scope is cut here, well after the scope's deadline + slack
+        let waited = tokio::time::timeout(SCOPE + SLACK * 3, waited).await;
+        let took = started.elapsed();
+        assert!(
+            matches!(&waited, Ok(Err(e)) if e.is_timeout()),
+            "timeout {timeout:?} under a {SCOPE:?} scope: {waited:?} after {took:?}"
+        );
+        assert!(took <= SCOPE + SLACK, "timeout {timeout:?}: returned after {took:?}, past the scope's deadline");
+    }
+    assert_eq!(follower.participants().await.unwrap().len(), 2, "the follower stays in the election");
+    leader.close().await.unwrap();
+    follower.await_leadership_timeout(WAIT).await.expect("the follower leads once the leader has gone");
+    follower.close().await.unwrap();
+}
+
 #[tokio::test]
 async fn exactly_one_leader_while_the_leaders_session_expires() {
     let cs = fixtures::shared_server().await;

@@ -131,7 +131,7 @@ pub async fn supervise(
             reason = &mut lost, if lost_reason.is_none() => {
                 let action = match supervision.on_lost {
                     OnLost::Term => {
-                        kill_at = Some(Instant::now() + supervision.kill_after);
+                        kill_at = Some(zk_recipes::Deadline::after(supervision.kill_after).instant());
                         "sending SIGTERM to"
                     }
                     OnLost::Kill => "sending SIGKILL to",

@@ -129,7 +129,9 @@ pub struct AtomicStats {
 pub struct PromotedToLock {
     /// The lock's path.
     pub lock_path: String,
-    /// How long to wait for the lock.
+    /// How long to wait for the lock, as
+    /// [`InterProcessMutex::acquire_timeout`](crate::InterProcessMutex::acquire_timeout) takes
+    /// it: zero is a try, `Duration::MAX` no bound.
     pub timeout: Duration,
     /// How many attempts to make under the lock.
     pub tries: u32,

@@ -90,6 +90,9 @@ impl DistributedBarrier {
     }
 
     /// Waits until the barrier is not set (at once when it is not).
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`wait_on_barrier_timeout`](Self::wait_on_barrier_timeout)
+    /// with the time left.
     ///
     /// # Errors
     /// The framework's errors ([`Error::Closed`], [`Error::RetriesExhausted`] when the
@@ -99,10 +102,16 @@ impl DistributedBarrier {
     /// Cancel safe: waiting leaves nothing on the server but a watch.
     #[doc(alias = "waitOnBarrier")]
     pub async fn wait_on_barrier(&self) -> Result<()> {
+        if let Some(left) = deadline::scope_left() {
+            return self.wait_on_barrier_timeout(left).await;
+        }
         self.wait_until(None).await.map(drop)
     }
 
     /// Waits at most `timeout` until the barrier is not set.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when the barrier was still set at the deadline (nothing is left

@@ -100,11 +100,12 @@ impl DistributedDoubleBarrier {
     ///
     /// # Errors
     /// [`Error::InvalidPath`] for an invalid path (or the root); [`Error::InvalidArgument`]
-    /// when `member_qty` is 0.
+    /// when `member_qty` is 0 or more than `i32::MAX` (more members than a node can have
+    /// children: the barrier could never open).
     pub fn new(fw: &Framework, path: &str, member_qty: usize) -> Result<Self> {
         paths::validate_recipe_path(path)?;
-        if member_qty == 0 {
-            return Err(Error::invalid("member_qty", "a double barrier needs at least 1 member"));
+        if member_qty == 0 || member_qty > i32::MAX as usize {
+            return Err(Error::invalid("member_qty", format!("a double barrier needs 1..={} members", i32::MAX)));
         }
         let our_name = uuid::Uuid::new_v4().to_string();
         Ok(Self {
@@ -134,6 +135,8 @@ impl DistributedDoubleBarrier {
 
     /// Enters: creates our member node and waits until `member_qty` members are in (or the
     /// barrier is already open).
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`enter_timeout`](Self::enter_timeout) with the time left.
     ///
     /// # Errors
     /// The framework's errors ([`Error::Closed`], [`Error::RetriesExhausted`], `NoAuth`...);
@@ -142,10 +145,16 @@ impl DistributedDoubleBarrier {
     /// # Cancel safety
     /// Cancel safe: dropping the future deletes our member node (in the background).
     pub async fn enter(&self) -> Result<()> {
+        if let Some(left) = deadline::scope_left() {
+            return self.enter_timeout(left).await;
+        }
         self.enter_until(None).await.map(drop)
     }
 
     /// Enters, waiting at most `timeout` for the barrier to open.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when the barrier did not open in time (our member node is deleted
@@ -164,6 +173,8 @@ impl DistributedDoubleBarrier {
     /// Leaves: deletes our member node and waits until every member has left, then deletes
     /// `ready`. A member that never entered (or whose session was lost) just waits for the
     /// others.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`leave_timeout`](Self::leave_timeout) with the time left.
     ///
     /// # Errors
     /// The framework's errors; our member node is deleted then.
@@ -171,10 +182,16 @@ impl DistributedDoubleBarrier {
     /// # Cancel safety
     /// Cancel safe: dropping the future deletes our member node (in the background).
     pub async fn leave(&self) -> Result<()> {
+        if let Some(left) = deadline::scope_left() {
+            return self.leave_timeout(left).await;
+        }
         self.leave_until(None).await.map(drop)
     }
 
     /// Leaves, waiting at most `timeout` for every other member to leave.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when others were still in at the deadline (our member node is

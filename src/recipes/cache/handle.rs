@@ -366,6 +366,9 @@ impl Cache {
     }
 
     /// [`initialized`](Self::initialized), waiting at most `timeout`.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when the first load is not done by then (the cache goes on

@@ -94,6 +94,9 @@ impl<T: DeserializeOwned + Send + Sync + 'static> ServiceCache<T> {
     }
 
     /// [`initialized`](Self::initialized), waiting at most `timeout`.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// As [`Cache::initialized_timeout`].

@@ -56,7 +56,10 @@ pub struct DownInstancePolicy {
 
 impl DownInstancePolicy {
     /// An instance is down after `error_threshold` errors within `timeout`, and skipped for
-    /// `timeout` (Curator's `DownInstancePolicy(timeout, errorThreshold)`).
+    /// `timeout` (Curator's `DownInstancePolicy(timeout, errorThreshold)`). A zero `timeout`
+    /// forgets each error at once (no instance is ever down); `Duration::MAX` keeps an
+    /// instance down for good once it is. An `error_threshold` of 0 or 1: down at its first
+    /// error.
     ///
     /// # Examples
     /// ```
@@ -280,7 +283,8 @@ impl DownInstances {
 
     fn note_error(&self, id: &str) {
         let mut errors = self.purged();
-        errors.entry(id.to_string()).or_insert((Instant::now(), 0)).1 += 1;
+        let (_, count) = errors.entry(id.to_string()).or_insert((Instant::now(), 0));
+        *count = count.saturating_add(1);
     }
 
     fn is_down(&self, id: &str) -> bool {

@@ -321,6 +321,8 @@ impl DistributedCountDownLatch {
 
     /// Waits until the generation current now is open (at once when no count was ever set, or
     /// it is open already).
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`wait_timeout`](Self::wait_timeout) with the time left.
     ///
     /// # Errors
     /// [`Error::ZooKeeper`] with `NoNode` when the latch is deleted while waiting;
@@ -332,10 +334,16 @@ impl DistributedCountDownLatch {
     /// Cancel safe: waiting leaves nothing on the server but a watch.
     #[doc(alias = "await")]
     pub async fn wait(&self) -> Result<()> {
+        if let Some(left) = deadline::scope_left() {
+            return self.wait_timeout(left).await;
+        }
         self.wait_until(None).await.map(drop)
     }
 
     /// Waits at most `timeout` until the generation current now is open.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when it was still counting down at the deadline; as

@@ -8,11 +8,13 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use super::leadership::Leadership;
 use super::participant::{participants, Participant};
 use crate::error::{Error, Result};
 use crate::framework::backoff::Backoff;
+use crate::framework::deadline;
 use crate::framework::LossReason;
 use crate::framework::{paths, Framework};
 use crate::observe;
@@ -201,6 +203,9 @@ impl LeaderLatch {
     /// node, and [`lost`](Leadership::lost), which resolves when it ends. When leading already,
     /// returns the current leadership at once. A leadership known to be over is never
     /// returned: the wait goes on for the next one.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`await_leadership_timeout`](Self::await_leadership_timeout)
+    /// with the time left.
     ///
     /// # Errors
     /// [`Error::Closed`] when the latch or framework closes first.
@@ -219,18 +224,38 @@ impl LeaderLatch {
     /// ```
     #[doc(alias = "await")]
     pub async fn await_leadership(&self) -> Result<Leadership> {
+        if let Some(left) = deadline::scope_left() {
+            return self.await_leadership_timeout(left).await;
+        }
+        // (without a deadline the wait ends only with a leadership or an error)
+        self.leadership_by(None).await?.ok_or(Error::Closed)
+    }
+
+    /// Waits for a leadership not known to be over, until `until` (`None` then).
+    async fn leadership_by(&self, until: Option<Instant>) -> Result<Option<Leadership>> {
         let mut rx = self.inner.state.subscribe();
         let closed = self.inner.fw.closed();
+        let passed = async move {
+            match until {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
+            biased;
             r = rx.wait_for(|s| s.as_ref().is_some_and(|l| !l.is_lost())) => {
-                r.ok().and_then(|s| s.clone()).ok_or(Error::Closed)
+                r.ok().and_then(|s| s.clone()).ok_or(Error::Closed).map(Some)
             }
             _ = closed => Err(Error::Closed),
+            _ = passed => Ok(None),
         }
     }
 
     /// Waits at most `timeout` for leadership; returns it as
-    /// [`await_leadership`](Self::await_leadership) does.
+    /// [`await_leadership`](Self::await_leadership) does. The wait ends by the deadline of the
+    /// caller's [`with_deadline`](crate::with_deadline) scope too, when that is earlier. A
+    /// `timeout` of zero does not wait (the current leadership, or [`Error::Timeout`]);
+    /// `Duration::MAX` waits without bound, as [`await_leadership`](Self::await_leadership).
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (the latch stays in the election); as
@@ -240,10 +265,7 @@ impl LeaderLatch {
     /// Cancel safe.
     #[doc(alias = "await")]
     pub async fn await_leadership_timeout(&self, timeout: Duration) -> Result<Leadership> {
-        match tokio::time::timeout(timeout, self.await_leadership()).await {
-            Ok(r) => r,
-            Err(_) => Err(Error::timeout(timeout, crate::TimeoutStep::Waiting)),
-        }
+        deadline::timed(self.inner.fw.operation_timeout(), timeout, |at| self.leadership_by(Some(at))).await
     }
 
     /// Leaves the election, telling observers; see [`close_with`](Self::close_with).

@@ -293,7 +293,7 @@ impl Driver for MutexDriver {
 /// A driver whose every listing comes with a read of `read` behind it, in the same round trip:
 /// when a listing says we hold, the read shows every write our predecessors made before they let
 /// go, so the holder has it without another round trip
-/// ([`Acquired::read`](super::engine::Acquired::read)). Its listings are its own, not shared
+/// ([`Acquired::read`](super::held::Acquired::read)). Its listings are its own, not shared
 /// (they carry the read). `InterProcessMutex::acquire_and_read`, the atomic values' turns.
 #[derive(Debug)]
 pub(crate) struct Reading<'a, D> {

@@ -34,14 +34,15 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::driver::{Decision, Driver, Holding, OwnWait, Proceed, Request, Watch};
-use super::order::{Listed, Listing, Queue, Read};
+use super::held::Acquired;
+use super::order::{Listed, Listing, Queue};
 use super::session::{Followed, InFlight, Mark, SessionLocks};
 use crate::error::{Error, Result, TimeoutStep};
 use crate::framework::deadline;
 use crate::framework::wait::{PendingWatch, Wake, WatchSet};
 use crate::framework::{paths, CreateMode, CreatedNode, Framework, IfExists, LossReason, ProtectedName};
-use crate::framework::{RetryAttempt, SessionStatus, Stat, WatchEvent};
-use crate::observe::{self, Kind};
+use crate::framework::{RetryAttempt, SessionStatus, WatchEvent};
+use crate::observe;
 
 // ---------------------------------------------------------------------------------------
 // How long an acquire may wait
@@ -147,43 +148,6 @@ impl<W: Wait> Ended<W> {
     }
 }
 
-/// Our node, once it holds.
-#[derive(Debug, Clone)]
-pub(crate) struct Acquired {
-    /// Full path of our node.
-    pub path: String,
-    /// Its stat at creation (`czxid` is the fencing token).
-    pub stat: Stat,
-    /// The framework's status when we started holding.
-    pub status: SessionStatus,
-    /// Our node marked as held alone at the head, for local waiters (see `session.rs`), while
-    /// the hold lives.
-    pub mark: Option<Arc<Mark>>,
-    /// The listing that decided we hold (`None`: we hold because every node we watched was
-    /// deleted, without a listing since), and the read behind it ([`Driver::list`]).
-    pub listed: Option<Listed>,
-    /// Whether we waited for anyone (false: we held at our first listing).
-    pub waited: bool,
-    /// Our node's time to live when it is a server-TTL node.
-    pub ttl: Option<Duration>,
-    /// What contended ([`Driver::kind`]).
-    pub kind: Kind,
-}
-
-impl Acquired {
-    /// A node held without contending (a queue item's lock, a downgrade's read node), created
-    /// at `path` with `stat` while the framework's status was `status`.
-    pub(crate) fn created(path: String, stat: Stat, status: SessionStatus, kind: Kind) -> Self {
-        Acquired { path, stat, status, mark: None, listed: None, waited: false, ttl: None, kind }
-    }
-
-    /// The read behind the listing that made us the holder ([`Driver::list`]): `None` when no
-    /// listing did (the caller reads the node itself).
-    pub(crate) fn read(&mut self) -> Option<Read> {
-        self.listed.as_mut().and_then(|listed| listed.read.take())
-    }
-}
-
 /// Contends until we hold, `wait`'s deadline passes (our node deleted), the driver yields
 /// (our node deleted), or an error. Cancel safe: dropping the future at any await point leaves
 /// no node behind ([`Pending`]).
@@ -191,7 +155,9 @@ impl Acquired {
 /// Under the wait's deadline, where it has one: every request of the contention is bounded by
 /// it, and the whole by it and the cleanup grace (past that the contention is dropped: its
 /// node goes in the background). A `try_` (a deadline that has passed already) is bounded by
-/// one operation's time instead.
+/// one operation's time instead. A wait without a deadline of its own ends by the caller's
+/// [`with_deadline`](crate::with_deadline) scope's, if any, as a timed wait of the time left:
+/// our node withdrawn, [`Error::Timeout`] in [`TimeoutStep::Waiting`].
 ///
 /// Observed by an [`Observed`] guard: an `acquire` span (debug) with the path, the kind, and
 /// once it ends the outcome, the wait and (acquired) the fencing token and session; the
@@ -199,21 +165,27 @@ impl Acquired {
 pub(crate) async fn contend<W: Wait>(fw: &Framework, req: &Request<'_>, wait: W) -> Result<Ended<W>> {
     use tracing::Instrument;
     let observed = Observed::start(fw, req);
+    // a wait without a deadline ends by the caller's scope's (a timed wait of the time left)
+    let scope = wait.instant().is_none().then(deadline::current_deadline).flatten();
     let body = async {
         let locks = SessionLocks::of(fw);
         // admitted first (the mutex: a place in the local queue), held until the acquire ends
         let admitting = req.driver.admit(&locks, req.dir);
-        let mut admitted = match wait.deadline() {
-            None => admitting.await,
-            Some((at, timed_out)) => match tokio::time::timeout_at(at, admitting).await {
+        let mut admitted = match (wait.deadline(), scope) {
+            (None, None) => admitting.await,
+            (Some((at, timed_out)), _) => match tokio::time::timeout_at(at, admitting).await {
                 Ok(admitted) => admitted,
                 Err(_) => return Ok(Ended::TimedOut(timed_out)),
+            },
+            (None, Some(scope)) => match tokio::time::timeout_at(scope.instant(), admitting).await {
+                Ok(admitted) => admitted,
+                Err(_) => return Err(Error::timeout(scope.timeout(), TimeoutStep::Waiting)),
             },
         };
         let order = admitted.take_create_order();
         // boxed: a task waiting to be admitted holds only the small future above, not the
         // contention's (kilobytes)
-        Box::pin(Contention::new(fw, req, wait, &locks).run(order)).await
+        Box::pin(Contention::new(fw, req, wait, scope, &locks).run(order)).await
     };
     let bounded = deadline::bounded_wait(wait.instant(), fw.operation_timeout(), body);
     let ended = bounded.instrument(observed.span.clone()).await;
@@ -294,6 +266,8 @@ struct Contention<'a, 'r, W> {
     next_touch: Option<Instant>,
     /// Whether the driver's [`before_waiting`](Driver::before_waiting) ran for our node.
     asked: bool,
+    /// The caller's scope's deadline, for a wait without one of its own.
+    scope: Option<crate::framework::Deadline>,
 }
 
 /// Our node in the queue.
@@ -317,6 +291,8 @@ enum Woken<W: Wait> {
     Head(SessionStatus, Holding),
     /// The deadline passed, or the driver yields: our node is deleted.
     Ended(Ended<W>),
+    /// The caller's scope ended a wait without a deadline: our node is deleted.
+    Failed(Error),
     /// Decide again: from `listing` when we have one, else from a new listing; with the
     /// watches that have not fired.
     Again { kept: Kept, listing: Option<Listed> },
@@ -364,7 +340,13 @@ enum Next {
 }
 
 impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
-    fn new(fw: &'a Framework, req: &'a Request<'r>, wait: W, locks: &'a Arc<SessionLocks>) -> Self {
+    fn new(
+        fw: &'a Framework,
+        req: &'a Request<'r>,
+        wait: W,
+        scope: Option<crate::framework::Deadline>,
+        locks: &'a Arc<SessionLocks>,
+    ) -> Self {
         Contention {
             fw,
             req,
@@ -377,6 +359,7 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
             waited: false,
             next_touch: None,
             asked: false,
+            scope,
         }
     }
 
@@ -462,6 +445,7 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
                             return Ok(Some(Ended::Held(self.take(ours.node, status, holding, None))))
                         }
                         Woken::Ended(ended) => return Ok(Some(ended)),
+                        Woken::Failed(e) => return Err(e),
                         Woken::Again { kept: still, listing: again } => {
                             kept = still;
                             again
@@ -655,7 +639,8 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
     async fn wait_for_change(&mut self, ours: &Queued, mut waiting: Waiting) -> Woken<W> {
         let mut remaining = waiting.live;
         loop {
-            let wake_at = [self.wait.instant(), waiting.wake_at, self.next_touch].into_iter().flatten().min();
+            let scope_at = self.scope.map(|scope| scope.instant());
+            let wake_at = [self.wait.instant(), scope_at, waiting.wake_at, self.next_touch].into_iter().flatten().min();
             match waiting.watchers.wait(self.fw, wake_at, ours.owner).await {
                 // a watched node is gone; when they all are and they were everything before
                 // us (known from our listing, or the one marked by its local holder), we are
@@ -684,6 +669,10 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
                     if let Some((_, timed_out)) = self.wait.deadline().filter(|(at, _)| *at <= Instant::now()) {
                         self.withdraw(ours).await;
                         return Woken::Ended(Ended::TimedOut(timed_out));
+                    }
+                    if let Some(scope) = self.scope.filter(|scope| scope.instant() <= Instant::now()) {
+                        self.withdraw(ours).await;
+                        return Woken::Failed(Error::timeout(scope.timeout(), TimeoutStep::Waiting));
                     }
                     // woken only to touch our node: wait on (the driver's own time not come)
                     if touch_due && waiting.wake_at.is_none_or(|at| at > Instant::now()) {

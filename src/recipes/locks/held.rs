@@ -16,13 +16,50 @@ use crate::framework::Stat;
 use crate::ZooKeeperError;
 use tokio::sync::watch;
 
-use super::engine::Acquired;
+use super::order::{Listed, Read};
 use super::session::Mark;
 use crate::error::{Error, Result};
 use crate::framework::wait::{Wake, WatchSet};
 use crate::framework::{paths, Framework, LossReason, SessionStatus, Transaction, TxnResult, WatchEvent};
 use crate::observe::{self, Holding, Kind, PathLabel};
 use crate::sync::lock;
+
+/// Our node, once it holds.
+#[derive(Debug, Clone)]
+pub(crate) struct Acquired {
+    /// Full path of our node.
+    pub path: String,
+    /// Its stat at creation (`czxid` is the fencing token).
+    pub stat: Stat,
+    /// The framework's status when we started holding.
+    pub status: SessionStatus,
+    /// Our node marked as held alone at the head, for local waiters (see `session.rs`), while
+    /// the hold lives.
+    pub mark: Option<Arc<Mark>>,
+    /// The listing that decided we hold (`None`: we hold because every node we watched was
+    /// deleted, without a listing since), and the read behind it (the driver's `list`).
+    pub listed: Option<Listed>,
+    /// Whether we waited for anyone (false: we held at our first listing).
+    pub waited: bool,
+    /// Our node's time to live when it is a server-TTL node.
+    pub ttl: Option<Duration>,
+    /// What contended (the driver's `kind`).
+    pub kind: Kind,
+}
+
+impl Acquired {
+    /// A node held without contending (a queue item's lock, a downgrade's read node), created
+    /// at `path` with `stat` while the framework's status was `status`.
+    pub(crate) fn created(path: String, stat: Stat, status: SessionStatus, kind: Kind) -> Self {
+        Acquired { path, stat, status, mark: None, listed: None, waited: false, ttl: None, kind }
+    }
+
+    /// The read behind the listing that made us the holder (the driver's `list`): `None` when no
+    /// listing did (the caller reads the node itself).
+    pub(crate) fn read(&mut self) -> Option<Read> {
+        self.listed.as_mut().and_then(|listed| listed.read.take())
+    }
+}
 
 /// Curator's revocation request: these bytes as the holder's node data.
 pub(crate) const REVOKE_MESSAGE: &[u8] = crate::recipes::layout::REVOKE_MESSAGE;

@@ -72,6 +72,8 @@ pub(crate) const SEMAPHORE_RANK: u8 = 3;
 /// ```
 pub trait InterProcessLock: Sealed + Send + Sync + Debug + 'static {
     /// Waits until the lock is held.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`acquire_timeout`](Self::acquire_timeout) with the time left.
     ///
     /// # Errors
     /// As the kind's own acquire: the framework's errors
@@ -90,6 +92,9 @@ pub trait InterProcessLock: Sealed + Send + Sync + Debug + 'static {
     fn acquire(&self) -> BoxFuture<'_, Result<HeldLock>>;
 
     /// Waits at most `timeout`.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (our node is deleted); otherwise as

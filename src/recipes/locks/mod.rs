@@ -12,18 +12,20 @@
 //!    and `Pending`, the one place cancellation is handled.
 //! 3. `driver.rs`: what differs between kinds (Curator's `LockInternalsDriver`): how our node
 //!    is made, whether it holds and what it waits for (pure, unit-tested without a server),
-//!    and the hooks where a kind does more than the plain queue; how contender nodes sort.
+//!    and the hooks where a kind does more than the plain queue.
 //! 4. `session.rs`: the optimisations the engine asks at three points — the local queue
 //!    (`admit`), shared listings (`list`), the hand-off (`mark`, `follow`) — and the foreign
 //!    nodes warned about: state one framework's locks share. The engine reads as the plain
 //!    queue without them.
-//! 5. `held.rs`: we hold. [`HeldNode`] (fencing token, loss signal) and the mutex's
+//! 5. `order.rs`: how contender nodes sort and which children are contenders: a listing and
+//!    its queue (pure).
+//! 6. `held.rs`: we hold. [`HeldNode`] (fencing token, loss signal) and the mutex's
 //!    [`LockGuard`].
 //!
-//! A read lock is the same with `rwlock.rs` first (the read side's driver is `driver::Reader`);
-//! a semaphore lease with `semaphore.rs` first and `leases.rs` after the driver (the
-//! semaphore's drivers and its [`Lease`]), through `mutex.rs` for its internal lock when
-//! someone queues there.
+//! A read lock is the same with `rwlock.rs` in place of `mutex.rs` (the read side's driver is
+//! `driver::Reader`). A semaphore lease starts in `semaphore.rs` and takes `leases.rs` after
+//! the driver (the semaphore's drivers and its [`Lease`] guard); it goes through `mutex.rs`
+//! first, for its internal lock, only when someone queues there.
 //!
 //! # Nouns
 //! * A **contender**: a node in a lock's queue, held or waiting; the contenders of a listing
@@ -79,6 +81,7 @@ pub use timed_hold::TimedHold;
 // latch, the atomic values' turns) and those that read contender queues: nothing else of the
 // locks is theirs to reach.
 pub(crate) use driver::{Decision, Driver, Exclusive, Node, Once, Reading, Request};
-pub(crate) use engine::{contend, forever, Acquired, Forever};
+pub(crate) use engine::{contend, forever, Forever};
+pub(crate) use held::Acquired;
 pub(crate) use order::{is_contender, sort_children, Listed, Listing, Read};
 pub(crate) use session::ForeignNodes;

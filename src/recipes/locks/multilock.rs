@@ -118,6 +118,8 @@ impl InterProcessMultiLock {
     }
 
     /// Waits until every member is held.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`acquire_timeout`](Self::acquire_timeout) with the time left.
     ///
     /// # Errors
     /// The first member's error (after rolling back).
@@ -137,6 +139,9 @@ impl InterProcessMultiLock {
     }
 
     /// Waits at most `timeout` for the whole set.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (nothing is held); otherwise as

@@ -134,8 +134,8 @@ impl InterProcessMutex {
     /// [`Error::ServerUnsupported`] where TTL nodes are off.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a TTL of zero or beyond the server's maximum
-    /// (2^40 − 1 ms).
+    /// [`Error::InvalidArgument`] for a TTL under 1 ms (zero included) or beyond ZooKeeper's largest, 2^40 − 1 ms (about 34
+    /// years; `Duration::MAX` included).
     ///
     /// # Examples
     /// ```no_run
@@ -181,6 +181,8 @@ impl InterProcessMutex {
     /// Waits until the mutex is held: a new hold with a node of its own, also when this
     /// process holds the mutex already (re-enter through the guard instead:
     /// [`LockGuard::reenter`]).
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`acquire_timeout`](Self::acquire_timeout) with the time left.
     ///
     /// # Errors
     /// The framework's errors ([`Error::Closed`], [`Error::RetriesExhausted`], `NoAuth`...);
@@ -226,6 +228,9 @@ impl InterProcessMutex {
     }
 
     /// Waits at most `timeout`.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (our node is deleted; test it with

@@ -8,9 +8,9 @@ use std::time::Duration;
 use std::ops::Deref;
 
 use super::driver::{Driver, Exclusive, Reader, Request, READ_NAME, RW_NAMES, WRITE_NAME};
-use super::engine::{self, contend, create_owned, Acquired, Forever, Until, Wait, Waited};
+use super::engine::{self, contend, create_owned, Forever, Until, Wait, Waited};
 use super::handle::Shared;
-use super::held::{HeldNode, LocalHolds, LockGuard};
+use super::held::{Acquired, HeldNode, LocalHolds, LockGuard};
 use super::mutex::participants;
 use super::order::sort_key_multi;
 use crate::error::{Error, Result};
@@ -87,7 +87,8 @@ impl InterProcessReadWriteLock {
     /// handle, before taking its read or write side.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a TTL of zero or beyond the server's maximum. Acquiring
+    /// [`Error::InvalidArgument`] for a TTL under 1 ms (zero included) or beyond ZooKeeper's largest, 2^40 − 1 ms (about 34
+    /// years; `Duration::MAX` included). Acquiring
     /// answers [`Error::ServerUnsupported`] where the server has TTL nodes off.
     ///
     /// # Examples
@@ -119,6 +120,8 @@ impl InterProcessReadWriteLock {
 
     /// Waits for the read lock: a new hold with a node of its own (re-enter a read hold
     /// through its guard instead: [`LockGuard::reenter`]).
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`read_timeout`](Self::read_timeout) with the time left.
     ///
     /// # Errors
     /// The framework's errors ([`Error::Closed`], [`Error::RetriesExhausted`]...).
@@ -138,6 +141,9 @@ impl InterProcessReadWriteLock {
     }
 
     /// Waits at most `timeout` for the read lock.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (our node is deleted); otherwise as
@@ -181,6 +187,8 @@ impl InterProcessReadWriteLock {
     /// Waits for the write lock: a new hold with a node of its own (re-enter a write hold
     /// through its guard instead: [`WriteGuard::reenter`]). Waits for every read hold ahead,
     /// this process's own included: there is no upgrade.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`write_timeout`](Self::write_timeout) with the time left.
     ///
     /// # Errors
     /// The framework's errors.
@@ -201,6 +209,9 @@ impl InterProcessReadWriteLock {
     }
 
     /// Waits at most `timeout` for the write lock.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (our node is deleted); otherwise as
@@ -325,6 +336,8 @@ pub struct ReadLock {
 
 impl ReadLock {
     /// Waits for the read lock: [`InterProcessReadWriteLock::read`].
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`acquire_timeout`](Self::acquire_timeout) with the time left.
     ///
     /// # Errors
     /// As [`InterProcessReadWriteLock::read`].
@@ -344,6 +357,9 @@ impl ReadLock {
 
     /// Waits at most `timeout` for the read lock:
     /// [`InterProcessReadWriteLock::read_timeout`].
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`](crate::Error::Timeout) when `timeout` passed first; otherwise as
@@ -425,6 +441,8 @@ pub struct WriteLock {
 
 impl WriteLock {
     /// Waits for the write lock: [`InterProcessReadWriteLock::write`].
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`acquire_timeout`](Self::acquire_timeout) with the time left.
     ///
     /// # Errors
     /// As [`InterProcessReadWriteLock::write`].
@@ -444,6 +462,9 @@ impl WriteLock {
 
     /// Waits at most `timeout` for the write lock:
     /// [`InterProcessReadWriteLock::write_timeout`].
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`](crate::Error::Timeout) when `timeout` passed first; otherwise as

@@ -120,6 +120,8 @@ impl InterProcessSemaphoreV2 {
     }
 
     /// Waits for one lease.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`acquire_timeout`](Self::acquire_timeout) with the time left.
     ///
     /// # Errors
     /// The framework's errors.
@@ -139,6 +141,9 @@ impl InterProcessSemaphoreV2 {
     }
 
     /// Waits for `n` leases, all or nothing.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`acquire_many_timeout`](Self::acquire_many_timeout)
+    /// with the time left.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] when `n` is 0 or more than `max_leases`; the framework's
@@ -151,6 +156,9 @@ impl InterProcessSemaphoreV2 {
     }
 
     /// Waits at most `timeout` for one lease.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (nothing is left behind); otherwise as
@@ -195,6 +203,9 @@ impl InterProcessSemaphoreV2 {
     }
 
     /// Waits at most `timeout` for `n` leases, all or nothing.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (leases taken meanwhile are returned);
@@ -209,10 +220,14 @@ impl InterProcessSemaphoreV2 {
     /// Waits for one lease that expires `expiry` after it is held: a permit that outlives
     /// this session and process, released by [`ExpiringPermit::release`] or by id with
     /// [`release_permit`](Self::release_permit) from any process, and reclaimed once expired.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`acquire_with_expiry_timeout`](Self::acquire_with_expiry_timeout)
+    /// with the time left.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for an expiry of zero or beyond ZooKeeper's largest TTL
-    /// (2^40 − 1 ms); [`Error::LockLost`] when the lease taken was lost before it became a
+    /// [`Error::InvalidArgument`] for an expiry under 1 ms (zero included) or beyond
+    /// ZooKeeper's largest TTL, 2^40 − 1 ms (about 34 years; `Duration::MAX` included: a permit
+    /// always expires); [`Error::LockLost`] when the lease taken was lost before it became a
     /// permit; the framework's errors.
     ///
     /// # Cancel safety
@@ -236,6 +251,9 @@ impl InterProcessSemaphoreV2 {
     }
 
     /// As [`acquire_with_expiry`](Self::acquire_with_expiry), waiting at most `timeout`.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first; otherwise as
@@ -344,7 +362,8 @@ impl InterProcessSemaphoreV2 {
         // a lease node that vanishes under the lock: from the top (`acquire_n_within`)
         let driver = CountedLease { max: self.max_leases, now: SystemTime::now };
         let request = Request { dir: &self.leases_dir, data: self.fw.default_data(), driver: &driver };
-        let mut leases = Vec::with_capacity(n);
+        // (n may be up to i32::MAX: room for what is likely, not for n)
+        let mut leases = Vec::with_capacity(n.min(1_024));
         for _ in 0..n {
             let outcome = match contend(&self.fw, &request, wait).await.and_then(Ended::waited) {
                 Ok(Ok(acquired)) => {

@@ -40,6 +40,8 @@ impl InterProcessSemaphoreMutex {
     }
 
     /// Waits until held.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`acquire_timeout`](Self::acquire_timeout) with the time left.
     ///
     /// # Errors
     /// The framework's errors.
@@ -51,6 +53,9 @@ impl InterProcessSemaphoreMutex {
     }
 
     /// Waits at most `timeout`.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when `timeout` passed first (nothing is left behind); the

@@ -55,7 +55,10 @@ pub struct TimedHold {
 
 impl TimedHold {
     /// Waits until `lock` is held, then bounds the hold to `length` from then (Redisson's
-    /// `leaseTime`).
+    /// `leaseTime`). `length` is no timeout: the wait is the lock's
+    /// [`acquire`](InterProcessLock::acquire) (which a caller's
+    /// [`with_deadline`](crate::with_deadline) scope bounds). `Duration::MAX` is no bound: the
+    /// hold lasts until released or lost, as a plain one.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a zero `length` (nothing is acquired); the errors of the
@@ -69,7 +72,7 @@ impl TimedHold {
         TimedHold::new(held, length)
     }
 
-    /// Bounds `held` to `length` from now.
+    /// Bounds `held` to `length` from now (`Duration::MAX`: no bound).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a zero length, or one longer than the node's server-side
@@ -83,7 +86,8 @@ impl TimedHold {
         Ok(TimedHold { held, deadline })
     }
 
-    /// Moves the deadline to `length` from now (and touches a TTL node, in the background).
+    /// Moves the deadline to `length` from now (and touches a TTL node, in the background);
+    /// `Duration::MAX`: no bound from now on.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a zero length, or one longer than the node's server-side

@@ -38,7 +38,8 @@ pub enum NodeMode {
     /// A persistent node with a time to live: the server deletes it once it has had no
     /// children and no write for that long (needs `zookeeper.extendedTypesEnabled=true` on the
     /// server). See [`PersistentTtlNode`](crate::PersistentTtlNode) for a node that stays while
-    /// its owner runs.
+    /// its owner runs. A TTL under 1 ms (zero included) or beyond ZooKeeper's largest,
+    /// 2^40 − 1 ms (`Duration::MAX` included), is refused.
     PersistentWithTtl(Duration),
     /// A container node: the server deletes it some time after its last child is gone.
     Container,

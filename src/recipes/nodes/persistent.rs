@@ -7,12 +7,13 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use super::keeper::{run, Control, Shared, Spec};
 use super::mode::NodeMode;
 use super::status::NodeStatus;
 use crate::error::{Error, Result};
-use crate::framework::{paths, Framework, ProtectedName};
+use crate::framework::{deadline, paths, Framework, ProtectedName};
 use crate::sync::lock;
 
 #[derive(Debug)]
@@ -80,7 +81,8 @@ impl PersistentNode {
     ///
     /// # Errors
     /// [`Error::InvalidPath`] for an invalid path or the root; [`Error::InvalidArgument`] for
-    /// a TTL of 0 or above ZooKeeper's maximum; on a compressing framework, the
+    /// a TTL under 1 ms (zero included) or beyond ZooKeeper's largest, 2^40 − 1 ms (about 34
+    /// years; `Duration::MAX` included); on a compressing framework, the
     /// [`CompressionProvider`](crate::CompressionProvider)'s error for data it cannot compress.
     ///
     /// # Examples
@@ -155,7 +157,10 @@ impl PersistentNode {
     }
 
     /// Waits until the node exists and returns its path (with its sequence number in the
-    /// protected mode). Returns at once when it exists already.
+    /// protected mode). Returns at once when it exists already. The wait ends by the deadline
+    /// of the caller's [`with_deadline`](crate::with_deadline) scope too, when that is
+    /// earlier. A `timeout` of zero does not wait (the path when the node exists now, else
+    /// [`Error::Timeout`]); `Duration::MAX` waits without bound.
     ///
     /// # Errors
     /// [`Error::Timeout`] when it does not exist within `timeout`;
@@ -177,21 +182,27 @@ impl PersistentNode {
         if matches!(*lock(&self.task), Task::NotStarted) {
             return Err(Error::InvalidState("the node is not started"));
         }
-        let mut rx = self.shared.hub.watch();
-        let settled = rx.wait_for(|s| {
-            !matches!(s, NodeStatus::Pending | NodeStatus::Lost { .. } | NodeStatus::StaleReplaced { .. })
-        });
-        let status = match tokio::time::timeout(timeout, settled).await {
-            Err(_) => return Err(Error::timeout(timeout, crate::TimeoutStep::Waiting)),
-            Ok(Err(_)) => return Err(Error::Closed),
-            Ok(Ok(status)) => status.clone(),
-        };
+        let status = deadline::timed(self.fw.operation_timeout(), timeout, |at| self.settled_by(at)).await?;
         match status {
             NodeStatus::Created { path, .. } | NodeStatus::Recreated { path, .. } => Ok(path),
             NodeStatus::Conflict { path, owner } => Err(Error::NodeHeldByOther { path, owner }),
             NodeStatus::Failed(e) => Err(e),
             _ => Err(Error::Closed),
         }
+    }
+
+    /// The node's status once it is no longer on its way (`None` when `at` passed first).
+    async fn settled_by(&self, at: Instant) -> Result<Option<NodeStatus>> {
+        let mut rx = self.shared.hub.watch();
+        let settled = rx.wait_for(|s| {
+            !matches!(s, NodeStatus::Pending | NodeStatus::Lost { .. } | NodeStatus::StaleReplaced { .. })
+        });
+        let status = match tokio::time::timeout_at(at, settled).await {
+            Err(_) => None,
+            Ok(Err(_)) => return Err(Error::Closed),
+            Ok(Ok(status)) => Some(status.clone()),
+        };
+        Ok(status)
     }
 
     /// Sets the node's data: written at once when connected, else as soon as the session

@@ -6,13 +6,14 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use super::mode::NodeMode;
 use super::persistent::PersistentNode;
 use super::status::NodeStatus;
 use crate::error::{Error, Result};
 use crate::framework::validate_ttl;
-use crate::framework::{paths, CreateMode, Framework};
+use crate::framework::{deadline, paths, CreateMode, Framework};
 use crate::recipes::layout::TTL_TOUCH_CHILD;
 use crate::sync::lock;
 use crate::ZooKeeperError;
@@ -79,7 +80,8 @@ impl PersistentTtlNode {
     ///
     /// # Errors
     /// [`Error::InvalidPath`] for an invalid path or the root; [`Error::InvalidArgument`] for
-    /// a TTL of 0 (or under 1 ms) or above ZooKeeper's maximum.
+    /// a TTL under 1 ms (zero included) or beyond ZooKeeper's largest, 2^40 − 1 ms (about 34
+    /// years; `Duration::MAX` included).
     ///
     /// # Examples
     /// ```no_run
@@ -140,12 +142,17 @@ impl PersistentTtlNode {
         Ok(())
     }
 
-    /// Waits until the node and its `touch` child exist; returns the node's path.
+    /// Waits until the node and its `touch` child exist; returns the node's path. The wait
+    /// ends by the deadline of the caller's [`with_deadline`](crate::with_deadline) scope too,
+    /// when that is earlier. A `timeout` of zero does not wait (the path when both exist now,
+    /// else [`Error::Timeout`]); `Duration::MAX` waits without bound. A touch that failed for
+    /// a while (the connection, a timeout) does not end the wait: the touches go on.
     ///
     /// # Errors
-    /// [`Error::ServerUnsupported`] when the server refuses TTL nodes ([`Error::InvalidState`] when the
-    /// node is not started);
-    /// [`Error::Timeout`]; the errors of [`PersistentNode::wait_for_initial_create`].
+    /// [`Error::ServerUnsupported`] when the server refuses TTL nodes, and the touch's other
+    /// failures that trying again cannot fix (`NoAuth`...); [`Error::InvalidState`] when the
+    /// node is not started; [`Error::Timeout`]; the errors of
+    /// [`PersistentNode::wait_for_initial_create`].
     ///
     /// # Cancel safety
     /// Cancel safe.
@@ -160,21 +167,25 @@ impl PersistentTtlNode {
         if lock(&self.task).is_none() {
             return Err(Error::InvalidState("the node is not started"));
         }
-        let deadline = crate::framework::deadline::after(timeout);
+        deadline::timed(self.fw.operation_timeout(), timeout, |at| self.created_by(at)).await
+    }
+
+    /// [`wait_for_initial_create`](Self::wait_for_initial_create) until `at` (`None` when it
+    /// passed first).
+    async fn created_by(&self, at: Instant) -> Result<Option<String>> {
         let mut rx = self.touch.subscribe();
-        let touched = rx.wait_for(|t| t.touched || t.failure.is_some());
-        let touch = match tokio::time::timeout_at(deadline, touched).await {
-            Err(_) => return Err(Error::timeout(timeout, crate::TimeoutStep::Waiting)),
+        let touched = rx.wait_for(|t| t.touched || t.failure.as_ref().is_some_and(is_final));
+        let touch = match tokio::time::timeout_at(at, touched).await {
+            Err(_) => return Ok(None),
             Ok(Err(_)) => return Err(Error::Closed),
             Ok(Ok(touch)) => touch.clone(),
         };
         if let (false, Some(failure)) = (touch.touched, touch.failure) {
             return Err(failure);
         }
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        match self.node.wait_for_initial_create(left).await {
-            Err(Error::Timeout { .. }) => Err(Error::timeout(timeout, crate::TimeoutStep::Waiting)),
-            other => other,
+        match self.node.wait_for_initial_create(at.saturating_duration_since(Instant::now())).await {
+            Err(Error::Timeout { .. }) => Ok(None),
+            other => other.map(Some),
         }
     }
 
@@ -242,6 +253,12 @@ impl PersistentTtlNode {
         }
         self.node.close().await
     }
+}
+
+/// Whether a touch's failure ends a wait for the node: not one that may go away as the touches
+/// go on (the connection, a deadline, a session expiry).
+fn is_final(failure: &Error) -> bool {
+    !(failure.is_timeout() || failure.is_connection() || failure.is_retryable())
 }
 
 /// Touches the child now and every `ttl / 2`, starting the container's keeper after the first

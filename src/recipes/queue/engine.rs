@@ -56,7 +56,8 @@ impl Engine {
     /// transaction (applied exactly once, also after a lost reply), once the queue has room;
     /// the created paths, in order.
     pub(crate) async fn put(&self, items: Vec<(String, Vec<u8>)>, timeout: Option<Duration>) -> Result<Vec<String>> {
-        match timeout {
+        // a put without a timeout ends by the caller's scope's deadline, if any
+        match timeout.or_else(deadline::scope_left) {
             Some(timeout) => {
                 let (at, operation) = (deadline::after(timeout), self.fw.operation_timeout());
                 deadline::bounded_wait(Some(at), operation, self.put_within(items, Some(timeout))).await

@@ -75,12 +75,17 @@ impl Layout {
 /// as Curator does.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] for an empty id.
+/// [`Error::InvalidArgument`] for an empty id, or one with a character no node name may hold
+/// (NUL, other control characters).
 pub(crate) fn id_prefix(id: &str) -> Result<String> {
     if id.is_empty() {
         return Err(Error::invalid("id", "an empty queue item id"));
     }
-    Ok(format!("{QUEUE_ITEM_NAME}{SEPARATOR}{}{SEPARATOR}", fix_id(id)))
+    let prefix = format!("{QUEUE_ITEM_NAME}{SEPARATOR}{}{SEPARATOR}", fix_id(id));
+    if crate::framework::paths::validate_path(&format!("/{prefix}")).is_err() {
+        return Err(Error::invalid("id", format!("queue item id {id:?}: not in a node name (control characters)")));
+    }
+    Ok(prefix)
 }
 
 /// An id as it appears in node names.

@@ -13,6 +13,8 @@ use crate::recipes::layout::QUEUE_ITEM_NAME;
 
 impl<T: Send + 'static> Queue<T, Fifo> {
     /// Adds `item` at the tail (one node). With a bound, waits for room first.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`put_timeout`](Self::put_timeout) with the time left.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for an empty item; [`Error::TooLarge`]; the
@@ -25,6 +27,9 @@ impl<T: Send + 'static> Queue<T, Fifo> {
     }
 
     /// [`put`](Self::put), waiting at most `timeout` for room in a bounded queue.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when the queue stayed full; as [`put`](Self::put) otherwise.
@@ -66,6 +71,8 @@ impl<T: Send + 'static> Queue<T, Fifo> {
 
 impl<T: Send + 'static> Queue<T, ById> {
     /// Adds `item` with `id` at the tail (`/` and `|` in the id become `_`, as in Curator).
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`put_timeout`](Self::put_timeout) with the time left.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for an empty id; as [`DistributedQueue::put`](crate::DistributedQueue::put) otherwise.
@@ -77,6 +84,9 @@ impl<T: Send + 'static> Queue<T, ById> {
     }
 
     /// [`put`](Self::put), waiting at most `timeout` for room in a bounded queue.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when the queue stayed full; as [`put`](Self::put) otherwise.
@@ -118,6 +128,8 @@ impl<T: Send + 'static> Queue<T, ById> {
 impl<T: Send + 'static> Queue<T, ByPriority> {
     /// Adds `item` with `priority`: lower numbers are taken first; equal ones first in, first
     /// out.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`put_timeout`](Self::put_timeout) with the time left.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a negative priority; as [`DistributedQueue::put`](crate::DistributedQueue::put)
@@ -141,6 +153,9 @@ impl<T: Send + 'static> Queue<T, ByPriority> {
     }
 
     /// [`put`](Self::put), waiting at most `timeout` for room in a bounded queue.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when the queue stayed full; as [`put`](Self::put) otherwise.
@@ -152,8 +167,16 @@ impl<T: Send + 'static> Queue<T, ByPriority> {
     }
 }
 
+/// `at` in milliseconds since the epoch, as a delay queue item's name holds it: 0 before the
+/// epoch (refused), and at most `i64::MAX` (Java's `long`: what Curator reads) for a time too far
+/// to count.
+fn epoch_ms(at: SystemTime) -> u64 {
+    at.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX).min(i64::MAX as u64))
+}
+
 impl<T: Send + 'static> Queue<T, Delayed> {
-    /// Adds `item`, to be taken from `at` on (the consumers' clocks decide, as in Curator).
+    /// Adds `item`, to be taken from `at` on (the consumers' clocks decide, as in Curator). A
+    /// time too far to count in a Java `long` of milliseconds is taken as its largest.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a time not after the epoch; as
@@ -173,12 +196,14 @@ impl<T: Send + 'static> Queue<T, Delayed> {
     /// # Cancel safety
     /// As [`put_at`](Self::put_at).
     pub async fn put_multi_at(&self, items: &[T], at: SystemTime) -> Result<String> {
-        let epoch = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-        self.put_node(naming::delay_prefix(epoch)?, items, None).await
+        self.put_node(naming::delay_prefix(epoch_ms(at))?, items, None).await
     }
 
     /// [`put_multi_at`](Self::put_multi_at), waiting at most `timeout` for room in a bounded
     /// queue.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when the queue stayed full; as [`put_at`](Self::put_at) otherwise.
@@ -186,11 +211,11 @@ impl<T: Send + 'static> Queue<T, Delayed> {
     /// # Cancel safety
     /// As [`put_at`](Self::put_at).
     pub async fn put_multi_at_timeout(&self, items: &[T], at: SystemTime, timeout: Duration) -> Result<String> {
-        let epoch = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-        self.put_node(naming::delay_prefix(epoch)?, items, Some(timeout)).await
+        self.put_node(naming::delay_prefix(epoch_ms(at))?, items, Some(timeout)).await
     }
 
-    /// Adds `item`, to be taken `delay` from now.
+    /// Adds `item`, to be taken `delay` from now: at once for `Duration::ZERO`; a delay too long
+    /// to add to the clock (`Duration::MAX`) lands about 30 years from now.
     ///
     /// # Errors
     /// As [`put_at`](Self::put_at).

@@ -184,6 +184,8 @@ impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
     /// Takes the next item, at most once: its node is deleted before it is handed over
     /// (the other items of a `put_multi` node wait in this handle's buffer). Waits, by watch,
     /// until there is one.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`take_timeout`](Self::take_timeout) with the time left.
     ///
     /// # Errors
     /// [`Error::CorruptData`](crate::Error::CorruptData) for a node that is not Curator's framing (it is consumed: the
@@ -193,6 +195,9 @@ impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
     /// Cancel safe while waiting; a node whose delete was sent when the future is dropped is
     /// consumed, its items lost.
     pub async fn take(&self) -> Result<T> {
+        if let Some(left) = deadline::scope_left() {
+            return self.take_timeout(left).await;
+        }
         loop {
             if let Some(item) = self.poll_until(None).await? {
                 return Ok(item);
@@ -201,6 +206,9 @@ impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
     }
 
     /// [`take`](Self::take), waiting at most `timeout` for an item.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`](crate::Error::Timeout) when no item came in time; as
@@ -246,6 +254,8 @@ impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
 
     /// Takes the next item node at least once ("safe"): locked, not deleted; process its
     /// items, then [`Delivery::complete`]. Waits, by watch, until there is one.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`take_safe_timeout`](Self::take_safe_timeout) with the time left.
     ///
     /// # Errors
     /// [`Error::CorruptData`](crate::Error::CorruptData) for a node that is not Curator's framing (it is deleted, under
@@ -254,6 +264,9 @@ impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
     /// # Cancel safety
     /// Cancel safe: a lock taken by a dropped call is released.
     pub async fn take_safe(&self) -> Result<Delivery<T>> {
+        if let Some(left) = deadline::scope_left() {
+            return self.take_safe_timeout(left).await;
+        }
         loop {
             if let Some(delivery) = self.poll_safe_until(None).await? {
                 return Ok(delivery);
@@ -262,6 +275,9 @@ impl<T: Send + 'static, K: QueueKind> Queue<T, K> {
     }
 
     /// [`take_safe`](Self::take_safe), waiting at most `timeout` for an item.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`](crate::Error::Timeout) when no item came in time; as

@@ -82,6 +82,8 @@ impl SimpleDistributedQueue {
 
     /// Adds an item at the tail; returns its node's path. With a bound
     /// ([`with_max_items`](Self::with_max_items)), waits for room first.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`offer_timeout`](Self::offer_timeout) with the time left.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for an empty item; [`Error::TooLarge`]; the framework's
@@ -94,6 +96,9 @@ impl SimpleDistributedQueue {
     }
 
     /// [`offer`](Self::offer), waiting at most `timeout` for room in a bounded queue.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when the queue stayed full; as [`offer`](Self::offer) otherwise.
@@ -124,6 +129,8 @@ impl SimpleDistributedQueue {
 
     /// Removes the head of the queue and returns it, waiting (by a children watch) until
     /// there is one. At most once: the node is deleted before the item is returned.
+    /// Under a caller's [`with_deadline`](crate::with_deadline) scope it waits until the
+    /// scope's deadline at most, as [`take_timeout`](Self::take_timeout) with the time left.
     ///
     /// # Errors
     /// The framework's errors ([`Error::Closed`], [`Error::RetriesExhausted`]...).
@@ -132,6 +139,9 @@ impl SimpleDistributedQueue {
     /// Cancel safe while waiting; an item whose delete was sent when the future is dropped is
     /// taken and lost with it.
     pub async fn take(&self) -> Result<Vec<u8>> {
+        if let Some(left) = deadline::scope_left() {
+            return self.take_timeout(left).await;
+        }
         loop {
             if let Some(taken) = self.engine.take(Mode::AtMostOnce, None).await? {
                 return Ok(taken.data);
@@ -140,6 +150,9 @@ impl SimpleDistributedQueue {
     }
 
     /// [`take`](Self::take), waiting at most `timeout` for an item.
+    /// A `timeout` of zero does not wait: a try, bounded by one operation's time.
+    /// `Duration::MAX` waits without bound. A caller's [`with_deadline`](crate::with_deadline)
+    /// scope whose deadline comes first ends the wait then.
     ///
     /// # Errors
     /// [`Error::Timeout`] when no item came in time; as [`take`](Self::take) otherwise.

@@ -34,8 +34,9 @@ pub(super) fn millis(d: Duration) -> i64 {
 
 /// `0 < at_least_for <= at_most_for`-style checks shared by the lock and the scheduler.
 pub(super) fn validate_durations(at_most_for: Duration, at_least_for: Duration) -> Result<()> {
-    if at_most_for.is_zero() {
-        return Err(Error::invalid("at_most_for", "at_most_for must be longer than zero"));
+    // the lock's instants are in milliseconds: less than one is a lock that has expired when taken
+    if at_most_for < Duration::from_millis(1) {
+        return Err(Error::invalid("at_most_for", format!("at_most_for must be at least 1 ms, not {at_most_for:?}")));
     }
     if at_least_for > at_most_for {
         return Err(Error::invalid(

@@ -213,7 +213,8 @@ impl ScheduledLockGuard {
     /// left (that shortens the hold).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a zero `by` or one that reaches past the year 9999;
+    /// [`Error::InvalidArgument`] for a `by` under 1 ms (zero included: the lock's instants are
+    /// in milliseconds) or one that reaches past the year 9999 (`Duration::MAX` included);
     /// [`Error::LockLost`] when the hold is lost (nothing is written), or another replica
     /// wrote the node (then the hold is lost); [`Error::OutcomeUnknown`] when a lost reply
     /// leaves it open whether the write was ours (the hold is then counted as lost); the
@@ -231,8 +232,9 @@ impl ScheduledLockGuard {
     /// # Ok(()) }
     /// ```
     pub async fn extend(&self, by: Duration) -> Result<()> {
-        if by.is_zero() {
-            return Err(Error::invalid("by", "extend: by must be longer than zero"));
+        // the lock's instants are in milliseconds
+        if by < Duration::from_millis(1) {
+            return Err(Error::invalid("by", format!("extend: by must be at least 1 ms, not {by:?}")));
         }
         self.inner.extend(by).await
     }

@@ -181,12 +181,14 @@ impl ShedLock {
     ///
     /// The lock is held until `at_most_for` from now at most — then others may take it even if
     /// this replica never unlocked (it died) — and, once [unlocked](ScheduledLockGuard::unlock),
-    /// until `at_least_for` from now at least.
+    /// until `at_least_for` from now at least (zero: free again once unlocked). A try: it never
+    /// waits for the lock, and its read and write take one operation's time at most.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for an empty name or one with `/`, a zero `at_most_for`,
-    /// `at_least_for` longer than `at_most_for`, or an `at_most_for` that reaches past the
-    /// year 9999 (nothing is written); [`Error::InvalidPath`];
+    /// [`Error::InvalidArgument`] for an empty name or one with `/`, an `at_most_for` under
+    /// 1 ms (zero included: the lock's instants are in milliseconds), `at_least_for` longer
+    /// than `at_most_for`, or an `at_most_for` that reaches past the year 9999
+    /// (`Duration::MAX` included; nothing is written); [`Error::InvalidPath`];
     /// [`Error::OutcomeUnknown`] when a reply was lost and the node now holds the very bytes
     /// we wrote, so it cannot be told whether we took it (the job must be skipped; the lock
     /// frees itself after `at_most_for`); the framework's errors.

@@ -11,7 +11,7 @@ use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
 use super::clock::{millis, validate_durations};
-use super::instant;
+use super::instant::{self, END_OF_FORMAT_MS};
 use super::lock::ShedLock;
 use super::tick::{JobContext, Schedule, TickOutcome};
 use crate::error::{Error, Result};
@@ -153,7 +153,9 @@ impl Scheduled {
     }
 
     /// Ticks at every multiple of `interval` since the Unix epoch (so all replicas tick
-    /// together). A zero or sub-millisecond interval is refused by [`start`](Self::start).
+    /// together). A zero or sub-millisecond interval, and one whose first tick would come
+    /// after the year 9999 (where the lock's instants end; `Duration::MAX` included), are
+    /// refused by [`start`](Self::start).
     ///
     /// # Examples
     /// ```no_run
@@ -167,6 +169,11 @@ impl Scheduled {
         if ms == 0 {
             self.error =
                 Some(Error::invalid("every", format!("every: an interval of at least 1 ms, not {interval:?}")).into());
+        } else if ms >= END_OF_FORMAT_MS {
+            self.error = Some(
+                Error::invalid("every", format!("every: {interval:?} ticks after the year 9999, where the lock ends"))
+                    .into(),
+            );
         }
         self.schedule = Some(Schedule::Every(ms.max(1)));
         self
@@ -195,14 +202,17 @@ impl Scheduled {
     }
 
     /// How long the lock holds at most if this replica dies while running the job (ShedLock's
-    /// `lockAtMostFor`). Required.
+    /// `lockAtMostFor`). Required: under 1 ms (zero included), or reaching past the year 9999
+    /// (`Duration::MAX` included), it is refused by [`start`](Self::start).
     pub fn at_most_for(mut self, at_most_for: Duration) -> Self {
         self.at_most_for = Some(at_most_for);
         self
     }
 
     /// How long the lock holds at least from the tick (ShedLock's `lockAtLeastFor`); at most
-    /// `at_most_for`. Default: half the time to the next tick, capped at `at_most_for`.
+    /// `at_most_for` (a longer one is refused by [`start`](Self::start)). Zero: the lock is
+    /// free again once the job is done. Default: half the time to the next tick, capped at
+    /// `at_most_for`.
     pub fn at_least_for(mut self, at_least_for: Duration) -> Self {
         self.at_least_for = Some(at_least_for);
         self
@@ -440,7 +450,7 @@ impl Runner {
             if *self.stop.borrow_and_update() {
                 return false;
             }
-            let left = tick - self.lock.now_ms();
+            let left = tick.saturating_sub(self.lock.now_ms());
             if left <= 0 {
                 return true;
             }
@@ -462,7 +472,7 @@ impl Runner {
         let at_least_for = match self.at_least_for {
             Some(d) => d,
             None => {
-                let gap = self.schedule.next_after(tick).map_or(0, |next| next - tick);
+                let gap = self.schedule.next_after(tick).map_or(0, |next| next.saturating_sub(tick));
                 Duration::from_millis((gap / 2).max(0) as u64).min(self.at_most_for)
             }
         };

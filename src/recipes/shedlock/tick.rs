@@ -26,7 +26,11 @@ impl Schedule {
     /// The first tick strictly after `after_ms` (milliseconds since the epoch).
     pub(super) fn next_after(&self, after_ms: i64) -> Result<i64> {
         match self {
-            Schedule::Every(every) => Ok((after_ms.div_euclid(*every) + 1) * every),
+            Schedule::Every(every) => after_ms
+                .div_euclid(*every)
+                .checked_add(1)
+                .and_then(|n| n.checked_mul(*every))
+                .ok_or_else(|| Error::invalid("after", format!("no tick of every {every} ms after {after_ms} ms"))),
             Schedule::Cron(cron, expr) => {
                 let after = chrono::DateTime::<chrono::Utc>::from_timestamp_millis(after_ms)
                     .ok_or_else(|| Error::invalid("after", format!("no cron tick after {after_ms} ms")))?;

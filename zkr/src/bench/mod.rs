@@ -125,6 +125,14 @@ pub async fn run(connect: &str, args: &BenchArgs) -> Result<String, Failure> {
     {
         return Err((2, "--clients and --tasks must be >= 1 and --seconds > 0".into()));
     }
+    // a window a clock can hold (inf or 1e300 seconds would overflow it), and as many
+    // sessions and tasks as a machine can run (usize::MAX would overflow their numbering)
+    if args.seconds > MAX_SECONDS || args.warmup_seconds > MAX_SECONDS {
+        return Err((2, format!("--seconds and --warmup-seconds must be at most {MAX_SECONDS}")));
+    }
+    if args.clients > MAX_CLIENTS || args.tasks > MAX_TASKS {
+        return Err((2, format!("--clients must be at most {MAX_CLIENTS} and --tasks at most {MAX_TASKS}")));
+    }
     if args.tasks > 1 && args.peer != "zk-recipes" && recipe != Recipe::ZkClientEntity {
         return Err((2, format!("--tasks is for zk-recipes; {} runs one task per session", args.peer)));
     }
@@ -167,6 +175,13 @@ async fn dispatch(recipe: Recipe, clients: &[Framework], base: &str, args: &Benc
         _ => recipes::timed(recipe, clients, base, args).await,
     }
 }
+
+/// The longest run (or warm-up) a bench takes: about 31 years.
+const MAX_SECONDS: f64 = 1e9;
+/// The most sessions a bench opens (a server takes 60 per client address by default).
+const MAX_CLIENTS: usize = 100_000;
+/// The most tasks per session.
+const MAX_TASKS: usize = 1_000_000;
 
 /// The measured window of a run starting now.
 pub(crate) fn window(args: &BenchArgs) -> Window {

@@ -284,7 +284,7 @@ pub(crate) async fn timed(
     args: &BenchArgs,
 ) -> Result<Report, Failure> {
     let per = args.tasks;
-    let mut ops = Vec::with_capacity(clients.len() * per);
+    let mut ops = Vec::with_capacity(clients.len().saturating_mul(per).min(1 << 16));
     for (idx, fw) in clients.iter().enumerate() {
         let first = Op::new(recipe, fw, base, idx * per, args).await?;
         for task in 1..per {

@@ -55,7 +55,8 @@ pub async fn run(command: Command, ctx: &mut Ctx) -> CliResult {
         Command::Semaphore(a) => a.hold.timeout,
         _ => None,
     }
-    .map(|t| (t, Instant::now() + t));
+    // saturating: `--timeout 580000000000y` is "as long as it takes", not an overflow
+    .map(|t| (t, zk_recipes::Deadline::after(t).instant()));
     let fw = match deadline {
         Some((timeout, at)) => ctx.connect_by(data, at).await.map_err(|e| match e {
             ConnectFailure::Deadline => timed_out(timeout, "a session with ZooKeeper"),

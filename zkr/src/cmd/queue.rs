@@ -74,7 +74,7 @@ pub async fn queue(fw: &Framework, args: QueueArgs, ctx: &mut Ctx) -> CliResult 
             output::line(&line);
         }
         QueueOp::Take { path, timeout, kind } => {
-            let deadline = timeout.map(|t| Instant::now() + t);
+            let deadline = timeout.map(|t| zk_recipes::Deadline::after(t).instant());
             let Some(items) = ctx
                 .signals
                 .interruptible(crate::progress::waiting("waiting for an item", take(fw, &path, kind, deadline)))

@@ -97,3 +97,51 @@ async fn thirty_plus_bad_inputs_exit_2_and_leave_nothing_behind() {
     assert_eq!(fw.exists(&base).await.unwrap(), None, "a refused zkr created {base}");
     fw.close();
 }
+
+/// Durations at their extremes never panic: about `u64::MAX` seconds (`580000000000y`, the
+/// largest humantime reads) is "as long as it takes". A free lock's `--timeout` runs CMD; a
+/// queue's `take --timeout` takes the item there; an open barrier and a latch never set let a
+/// wait through; a lease that runs out still ends CMD with `--kill-after` that long (SIGTERM,
+/// which CMD obeys); `--delay` that long puts an item for the far future. The bench refuses a
+/// window or counts past what it can hold (exit 2).
+#[tokio::test]
+async fn durations_at_their_extremes_never_panic() {
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    let base = path("extreme");
+    let at = |rest: &str| format!("{base}/{rest}");
+    const HUGE: &str = "580000000000y";
+    let (lock, queue, barrier, latch, elect, delayed) =
+        (at("lock"), at("queue"), at("barrier"), at("latch"), at("elect"), at("delayed"));
+    let (code, _, err) = run(&cs, &["queue", "put", &queue, "item"]).await;
+    assert_eq!(code, 0, "{err}");
+    let cases: Vec<(Vec<&str>, i32)> = vec![
+        (vec!["lock", &lock, "--timeout", HUGE, "--", "true"], 0),
+        (vec!["elect", &elect, "--timeout", HUGE, "--", "true"], 0),
+        (vec!["queue", "take", &queue, "--timeout", HUGE], 0),
+        (vec!["barrier", "wait", &barrier, "--timeout", HUGE], 0),
+        (vec!["latch", "wait", &latch, "--timeout", HUGE], 0),
+        (vec!["queue", "put", &delayed, "--kind", "delay", "--delay", HUGE, "later"], 0),
+        (vec!["lock", &lock, "--lease", "300ms", "--kill-after", HUGE, "--", "sleep", "20"], 76),
+        // the bench's own window and counts: refused (exit 2), not an overflow
+        (vec!["bench", "--recipe", "mutex", "--seconds", "inf"], 2),
+        (vec!["bench", "--recipe", "mutex", "--seconds", "1e300"], 2),
+        (vec!["bench", "--recipe", "mutex", "--warmup-seconds", "inf"], 2),
+        (vec!["bench", "--recipe", "mutex", "--clients", "18446744073709551615"], 2),
+        (vec!["bench", "--recipe", "mutex", "--tasks", "18446744073709551615"], 2),
+    ];
+    let mut failed = Vec::new();
+    for (args, want) in &cases {
+        let started = std::time::Instant::now();
+        let (code, out, err) = run(&cs, args).await;
+        let took = started.elapsed();
+        if code != *want || err.contains("panicked") || took > std::time::Duration::from_secs(15) {
+            failed.push(format!(
+                "zkr {args:?}: exit {code} (want {want}) after {took:?}, stdout {out:?}, stderr {err:?}"
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "extreme durations:\n{}", failed.join("\n"));
+    let _ = fw.delete_recursive(&base).await;
+    fw.close();
+}
