@@ -23,8 +23,8 @@ use crate::framework::{paths, Framework, IfExists, LossReason};
 use crate::observe::Kind;
 use crate::recipes::layout;
 use crate::recipes::locks::{
-    contend, forever, Acquired, Decision, Driver, Exclusive, Forever, HeldNode, Listed, Listing, Node, Once, Read,
-    Reading, Request,
+    contend, forever, Acquired, Decision, Driver, Exclusive, Forever, HeldNode, Listed, Listing, Once, Read, Reading,
+    Request, Spec,
 };
 
 use super::joint::{self, Addition, Joiner};
@@ -166,16 +166,8 @@ struct Turns<'a> {
 const TURN: Exclusive = Exclusive::lock(Kind::Atomic);
 
 impl Driver for Turns<'_> {
-    fn kind(&self) -> Kind {
-        TURN.kind()
-    }
-
-    fn names(&self) -> &'static [&'static str] {
-        TURN.names()
-    }
-
-    fn node(&self) -> Node<'_> {
-        Node { name: self.name, ttl: None }
+    fn spec(&self) -> Spec<'_> {
+        Spec { name: self.name, ..TURN.spec() }
     }
 
     fn decide(&self, queue: &[String], ours: &str) -> Decision {

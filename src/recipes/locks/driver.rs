@@ -36,13 +36,19 @@ pub(crate) struct Request<'a> {
     pub driver: &'a dyn Driver,
 }
 
-/// How our contender node is made.
+/// What a contender of one kind is: how it is named in metrics, which nodes are its queue's
+/// and how they sort, and how its own node is made (Curator's `createsTheLock`).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Node<'a> {
-    /// Its name after the protection prefix (`lock-`, `__READ__`, `lease-`, `latch-`): the
-    /// server appends the sequence.
+pub(crate) struct Spec<'a> {
+    /// What contends (the `kind` of the metrics, spans and loss lines).
+    pub kind: Kind,
+    /// The names the queue's nodes end with before their sequence: which children are
+    /// contenders at all, and the text they sort by (see `order::sort_key`).
+    pub names: &'static [&'static str],
+    /// Our node's name after the protection prefix (`lock-`, `__READ__`, `lease-`, `latch-`):
+    /// the server appends the sequence.
     pub name: &'a str,
-    /// A server TTL: the node is a persistent-sequential TTL node with this time to live
+    /// A server TTL: our node is a persistent-sequential TTL node with this time to live
     /// instead of an ephemeral-sequential one, touched while it waits (the holder touches it by
     /// renewing).
     pub ttl: Option<Duration>,
@@ -102,6 +108,16 @@ pub(crate) enum Proceed {
     Yield,
 }
 
+/// Who waits its driver's own way ([`Driver::wait_own`]): our node `ours` in `dir`, with the
+/// queue (`queue`, the contenders) the decision was made from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Waiter<'a> {
+    pub fw: &'a Framework,
+    pub dir: &'a str,
+    pub queue: &'a [String],
+    pub ours: &'a str,
+}
+
 /// A driver's own wait ([`Driver::wait_own`]).
 pub(crate) enum OwnWait {
     /// Wait for this watch (or `wake_at`), then decide again.
@@ -110,19 +126,12 @@ pub(crate) enum OwnWait {
     Again(Option<Listed>),
 }
 
-/// The policy of one kind of contender. The first four say what a contender is; the hooks
-/// after them do what a kind does beyond the plain queue, each with the plain queue's
-/// behaviour as its default.
+/// The policy of one kind of contender. The first two say what a contender is and decide;
+/// the hooks after them do what a kind does beyond the plain queue, each with the plain
+/// queue's behaviour as its default.
 pub(crate) trait Driver: Send + Sync + std::fmt::Debug {
-    /// What contends (the `kind` of the metrics, spans and loss lines).
-    fn kind(&self) -> Kind;
-
-    /// The names the queue's nodes end with before their sequence: which children are
-    /// contenders at all, and the text they sort by (see [`sort_key`]).
-    fn names(&self) -> &'static [&'static str];
-
-    /// How our node is made (Curator's `createsTheLock`).
-    fn node(&self) -> Node<'_>;
+    /// What a contender of this kind is.
+    fn spec(&self) -> Spec<'_>;
 
     /// Whether we hold, or what we wait for (Curator's `getsTheLock`), from the contenders
     /// in queue order and our node's name. Pure.
@@ -145,16 +154,9 @@ pub(crate) trait Driver: Send + Sync + std::fmt::Debug {
         Box::pin(ready(Ok(Proceed::Wait)))
     }
 
-    /// The wait of a [`Decision::Own`] on `queue` (the contenders it was decided from), for
-    /// our node `ours` in `dir`: it may keep no listing while it waits (with N waiters that
-    /// would be O(N²) memory). No driver but the semaphore's decides so.
-    fn wait_own<'a>(
-        &'a self,
-        _fw: &'a Framework,
-        _dir: &'a str,
-        _queue: &'a [String],
-        _ours: &'a str,
-    ) -> Hook<'a, Result<OwnWait>> {
+    /// The wait of a [`Decision::Own`] by `waiter`: it may keep no listing while it waits (with
+    /// N waiters that would be O(N²) memory). No driver but the semaphore's decides so.
+    fn wait_own<'a>(&'a self, _waiter: Waiter<'a>) -> Hook<'a, Result<OwnWait>> {
         Box::pin(ready(Err(Error::InvalidState("a driver that decides to wait its own way must say how"))))
     }
 
@@ -220,16 +222,8 @@ pub(crate) const WRITE_NAME: &str = crate::recipes::layout::WRITE_NAME;
 pub(crate) const RW_NAMES: &[&str] = &[READ_NAME, WRITE_NAME];
 
 impl Driver for Exclusive {
-    fn kind(&self) -> Kind {
-        self.kind
-    }
-
-    fn names(&self) -> &'static [&'static str] {
-        self.names
-    }
-
-    fn node(&self) -> Node<'_> {
-        Node { name: self.name, ttl: self.ttl }
+    fn spec(&self) -> Spec<'_> {
+        Spec { kind: self.kind, names: self.names, name: self.name, ttl: self.ttl }
     }
 
     fn decide(&self, queue: &[String], ours: &str) -> Decision {
@@ -269,16 +263,8 @@ impl Driver for Exclusive {
 pub(crate) struct MutexDriver(pub Exclusive);
 
 impl Driver for MutexDriver {
-    fn kind(&self) -> Kind {
-        self.0.kind()
-    }
-
-    fn names(&self) -> &'static [&'static str] {
-        self.0.names()
-    }
-
-    fn node(&self) -> Node<'_> {
-        self.0.node()
+    fn spec(&self) -> Spec<'_> {
+        self.0.spec()
     }
 
     fn decide(&self, queue: &[String], ours: &str) -> Decision {
@@ -302,16 +288,8 @@ pub(crate) struct Reading<'a, D> {
 }
 
 impl<D: Driver> Driver for Reading<'_, D> {
-    fn kind(&self) -> Kind {
-        self.driver.kind()
-    }
-
-    fn names(&self) -> &'static [&'static str] {
-        self.driver.names()
-    }
-
-    fn node(&self) -> Node<'_> {
-        self.driver.node()
+    fn spec(&self) -> Spec<'_> {
+        self.driver.spec()
     }
 
     fn decide(&self, queue: &[String], ours: &str) -> Decision {
@@ -344,16 +322,8 @@ impl<D: Driver> Driver for Reading<'_, D> {
 pub(crate) struct Once<D>(pub D);
 
 impl<D: Driver> Driver for Once<D> {
-    fn kind(&self) -> Kind {
-        self.0.kind()
-    }
-
-    fn names(&self) -> &'static [&'static str] {
-        self.0.names()
-    }
-
-    fn node(&self) -> Node<'_> {
-        self.0.node()
+    fn spec(&self) -> Spec<'_> {
+        self.0.spec()
     }
 
     fn decide(&self, queue: &[String], ours: &str) -> Decision {
@@ -379,16 +349,8 @@ pub(crate) struct Reader {
 }
 
 impl Driver for Reader {
-    fn kind(&self) -> Kind {
-        Kind::Read
-    }
-
-    fn names(&self) -> &'static [&'static str] {
-        RW_NAMES
-    }
-
-    fn node(&self) -> Node<'_> {
-        Node { name: READ_NAME, ttl: self.ttl }
+    fn spec(&self) -> Spec<'_> {
+        Spec { kind: Kind::Read, names: RW_NAMES, name: READ_NAME, ttl: self.ttl }
     }
 
     fn decide(&self, queue: &[String], ours: &str) -> Decision {

@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::driver::{Decision, Driver, Holding, OwnWait, Proceed, Request, Watch};
+use super::driver::{Decision, Driver, Holding, OwnWait, Proceed, Request, Waiter, Watch};
 use super::held::Acquired;
 use super::order::{Listed, Listing, Queue};
 use super::session::{Followed, InFlight, Mark, SessionLocks};
@@ -204,7 +204,7 @@ struct Observed {
 impl Observed {
     fn start(fw: &Framework, req: &Request<'_>) -> Self {
         use tracing::field::Empty;
-        let (started, kind) = (Instant::now(), req.driver.kind());
+        let (started, kind) = (Instant::now(), req.driver.spec().kind);
         let acquiring = observe::Acquiring::start(kind, fw.path_label(req.dir), started);
         let span = tracing::debug_span!(
             "acquire",
@@ -369,7 +369,7 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
     /// `order`: the local queue's create order (see `session.rs`), given up once our first
     /// node is created.
     async fn run(mut self, mut order: Option<super::session::CreateOrder>) -> Result<Ended<W>> {
-        let spec = self.driver.node();
+        let spec = self.driver.spec();
         if spec.ttl.is_some() && !self.fw.capabilities().await?.ttl_nodes {
             return Err(crate::framework::TTL_UNSUPPORTED);
         }
@@ -398,7 +398,7 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
     /// sent right behind it (one round trip): the node, its owner, and that listing (`None`
     /// when the create was retried and found our node, or the listing failed).
     async fn create(&mut self, name: &ProtectedName, data: &[u8]) -> Result<(CreatedNode, i64, Option<Listed>)> {
-        let spec = self.driver.node();
+        let spec = self.driver.spec();
         let mode = if spec.ttl.is_some() { CreateMode::PersistentSequential } else { CreateMode::EphemeralSequential };
         let (driver, locks, dir) = (self.driver, &**self.locks, self.req.dir);
         self.pending.arm(name);
@@ -437,7 +437,7 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
                 decision => {
                     // the listing is not kept while waiting: with N waiters that would be O(N²)
                     // memory (a listing shared with other local waiters goes with the last one)
-                    let queue = listed.listing.queue(self.driver.names());
+                    let queue = listed.listing.queue(self.driver.spec().names);
                     drop(listed);
                     let still = std::mem::take(&mut kept);
                     match self.wait_in_queue(&ours, decision, queue, wake_at, still).await? {
@@ -465,7 +465,7 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
     /// The driver's decision on `listing` (and the status it was made with, and when a
     /// watching waiter must decide again though nothing it watches changed).
     fn decide(&self, ours: &Queued, listing: &Listing) -> (Decision, SessionStatus, Option<Instant>) {
-        let queue = listing.queue(self.driver.names());
+        let queue = listing.queue(self.driver.spec().names);
         // foreign children hold nothing: warned about once each
         self.locks.foreign.warn(self.req.dir, &queue.foreign);
         let status = self.fw.status();
@@ -508,7 +508,8 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
     fn take(&mut self, node: CreatedNode, status: SessionStatus, holding: Holding, listed: Option<Listed>) -> Acquired {
         self.pending.forget_node();
         let mark = (holding == Holding::Alone).then(|| self.locks.hand_off.mark(&node.path));
-        let (waited, ttl, kind) = (self.waited, self.driver.node().ttl, self.driver.kind());
+        let (waited, spec) = (self.waited, self.driver.spec());
+        let (ttl, kind) = (spec.ttl, spec.kind);
         Acquired { path: node.path, stat: node.stat, status, mark, listed, waited, ttl, kind }
     }
 
@@ -553,7 +554,8 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
                 self.watch(watch, kept).await?
             }
             _ => {
-                let own = self.driver.wait_own(self.fw, self.req.dir, &queue, &ours.name).await?;
+                let waiter = Waiter { fw: self.fw, dir: self.req.dir, queue: &queue, ours: &ours.name };
+                let own = self.driver.wait_own(waiter).await?;
                 drop(queue);
                 match own {
                     OwnWait::Again(listing) => Next::Again(listing),
@@ -660,7 +662,7 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
                 // (a wait without a deadline is never woken by one: it lists again)
                 (Wake::Deadline, _) => {
                     let touch_due = self.next_touch.is_some_and(|at| at <= Instant::now());
-                    if let (true, Some(ttl)) = (touch_due, self.driver.node().ttl) {
+                    if let (true, Some(ttl)) = (touch_due, self.driver.spec().ttl) {
                         if let Err(e) = self.fw.touch(&ours.node.path).await {
                             tracing::debug!(path = %ours.node.path, error = %e, "touching our TTL node failed");
                         }

@@ -24,7 +24,7 @@ use std::ops::Deref;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::driver::{Decision, Driver, Holding, Hook, Node, OwnWait, Proceed, Watch};
+use super::driver::{Decision, Driver, Holding, Hook, OwnWait, Proceed, Spec, Waiter, Watch};
 use super::held::HeldNode;
 use super::order::{is_contender, position, Listed, Listing};
 use super::permit_name::permit_deadline;
@@ -198,17 +198,12 @@ pub(crate) struct CountedLease {
 
 const LEASE_NAMES: &[&str] = &[LEASE_NAME];
 
+/// What a lease is, whichever rule takes it.
+const LEASE: Spec<'static> = Spec { kind: Kind::Semaphore, names: LEASE_NAMES, name: LEASE_NAME, ttl: None };
+
 impl Driver for FastLease<'_> {
-    fn kind(&self) -> Kind {
-        Kind::Semaphore
-    }
-
-    fn names(&self) -> &'static [&'static str] {
-        LEASE_NAMES
-    }
-
-    fn node(&self) -> Node<'_> {
-        Node { name: LEASE_NAME, ttl: None }
+    fn spec(&self) -> Spec<'_> {
+        LEASE
     }
 
     fn decide(&self, queue: &[String], ours: &str) -> Decision {
@@ -223,42 +218,22 @@ impl Driver for FastLease<'_> {
         })
     }
 
-    fn wait_own<'a>(
-        &'a self,
-        fw: &'a Framework,
-        dir: &'a str,
-        queue: &'a [String],
-        ours: &'a str,
-    ) -> Hook<'a, Result<OwnWait>> {
-        Box::pin(wait_own(fw, dir, queue, ours, move |q: &[String], o: &str| rank(self.max, (self.now)(), q, o)))
+    fn wait_own<'a>(&'a self, waiter: Waiter<'a>) -> Hook<'a, Result<OwnWait>> {
+        Box::pin(wait_own(waiter, move |q: &[String], o: &str| rank(self.max, (self.now)(), q, o)))
     }
 }
 
 impl Driver for CountedLease {
-    fn kind(&self) -> Kind {
-        Kind::Semaphore
-    }
-
-    fn names(&self) -> &'static [&'static str] {
-        LEASE_NAMES
-    }
-
-    fn node(&self) -> Node<'_> {
-        Node { name: LEASE_NAME, ttl: None }
+    fn spec(&self) -> Spec<'_> {
+        LEASE
     }
 
     fn decide(&self, queue: &[String], ours: &str) -> Decision {
         decision(count(self.max, (self.now)(), queue, ours), queue, ours)
     }
 
-    fn wait_own<'a>(
-        &'a self,
-        fw: &'a Framework,
-        dir: &'a str,
-        queue: &'a [String],
-        ours: &'a str,
-    ) -> Hook<'a, Result<OwnWait>> {
-        Box::pin(wait_own(fw, dir, queue, ours, move |q: &[String], o: &str| count(self.max, (self.now)(), q, o)))
+    fn wait_own<'a>(&'a self, waiter: Waiter<'a>) -> Hook<'a, Result<OwnWait>> {
+        Box::pin(wait_own(waiter, move |q: &[String], o: &str| count(self.max, (self.now)(), q, o)))
     }
 
     fn vanished(&self, lost: Error) -> Result<()> {
@@ -269,13 +244,8 @@ impl Driver for CountedLease {
 /// The leases' own wait, by `rule` on `queue`: reclaim the expired permits (then decide again),
 /// or watch the children — with a listing of our own, which is decided from again at once when
 /// it says something else — until one changes or the earliest permit expires.
-async fn wait_own(
-    fw: &Framework,
-    dir: &str,
-    queue: &[String],
-    ours: &str,
-    rule: impl Fn(&[String], &str) -> Rule,
-) -> Result<OwnWait> {
+async fn wait_own(waiter: Waiter<'_>, rule: impl Fn(&[String], &str) -> Rule) -> Result<OwnWait> {
+    let Waiter { fw, dir, queue, ours } = waiter;
     if let Rule::Reclaim(nodes) = rule(queue, ours) {
         reclaim(fw, dir, &nodes).await?;
         return Ok(OwnWait::Again(None));

@@ -80,7 +80,7 @@ pub use timed_hold::TimedHold;
 // The engine, for the recipes that contend through it with drivers of their own (the leader
 // latch, the atomic values' turns) and those that read contender queues: nothing else of the
 // locks is theirs to reach.
-pub(crate) use driver::{Decision, Driver, Exclusive, Node, Once, Reading, Request};
+pub(crate) use driver::{Decision, Driver, Exclusive, Once, Reading, Request, Spec};
 pub(crate) use engine::{contend, forever, Forever};
 pub(crate) use held::Acquired;
 pub(crate) use order::{is_contender, sort_children, Listed, Listing, Read};

@@ -355,7 +355,7 @@ impl InterProcessMutex {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn participants(&self) -> Result<Vec<String>> {
-        participants(&self.shared.fw, &self.shared.path, self.driver().names()).await
+        participants(&self.shared.fw, &self.shared.path, self.driver().spec().names).await
     }
 
     /// Asks the holder of `node_path` to release (Curator's `Revoker.attemptRevoke`): sets
