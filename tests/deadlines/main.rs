@@ -7,6 +7,7 @@
 
 mod calls;
 mod ensemble;
+mod leaks;
 
 use std::time::Duration;
 
