@@ -555,7 +555,10 @@ impl Framework {
     }
 
     /// Deletes, in the background, whatever node carries the protection prefix of `name`
-    /// (an abandoned create whose reply we never saw).
+    /// (an abandoned create whose reply we never saw): retried as
+    /// [`delete_in_background`](Self::delete_in_background)'s, until no such node is left, or
+    /// the session changed and the only ones left are ephemeral (they go with the old session);
+    /// a persistent one (a TTL contender, an expiring permit) is deleted in the next session.
     pub(crate) fn delete_protected_in_background(&self, name: ProtectedName) {
         let owner = self.status().session_id;
         self.spawn_delete(DeleteTarget::Protected(name), Some(owner));
@@ -639,13 +642,23 @@ impl Framework {
     }
 
     /// Whether a background delete whose node may have been an ephemeral of a session now
-    /// gone still has work: only when a persistent node is at its path (an ephemeral one is
-    /// the old session's, which the server removes, or someone else's).
+    /// gone still has work: only when a persistent node is at its path, or carries its
+    /// protection prefix (an ephemeral one is the old session's, which the server removes, or
+    /// someone else's). A protected create is not always ephemeral: a TTL contender, an
+    /// expiring permit are persistent, and one whose reply was lost may have landed in the
+    /// old session; nobody else would delete it before its TTL or expiry.
     async fn still_to_delete_after_session_change(&self, target: &DeleteTarget) -> Result<bool> {
         match target {
             DeleteTarget::Path(path) => Ok(self.exists(path).await?.is_some_and(|stat| stat.ephemeral_owner == 0)),
-            // protected creates are the recipes' ephemeral(-sequential) nodes
-            DeleteTarget::Protected(_) => Ok(false),
+            DeleteTarget::Protected(name) => {
+                for child in self.children_or_empty(name.parent()).await?.iter().filter(|c| name.matches(c)) {
+                    let path = paths::join(name.parent(), child);
+                    if self.exists(&path).await?.is_some_and(|stat| stat.ephemeral_owner == 0) {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
         }
     }
 
