@@ -31,7 +31,8 @@ use crate::ZooKeeperError;
 ///   single other member remains, and deletes `ready` under it). A member whose session dies
 ///   counts as left: its ephemeral node vanishes and the others go on.
 /// * **No orphans.** A timed-out or failed enter or leave, and a dropped `enter`/`leave`
-///   future, delete our member node (in the background when dropped).
+///   future, delete our member node (in the background when dropped, also when dropped while
+///   the delete of a timed-out call is under way).
 /// * If our session is lost while entering, our member node is created again in the new
 ///   session; while leaving, our node is simply gone (we count as left).
 /// * **Foreign children are no members.** A child not named by a UUID (nor `ready`) counts
@@ -238,8 +239,7 @@ impl DistributedDoubleBarrier {
                 }
             }
             if wait_any(&self.fw, watchers, deadline, session).await == Wake::Deadline {
-                guard.disarm();
-                self.delete_member().await;
+                self.withdraw(guard).await;
                 return Ok(false);
             }
         }
@@ -300,12 +300,15 @@ impl DistributedDoubleBarrier {
         Err(Error::ZooKeeper(ZooKeeperError::NodeExists))
     }
 
-    /// Deletes our member node (a missing one is fine); a failure continues in the background.
-    async fn delete_member(&self) {
-        // past a timed wait's deadline: the time left is the cleanup grace
+    /// Withdraws our member node past a timed wait's deadline: deleted in place within the
+    /// cleanup grace (a missing one is fine), a failed delete goes on in the background. `guard`
+    /// stays armed until the delete returned: a withdraw cut short — the grace ran out, the
+    /// caller dropped the call — is finished in the background too, never dropped in flight.
+    async fn withdraw(&self, mut guard: MemberGuard<'_>) {
         if let Err(e) = deadline::cleanup(self.fw.delete_guaranteed(&self.our_path)).await {
             tracing::debug!(path = %self.our_path, error = %e, "member delete continues in the background");
         }
+        guard.disarm();
     }
 
     async fn leave_until(&self, deadline: Option<Instant>) -> Result<bool> {
@@ -317,9 +320,12 @@ impl DistributedDoubleBarrier {
             let ours = members.iter().position(|m| *m == self.our_name);
             let (Some(lowest), Some(highest)) = (members.first(), members.last()) else { break };
             if members.len() == 1 && ours == Some(0) {
-                // the last one in: leave and let the others go
+                // the last one in: leave and let the others go (armed until the delete is
+                // done or handed to its background retries: a call dropped meanwhile leaves
+                // no member)
+                let deleted = self.fw.delete_guaranteed(&self.our_path).await;
                 guard.disarm();
-                self.fw.delete_guaranteed(&self.our_path).await?;
+                deleted?;
                 break;
             }
             let watched = match ours {
@@ -331,8 +337,7 @@ impl DistributedDoubleBarrier {
             let delete_ours = ours.is_some_and(|i| i > 0);
             let Some(watcher) = self.watch_and_delete(&watched, delete_ours).await? else { continue };
             if wait(&self.fw, watcher, deadline, session).await == Wake::Deadline {
-                guard.disarm();
-                self.delete_member().await;
+                self.withdraw(guard).await;
                 return Ok(false);
             }
         }
