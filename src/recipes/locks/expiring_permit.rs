@@ -160,9 +160,34 @@ pub(crate) async fn delete_permit(fw: &Framework, path: &str) -> Result<()> {
     .await
 }
 
+/// A permit the swap may have made that no caller has: deleted in the background by its
+/// protection prefix when dropped before [`claimed`](Self::claimed) — a swap whose outcome is
+/// unknown, that failed after it was applied, or that was dropped — in whatever session comes
+/// next (a permit is persistent). So no slot stays taken by a permit nobody knows the id of.
+struct Unclaimed<'a> {
+    fw: &'a Framework,
+    name: Option<ProtectedName>,
+}
+
+impl Unclaimed<'_> {
+    /// The permit is the caller's now.
+    fn claimed(mut self) {
+        self.name = None;
+    }
+}
+
+impl Drop for Unclaimed<'_> {
+    fn drop(&mut self) {
+        if let Some(name) = self.name.take() {
+            self.fw.delete_protected_in_background(name);
+        }
+    }
+}
+
 /// Swaps a held ordinary `lease` of the semaphore at `semaphore` (leases under `leases_dir`)
 /// for a permit that expires after `expiry`, in one transaction: the lease count does not
-/// change. `ttl`: create it as a TTL node.
+/// change. `ttl`: create it as a TTL node. Whatever goes wrong once the transaction may have
+/// been sent (no reply by the deadline, the call dropped), a permit it made is deleted.
 pub(crate) async fn swap_for_permit(
     fw: &Framework,
     semaphore: &str,
@@ -172,13 +197,16 @@ pub(crate) async fn swap_for_permit(
     ttl: bool,
 ) -> Result<ExpiringPermit> {
     let (expires_at, deadline) = (deadline::wall_later(SystemTime::now(), expiry), deadline::after(expiry));
-    let name = ProtectedName::new(leases_dir, &permit_name(expires_at)).path();
+    let protected = ProtectedName::new(leases_dir, &permit_name(expires_at));
+    let name = protected.path();
     let (data, mode) = (fw.default_data(), crate::CreateMode::PersistentSequential);
     // the transaction deletes the lease's node: no loss to report when it does
     lease.ending();
     // (not `plain()`: a compressing framework stores the permit's data compressed)
     let txn = fw.transaction().delete(lease.path(), None);
     let txn = if ttl { txn.create_with_ttl(&name, data, mode, expiry) } else { txn.create(&name, data, mode) };
+    // (a failure that applied nothing costs the background delete one listing)
+    let unclaimed = Unclaimed { fw, name: Some(protected) };
     let created = match txn.commit().await {
         Ok(results) => results.into_iter().nth(1),
         Err(Error::Transaction { index: 0, source: ZooKeeperError::NoNode, .. }) => {
@@ -186,7 +214,7 @@ pub(crate) async fn swap_for_permit(
             lease.forget();
             return Err(Error::LockLost { path, reason: LossReason::NodeDeleted });
         }
-        Err(e) => return Err(e), // the lease goes back when dropped
+        Err(e) => return Err(e), // the lease goes back when dropped, the permit if made too
     };
     lease.forget();
     // a multi's create answers no stat: read it (czxid is the fencing token)
@@ -197,6 +225,7 @@ pub(crate) async fn swap_for_permit(
     let Some(stat) = fw.exists(&path).await? else {
         return Err(Error::LockLost { path, reason: LossReason::NodeDeleted });
     };
+    unclaimed.claimed();
     Ok(ExpiringPermit {
         fw: fw.clone(),
         semaphore: semaphore.to_string(),

@@ -228,12 +228,15 @@ impl InterProcessSemaphoreV2 {
     /// [`Error::InvalidArgument`] for an expiry under 1 ms (zero included) or beyond
     /// ZooKeeper's largest TTL, 2^40 − 1 ms (about 34 years; `Duration::MAX` included: a permit
     /// always expires); [`Error::LockLost`] when the lease taken was lost before it became a
-    /// permit; the framework's errors.
+    /// permit; [`Error::OutcomeUnknown`] when the last step (one transaction turning the lease
+    /// into the permit) was not answered in time; the framework's errors. Whatever the error,
+    /// no permit is left: one the transaction may still make is deleted in the background.
     ///
     /// # Cancel safety
-    /// Cancel safe while waiting (no node is left behind). Cancelled during the last step (one
-    /// transaction turning the lease into the permit), the permit may exist without a handle:
-    /// it is reclaimed once it expires.
+    /// Cancel safe: no node is left behind. Cancelled during the last step, a permit the
+    /// transaction made (or makes later, once a stalled server answers) is deleted in the
+    /// background, in whatever session comes next: no slot stays taken by a permit without a
+    /// handle.
     ///
     /// # Examples
     /// ```no_run
