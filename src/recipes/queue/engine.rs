@@ -277,7 +277,10 @@ impl Engine {
     /// [`try_take`](Self::try_take), run to its end in a task of its own (not cut by the
     /// caller's deadline or drop). When the caller is gone by then, nothing taken is lost or
     /// left behind: a safe take's lock is released; an at-most-once take's item, whose delete
-    /// was sent, is kept for this handle's next take.
+    /// was sent, is kept for this handle's next take. Its own requests have the operation
+    /// timeout: a lock create that a stalled server did not answer by then is deleted in the
+    /// background if it lands later (`lock_item`), so that no other consumer waits for our
+    /// session's end.
     async fn take_detached(self: &Arc<Self>, name: &str, mode: Mode) -> Result<Tried> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let (engine, name) = (self.clone(), name.to_string());

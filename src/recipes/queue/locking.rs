@@ -7,11 +7,12 @@ use crate::ZooKeeperError;
 use zookeeper_client::{Client, CreateMode, Error as ZkError, OneshotWatcher};
 
 use super::state::Engine;
-use super::taken::ItemLock;
+use super::taken::{delete_lock, ItemLock, Whose};
 use crate::error::{Error, Result};
 use crate::framework::paths;
 use crate::observe::Kind;
 use crate::recipes::locks::Acquired;
+use crate::sync::lock as lock_of;
 use crate::HeldNode;
 
 impl Engine {
@@ -66,10 +67,13 @@ impl Engine {
         loop {
             let status = self.fw.status();
             let lock = lock.as_str();
+            // the client of the last create sent
+            let sent = &std::sync::Mutex::new(None);
             let created = self
                 .fw
                 .retry_raw(|client| async move {
                     let acl = self.fw.acl_for(lock)?;
+                    *lock_of(sent) = Some(client.clone());
                     let stat = match client.create(lock, data, &acl.options(CreateMode::Ephemeral)).await {
                         Ok((stat, _)) => Some(stat),
                         // ours when a lost reply made us send the create again
@@ -89,10 +93,19 @@ impl Engine {
                     self.ensure_dirs(true).await?;
                     continue;
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    // a create sent and not answered (the deadline passed, the retries ran
+                    // out) may land later and hold the item until our session ends: ours to
+                    // delete if it does (the caller may be gone: this runs detached)
+                    let sent = lock_of(sent).take();
+                    if let (Some(client), false) = (sent, matches!(e, Error::ZooKeeper(_) | Error::Closed)) {
+                        delete_lock(&self.fw, client, lock.to_string(), Whose::IfLanded);
+                    }
+                    return Err(e);
+                }
             };
             let acquired = Acquired::created(lock.to_string(), stat, status, Kind::QueueItem);
-            let held = ItemLock { hold: HeldNode::unwatched(&self.fw, acquired), client };
+            let held = ItemLock::new(HeldNode::unwatched(&self.fw, acquired), client);
             if stat.ephemeral_owner != status.session_id {
                 // created in a newer session than the status we would hold it under: start over
                 held.release();
