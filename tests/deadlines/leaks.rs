@@ -44,11 +44,34 @@ pub async fn framework(cs: &str) -> Framework {
     fixtures::framework_with(cs, |b| b.session_timeout(SESSION).operation_timeout(OPERATION_TIMEOUT)).await
 }
 
-/// Freezes `server` (SIGSTOP) right after `fw`'s connection answered: the connection outlives a
-/// freeze of [`FREEZE`], so what `fw` sends meanwhile is applied when the server resumes.
-pub async fn freeze(server: &TestingServer, fw: &Framework) {
+/// Freezes a server with `pause` (SIGSTOP) right after `fw`'s connection answered, and returns
+/// once it is frozen (`pid`: its process): the connection outlives a freeze of [`FREEZE`], so
+/// what `fw` sends meanwhile is applied when the server resumes.
+pub async fn freeze<E: std::fmt::Debug>(fw: &Framework, pid: Option<u32>, pause: impl FnOnce() -> Result<(), E>) {
     fw.exists("/").await.expect("an answer before the freeze");
-    server.pause().expect("SIGSTOP");
+    pause().expect("SIGSTOP");
+    stopped(pid);
+}
+
+/// Waits until every thread of the process `pid` has stopped: SIGSTOP is delivered
+/// asynchronously, and a JVM may answer a request sent right after the signal. Nothing to wait
+/// for without a pid (a server in a Docker container).
+pub fn stopped(pid: Option<u32>) {
+    let Some(pid) = pid else { return };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let all_stopped = || -> bool {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return true };
+        tasks.flatten().all(|task| {
+            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+            // the state follows the command name, which ends with the last ')'
+            let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
+            matches!(state, None | Some('T' | 't' | 'Z' | 'X'))
+        })
+    };
+    while !all_stopped() {
+        assert!(std::time::Instant::now() < deadline, "process {pid} did not stop");
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// The children of `dir` (none when it is gone).
@@ -87,7 +110,7 @@ async fn a_safe_take_cut_by_a_freeze_leaves_no_item_lock() {
     // our first take lists both items: the second is the next one we try, without a listing
     ours.take_safe().await.unwrap().complete().await.unwrap();
 
-    freeze(&server, &fw).await;
+    freeze(&fw, server.pid(), || server.pause()).await;
     let started = Instant::now();
     let taken = ours.take_safe_timeout(TIMEOUT).await;
     let took = started.elapsed();
@@ -139,7 +162,7 @@ async fn a_ttl_contender_whose_create_landed_unseen_is_deleted_after_the_session
     let held = InterProcessMutex::new(&holder, &path).unwrap().acquire().await.unwrap();
     let losses = fw.status().losses;
 
-    freeze(&server, &fw).await;
+    freeze(&fw, server.pid(), || server.pause()).await;
     let started = Instant::now();
     let waited = mutex.acquire_timeout(TIMEOUT).await;
     let took = started.elapsed();
@@ -196,7 +219,7 @@ async fn a_double_barrier_withdraw_cut_by_its_caller_leaves_no_member() {
     };
     fixtures::eventually(WAIT, "our member is in", || async { children(&other, &path).await.len() == 1 }).await;
 
-    freeze(&server, &fw).await;
+    freeze(&fw, server.pid(), || server.pause()).await;
     let (outcome, state) = waiting.await.unwrap();
     server.resume().expect("SIGCONT");
     assert!(outcome.is_err(), "the caller gave up first: {outcome:?}");
@@ -258,7 +281,11 @@ async fn an_expiring_permit_whose_swap_was_cut_by_a_freeze_holds_no_slot() {
 
     // the server freezes the moment the lease is held: the swap goes to a frozen server
     let frozen = server.clone();
-    let hook = OnSpan { name: "hold", then: Mutex::new(Some(Box::new(move || frozen.pause().expect("SIGSTOP")))) };
+    let freeze = move || {
+        frozen.pause().expect("SIGSTOP");
+        stopped(frozen.pid());
+    };
+    let hook = OnSpan { name: "hold", then: Mutex::new(Some(Box::new(freeze))) };
     let started = Instant::now();
     let acquired = semaphore.acquire_with_expiry_timeout(LONG, TIMEOUT).with_subscriber(hook).await;
     let took = started.elapsed();

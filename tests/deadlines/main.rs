@@ -4,10 +4,17 @@
 //! nothing — and after it answers again the framework works and nothing of the abandoned
 //! waits is left (nodes, watches). A binary of its own: its stalls do not disturb the timing
 //! of other suites, and each test has servers of its own.
+//!
+//! The calls here start on a frozen server, and the freezes end before the operation timeout
+//! or the session; `waiting.rs` freezes the server under calls that already wait (their
+//! withdraw runs under the freeze), for longer than the operation timeout, longer than the
+//! session, and on an ensemble until the session moves; `leaks.rs` freezes it with a write of
+//! an abandoned call in flight, which lands when it resumes.
 
 mod calls;
 mod ensemble;
 mod leaks;
+mod waiting;
 
 use std::time::Duration;
 
