@@ -334,7 +334,9 @@ impl Transaction<'_> {
                 fw.delete_in_background(marker, None);
                 Ok(results)
             }
-            (Err(_), Some(marker)) if in_doubt.load(Ordering::SeqCst) => {
+            // in doubt: a lost reply, or a commit sent and not answered by the deadline (a
+            // stalled server may still apply it): its marker must not stay behind
+            (Err(e), Some(marker)) if in_doubt.load(Ordering::SeqCst) || matches!(e, Error::OutcomeUnknown { .. }) => {
                 fw.delete_in_background(marker, None);
                 Err(unknown())
             }

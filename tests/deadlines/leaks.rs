@@ -303,6 +303,8 @@ async fn an_expiring_permit_whose_swap_was_cut_by_a_freeze_holds_no_slot() {
     let permit = semaphore.acquire_with_expiry_timeout(LONG, WAIT).await.expect("a permit");
     permit.release().await.unwrap();
     emptied(&other, &format!("{path}/leases"), "leases and permits").await;
+    // nor is the swap's transaction marker left (the framework's default marker root)
+    emptied(&other, "/zk-recipes-txn", "transaction markers").await;
     assert!(fw.shutdown(WAIT).await.is_ok() && other.shutdown(WAIT).await.is_ok());
     server.stop().await;
 }
