@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use tracing::instrument::WithSubscriber;
 use zk_recipes::queue::QueueBuilder;
 use zk_recipes::{
-    ConnectionState, DistributedDoubleBarrier, DistributedQueue, Error, Framework, InterProcessMutex,
+    with_deadline, ConnectionState, DistributedDoubleBarrier, DistributedQueue, Error, Framework, InterProcessMutex,
     InterProcessSemaphoreV2,
 };
 use zk_recipes_testing::{fixtures, ProxyMode, TcpProxy, TestingServer};
@@ -48,7 +48,7 @@ pub async fn framework(cs: &str) -> Framework {
 /// once it is frozen (`pid`: its process): the connection outlives a freeze of [`FREEZE`], so
 /// what `fw` sends meanwhile is applied when the server resumes.
 pub async fn freeze<E: std::fmt::Debug>(fw: &Framework, pid: Option<u32>, pause: impl FnOnce() -> Result<(), E>) {
-    fw.exists("/").await.expect("an answer before the freeze");
+    with_deadline(WAIT, fw.exists("/")).await.expect("an answer before the freeze");
     pause().expect("SIGSTOP");
     stopped(pid);
 }
@@ -141,8 +141,9 @@ async fn a_safe_take_cut_by_a_freeze_leaves_no_item_lock() {
 ///
 /// Whether the old background delete gave up depended on where it was when the new session
 /// came: pausing between attempts (it gave up), or in an attempt (which ran in the new
-/// session and deleted the node). Short attempts (an operation timeout of 250 ms) make the
-/// pause the likely place.
+/// session and deleted the node). Short attempts (an operation timeout of 100 ms, against
+/// pauses of up to 1 s) make the pause the likely place; the test's own calls on `fw` have
+/// deadlines of their own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ttl_contender_whose_create_landed_unseen_is_deleted_after_the_session_ends() {
     // a silent connection is dropped after 2 s (2/5 of the session): it outlives the freeze
@@ -151,14 +152,14 @@ async fn a_ttl_contender_whose_create_landed_unseen_is_deleted_after_the_session
     let proxy = TcpProxy::start(server.connect_string()).await.expect("proxy");
     let cs = server.connect_string().to_string();
     let fw = fixtures::framework_with(proxy.connect_string(), |b| {
-        b.session_timeout(session).operation_timeout(Duration::from_millis(250))
+        b.session_timeout(session).operation_timeout(Duration::from_millis(100))
     })
     .await;
     let holder = framework(&cs).await;
     let path = format!("/{}", fixtures::unique("leak-ttl"));
     let mutex = InterProcessMutex::new(&fw, &path).unwrap().with_server_ttl(LONG).unwrap();
     // a first hold: the framework knows the server has TTL nodes (no probe under the freeze)
-    mutex.acquire_timeout(WAIT).await.unwrap().release().await.unwrap();
+    with_deadline(WAIT, async { mutex.acquire_timeout(WAIT).await?.release().await }).await.unwrap();
     let held = InterProcessMutex::new(&holder, &path).unwrap().acquire().await.unwrap();
     let losses = fw.status().losses;
 
@@ -184,7 +185,8 @@ async fn a_ttl_contender_whose_create_landed_unseen_is_deleted_after_the_session
     guard.release().await.unwrap();
     emptied(&holder, &path, "contenders").await;
     // ours works
-    mutex.acquire_timeout(WAIT).await.expect("our TTL mutex works").release().await.unwrap();
+    let ours = with_deadline(WAIT, async { mutex.acquire_timeout(WAIT).await?.release().await }).await;
+    ours.expect("our TTL mutex works");
     emptied(&holder, &path, "contenders").await;
     assert!(fw.shutdown(WAIT).await.is_ok() && holder.shutdown(WAIT).await.is_ok());
     server.stop().await;
