@@ -11,7 +11,6 @@ use crate::CreateMode;
 use crate::ZooKeeperError;
 use futures_util::FutureExt;
 use tokio::time::Instant;
-use zookeeper_client::OneshotWatcher;
 
 use super::framing::check_size;
 use super::locking::Deleted;
@@ -20,7 +19,7 @@ use super::taken::Taken;
 use crate::error::{Error, Result};
 use crate::framework::deadline;
 use crate::framework::wait::{Wake, WatchSet};
-use crate::framework::{paths, IfExists, TxnResult};
+use crate::framework::{paths, IfExists, OneShotWatch, TxnResult};
 use crate::observe;
 
 /// How many times one put skips a sequence that a foreign node squats on before it gives up
@@ -46,7 +45,7 @@ enum Tried {
     /// Gone: another consumer took it.
     Gone,
     /// Another consumer holds its lock; the watch fires when the lock goes.
-    Locked(OneshotWatcher),
+    Locked(OneShotWatch),
     /// Its lock node vanished before we could watch it: try it again.
     Again,
 }
@@ -141,14 +140,14 @@ impl Engine {
             let dir = self.dir.as_str();
             let full = self
                 .fw
-                .retry_op("list", dir, |client| async move {
+                .request("list", dir, |conn| async move {
                     // the stat's child count is cheap; list (with a watch) only when full
-                    match client.check_stat(dir).await? {
+                    match conn.exists(dir).await? {
                         Some(stat) if (stat.num_children as usize) < max => return Ok(None),
                         None => return Ok(None),
                         Some(_) => {}
                     }
-                    let (children, watcher) = client.list_and_watch_children(dir).await?;
+                    let (children, watcher) = conn.watch_children(dir).await?;
                     let items = children.iter().filter(|c| self.layout.is_item(c)).count();
                     Ok((items >= max).then_some(watcher))
                 })
@@ -165,11 +164,10 @@ impl Engine {
 
     /// The item names in order and a watch on the children; the queue's node is made when
     /// missing.
-    async fn list_watched(&self) -> Result<(Vec<String>, OneshotWatcher)> {
+    async fn list_watched(&self) -> Result<(Vec<String>, OneShotWatch)> {
         loop {
             let dir = self.dir.as_str();
-            let listed =
-                self.fw.retry_op("watch", dir, |client| async move { client.list_and_watch_children(dir).await }).await;
+            let listed = self.fw.request("watch", dir, |conn| async move { conn.watch_children(dir).await }).await;
             match listed.if_exists()? {
                 Some((mut names, watcher)) => {
                     names.retain(|n| self.layout.is_item(n));

@@ -2,14 +2,12 @@
 //! holds one while the item is processed; an at-most-once take creates and deletes one in the
 //! transaction that deletes the item, so it never takes an item another consumer holds.
 
-use crate::framework::Stat;
 use crate::ZooKeeperError;
-use zookeeper_client::{Client, CreateMode, Error as ZkError, OneshotWatcher};
 
 use super::state::Engine;
 use super::taken::{delete_lock, ItemLock, Whose};
 use crate::error::{Error, Result};
-use crate::framework::paths;
+use crate::framework::{paths, Conn, CreateMode, OneShotWatch, Stat};
 use crate::observe::Kind;
 use crate::recipes::locks::Acquired;
 use crate::sync::lock as lock_of;
@@ -18,12 +16,12 @@ use crate::HeldNode;
 impl Engine {
     /// An exists watch on the lock of `name` (held by another consumer).
     /// `None` when the lock is gone already (or the queue has no locks).
-    pub(super) async fn watch_lock(&self, name: &str) -> Result<Option<OneshotWatcher>> {
+    pub(super) async fn watch_lock(&self, name: &str) -> Result<Option<OneShotWatch>> {
         let Some(locks) = &self.locks else { return Ok(None) };
         let lock = paths::join(locks, name);
         let lock = lock.as_str();
         let (stat, watcher) =
-            self.fw.retry_raw(|client| async move { client.check_and_watch_stat(lock).await }).await?;
+            self.fw.request("watch", lock, |conn| async move { conn.watch_exists(lock).await }).await?;
         Ok(stat.map(|_| watcher))
     }
 
@@ -38,7 +36,7 @@ impl Engine {
             let mut txn = self.fw.transaction().plain();
             let lock = self.locks.as_ref().map(|locks| paths::join(locks, name));
             if let Some(lock) = &lock {
-                txn = txn.create(lock, self.fw.default_data(), crate::CreateMode::Ephemeral).delete(lock, None);
+                txn = txn.create(lock, self.fw.default_data(), CreateMode::Ephemeral).delete(lock, None);
             }
             let guarded = usize::from(lock.is_some()) * 2;
             match txn.delete(&path, version).commit().await {
@@ -67,25 +65,25 @@ impl Engine {
         loop {
             let status = self.fw.status();
             let lock = lock.as_str();
-            // the client of the last create sent
+            // the way to the server (its session) of the last create sent
             let sent = &std::sync::Mutex::new(None);
             let created = self
                 .fw
-                .retry_raw(|client| async move {
-                    let acl = self.fw.acl_for(lock)?;
-                    *lock_of(sent) = Some(client.clone());
-                    let stat = match client.create(lock, data, &acl.options(CreateMode::Ephemeral)).await {
-                        Ok((stat, _)) => Some(stat),
+                .request("create", lock, |conn| async move {
+                    let creating = conn.create(lock, data, CreateMode::Ephemeral, None);
+                    *lock_of(sent) = Some(conn.clone());
+                    let stat = match creating.await {
+                        Ok(node) => Some(node.stat),
                         // ours when a lost reply made us send the create again
-                        Err(ZkError::NodeExists) => {
-                            client.check_stat(lock).await?.filter(|stat| stat.ephemeral_owner == client.session_id().0)
+                        Err(Error::ZooKeeper(ZooKeeperError::NodeExists)) => {
+                            conn.exists(lock).await?.filter(|stat| stat.ephemeral_owner == conn.session_id())
                         }
                         Err(e) => return Err(e),
                     };
-                    Ok(stat.map(|stat| (Stat::from_client(&stat), client)))
+                    Ok(stat.map(|stat| (stat, conn)))
                 })
                 .await;
-            let (stat, client): (Stat, Client) = match created {
+            let (stat, conn): (Stat, Conn) = match created {
                 Ok(Some(created)) => created,
                 Ok(None) => return Ok(None),
                 Err(Error::ZooKeeper(ZooKeeperError::NoNode)) if !forced => {
@@ -98,14 +96,16 @@ impl Engine {
                     // out) may land later and hold the item until our session ends: ours to
                     // delete if it does (the caller may be gone: this runs detached)
                     let sent = lock_of(sent).take();
-                    if let (Some(client), false) = (sent, matches!(e, Error::ZooKeeper(_) | Error::Closed)) {
-                        delete_lock(&self.fw, client, lock.to_string(), Whose::IfLanded);
+                    // (answered, refused before it was sent, or closed: nothing in flight)
+                    let settled = matches!(e, Error::ZooKeeper(_) | Error::Closed | Error::TooLarge { .. });
+                    if let (Some(conn), false) = (sent, settled) {
+                        delete_lock(&self.fw, conn, lock.to_string(), Whose::IfLanded);
                     }
                     return Err(e);
                 }
             };
             let acquired = Acquired::created(lock.to_string(), stat, status, Kind::QueueItem);
-            let held = ItemLock::new(HeldNode::unwatched(&self.fw, acquired), client);
+            let held = ItemLock::new(HeldNode::unwatched(&self.fw, acquired), conn);
             if stat.ephemeral_owner != status.session_id {
                 // created in a newer session than the status we would hold it under: start over
                 held.release();

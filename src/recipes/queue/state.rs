@@ -7,9 +7,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use zookeeper_client::OneshotWatcher;
-
-use crate::framework::CreateMode;
+use crate::framework::{CreateMode, OneShotWatch};
 
 use super::naming::Layout;
 use super::taken::Taken;
@@ -27,7 +25,7 @@ pub(super) struct Cursor {
     /// The last listing's children watch (layouts whose head can change under us).
     pub(super) changed: Option<Fired>,
     /// Items found locked since the last listing, with a watch on their lock node.
-    pub(super) locked: Vec<(String, OneshotWatcher)>,
+    pub(super) locked: Vec<(String, OneShotWatch)>,
     /// Items in a row found gone (taken by other consumers) since the last one we took.
     pub(super) misses: u32,
     /// Items an at-most-once take claimed (deleted) after its caller was gone (its deadline
