@@ -5,12 +5,11 @@ use std::time::Duration;
 
 use crate::framework::CreateMode;
 use tokio::time::Instant;
-use zookeeper_client::OneshotWatcher;
 
 use crate::error::{Error, Result};
 use crate::framework::deadline;
 use crate::framework::wait::{wait, wait_any, Wake};
-use crate::framework::{paths, Framework, IfExists};
+use crate::framework::{paths, Framework, IfExists, OneShotWatch};
 use crate::recipes::layout::DOUBLE_BARRIER_READY;
 use crate::recipes::locks::ForeignNodes;
 use crate::ZooKeeperError;
@@ -70,7 +69,7 @@ enum Entering {
     /// `ready` exists.
     Ready,
     /// `ready` is missing; the members (without `ready`) and the watches on both.
-    Waiting { members: Vec<String>, watchers: Vec<OneshotWatcher> },
+    Waiting { members: Vec<String>, watchers: Vec<OneShotWatch> },
 }
 
 /// Deletes our member node when an enter or leave is abandoned (dropped, failed) while it may
@@ -251,9 +250,9 @@ impl DistributedDoubleBarrier {
     async fn look_entering(&self) -> Result<Entering> {
         let (path, ready_path) = (self.path.as_str(), self.ready_path.as_str());
         self.fw
-            .retry_raw(|client| async move {
-                let ready = client.check_and_watch_stat(ready_path);
-                let children = client.list_and_watch_children(path);
+            .request("watch", path, |conn| async move {
+                let ready = conn.watch_exists(ready_path);
+                let children = conn.watch_children(path);
                 let (ready, children) = tokio::join!(ready, children);
                 let (ready, ready_watcher) = ready?;
                 if ready.is_some() {
@@ -283,10 +282,10 @@ impl DistributedDoubleBarrier {
             let owner = self.fw.status().session_id;
             let adopted = self
                 .fw
-                .retry_raw(|client| async move {
-                    match client.check_stat(path).await? {
-                        Some(stat) if stat.ephemeral_owner == client.session_id().0 => Ok(Some(stat.ephemeral_owner)),
-                        Some(_) => client.delete(path, None).await.if_exists().map(|_| None),
+                .request("exists", path, |conn| async move {
+                    match conn.exists(path).await? {
+                        Some(stat) if stat.ephemeral_owner == conn.session_id() => Ok(Some(stat.ephemeral_owner)),
+                        Some(_) => conn.delete(path, None).await.if_exists().map(|_| None),
                         None => Ok(None),
                     }
                 })
@@ -365,12 +364,12 @@ impl DistributedDoubleBarrier {
 
     /// Watches `watched` (exists) and, in the same round trip, deletes our node when asked.
     /// `None` when `watched` is already gone.
-    async fn watch_and_delete(&self, watched: &str, delete_ours: bool) -> Result<Option<OneshotWatcher>> {
+    async fn watch_and_delete(&self, watched: &str, delete_ours: bool) -> Result<Option<OneShotWatch>> {
         let ours = self.our_path.as_str();
         self.fw
-            .retry_raw(|client| async move {
-                let watch = client.check_and_watch_stat(watched);
-                let delete = delete_ours.then(|| client.delete(ours, None));
+            .request("watch", watched, |conn| async move {
+                let watch = conn.watch_exists(watched);
+                let delete = delete_ours.then(|| conn.delete(ours, None));
                 let (stat, watcher) = watch.await?;
                 if let Some(delete) = delete {
                     delete.await.if_exists()?;
