@@ -53,7 +53,6 @@ pub use paths::validate_path;
 pub(crate) use persistent::{PersistentChange, PersistentWatch};
 pub use reconfig::{EnsembleConfig, EnsembleServer, ReconfigChange, ServerRole};
 pub(crate) use request::{Conn, MultiError, WriteAnswer, WriteOp};
-pub(crate) use retry::is_retryable;
 pub use retry::{
     BoundedExponentialBackoff, ExponentialBackoff, NoRetryOnSessionExpiry, RetryAttempt, RetryForever, RetryNTimes,
     RetryOneTime, RetryPolicy, RetryUntilElapsed, MAX_EXPONENTIAL_RETRIES,

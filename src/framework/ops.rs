@@ -192,15 +192,6 @@ impl Framework {
         F: FnMut(Client) -> Fut,
         Fut: Future<Output = std::result::Result<T, ZkError>>,
     {
-        self.retry_raw(op).await
-    }
-
-    /// What `retry` does, for the recipes (whatever the features).
-    pub(crate) async fn retry_raw<T, F, Fut>(&self, op: F) -> Result<T>
-    where
-        F: FnMut(Client) -> Fut,
-        Fut: Future<Output = std::result::Result<T, ZkError>>,
-    {
         self.retries(Named { op: "custom", path: "", write: false }, self.retry_policy(), op).await
     }
 

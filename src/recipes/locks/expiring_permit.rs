@@ -14,7 +14,6 @@
 use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
-use zookeeper_client::Error as ZkError;
 
 use super::leases::Lease;
 use super::permit_name::permit_name;
@@ -146,13 +145,13 @@ impl ExpiringPermit {
 pub(crate) async fn delete_permit(fw: &Framework, path: &str) -> Result<()> {
     let deleted_earlier = std::sync::atomic::AtomicBool::new(false);
     let sent = &deleted_earlier;
-    fw.retry_raw(|client| async move {
-        match client.delete(path, None).await {
+    fw.request("delete", path, |conn| async move {
+        match conn.delete(path, None).await {
             // a retry after a lost reply finds it gone: our first attempt deleted it
-            Err(ZkError::NoNode) if sent.load(std::sync::atomic::Ordering::SeqCst) => Ok(()),
-            Err(e) if crate::framework::is_retryable(&e) => {
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) if sent.load(std::sync::atomic::Ordering::SeqCst) => Ok(()),
+            Err(Error::ZooKeeper(e)) if e.is_retryable() => {
                 sent.store(true, std::sync::atomic::Ordering::SeqCst);
-                Err(e)
+                Err(Error::ZooKeeper(e))
             }
             other => other,
         }
