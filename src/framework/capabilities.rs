@@ -10,10 +10,12 @@
 use std::sync::Arc;
 
 use tokio::sync::OnceCell;
-use zookeeper_client::{AddWatchMode, Client, CreateMode, Error as ZkError};
 
+use super::request::Conn;
 use super::session::Framework;
-use crate::error::Result;
+use super::{CreateMode, ReadOp};
+use crate::error::{Error, Result};
+use crate::ZooKeeperError;
 
 /// What the server of the current session supports ([`Framework::capabilities`]).
 ///
@@ -55,46 +57,43 @@ fn nowhere() -> String {
 
 /// Whether the server knows what was asked: `Ok(true)` for an answer that says so,
 /// `Ok(false)` for `Unimplemented`, the error otherwise (the connection, say).
-fn known<T>(answer: std::result::Result<T, ZkError>) -> std::result::Result<bool, ZkError> {
+fn known<T>(answer: Result<T>) -> Result<bool> {
     match answer {
-        Ok(_) | Err(ZkError::NoNode) => Ok(true),
-        Err(ZkError::Unimplemented) => Ok(false),
+        Ok(_) | Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Ok(true),
+        Err(Error::ZooKeeper(ZooKeeperError::Unimplemented)) => Ok(false),
         Err(e) => Err(e),
     }
 }
 
 /// Creating a node of `mode` (with a TTL when `ttl`) where its parent is missing: `NoNode`
 /// means the type is known.
-async fn creates(client: &Client, mode: CreateMode, ttl: bool) -> std::result::Result<bool, ZkError> {
-    let options = mode.with_acls(zookeeper_client::Acls::anyone_all());
-    let options = if ttl { options.with_ttl(std::time::Duration::from_secs(60)) } else { options };
-    match client.create(&nowhere(), b"", &options).await {
+async fn creates(conn: &Conn, mode: CreateMode, ttl: bool) -> Result<bool> {
+    let ttl = ttl.then_some(std::time::Duration::from_secs(60));
+    match conn.create_open(&nowhere(), mode, ttl).await {
         // a server with TTL turned off may refuse the type as a bad argument
-        Err(ZkError::BadArguments(_)) if ttl => Ok(false),
+        Err(Error::ZooKeeper(ZooKeeperError::BadArguments(_))) if ttl.is_some() => Ok(false),
         answer => known(answer),
     }
 }
 
-async fn probe(client: Client) -> std::result::Result<Capabilities, ZkError> {
+async fn probe(conn: Conn) -> Result<Capabilities> {
     let mut found =
-        Capabilities { containers: creates(&client, CreateMode::Container, false).await?, ..Default::default() };
+        Capabilities { containers: creates(&conn, CreateMode::Container, false).await?, ..Default::default() };
     if !found.containers {
         return Ok(found);
     }
     // TTL is optional even where the server has it: it is no step in the order
-    found.ttl_nodes = creates(&client, CreateMode::Persistent, true).await?;
-    let mut reader = client.new_multi_reader();
-    reader.add_get_data(&nowhere())?;
-    found.multi_read = known(reader.commit().await)?;
+    found.ttl_nodes = creates(&conn, CreateMode::Persistent, true).await?;
+    found.multi_read = known(conn.multi_read(&[ReadOp::Data(&nowhere())]).await)?;
     if !found.multi_read {
         return Ok(found);
     }
-    // dropping the watcher removes the watch from the server
-    found.persistent_watches = known(client.watch(&nowhere(), AddWatchMode::Persistent).await)?;
+    // dropping the watch removes it from the server
+    found.persistent_watches = known(conn.add_watch(&nowhere(), false).await)?;
     if !found.persistent_watches {
         return Ok(found);
     }
-    found.whoami = known(client.list_auth_users().await)?;
+    found.whoami = known(conn.whoami().await)?;
     Ok(found)
 }
 
@@ -126,6 +125,6 @@ impl Framework {
     /// [`Error::ServerUnsupported`]: crate::Error::ServerUnsupported
     pub async fn capabilities(&self) -> Result<Capabilities> {
         let probed: Arc<Probed> = self.session_extension();
-        probed.0.get_or_try_init(|| self.retry_op("capabilities", "", probe)).await.copied()
+        probed.0.get_or_try_init(|| self.request("capabilities", "", probe)).await.copied()
     }
 }

@@ -212,26 +212,6 @@ impl Framework {
         self.retries(Named { op: "custom", path: "", write: false }, policy, op).await
     }
 
-    /// [`retry`](Self::retry) of the operation `op` on `path`, named in the retry logs and in
-    /// the operation metrics.
-    pub(crate) async fn retry_op<T, F, Fut>(&self, op: &'static str, path: &str, f: F) -> Result<T>
-    where
-        F: FnMut(Client) -> Fut,
-        Fut: Future<Output = std::result::Result<T, ZkError>>,
-    {
-        self.retries(Named { op, path, write: false }, self.retry_policy(), f).await
-    }
-
-    /// [`retry_op`](Self::retry_op) of a write that is not idempotent: when its deadline
-    /// passes after an attempt was sent, the error is [`Error::OutcomeUnknown`] for `path`.
-    pub(crate) async fn retry_write<T, F, Fut>(&self, op: &'static str, path: &str, f: F) -> Result<T>
-    where
-        F: FnMut(Client) -> Fut,
-        Fut: Future<Output = std::result::Result<T, ZkError>>,
-    {
-        self.retries(Named { op, path, write: true }, self.retry_policy(), f).await
-    }
-
     /// The retry loop of the operation `op` on `path`, whose attempts send their requests
     /// through the [`Conn`] they are given: the one way to the server (see `request.rs`).
     pub(crate) async fn request<T, F, Fut>(&self, op: &'static str, path: &str, mut f: F) -> Result<T>

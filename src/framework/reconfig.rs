@@ -1,6 +1,7 @@
 //! The ensemble's configuration (`/zookeeper/config`) and ZooKeeper 3.5+ dynamic
 //! reconfiguration, from the framework (Curator's `getConfig()` and `reconfig()`).
 
+use super::request::EnsembleChange;
 use super::session::Framework;
 use crate::ZooKeeperError;
 use crate::{Error, Result};
@@ -224,7 +225,7 @@ impl Framework {
     /// # Ok(()) }
     /// ```
     pub async fn config(&self) -> Result<EnsembleConfig> {
-        let (data, _) = self.retry_op("get_config", CONFIG_NODE, |client| client.get_config()).await?;
+        let (data, _) = self.request("get_config", CONFIG_NODE, |conn| async move { conn.config().await }).await?;
         EnsembleConfig::parse(data)
     }
 
@@ -272,20 +273,15 @@ impl Framework {
             ReconfigChange::Incremental { leaving, .. } => leaving.iter().map(u64::to_string).collect(),
             ReconfigChange::Replace { .. } => Vec::new(),
         };
+        let update = match change {
+            ReconfigChange::Incremental { joining, .. } => EnsembleChange::Incremental { joining, leaving: &leaving },
+            ReconfigChange::Replace { members } => EnsembleChange::Replace { members },
+        };
         let mut attempts = 0u32;
         let outcome = self
-            .retry_write("reconfig", CONFIG_NODE, |client| {
+            .request_write("reconfig", CONFIG_NODE, |conn| {
                 attempts += 1;
-                let update = match change {
-                    ReconfigChange::Incremental { joining, .. } => zookeeper_client::EnsembleUpdate::Incremental {
-                        joinings: joining.iter().map(String::as_str),
-                        leavings: leaving.iter().map(String::as_str),
-                    },
-                    ReconfigChange::Replace { members } => {
-                        zookeeper_client::EnsembleUpdate::New { ensemble: members.iter().map(String::as_str) }
-                    }
-                };
-                client.update_ensemble(update, expected)
+                async move { conn.reconfig(update, expected).await }
             })
             .await;
         match outcome {
@@ -304,7 +300,7 @@ impl Framework {
     /// [`Error::OutcomeUnknown`].
     async fn after_a_lost_attempt(&self, change: &ReconfigChange) -> Result<EnsembleConfig> {
         // best effort: the server the session now lives on catches up with the leader
-        let _ = self.retry_op("sync", CONFIG_NODE, |client| async move { client.sync("/").await }).await;
+        let _ = self.request("sync", CONFIG_NODE, |conn| async move { conn.sync("/").await }).await;
         let current = self.config().await?;
         if change.is_in(&current) {
             return Ok(current);

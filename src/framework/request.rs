@@ -107,6 +107,16 @@ pub(crate) enum MultiError {
     Refused { index: usize, error: crate::ZooKeeperError },
 }
 
+/// A change of the ensemble's members, as [`Conn::reconfig`] takes it: servers as their
+/// `server.N=...` lines, leaving servers by id.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum EnsembleChange<'a> {
+    /// Servers join and leave; the others stay.
+    Incremental { joining: &'a [String], leaving: &'a [String] },
+    /// The ensemble becomes exactly these servers.
+    Replace { members: &'a [String] },
+}
+
 /// One attempt's way to the server (see the module docs): the current session's client, and the
 /// handle whose ACL and limits its requests follow. Cheap to clone.
 #[derive(Clone)]
@@ -120,6 +130,9 @@ impl std::fmt::Debug for Conn {
         f.debug_struct("Conn").field("session", &format_args!("{:#x}", self.session_id())).finish()
     }
 }
+
+/// Where ZooKeeper keeps the ensemble's configuration (outside any namespace).
+const CONFIG_NODE: &str = "/zookeeper/config";
 
 /// The client's error as ours.
 fn ours(e: ZkError) -> Error {
@@ -533,5 +546,76 @@ impl Conn {
         };
         let sent = self.fits_path(path, 4).map(|()| self.client.watch(path, mode));
         async move { Ok(PersistentWatch::new(sent?.await.map_err(ours)?, self.client.clone())) }
+    }
+
+    /// Creates `path`, empty, in `mode` (with a time to live when `ttl` is given), open to
+    /// anyone whatever the handle's ACL: a probe of whether the server knows the mode, sent
+    /// where the parent is missing so that nothing is made (a server that knows the mode
+    /// answers `NoNode`).
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] (nothing sent); the server's answer (`NoNode`, `Unimplemented`...)
+    /// or the client's refusal of the arguments (`BadArguments`).
+    pub(crate) fn create_open<'a>(
+        &'a self,
+        path: &'a str,
+        mode: CreateMode,
+        ttl: Option<Duration>,
+    ) -> impl Future<Output = Result<()>> + Send + 'a {
+        let acls = zookeeper_client::Acls::anyone_all();
+        let size = Size::HEADER.plus(self.create_size(path, 0, &acls, ttl.is_some()).0);
+        let options = mode.to_client().with_acls(acls);
+        let options = match ttl {
+            Some(ttl) => options.with_ttl(ttl),
+            None => options,
+        };
+        let sent = self.fits(path, size).map(|()| self.client.create(path, &[], &options));
+        async move { sent?.await.map(drop).map_err(ours) }
+    }
+
+    /// The ensemble's configuration (`/zookeeper/config`, whatever the namespace) and its
+    /// stat.
+    pub(crate) fn config(&self) -> impl Future<Output = Result<(Vec<u8>, Stat)>> + Send + '_ {
+        let sent = self.client.get_config();
+        async move {
+            let (data, stat) = sent.await.map_err(ours)?;
+            Ok((data, Stat::from_client(&stat)))
+        }
+    }
+
+    /// Changes the ensemble's members (`reconfig`, ZooKeeper 3.5+), if its configuration is
+    /// still the version `expected` (`None`: whatever it is); the new configuration and its
+    /// stat.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] (nothing sent); the server's answer (`ReconfigDisabled`,
+    /// `BadVersion`, `NoAuth`, `NewConfigNoQuorum`, `BadArguments`...).
+    pub(crate) fn reconfig<'a>(
+        &'a self,
+        change: EnsembleChange<'a>,
+        expected: Option<i64>,
+    ) -> impl Future<Output = Result<(Vec<u8>, Stat)>> + Send + 'a {
+        // a list is sent as one string, its non-empty items joined by commas
+        let list = |servers: &[String]| {
+            servers.iter().filter(|s| !s.is_empty()).map(|s| s.len().saturating_add(1)).sum::<usize>().saturating_sub(1)
+        };
+        let (update, size) = match change {
+            EnsembleChange::Incremental { joining, leaving } => (
+                zookeeper_client::EnsembleUpdate::Incremental {
+                    joinings: joining.iter().map(String::as_str),
+                    leavings: leaving.iter().map(String::as_str),
+                },
+                Size::HEADER.bytes(list(joining)).bytes(list(leaving)).int(),
+            ),
+            EnsembleChange::Replace { members } => (
+                zookeeper_client::EnsembleUpdate::New { ensemble: members.iter().map(String::as_str) },
+                Size::HEADER.int().int().bytes(list(members)),
+            ),
+        };
+        let sent = self.fits(CONFIG_NODE, size.long()).map(|()| self.client.update_ensemble(update, expected));
+        async move {
+            let (data, stat) = sent?.await.map_err(ours)?;
+            Ok((data, Stat::from_client(&stat)))
+        }
     }
 }

@@ -7,9 +7,9 @@ use std::time::Duration;
 use crate::framework::Stat;
 use crate::ZooKeeperError;
 use futures_util::future::try_join_all;
-use zookeeper_client::Error as ZkError;
 
 use super::backoff::Backoff;
+use super::missing::IfExists;
 use super::paths::validate_path;
 use super::session::Framework;
 use crate::error::{Error, Result};
@@ -108,18 +108,10 @@ impl Framework {
     /// The data and stat of each of `paths` (`None` where missing), read with pipelined
     /// requests.
     async fn read_many(&self, paths: &[&str]) -> Result<Vec<Option<(Vec<u8>, Stat)>>> {
-        self.retry_op("multi_read", "", |client| async move {
-            try_join_all(paths.iter().map(|path| {
-                let reading = client.get_data(path);
-                async move {
-                    match reading.await {
-                        Ok((data, stat)) => Ok(Some((data, Stat::from_client(&stat)))),
-                        Err(ZkError::NoNode) => Ok(None),
-                        Err(e) => Err(e),
-                    }
-                }
-            }))
-            .await
+        self.request("multi_read", "", |conn| async move {
+            // every read is sent here, before any answer is awaited
+            let reads: Vec<_> = paths.iter().map(|path| conn.get_data(path)).collect();
+            try_join_all(reads.into_iter().map(|read| async move { read.await.if_exists() })).await
         })
         .await?
         .into_iter()
