@@ -68,3 +68,51 @@ async fn an_unreachable_server_is_a_retryable_connection_error_with_its_cause_as
     let closed = fw.get_data("/x").await.unwrap_err();
     assert!(closed.is_closed() && !closed.is_retryable(), "{closed:?}");
 }
+
+/// `Framework::retry` / `retry_with`, the raw client's escape hatch (the recipes go through the
+/// framework's own requests, so nothing else runs this path): the client's retryable errors
+/// are retried, its other answers returned at once as this crate's errors, and the policy
+/// decides when to give up.
+#[tokio::test]
+async fn the_raw_clients_retry_retries_what_is_retryable_and_returns_the_rest() {
+    use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    use zk_recipes::zk::Error as ZkError;
+
+    let cs = fixtures::shared_server().await;
+    let fw = fixtures::framework(&cs).await;
+    let path = format!("/{}", fixtures::unique("raw-retry"));
+    // a connection loss, then the server's answer
+    let attempts = AtomicU32::new(0);
+    let stat = fw
+        .retry(|client| {
+            let (first, path) = (attempts.fetch_add(1, SeqCst) == 0, path.clone());
+            async move {
+                match first {
+                    true => Err(ZkError::ConnectionLoss),
+                    false => client.check_stat(&path).await,
+                }
+            }
+        })
+        .await
+        .unwrap();
+    assert_eq!((stat, attempts.load(SeqCst)), (None, 2));
+    // an answer that is not retryable: once, as Error::ZooKeeper
+    let attempts = AtomicU32::new(0);
+    let missing = fw
+        .retry(|client| {
+            attempts.fetch_add(1, SeqCst);
+            let path = path.clone();
+            async move { client.get_data(&path).await }
+        })
+        .await
+        .unwrap_err();
+    assert!(matches!(missing, Error::ZooKeeper(ZooKeeperError::NoNode)), "{missing:?}");
+    assert_eq!(attempts.load(SeqCst), 1);
+    // the policy gives up: 1 + 2 retries
+    let policy = RetryNTimes::new(2, Duration::from_millis(1));
+    let gave_up = fw.retry_with(&policy, |_| async { Err::<(), _>(ZkError::SessionMoved) }).await.unwrap_err();
+    assert!(
+        matches!(gave_up, Error::RetriesExhausted { attempts: 3, last: ZooKeeperError::SessionMoved, .. }),
+        "{gave_up:?}"
+    );
+}
