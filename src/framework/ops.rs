@@ -87,25 +87,10 @@ enum Failed {
     Answer(Error),
 }
 
-/// The error of an attempt: the client's own (the raw client's closures) or this crate's (the
-/// [`Conn`]'s requests).
-trait Failure {
-    /// Retried, or the operation's answer.
-    fn failed(self) -> Failed;
-}
-
-impl Failure for ZkError {
-    fn failed(self) -> Failed {
-        match is_retryable(&self) {
-            true => Failed::Retry(ZooKeeperError::from_client(&self)),
-            false => Failed::Answer(Error::from_client(self)),
-        }
-    }
-}
-
-impl Failure for Error {
-    fn failed(self) -> Failed {
-        match self {
+impl Failed {
+    /// Retried (a retryable [`Error::ZooKeeper`]), or the operation's answer.
+    fn of(error: Error) -> Failed {
+        match error {
             Error::ZooKeeper(e) if e.is_retryable() => Failed::Retry(e),
             other => Failed::Answer(other),
         }
@@ -192,7 +177,7 @@ impl Framework {
         F: FnMut(Client) -> Fut,
         Fut: Future<Output = std::result::Result<T, ZkError>>,
     {
-        self.retries(Named { op: "custom", path: "", write: false }, self.retry_policy(), op).await
+        self.retry_with(self.retry_policy(), op).await
     }
 
     /// [`retry`](Self::retry) with another policy than the framework's.
@@ -204,12 +189,14 @@ impl Framework {
     /// As [`retry`](Self::retry).
     #[cfg(feature = "raw-client")]
     #[cfg_attr(docsrs, doc(cfg(feature = "raw-client")))]
-    pub async fn retry_with<T, F, Fut>(&self, policy: &dyn RetryPolicy, op: F) -> Result<T>
+    pub async fn retry_with<T, F, Fut>(&self, policy: &dyn RetryPolicy, mut op: F) -> Result<T>
     where
         F: FnMut(Client) -> Fut,
         Fut: Future<Output = std::result::Result<T, ZkError>>,
     {
-        self.retries(Named { op: "custom", path: "", write: false }, policy, op).await
+        use futures_util::TryFutureExt;
+        let named = Named { op: "custom", path: "", write: false };
+        self.retries(named, policy, |client| op(client).map_err(Error::from_client)).await
     }
 
     /// The retry loop of the operation `op` on `path`, whose attempts send their requests
@@ -234,12 +221,12 @@ impl Framework {
         self.retries(named, self.retry_policy(), |client| f(Conn::new(self, client))).await
     }
 
-    /// The retry loop, its latency and retries recorded under `named.op`.
-    async fn retries<T, E, F, Fut>(&self, named: Named<'_>, policy: &dyn RetryPolicy, op: F) -> Result<T>
+    /// The retry loop (the one of the framework: [`request`](Self::request)'s, and the raw
+    /// client's [`retry`](Self::retry)), its latency and retries recorded under `named.op`.
+    async fn retries<T, F, Fut>(&self, named: Named<'_>, policy: &dyn RetryPolicy, op: F) -> Result<T>
     where
         F: FnMut(Client) -> Fut,
-        Fut: Future<Output = std::result::Result<T, E>>,
-        E: Failure,
+        Fut: Future<Output = Result<T>>,
     {
         let start = Instant::now();
         let result = self.retry_loop(&named, policy, op, start).await;
@@ -251,7 +238,7 @@ impl Framework {
     /// from now), honoured at every step: the wait for a connection is capped at the time
     /// left, each attempt is cut at the deadline, a pause that would end past it is not taken
     /// (the policy sees the time left), and no attempt starts once it has passed.
-    async fn retry_loop<T, E, F, Fut>(
+    async fn retry_loop<T, F, Fut>(
         &self,
         named: &Named<'_>,
         policy: &dyn RetryPolicy,
@@ -260,8 +247,7 @@ impl Framework {
     ) -> Result<T>
     where
         F: FnMut(Client) -> Fut,
-        Fut: Future<Output = std::result::Result<T, E>>,
-        E: Failure,
+        Fut: Future<Output = Result<T>>,
     {
         let bound = deadline::of_operation(self.operation_timeout());
         let mut retries = 0u32;
@@ -283,7 +269,7 @@ impl Framework {
                     let attempt = op(self.raw_client()?);
                     sent = true;
                     match tokio::time::timeout_at(bound.instant(), attempt).await {
-                        Ok(outcome) => outcome.map_err(Failure::failed),
+                        Ok(outcome) => outcome.map_err(Failed::of),
                         Err(_) => {
                             tracing::debug!(op = named.op, path = named.path, retries, "no reply by the deadline");
                             return Err(named.missed(bound, TimeoutStep::Reply, sent));

@@ -52,12 +52,6 @@ impl From<OneShotWatch> for PendingWatch {
     }
 }
 
-impl From<zookeeper_client::OneshotWatcher> for PendingWatch {
-    fn from(watcher: zookeeper_client::OneshotWatcher) -> Self {
-        OneShotWatch::new(watcher).into()
-    }
-}
-
 /// Watchers waited on together, over several waits: each fires once, and a wait returns with
 /// the first one that fires, leaving the others for the next wait.
 pub(crate) struct WatchSet {
