@@ -1,40 +1,21 @@
 //! A missing node as an answer, not an error: `NoNode` turned into `None` (or an empty
 //! listing), for the many places where "gone" or "never there" is a normal outcome.
 
-use zookeeper_client::Error as ZkError;
-
 use super::Framework;
 use crate::error::{Error, Result};
 use crate::ZooKeeperError;
 
-/// Errors that can say "no such node".
-pub(crate) trait NoNode {
-    fn is_no_node(&self) -> bool;
-}
-
-impl NoNode for ZkError {
-    fn is_no_node(&self) -> bool {
-        matches!(self, ZkError::NoNode)
-    }
-}
-
-impl NoNode for Error {
-    fn is_no_node(&self) -> bool {
-        matches!(self, Error::ZooKeeper(ZooKeeperError::NoNode))
-    }
-}
-
-/// `NoNode` as `Ok(None)`, on the client's results and on the framework's.
-pub(crate) trait IfExists<T, E> {
+/// `NoNode` as `Ok(None)`, on the framework's results.
+pub(crate) trait IfExists<T> {
     /// `Ok(Some(value))`, `Ok(None)` for `NoNode`, other errors unchanged.
-    fn if_exists(self) -> std::result::Result<Option<T>, E>;
+    fn if_exists(self) -> Result<Option<T>>;
 }
 
-impl<T, E: NoNode> IfExists<T, E> for std::result::Result<T, E> {
-    fn if_exists(self) -> std::result::Result<Option<T>, E> {
+impl<T> IfExists<T> for Result<T> {
+    fn if_exists(self) -> Result<Option<T>> {
         match self {
             Ok(value) => Ok(Some(value)),
-            Err(e) if e.is_no_node() => Ok(None),
+            Err(Error::ZooKeeper(ZooKeeperError::NoNode)) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -61,9 +42,11 @@ mod tests {
 
     #[test]
     fn no_node_is_none_other_errors_stay() {
-        assert_eq!(Ok::<_, ZkError>(3).if_exists(), Ok(Some(3)));
-        assert_eq!(Err::<i32, _>(ZkError::NoNode).if_exists(), Ok(None));
-        assert_eq!(Err::<i32, _>(ZkError::NodeExists).if_exists(), Err(ZkError::NodeExists));
+        assert_matches!(Ok::<_, Error>(3).if_exists(), Ok(Some(3)));
+        assert_matches!(
+            Err::<i32, _>(Error::ZooKeeper(ZooKeeperError::NodeExists)).if_exists(),
+            Err(Error::ZooKeeper(ZooKeeperError::NodeExists))
+        );
         assert_matches!(Err::<i32, _>(Error::ZooKeeper(ZooKeeperError::NoNode)).if_exists(), Ok(None));
         assert_matches!(Err::<i32, _>(Error::Closed).if_exists(), Err(Error::Closed));
     }
