@@ -34,13 +34,13 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::driver::{Decision, Driver, Holding, OwnWait, Proceed, Request, Waiter, Watch};
-use super::held::Acquired;
+use super::held::{Acquired, NodeWatch};
 use super::order::{Listed, Listing, Queue};
 use super::session::{Followed, InFlight, Mark, SessionLocks};
 use crate::error::{Error, Result, TimeoutStep};
 use crate::framework::deadline;
 use crate::framework::wait::{PendingWatch, Wake, WatchSet};
-use crate::framework::{paths, CreateMode, CreatedNode, Framework, IfExists, LossReason, ProtectedName};
+use crate::framework::{paths, CreateMode, CreatedNode, Framework, IfExists, LossReason, OneShotWatch, ProtectedName};
 use crate::framework::{RetryAttempt, SessionStatus, WatchEvent};
 use crate::observe;
 
@@ -129,8 +129,8 @@ pub(crate) async fn now<T>(acquire: impl Future<Output = Result<Waited<T, Until>
 
 /// How a contention ended, when not with an error.
 pub(crate) enum Ended<W: Wait> {
-    /// We hold.
-    Held(Acquired),
+    /// We hold (boxed: an acquire's future carries the outcome's size).
+    Held(Box<Acquired>),
     /// The wait's deadline passed; our node is deleted.
     TimedOut(W::TimedOut),
     /// The driver gave up our place ([`Proceed::Yield`]); our node is deleted.
@@ -141,7 +141,7 @@ impl<W: Wait> Ended<W> {
     /// The outcome of a driver that never yields: held, or timed out.
     pub(crate) fn waited(self) -> Result<Waited<Acquired, W>> {
         match self {
-            Ended::Held(acquired) => Ok(Ok(acquired)),
+            Ended::Held(acquired) => Ok(Ok(*acquired)),
             Ended::TimedOut(timed_out) => Ok(Err(timed_out)),
             Ended::Yielded => Err(Error::InvalidState("a driver that yields must be asked whether it did")),
         }
@@ -268,6 +268,9 @@ struct Contention<'a, 'r, W> {
     asked: bool,
     /// The caller's scope's deadline, for a wait without one of its own.
     scope: Option<crate::framework::Deadline>,
+    /// The watch on our own node, set with a waiter's first watches (in their round trip): the
+    /// hold it becomes starts watched, with no request of its own (see `held.rs`).
+    own: Option<NodeWatch>,
 }
 
 /// Our node in the queue.
@@ -360,6 +363,7 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
             next_touch: None,
             asked: false,
             scope,
+            own: None,
         }
     }
 
@@ -385,6 +389,7 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
             drop(order.take());
             // a node created again sorts after whoever queued meanwhile: ask the driver again
             self.asked = false;
+            self.own = None;
             self.next_touch = spec.ttl.map(|ttl| deadline::after(ttl / 3));
             let ours = Queued { name: paths::node_name(&node.path).to_string(), owner, node };
             if let Some(outcome) = self.queue(ours, listing).await? {
@@ -428,7 +433,7 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
             listing = match decision {
                 Decision::Hold(holding) => {
                     let acquired = self.take(ours.node, status, holding, Some(listed));
-                    return Ok(Some(Ended::Held(acquired)));
+                    return Ok(Some(Ended::Held(Box::new(acquired))));
                 }
                 Decision::Missing => {
                     self.vanished(&ours, status)?;
@@ -442,7 +447,7 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
                     let still = std::mem::take(&mut kept);
                     match self.wait_in_queue(&ours, decision, queue, wake_at, still).await? {
                         Woken::Head(status, holding) => {
-                            return Ok(Some(Ended::Held(self.take(ours.node, status, holding, None))))
+                            return Ok(Some(Ended::Held(Box::new(self.take(ours.node, status, holding, None)))))
                         }
                         Woken::Ended(ended) => return Ok(Some(ended)),
                         Woken::Failed(e) => return Err(e),
@@ -508,9 +513,10 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
     fn take(&mut self, node: CreatedNode, status: SessionStatus, holding: Holding, listed: Option<Listed>) -> Acquired {
         self.pending.forget_node();
         let mark = (holding == Holding::Alone).then(|| self.locks.hand_off.mark(&node.path));
+        let own = self.own.take();
         let (waited, spec) = (self.waited, self.driver.spec());
         let (ttl, kind) = (spec.ttl, spec.kind);
-        Acquired { path: node.path, stat: node.stat, status, mark, listed, waited, ttl, kind }
+        Acquired { path: node.path, stat: node.stat, status, mark, listed, waited, ttl, kind, own }
     }
 
     /// Deletes our node as we give up our place (in the background if that fails, or if this
@@ -551,7 +557,7 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
         let next = match decision {
             Decision::Watch(watch) => {
                 drop(queue);
-                self.watch(watch, kept).await?
+                self.watch(ours, watch, kept).await?
             }
             _ => {
                 let waiter = Waiter { fw: self.fw, dir: self.req.dir, queue: &queue, ours: &ours.name };
@@ -582,8 +588,9 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
 
     /// Sets the watches of `watch` — the watched nodes (children of the request's directory)
     /// and the node ahead, in one round trip; a node we still watch from before (`kept`) is
-    /// not asked for again.
-    async fn watch(&mut self, watch: Watch, mut kept: Kept) -> Result<Next> {
+    /// not asked for again. Our own node's watch, the hold's when we hold, goes in the same
+    /// round trip the first time.
+    async fn watch(&mut self, ours: &Queued, watch: Watch, mut kept: Kept) -> Result<Next> {
         let dir = self.req.dir;
         let watched: Vec<String> = watch.nodes.iter().map(|n| paths::join(dir, n)).collect();
         // followed before the watch is set: a local holder marks it before it deletes it
@@ -602,11 +609,21 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
             .iter()
             .map(|path| kept.iter().position(|(p, _)| p == path).map(|i| kept.swap_remove(i).1))
             .collect();
-        let ask: Vec<&str> = targets.iter().zip(&found).filter(|(_, f)| f.is_none()).map(|(p, _)| p.as_str()).collect();
+        let mut ask: Vec<&str> =
+            targets.iter().zip(&found).filter(|(_, f)| f.is_none()).map(|(p, _)| p.as_str()).collect();
         if !ask.is_empty() {
-            let mut answers = watch_nodes(self.fw, &ask).await?.into_iter();
+            let own = self.own.is_none();
+            if own {
+                ask.push(&ours.node.path);
+            }
+            let mut answers = watch_nodes(self.fw, &ask).await?;
+            if own {
+                // our node gone: the next listing says so
+                self.own = answers.pop().flatten().map(|(data, watch)| NodeWatch { data, watch });
+            }
+            let mut answers = answers.into_iter();
             for slot in found.iter_mut().filter(|f| f.is_none()) {
-                *slot = answers.next().flatten().map(PendingWatch::from);
+                *slot = answers.next().flatten().map(|(_, watch)| PendingWatch::from(watch));
             }
         }
         // the node ahead's watch, apart from the live ones (`Some(None)`: it is gone); its path
@@ -693,14 +710,14 @@ impl<'a, 'r, W: Wait> Contention<'a, 'r, W> {
 }
 
 /// Data watches on `paths` (Curator uses `getData` so that no watch is left on a missing
-/// node), all in one round trip: a watch per path (`None`: the node is gone).
-async fn watch_nodes(fw: &Framework, paths: &[&str]) -> Result<Vec<Option<crate::framework::OneShotWatch>>> {
+/// node), all in one round trip: each node's data and watch (`None`: the node is gone).
+async fn watch_nodes(fw: &Framework, paths: &[&str]) -> Result<Vec<Option<(Vec<u8>, OneShotWatch)>>> {
     fw.request("watch", paths.first().copied().unwrap_or(""), |conn| async move {
         // every request goes out before any answer is awaited
         let watched: Vec<_> = paths.iter().map(|p| conn.watch_data(p)).collect();
         let mut out = Vec::with_capacity(watched.len());
         for w in watched {
-            out.push(w.await.if_exists()?.map(|(_, _, w)| w));
+            out.push(w.await.if_exists()?.map(|(data, _, w)| (data, w)));
         }
         Ok(out)
     })

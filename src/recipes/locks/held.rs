@@ -20,12 +20,12 @@ use super::order::{Listed, Read};
 use super::session::Mark;
 use crate::error::{Error, Result};
 use crate::framework::wait::{Wake, WatchSet};
-use crate::framework::{paths, Framework, LossReason, SessionStatus, Transaction, TxnResult, WatchEvent};
+use crate::framework::{paths, Framework, LossReason, OneShotWatch, SessionStatus, Transaction, TxnResult, WatchEvent};
 use crate::observe::{self, Holding, Kind, PathLabel};
 use crate::sync::lock;
 
 /// Our node, once it holds.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Acquired {
     /// Full path of our node.
     pub path: String,
@@ -45,13 +45,23 @@ pub(crate) struct Acquired {
     pub ttl: Option<Duration>,
     /// What contended (the driver's `kind`).
     pub kind: Kind,
+    /// The watch on our node, when the engine set it while we waited.
+    pub own: Option<NodeWatch>,
+}
+
+/// A watch on our node and its data as the watch was set: what a hold's watch starts from,
+/// when the engine set it with a waiter's first watches (no request of the hold's own).
+#[derive(Debug)]
+pub(crate) struct NodeWatch {
+    pub data: Vec<u8>,
+    pub watch: OneShotWatch,
 }
 
 impl Acquired {
     /// A node held without contending (a queue item's lock, a downgrade's read node), created
     /// at `path` with `stat` while the framework's status was `status`.
     pub(crate) fn created(path: String, stat: Stat, status: SessionStatus, kind: Kind) -> Self {
-        Acquired { path, stat, status, mark: None, listed: None, waited: false, ttl: None, kind }
+        Acquired { path, stat, status, mark: None, listed: None, waited: false, ttl: None, kind, own: None }
     }
 
     /// The read behind the listing that made us the holder (the driver's `list`): `None` when no
@@ -127,9 +137,10 @@ pub struct HeldNode {
 impl HeldNode {
     /// A hold of `acquired`'s node, watched from now on: every public hold
     /// ([`is_lost`](Self::is_lost) is exact).
-    pub(crate) fn new(fw: &Framework, acquired: Acquired) -> Self {
+    pub(crate) fn new(fw: &Framework, mut acquired: Acquired) -> Self {
+        let own = acquired.own.take();
         let held = Self::unwatched(fw, acquired);
-        held.watcher();
+        held.watch_from(own);
         held
     }
 
@@ -303,15 +314,22 @@ impl HeldNode {
     }
 
     fn watcher(&self) -> watch::Receiver<Watched> {
+        self.watch_from(None)
+    }
+
+    /// The receiver of what the monitor learns, starting the monitor if it is not running:
+    /// from `first`, a watch on our node set already (by the engine, while we waited), else
+    /// with a request of its own.
+    fn watch_from(&self, first: Option<NodeWatch>) -> watch::Receiver<Watched> {
         let mut slot = lock(&self.watched);
         if let Some(rx) = slot.as_ref() {
             return rx.clone();
         }
         let (tx, rx) = watch::channel(Watched::default());
         let (report, expired) = (self.report.clone(), self.expired.subscribe());
-        let monitor =
-            Monitor { fw: self.fw.clone(), path: self.path.clone(), baseline: self.baseline, tx, report, expired };
-        self.fw.runtime().spawn(monitor.run());
+        let (fw, path, baseline) = (self.fw.clone(), self.path.clone(), self.baseline);
+        let monitor = Monitor { fw, path, baseline, tx, report, expired };
+        self.fw.runtime().spawn(monitor.run(first));
         *slot = Some(rx.clone());
         rx
     }
@@ -400,18 +418,20 @@ struct Monitor {
 impl Monitor {
     /// Until the hold is lost or nobody listens: watch our node (deleted, or asked to revoke)
     /// and the session, with the framework's one wait.
-    async fn run(self) {
+    async fn run(self, mut first: Option<NodeWatch>) {
         loop {
             let seen = self.fw.status();
             if let Some(reason) = self.loss(&seen) {
                 return self.lost(reason);
             }
-            let watch = match self.fw.conn() {
-                Ok(conn) => conn.watch_data(&self.path).await,
-                Err(e) => Err(e),
+            let watch = match (first.take(), self.fw.conn()) {
+                // set while we waited: no request (a change since is waiting in it)
+                (Some(NodeWatch { data, watch }), _) => Ok((data, watch)),
+                (None, Ok(conn)) => conn.watch_data(&self.path).await.map(|(data, _, watch)| (data, watch)),
+                (None, Err(e)) => Err(e),
             };
             let watchers = match watch {
-                Ok((data, _, watcher)) => {
+                Ok((data, watcher)) => {
                     if self.is_revoke_message(data) {
                         self.tx.send_modify(|w| w.revoke_requested = true);
                     }

@@ -325,7 +325,7 @@ impl InterProcessSemaphoreV2 {
                 let driver = FastLease { max: self.max_leases, lock_dir: &self.locks_dir, now: SystemTime::now };
                 let request = Request { dir: &self.leases_dir, data: self.fw.default_data(), driver: &driver };
                 match contend(&self.fw, &request, wait).await? {
-                    Ended::Held(acquired) => return Ok(Ok(vec![Lease::new(HeldNode::new(&self.fw, acquired))])),
+                    Ended::Held(acquired) => return Ok(Ok(vec![Lease::new(HeldNode::new(&self.fw, *acquired))])),
                     Ended::TimedOut(timed_out) => return Ok(Err(timed_out)),
                     Ended::Yielded => {}
                 }
