@@ -31,7 +31,7 @@ async fn a_count_down_whose_reply_is_lost_counts_once_and_says_so() {
         async move { latch.count_down_in(1, "p").await }
     });
     let node = format!("{path}/gen-0000000001/p");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let deadline = crate::framework::deadline::after(Duration::from_secs(20));
     while direct.exists(&node).await.unwrap().is_none() {
         assert!(tokio::time::Instant::now() < deadline, "the count-down never reached the server");
         tokio::time::sleep(Duration::from_millis(10)).await;
