@@ -2,7 +2,7 @@
 //!
 //! # How an acquire flows
 //! Follow `InterProcessMutex::acquire` to the create, list and watch requests it hands to the
-//! framework by reading these files in order; each calls only into the ones after it.
+//! framework by reading these files in order; each calls (and imports) only the ones after it.
 //!
 //! 1. `mutex.rs`: the lock handle. `acquire` builds a [`Request`] with the mutex's driver
 //!    (`driver::MutexDriver`) and calls the engine.
@@ -13,23 +13,23 @@
 //! 3. `driver.rs`: what differs between kinds (Curator's `LockInternalsDriver`): how our node
 //!    is made, whether it holds and what it waits for (pure, unit-tested without a server),
 //!    and the hooks where a kind does more than the plain queue.
-//! 4. `session.rs`: the optimisations the engine asks at three points — the local queue
+//! 4. `held.rs`: what an acquire ends with: [`HeldNode`] (fencing token, loss signal, the
+//!    watch on our node) and the mutex's [`LockGuard`].
+//! 5. `session.rs`: the optimisations the engine asks at three points — the local queue
 //!    (`admit`), shared listings (`list`), the hand-off (`mark`, `follow`) — and the foreign
 //!    nodes warned about: state one framework's locks share. The engine reads as the plain
 //!    queue without them.
-//! 5. `order.rs`: how contender nodes sort and which children are contenders: a listing and
+//! 6. `order.rs`: how contender nodes sort and which children are contenders: a listing and
 //!    its queue (pure).
-//! 6. `held.rs`: we hold. [`HeldNode`] (fencing token, loss signal) and the mutex's
-//!    [`LockGuard`].
 //!
 //! A read lock is the same with `rwlock.rs` in place of `mutex.rs` (the read side's driver is
 //! `driver::Reader`). A semaphore lease starts in `semaphore.rs` and takes `leases.rs` after
-//! the driver (the semaphore's drivers and its [`Lease`] guard); it goes through `mutex.rs`
+//! the driver (the semaphore's drivers, its rules and its [`Lease`] guard); it goes through `mutex.rs`
 //! first, for its internal lock, only when someone queues there.
 //!
 //! # Nouns
 //! * A **contender**: a node in a lock's queue, held or waiting; the contenders of a listing
-//!   in queue order are its **queue** (`driver::Queue`). An **acquire** is one call contending
+//!   in queue order are its **queue** (`order::Queue`). An **acquire** is one call contending
 //!   until it holds; its state in the engine is a `Contention`.
 //! * A **hold**: a lock held, through a node of ours ([`HeldNode`]). A **guard** is what a caller
 //!   holds a hold by ([`LockGuard`], [`WriteGuard`], [`Lease`], [`HeldLock`], [`TimedHold`]);
